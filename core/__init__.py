@@ -1,0 +1,1 @@
+"""Headless engine: model, store, config, git, worktrees, drive, loop, actions, CLI."""

@@ -1,0 +1,332 @@
+"""board.toml: every key has a default, and a bad file is refused naming file, line and key."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from .errors import ConfigError
+
+CONFIG_NAME = "board.toml"
+
+# The schema: section -> key -> (type, default). Order is the order init writes.
+_ARGV = "argv"
+_STRLIST = "strlist"
+SCHEMA: dict[str, dict[str, tuple[Any, Any]]] = {
+    "board": {
+        "base": (str, "main"),
+        "run_branch": (str, "board/run"),
+        "worktrees": (str, ".worktrees"),
+        "prefix": (str, "c"),
+        "max_concurrent": (int, 2),
+        "loop_interval_s": (float, 5),
+        "scratch": (_STRLIST, [".board-scratch"]),
+        "self_heal_max": (int, 2),
+    },
+    "coder": {
+        "ladder": (_STRLIST, ["default"]),
+        "timeout_s": (float, 1800),
+        "first_output_timeout_s": (float, 120),
+        "timeout_split_after": (int, 2),
+    },
+    "gate": {
+        "format_argv": (_ARGV, []),
+        "argv": (_ARGV, []),
+        "timeout_s": (float, 900),
+        "retries": (int, 2),
+    },
+    "publish": {
+        "mode": (str, "fold"),
+        "review": (str, "none"),
+        "remote": (str, "origin"),
+        "pr_argv": (_ARGV, []),
+        "timeout_s": (float, 300),
+    },
+    "planner": {
+        "name": (str, "planner"),
+        "argv": (_ARGV, []),
+        "timeout_s": (float, 1800),
+    },
+    "tui": {
+        "theme": (str, "dark"),
+        "theme_dir": (str, ""),
+        "keys": (dict, {}),
+    },
+}
+TIER_KEYS: dict[str, tuple[Any, Any]] = {"argv": (_ARGV, None), "timeout_s": (float, 0)}
+_CHOICES = {
+    ("publish", "mode"): ("fold", "push"),
+    ("publish", "review"): ("none", "operator"),
+}
+_PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,9}$")
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One rung of the coder ladder: the argv to run, with {brief} {worktree} {card}."""
+
+    name: str
+    argv: tuple[str, ...]
+    timeout_s: float = 0  # 0: use coder.timeout_s
+
+
+@dataclass(frozen=True)
+class Config:
+    """The parsed board.toml, with every default filled in."""
+
+    root: Path
+    base: str = "main"
+    run_branch: str = "board/run"
+    worktrees: str = ".worktrees"
+    prefix: str = "c"
+    max_concurrent: int = 2
+    loop_interval_s: float = 5
+    scratch: tuple[str, ...] = (".board-scratch",)
+    planner_name: str = "planner"
+    self_heal_max: int = 2
+    ladder: tuple[str, ...] = ("default",)
+    tiers: dict[str, Tier] = field(default_factory=dict)
+    coder_timeout_s: float = 1800
+    first_output_timeout_s: float = 120
+    timeout_split_after: int = 2
+    gate_format_argv: tuple[str, ...] = ()
+    gate_argv: tuple[str, ...] = ()
+    gate_timeout_s: float = 900
+    gate_retries: int = 2
+    publish_mode: str = "fold"
+    review: str = "none"
+    remote: str = "origin"
+    pr_argv: tuple[str, ...] = ()
+    publish_timeout_s: float = 300
+    planner_argv: tuple[str, ...] = ()
+    planner_timeout_s: float = 1800
+    theme: str = "dark"
+    theme_dir: str = ""
+    keys: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def board_dir(self) -> Path:
+        return self.root / ".board"
+
+    @property
+    def db_path(self) -> Path:
+        return self.board_dir / "board.db"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.board_dir / "logs"
+
+    @property
+    def worktrees_dir(self) -> Path:
+        return (self.root / self.worktrees).resolve()
+
+    def tier(self, name: str) -> Tier:
+        return self.tiers[name]
+
+
+def default_document() -> dict[str, Any]:
+    """The full board.toml that `board init` writes: every default spelled out."""
+    doc: dict[str, Any] = {}
+    for section, keys in SCHEMA.items():
+        doc[section] = {k: (list(v) if isinstance(v, list) else v) for k, (_, v) in keys.items()}
+    doc["coder"]["tiers"] = {"default": {"argv": ["my-agent", "--brief", "{brief}"]}}
+    doc["tui"]["keys"] = {}
+    return doc
+
+
+def write_default(root: Path, overrides: dict[str, dict[str, Any]] | None = None) -> Path:
+    """Write board.toml with every default, optionally overriding some keys."""
+    doc = default_document()
+    for section, values in (overrides or {}).items():
+        doc.setdefault(section, {}).update(values)
+    path = root / CONFIG_NAME
+    path.write_text(_HEADER + tomli_w.dumps(doc), encoding="utf-8")
+    return path
+
+
+_HEADER = (
+    "# board.toml: every key is shown with its default; a file holding only what\n"
+    "# differs is valid too. Argv lists are never passed to a shell.\n\n"
+)
+
+
+def _line_of(text: str, section: list[str], key: str | None) -> int | None:
+    """Best-effort line number of `key` inside `[section]` (tomllib gives none for values)."""
+    header = ".".join(section)
+    current = ""
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        m = re.match(r"^\[+\s*([^\]]+?)\s*\]+", line)
+        if m:
+            current = m.group(1).replace('"', "").replace(" ", "")
+            if key is None and current == header:
+                return number
+            continue
+        if key is not None and current == header:
+            m = re.match(r'^"?([A-Za-z0-9_\-]+)"?\s*=', line)
+            if m and m.group(1) == key:
+                return number
+    return None
+
+
+class _Reader:
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.text = text
+
+    def fail(self, section: list[str], key: str | None, why: str) -> ConfigError:
+        name = ".".join([*section, key] if key else section)
+        line = _line_of(self.text, section, key)
+        where = f"{self.path}:{line}" if line else str(self.path)
+        return ConfigError(f"{where}: {name}: {why}")
+
+    def value(self, section: list[str], key: str, kind: Any, raw: Any) -> Any:
+        if kind in (_ARGV, _STRLIST):
+            if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+                raise self.fail(section, key, f"expected a list of strings, got {raw!r}")
+            if kind == _ARGV and raw and not raw[0]:
+                raise self.fail(section, key, "the program (first item) is empty")
+            return tuple(raw)
+        if kind is float:
+            if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+                raise self.fail(section, key, f"expected a number, got {raw!r}")
+            if raw < 0:
+                raise self.fail(section, key, f"must not be negative, got {raw!r}")
+            return float(raw)
+        if kind is int:
+            if isinstance(raw, bool) or not isinstance(raw, int):
+                raise self.fail(section, key, f"expected an integer, got {raw!r}")
+            if raw < 0:
+                raise self.fail(section, key, f"must not be negative, got {raw!r}")
+            return raw
+        if kind is str:
+            if not isinstance(raw, str):
+                raise self.fail(section, key, f"expected a string, got {raw!r}")
+            choices = _CHOICES.get((section[0], key))
+            if choices and raw not in choices:
+                raise self.fail(section, key, f"must be one of {', '.join(choices)}, got {raw!r}")
+            return raw
+        if kind is dict:
+            if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+                raise self.fail(section, key, "expected a table of strings")
+            return dict(raw)
+        raise AssertionError(kind)  # pragma: no cover
+
+
+def parse(path: Path, text: str, root: Path | None = None) -> Config:
+    """Parse and validate the text of a board.toml; raise ConfigError naming file, line and key."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    reader = _Reader(path, text)
+    values: dict[str, Any] = {}
+    tiers: dict[str, Tier] = {}
+    for section, body in data.items():
+        if section not in SCHEMA:
+            raise reader.fail([section], None, "unknown section")
+        if not isinstance(body, dict):
+            raise reader.fail([], section, "expected a table")
+        schema = SCHEMA[section]
+        for key, raw in body.items():
+            if section == "coder" and key == "tiers":
+                if not isinstance(raw, dict):
+                    raise reader.fail(["coder"], "tiers", "expected a table of tiers")
+                for tier_name, tier_body in raw.items():
+                    tiers[tier_name] = _tier(reader, tier_name, tier_body)
+                continue
+            if key not in schema:
+                raise reader.fail([section], key, "unknown key")
+            kind, _ = schema[key]
+            values[(section, key)] = reader.value([section], key, kind, raw)
+
+    def get(section: str, key: str) -> Any:
+        if (section, key) in values:
+            return values[(section, key)]
+        kind, default = SCHEMA[section][key]
+        return tuple(default) if isinstance(default, list) else default
+
+    prefix = get("board", "prefix")
+    if not _PREFIX_RE.match(prefix):
+        raise reader.fail(["board"], "prefix", f"must be 1-10 lowercase letters/digits, got {prefix!r}")
+    for key in ("base", "run_branch", "worktrees"):
+        if not get("board", key).strip():
+            raise reader.fail(["board"], key, "must not be empty")
+    if get("board", "max_concurrent") < 1:
+        raise reader.fail(["board"], "max_concurrent", "must be at least 1")
+    if get("board", "base") == get("board", "run_branch"):
+        raise reader.fail(["board"], "run_branch", "must differ from base")
+    ladder = get("coder", "ladder")
+    if not ladder:
+        raise reader.fail(["coder"], "ladder", "must name at least one tier")
+    if not tiers and "tiers" not in data.get("coder", {}):
+        tiers = {"default": Tier("default", ("my-agent", "--brief", "{brief}"))}
+    for name in ladder:
+        if name not in tiers:
+            raise reader.fail(["coder"], "ladder", f"names tier {name!r}, which has no [coder.tiers.{name}]")
+    if get("publish", "mode") == "push" and not get("publish", "remote"):
+        raise reader.fail(["publish"], "remote", "push needs a remote")
+    return Config(
+        root=(root or path.parent).resolve(),
+        base=get("board", "base"),
+        run_branch=get("board", "run_branch"),
+        worktrees=get("board", "worktrees"),
+        prefix=prefix,
+        max_concurrent=get("board", "max_concurrent"),
+        loop_interval_s=get("board", "loop_interval_s"),
+        scratch=get("board", "scratch"),
+        planner_name=get("planner", "name"),
+        self_heal_max=get("board", "self_heal_max"),
+        ladder=ladder,
+        tiers=tiers,
+        coder_timeout_s=get("coder", "timeout_s"),
+        first_output_timeout_s=get("coder", "first_output_timeout_s"),
+        timeout_split_after=get("coder", "timeout_split_after"),
+        gate_format_argv=get("gate", "format_argv"),
+        gate_argv=get("gate", "argv"),
+        gate_timeout_s=get("gate", "timeout_s"),
+        gate_retries=get("gate", "retries"),
+        publish_mode=get("publish", "mode"),
+        review=get("publish", "review"),
+        remote=get("publish", "remote"),
+        pr_argv=get("publish", "pr_argv"),
+        publish_timeout_s=get("publish", "timeout_s"),
+        planner_argv=get("planner", "argv"),
+        planner_timeout_s=get("planner", "timeout_s"),
+        theme=get("tui", "theme"),
+        theme_dir=get("tui", "theme_dir"),
+        keys=get("tui", "keys"),
+    )
+
+
+def _tier(reader: _Reader, name: str, body: Any) -> Tier:
+    section = ["coder", "tiers", name]
+    if not isinstance(body, dict):
+        raise reader.fail(["coder", "tiers"], name, "expected a table")
+    for key in body:
+        if key not in TIER_KEYS:
+            raise reader.fail(section, key, "unknown key")
+    if "argv" not in body:
+        raise reader.fail(section, None, "a tier needs argv")
+    argv = reader.value(section, "argv", _ARGV, body["argv"])
+    if not argv:
+        raise reader.fail(section, "argv", "must not be empty")
+    timeout = reader.value(section, "timeout_s", float, body.get("timeout_s", 0))
+    return Tier(name, argv, timeout)
+
+
+def load(root: Path) -> Config:
+    """Read `<root>/board.toml`; a missing file says what to run."""
+    path = root / CONFIG_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"no {CONFIG_NAME} in {root}: run `board init` first") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return parse(path, text, root)

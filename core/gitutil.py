@@ -1,0 +1,135 @@
+"""Git through one door: every git call runs via `proc.run` (no stdin, own group, timeout).
+
+GitPython is used for discovering the repository; verbs run as git commands so that
+invariant 3 holds for git too and plumbing GitPython lacks (merge-tree
+--write-tree, update-ref with an old value) is available.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from . import proc
+from .errors import BoardError, GitError
+
+MIN_GIT = (2, 38)
+GIT_TIMEOUT_S = 120.0
+
+# A save must never run hooks or sign; the identity is pinned so commits are reproducible.
+BOARD_IDENTITY = {
+    "GIT_AUTHOR_NAME": "board",
+    "GIT_AUTHOR_EMAIL": "board@localhost",
+    "GIT_COMMITTER_NAME": "board",
+    "GIT_COMMITTER_EMAIL": "board@localhost",
+}
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false")
+
+
+def git(
+    cwd: str | Path,
+    *args: str,
+    timeout: float = GIT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    input_bytes: bytes | None = None,
+) -> proc.Result:
+    """Run `git <args>` in `cwd`; raise GitError with git's own words when `check` and it fails."""
+    full_env = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+    if env:
+        full_env.update(env)
+    res = proc.run(("git", *args), cwd=cwd, timeout=timeout, env=full_env, input_bytes=input_bytes)
+    if res.missing:
+        raise BoardError("git is not installed or not on PATH: board needs git >= 2.38")
+    if check and (res.returncode != 0 or res.timed_out):
+        what = "timed out" if res.timed_out else (res.stderr.strip() or res.stdout.strip())
+        raise GitError(f"git {' '.join(args[:3])}: {what.splitlines()[-1] if what else 'failed'}")
+    return res
+
+
+def out(cwd: str | Path, *args: str, **kw: object) -> str:
+    """stdout of a git command, stripped of its final newline."""
+    return git(cwd, *args, **kw).stdout.rstrip("\n")  # type: ignore[arg-type]
+
+
+def ok(cwd: str | Path, *args: str, **kw: object) -> bool:
+    return git(cwd, *args, check=False, **kw).returncode == 0  # type: ignore[arg-type]
+
+
+def version() -> tuple[int, int, int]:
+    if shutil.which("git") is None:
+        raise BoardError("git is not installed or not on PATH: board needs git >= 2.38")
+    text = out(Path.cwd() if Path.cwd().exists() else "/", "--version")
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if not m:
+        raise BoardError(f"cannot read git's version from {text!r}")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+def require_git() -> None:
+    """Refuse to start on a git without `merge-tree --write-tree` (2.38)."""
+    v = version()
+    if v[:2] < MIN_GIT:
+        raise BoardError(
+            f"git {'.'.join(map(str, v))} is too old: board needs git >= 2.38 "
+            "(for merge-tree --write-tree)"
+        )
+
+
+def toplevel(start: str | Path) -> Path:
+    """The root of the main working tree that contains `start`."""
+    res = git(start, "rev-parse", "--path-format=absolute", "--git-common-dir", check=False)
+    if res.returncode != 0:
+        raise BoardError(f"{Path(start).resolve()} is not inside a git repository: run `git init` first")
+    common = Path(res.stdout.strip())
+    if common.name == ".git":
+        return common.parent
+    top = git(start, "rev-parse", "--show-toplevel", check=False)
+    if top.returncode == 0 and top.stdout.strip():
+        return Path(top.stdout.strip())
+    raise BoardError(f"{Path(start).resolve()} is a bare repository: board needs a working tree")
+
+
+def rev(cwd: str | Path, ref: str) -> str | None:
+    """The commit a ref names, or None."""
+    res = git(cwd, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    return res.stdout.strip() or None if res.returncode == 0 else None
+
+
+def has_remote(cwd: str | Path, remote: str = "origin") -> bool:
+    return remote in out(cwd, "remote").split()
+
+
+def check_branch_name(cwd: str | Path, name: str) -> None:
+    """Refuse a name git would not accept as a branch."""
+    if not name or git(cwd, "check-ref-format", "--branch", name, check=False).returncode != 0:
+        raise GitError(f"not a valid branch name: {name!r}")
+
+
+def identity_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(BOARD_IDENTITY)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def argv_with(cmd: Sequence[str], **subs: str) -> list[str]:
+    """Substitute {name} placeholders inside each argv item; never joins into a shell string."""
+    result = []
+    for item in cmd:
+        for key, value in subs.items():
+            item = item.replace("{" + key + "}", value)
+        result.append(item)
+    return result
+
+
+def is_git_repo_dir(path: Path) -> bool:
+    return (path / ".git").exists()
+
+
+def env_without_git_vars() -> dict[str, str]:
+    """The environment minus GIT_DIR & co, so a git call made from a hook context is not misled."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

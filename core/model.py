@@ -1,0 +1,128 @@
+"""The card model: lanes, the blocked flag, events. Plain data, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+LANES: tuple[str, ...] = ("backlog", "ready", "working", "review", "done", "cancelled")
+TERMINAL: frozenset[str] = frozenset({"done", "cancelled"})
+OPEN_LANES: frozenset[str] = frozenset(LANES) - TERMINAL
+KINDS: tuple[str, ...] = ("feature", "task")
+
+SELF_HEALING: frozenset[str] = frozenset({"transient", "rate-limit", "merge-conflict"})
+HUMAN_CLASSES: frozenset[str] = frozenset(
+    {
+        "held",
+        "terminal",
+        "dispatch-infra",
+        "too-wide",
+        "stranded-work",
+        "gate-red",
+        "fold-conflict",
+    }
+)
+BLOCK_CLASSES: frozenset[str] = SELF_HEALING | HUMAN_CLASSES
+
+PRIORITY_MIN = 0  # most urgent
+PRIORITY_MAX = 4
+PRIORITY_DEFAULT = 2
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Why a card may not be claimed: a class the loop understands and a reason a human reads."""
+
+    cls: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"class": self.cls, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of a card's timeline: who changed what, when; comments are events too."""
+
+    seq: int
+    card: str
+    at: str
+    who: str
+    kind: str  # "event" | "comment"
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Card:
+    """A unit of work. `version` increments on every write and is what compare-and-set checks."""
+
+    id: str
+    title: str
+    spec: str = ""
+    acceptance: str = ""
+    kind: str = "feature"
+    lane: str = "backlog"
+    priority: int = PRIORITY_DEFAULT
+    assignee: str = ""
+    branch: str = ""
+    pr_url: str = ""
+    blocked: Blocked | None = None
+    labels: tuple[str, ...] = ()
+    deps: tuple[str, ...] = ()
+    surface: tuple[str, ...] = ()
+    created_at: str = ""
+    updated_at: str = ""
+    version: int = 0
+    seq: int = 0
+    drive: str = ""  # token of the drive that owns the card while it is working
+
+    @property
+    def is_open(self) -> bool:
+        return self.lane in OPEN_LANES
+
+    def label_value(self, key: str) -> str | None:
+        """The value of a `key:...` or `key=value` style label, e.g. `budget:timeout=2`."""
+        for label in self.labels:
+            if label.startswith(key):
+                return label[len(key) :]
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "spec": self.spec,
+            "acceptance": self.acceptance,
+            "kind": self.kind,
+            "lane": self.lane,
+            "priority": self.priority,
+            "assignee": self.assignee,
+            "blocked": self.blocked.to_json() if self.blocked else None,
+            "labels": list(self.labels),
+            "deps": list(self.deps),
+            "surface": list(self.surface),
+            "branch": self.branch,
+            "pr_url": self.pr_url,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "version": self.version,
+        }
+
+
+@dataclass
+class CardDraft:
+    """The fields an operator gives when adding a card; the store assigns id and times."""
+
+    title: str
+    spec: str = ""
+    acceptance: str = ""
+    kind: str = "feature"
+    lane: str = "backlog"
+    priority: int = PRIORITY_DEFAULT
+    assignee: str = ""
+    labels: list[str] = field(default_factory=list)
+    deps: list[str] = field(default_factory=list)
+    surface: list[str] = field(default_factory=list)

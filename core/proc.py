@@ -1,0 +1,241 @@
+"""Child processes: no stdin, their own process group, a timeout that kills the whole group.
+
+Invariant 3 lives here. Every git call, coder, gate and PR command goes through
+`run` or `stream`, so no caller can forget the process group or the timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KILL_GRACE_S = 2.0
+
+
+@dataclass
+class Result:
+    """What a finished child left: exit status, output, and whether we had to kill it."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    first_output_timed_out: bool = False
+    produced_output: bool = False
+    tail: list[str] = field(default_factory=list)
+    pid: int = 0
+    missing: bool = False  # the executable was not found / not executable
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    @property
+    def killed_by_signal(self) -> int | None:
+        """The signal that killed it (-N from Python, or 128+N from a shell), else None."""
+        if self.returncode < 0:
+            return -self.returncode
+        if 128 < self.returncode <= 128 + 64:
+            return self.returncode - 128
+        return None
+
+    def tail_text(self, lines: int = 30) -> str:
+        return "\n".join(self.tail[-lines:])
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
+    """Signal a whole process group; False if it is already gone."""
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _terminate(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the group, wait a grace period, then SIGKILL it and reap the leader."""
+    pgid = proc.pid
+    kill_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + KILL_GRACE_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None and not group_alive(pgid):
+            break
+        time.sleep(0.02)
+    kill_group(pgid, signal.SIGKILL)
+    try:
+        proc.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
+        pass
+
+
+def _env(env: Mapping[str, str] | None) -> dict[str, str]:
+    merged = dict(os.environ)
+    if env:
+        merged.update(env)
+    return merged
+
+
+def run(
+    argv: Sequence[str],
+    cwd: str | Path | None = None,
+    timeout: float = 120,
+    env: Mapping[str, str] | None = None,
+    input_bytes: bytes | None = None,
+) -> Result:
+    """Run to completion and capture stdout/stderr (for git and other short commands).
+
+    `input_bytes`, when given, is fed through a pipe that is closed at once: the child
+    never sees the operator's terminal.
+    """
+    argv = tuple(str(a) for a in argv)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=_env(env),
+            stdin=subprocess.PIPE if input_bytes is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        return Result(argv, 127, "", str(exc), missing=True)
+    try:
+        out, err = proc.communicate(input=input_bytes, timeout=timeout or None)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        _terminate(proc)
+        out, err = proc.communicate()
+        timed_out = True
+    # the leader is gone; make sure nothing it started lingers in its group
+    kill_group(proc.pid, signal.SIGKILL)
+    so = out.decode("utf-8", "replace")
+    se = err.decode("utf-8", "replace")
+    return Result(
+        argv,
+        proc.returncode if not timed_out else -signal.SIGKILL,
+        so,
+        se,
+        timed_out=timed_out,
+        produced_output=bool(out or err),
+        tail=(so + se).splitlines()[-50:],
+        pid=proc.pid,
+    )
+
+
+def stream(
+    argv: Sequence[str],
+    cwd: str | Path,
+    timeout: float,
+    on_line: Callable[[str], None],
+    first_output_timeout: float = 0,
+    env: Mapping[str, str] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    tail_lines: int = 60,
+) -> Result:
+    """Run a long child (coder, gate), passing each output line to `on_line` as it arrives.
+
+    stdout and stderr are merged. The whole group is killed at `timeout`, or at
+    `first_output_timeout` if the child has printed nothing by then. A grandchild
+    holding the pipe open cannot hang us: after the kill we stop reading.
+    """
+    argv = tuple(str(a) for a in argv)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=_env(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        return Result(argv, 127, "", str(exc), missing=True, tail=[str(exc)])
+    if on_start:
+        on_start(proc.pid)
+    tail: deque[str] = deque(maxlen=tail_lines)
+    got_output = threading.Event()
+    assert proc.stdout is not None
+    pipe = proc.stdout
+
+    def reader() -> None:
+        buf = b""
+        while True:
+            try:
+                chunk = os.read(pipe.fileno(), 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            got_output.set()
+            buf += chunk
+            while b"\n" in buf:
+                raw, buf = buf.split(b"\n", 1)
+                line = raw.decode("utf-8", "replace")
+                tail.append(line)
+                on_line(line)
+            if len(buf) > 1_000_000:  # an endless line: flush it in pieces
+                line = buf.decode("utf-8", "replace")
+                buf = b""
+                tail.append(line[:2000])
+                on_line(line)
+        if buf:
+            line = buf.decode("utf-8", "replace")
+            tail.append(line)
+            on_line(line)
+
+    thread = threading.Thread(target=reader, daemon=True, name=f"read-{proc.pid}")
+    thread.start()
+    start = time.monotonic()
+    timed_out = first_timed_out = False
+    while True:
+        if proc.poll() is not None:
+            break
+        elapsed = time.monotonic() - start
+        if timeout and elapsed >= timeout:
+            timed_out = True
+            break
+        if first_output_timeout and not got_output.is_set() and elapsed >= first_output_timeout:
+            first_timed_out = timed_out = True
+            break
+        time.sleep(0.05)
+    if timed_out:
+        _terminate(proc)
+    else:
+        # the leader exited: anything still in its group (a grandchild on our pipe) goes too
+        if group_alive(proc.pid):
+            kill_group(proc.pid, signal.SIGKILL)
+    thread.join(timeout=5)
+    try:
+        pipe.close()
+    except OSError:
+        pass
+    rc = proc.returncode if proc.returncode is not None else -signal.SIGKILL
+    return Result(
+        argv,
+        rc,
+        timed_out=timed_out,
+        first_output_timed_out=first_timed_out,
+        produced_output=got_output.is_set(),
+        tail=list(tail),
+        pid=proc.pid,
+    )

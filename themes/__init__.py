@@ -1,0 +1,1 @@
+"""Theme files shipped with board (TOML), loaded at start."""

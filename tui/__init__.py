@@ -1,0 +1,1 @@
+"""Textual control room over the headless core; imports core, never the reverse."""
