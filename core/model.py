@@ -126,3 +126,31 @@ class CardDraft:
     labels: list[str] = field(default_factory=list)
     deps: list[str] = field(default_factory=list)
     surface: list[str] = field(default_factory=list)
+
+
+DRIVE_LIVE = "running"
+
+
+@dataclass(frozen=True)
+class Drive:
+    """One build of one card, as the store records it; the log file holds its output."""
+
+    id: str  # token; the card's `drive` field holds it while the drive owns the card
+    card: str
+    attempt: int
+    tier: str
+    status: str  # running | passed | failed | timeout | blocked | stood-aside | stopped | crashed
+    started_at: str
+    ended_at: str = ""
+    pgid: int = 0  # process group of the child now running (coder or gate), 0 when none
+    host: str = ""
+    owner_pid: int = 0  # pid of the `board run` process driving it
+    log: str = ""  # path relative to the repository root
+    result: str = ""  # one line: why it ended
+
+    @property
+    def live(self) -> bool:
+        return self.status == DRIVE_LIVE
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
