@@ -1,0 +1,317 @@
+"""The operator's verbs: one function each, shared by the CLI and the TUI.
+
+Each verb validates against the card as it is inside one write transaction, so a
+verb never acts on a stale picture: if the loop moved the card a moment ago, the
+verb sees that and refuses with what it found.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from .errors import NotFound, Refused
+from .model import (
+    BLOCK_CLASSES,
+    KINDS,
+    PRIORITY_MAX,
+    PRIORITY_MIN,
+    TERMINAL,
+    Blocked,
+    Card,
+    CardDraft,
+)
+from .store import Expect, Store, Tx
+
+OPERATOR = "operator"
+BUDGET_LABEL = "budget:timeout="
+
+
+def _clean_list(values: Iterable[str], what: str) -> list[str]:
+    out: list[str] = []
+    for value in values:
+        if not isinstance(value, str) or not value.strip():
+            raise Refused(f"an empty {what} is not allowed")
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def _check_title(title: str) -> None:
+    if not isinstance(title, str) or not title.strip():
+        raise Refused("a card needs a title (it was empty)")
+
+
+def _check_reason(reason: str | None, verb: str) -> str:
+    if reason is None or not str(reason).strip():
+        raise Refused(f"{verb} needs a reason (--reason TEXT)")
+    return str(reason)
+
+
+def _mutate(
+    store: Store,
+    card_id: str,
+    fn: Callable[[Tx, Card], dict[str, Any]],
+    who: str,
+    note: str = "",
+) -> Card:
+    """Read, validate and write one card inside one transaction, expecting the version read."""
+    with store.transaction() as tx:
+        card = tx.get(card_id)
+        changes = fn(tx, card)
+        return tx.update(card_id, Expect(version=card.version), changes, who, note)
+
+
+def find_cycle(tx: Tx, card_id: str, deps: Sequence[str]) -> list[str] | None:
+    """A path card → … → card if giving `card_id` these deps would close a loop."""
+    for dep in deps:
+        if dep == card_id:
+            return [card_id, card_id]
+        stack: list[tuple[str, list[str]]] = [(dep, [card_id, dep])]
+        seen: set[str] = set()
+        while stack:
+            node, path = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            try:
+                node_deps = tx.get(node).deps
+            except NotFound:
+                continue
+            for nxt in node_deps:
+                if nxt == card_id:
+                    return [*path, card_id]
+                stack.append((nxt, [*path, nxt]))
+    return None
+
+
+def _check_deps(tx: Tx, card_id: str | None, deps: Sequence[str]) -> list[str]:
+    deps = _clean_list(deps, "dependency")
+    for dep in deps:
+        if card_id is not None and dep == card_id:
+            raise Refused(f"dependency cycle: {card_id} → {card_id} (a card cannot wait on itself)")
+        tx.get(dep)  # NotFound names the unknown id
+    if card_id is not None:
+        cycle = find_cycle(tx, card_id, deps)
+        if cycle:
+            raise Refused(f"dependency cycle: {' → '.join(cycle)}")
+    return deps
+
+
+def validate_draft(draft: CardDraft) -> None:
+    """Refuse a card that could not be worked on, before anything is written."""
+    _check_title(draft.title)
+    if draft.kind not in KINDS:
+        raise Refused(f"kind must be one of {', '.join(KINDS)}, got {draft.kind!r}")
+    if isinstance(draft.priority, bool) or not isinstance(draft.priority, int):
+        raise Refused(f"priority must be an integer {PRIORITY_MIN}-{PRIORITY_MAX}")
+    if not PRIORITY_MIN <= draft.priority <= PRIORITY_MAX:
+        raise Refused(f"priority must be {PRIORITY_MIN}-{PRIORITY_MAX}, got {draft.priority}")
+    if draft.lane not in ("backlog", "ready"):
+        raise Refused(f"a new card starts in backlog or ready, not {draft.lane}")
+    if draft.lane == "ready" and not draft.spec.strip():
+        raise Refused("a card needs a spec before it is ready (--spec TEXT)")
+    draft.labels = _clean_list(draft.labels, "label")
+    draft.surface = _clean_list(draft.surface, "surface glob")
+
+
+def add_card(store: Store, draft: CardDraft, prefix: str = "c", who: str = OPERATOR) -> Card:
+    """Create a card (in backlog, or in ready when it has a spec)."""
+    validate_draft(draft)
+    with store.transaction() as tx:
+        draft.deps = _check_deps(tx, None, draft.deps)
+        return tx.create(draft, prefix, who)
+
+
+def ready(store: Store, card_id: str, who: str = OPERATOR) -> Card:
+    """backlog → ready: the card has what a coder needs (a title and a spec)."""
+
+    def fn(tx: Tx, card: Card) -> dict[str, Any]:
+        if card.lane != "backlog":
+            raise Refused(f"{card.id}: expects backlog, got {card.lane}")
+        if not card.title.strip():
+            raise Refused(f"{card.id}: needs a title before it is ready")
+        if not card.spec.strip():
+            raise Refused(f"{card.id}: needs a spec before it is ready")
+        return {"lane": "ready"}
+
+    return _mutate(store, card_id, fn, who)
+
+
+def hold(store: Store, card_id: str, reason: str | None, who: str = OPERATOR) -> Card:
+    """The operator's hand block: the loop never clears it; a live drive stands aside."""
+    reason = _check_reason(reason, "hold")
+
+    def fn(tx: Tx, card: Card) -> dict[str, Any]:
+        if card.lane in TERMINAL:
+            raise Refused(f"{card.id}: is {card.lane}; a {card.lane} card cannot be held")
+        return {"blocked": Blocked("held", reason)}
+
+    return _mutate(store, card_id, fn, who)
+
+
+def unblock(store: Store, card_id: str, who: str = OPERATOR) -> Card:
+    """Clear the block so the queue can take the card; a too-wide park also drops its count."""
+
+    def fn(tx: Tx, card: Card) -> dict[str, Any]:
+        if card.blocked is None:
+            raise Refused(f"{card.id}: is not blocked")
+        changes: dict[str, Any] = {"blocked": None}
+        if card.blocked.cls == "too-wide":
+            changes["labels"] = tuple(x for x in card.labels if not x.startswith(BUDGET_LABEL))
+        return changes
+
+    return _mutate(store, card_id, fn, who)
+
+
+def block(
+    store: Store,
+    card_id: str,
+    cls: str,
+    reason: str,
+    expect: Expect | None = None,
+    who: str = "board",
+    extra: dict[str, Any] | None = None,
+) -> Card:
+    """The loop's block: names what it expects so a moved card is never blocked by a drive."""
+    if cls not in BLOCK_CLASSES:
+        raise Refused(f"unknown block class {cls!r}")
+    _check_reason(reason, "a block")
+    with store.transaction() as tx:
+        card = tx.get(card_id)
+        (expect or Expect(version=card.version)).check(card)
+        changes: dict[str, Any] = {"blocked": Blocked(cls, reason)}
+        changes.update(extra or {})
+        return tx.update(card_id, Expect(version=card.version), changes, who)
+
+
+def requeue(store: Store, card_id: str, reason: str | None = None, who: str = OPERATOR) -> Card:
+    """Send a card back to ready (clearing its block); the reason goes into the next brief."""
+
+    def fn(tx: Tx, card: Card) -> dict[str, Any]:
+        if card.lane in TERMINAL:
+            raise Refused(f"{card.id}: is {card.lane}; a {card.lane} card cannot be requeued")
+        if card.lane == "ready" and card.blocked is None:
+            raise Refused(f"{card.id}: is already ready")
+        if not card.spec.strip():
+            raise Refused(f"{card.id}: needs a spec before it is ready")
+        if reason:
+            tx.add_event(card.id, reason, who, kind="requeue")
+        return {"lane": "ready", "blocked": None, "drive": ""}
+
+    return _mutate(store, card_id, fn, who)
+
+
+def set_deps(store: Store, card_id: str, deps: Sequence[str], who: str = OPERATOR) -> Card:
+    """Replace a card's dependencies, refusing a cycle and naming it."""
+
+    def fn(tx: Tx, card: Card) -> dict[str, Any]:
+        if card.lane in TERMINAL:
+            raise Refused(f"{card.id}: is {card.lane}; its dependencies are final")
+        return {"deps": tuple(_check_deps(tx, card.id, deps))}
+
+    return _mutate(store, card_id, fn, who)
+
+
+def _rewire_dependents(tx: Tx, card: Card, who: str) -> None:
+    """C → B → A becomes C → A when B is cancelled, for dependents not yet started."""
+    open_deps = []
+    for dep in card.deps:
+        try:
+            if tx.get(dep).lane not in TERMINAL:
+                open_deps.append(dep)
+        except NotFound:
+            continue
+    for dep_id in tx.dependents(card.id):
+        dependent = tx.get(dep_id)
+        if dependent.lane not in ("backlog", "ready"):
+            continue
+        new = [d for d in dependent.deps if d != card.id]
+        new += [d for d in open_deps if d not in new and d != dependent.id]
+        note = (
+            f"{card.id} was cancelled; now waits on {', '.join(open_deps)}"
+            if open_deps
+            else f"{card.id} was cancelled; it no longer waits on it"
+        )
+        tx.update(dependent.id, Expect(version=dependent.version), {"deps": tuple(new)}, who, note)
+
+
+def end_live_drive(store: Store, card_id: str) -> list[str]:
+    """Kill the process group of each live drive of the card on this host; say what was done."""
+    said: list[str] = []
+    list_drives = getattr(store, "list_drives", None)
+    if list_drives is None:
+        return said
+    for drive in list_drives(card=card_id, limit=20):
+        if not drive.live or not drive.pgid:
+            continue
+        if drive.host and drive.host != socket.gethostname():
+            said.append(f"drive {drive.id} runs on {drive.host}; it will stand aside there")
+            continue
+        try:
+            os.killpg(drive.pgid, signal.SIGKILL)
+            said.append(f"killed drive {drive.id}'s process group {drive.pgid}")
+        except (ProcessLookupError, PermissionError):
+            pass
+    return said
+
+
+def _close(store: Store, cfg: Any, card_id: str, lane: str, who: str, reason: str) -> Card:
+    def fn(tx: Tx, card: Card) -> dict[str, Any]:
+        if card.lane in TERMINAL:
+            raise Refused(f"{card.id}: is already {card.lane}")
+        if lane == "cancelled":
+            _rewire_dependents(tx, card, who)
+        return {"lane": lane, "drive": ""}
+
+    card = _mutate(store, card_id, fn, who, note=reason)
+    for line in end_live_drive(store, card_id):
+        store.add_event(card_id, line, who)
+    if cfg is not None:
+        reap_trees(store, cfg, card_id)
+    return card
+
+
+def reap_trees(store: Store, cfg: Any, card_id: str) -> None:
+    """Save-then-remove every tree the card owns; a tree that cannot be saved stays, said so."""
+    from . import worktrees  # late: worktrees needs git, the store verbs do not
+
+    try:
+        worktrees.reap_card(cfg, card_id, store=store)
+    except Exception as exc:  # the card's move stands; the tree stays and the card says why
+        store.add_comment(card_id, f"its tree was kept: {exc}", "board")
+
+
+def cancel(store: Store, cfg: Any, card_id: str, who: str = OPERATOR, reason: str = "") -> Card:
+    """Cancel a card in any open lane: dependents are rewired, its trees saved then removed."""
+    return _close(store, cfg, card_id, "cancelled", who, reason)
+
+
+def done(store: Store, cfg: Any, card_id: str, who: str = OPERATOR, reason: str = "") -> Card:
+    """Mark a card done by hand (e.g. its PR merged): its trees are saved then removed."""
+    return _close(store, cfg, card_id, "done", who, reason)
+
+
+def comment(store: Store, card_id: str, text: str, who: str = OPERATOR) -> None:
+    if not text.strip():
+        raise Refused("an empty comment is not allowed")
+    store.add_comment(card_id, text, who)
+
+
+def claimable(card: Card, lanes: dict[str, str]) -> bool:
+    """Ready, unblocked, and every dependency closed."""
+    if card.lane != "ready" or card.blocked is not None:
+        return False
+    return all(lanes.get(dep, "done") in TERMINAL for dep in card.deps)
+
+
+def ready_queue(store: Store) -> list[Card]:
+    """Claimable cards: priority first (0 most urgent), then age."""
+    cards = store.list_cards()
+    lanes = {c.id: c.lane for c in cards}
+    queue = [c for c in cards if claimable(c, lanes)]
+    queue.sort(key=lambda c: (c.priority, c.created_at, c.seq))
+    return queue

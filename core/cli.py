@@ -1,0 +1,343 @@
+"""The `board` command line: the operator's verbs over the core, one clear line when refused."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import actions, config, gitutil
+from .errors import BoardError, ConfigError, Refused
+from .model import KINDS, LANES, PRIORITY_DEFAULT, Card, CardDraft
+from .store import SQLiteStore, Store
+
+_CONTROL = {i: f"^{chr(i + 64)}" for i in range(32) if chr(i) not in "\n\t"}
+_CONTROL[0x7F] = "^?"
+
+
+def visible(text: str) -> str:
+    """Control characters shown as ^X so a card's text cannot drive the terminal."""
+    return text.translate(_CONTROL)
+
+
+class Context:
+    """What a verb needs: the repository root, its config and store, opened on first use."""
+
+    def __init__(self, start: Path, json_out: bool = False) -> None:
+        self.start = start
+        self.json = json_out
+        self._root: Path | None = None
+        self._cfg: config.Config | None = None
+        self._store: SQLiteStore | None = None
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            self._root = gitutil.toplevel(self.start)
+        return self._root
+
+    @property
+    def cfg(self) -> config.Config:
+        if self._cfg is None:
+            self._cfg = config.load(self.root)
+        return self._cfg
+
+    @property
+    def store(self) -> SQLiteStore:
+        if self._store is None:
+            self._store = SQLiteStore(self.cfg.db_path)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def out(self, text: str = "") -> None:
+        print(text, flush=True)
+
+    def emit_json(self, obj: Any) -> None:
+        print(json.dumps(obj, indent=2, ensure_ascii=False), flush=True)
+
+    def confirm(self, question: str) -> bool:
+        """Ask on the terminal; with no terminal the answer is no (use --yes)."""
+        if not sys.stdin.isatty():
+            return False
+        try:
+            answer = input(f"{visible(question)} [y/N] ")
+        except EOFError:
+            return False
+        return answer.strip().lower() in ("y", "yes")
+
+    def show_card(self, card: Card, as_json: bool) -> None:
+        if as_json:
+            self.emit_json(card.to_json())
+        else:
+            self.out(card_line(card))
+
+
+def card_line(card: Card) -> str:
+    badge = f"  [{card.blocked.cls}]" if card.blocked else ""
+    return f"{card.id:<8} {card.lane:<9} p{card.priority}  {visible(card.title)}{badge}"
+
+
+def _add_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the card as JSON")
+
+
+# verbs -------------------------------------------------------------------------------------
+
+
+def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
+    gitutil.require_git()
+    root = ctx.root
+    path = root / config.CONFIG_NAME
+    if path.exists():
+        cfg = config.load(root)  # refuses a bad file, changing nothing
+        ctx.out(f"{path} exists; keeping it")
+    else:
+        overrides: dict[str, dict[str, Any]] = {}
+        if args.base:
+            overrides["board"] = {"base": args.base}
+        if args.prefix:
+            overrides.setdefault("board", {})["prefix"] = args.prefix
+        text = config.default_document()
+        for section, values in overrides.items():
+            text[section].update(values)
+        import tomli_w
+
+        config.parse(path, tomli_w.dumps(text), root)  # validate before writing
+        config.write_default(root, overrides)
+        cfg = config.load(root)
+        ctx.out(f"wrote {path} (every key with its default)")
+    cfg.board_dir.mkdir(parents=True, exist_ok=True)
+    existed = cfg.db_path.exists()
+    SQLiteStore(cfg.db_path, create=True).close()
+    ctx.out(f"{'kept' if existed else 'created'} store {cfg.db_path}")
+    exclude = Path(gitutil.out(root, "rev-parse", "--git-path", "info/exclude"))
+    if not exclude.is_absolute():
+        exclude = root / exclude
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    lines = exclude.read_text().splitlines() if exclude.exists() else []
+    wanted = [".board/", f"{cfg.worktrees.strip('/')}/", *(f"{s.strip('/')}/" for s in cfg.scratch)]
+    missing = [w for w in wanted if w not in lines]
+    if missing:
+        with exclude.open("a") as fh:
+            if lines and lines[-1] != "":
+                fh.write("\n")
+            fh.write("".join(f"{w}\n" for w in missing))
+    if gitutil.rev(root, cfg.run_branch) is None:
+        if gitutil.rev(root, cfg.base) is not None:
+            gitutil.git(root, "branch", cfg.run_branch, cfg.base)
+            ctx.out(f"created run branch {cfg.run_branch} from {cfg.base}")
+        else:
+            ctx.out(f"note: base branch {cfg.base!r} has no commit yet; the run branch comes later")
+    ctx.out("next: board card add TITLE --spec TEXT --ready, then board run and board tui")
+    return 0
+
+
+def _read_spec(args: argparse.Namespace) -> str:
+    if args.spec is not None and args.spec_file is not None:
+        raise Refused("give --spec or --spec-file, not both")
+    if args.spec_file is None:
+        return args.spec or ""
+    if args.spec_file == "-":
+        return sys.stdin.read()
+    try:
+        return Path(args.spec_file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Refused(f"cannot read --spec-file {args.spec_file}: {exc}") from None
+
+
+def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
+    draft = CardDraft(
+        title=args.title,
+        spec=_read_spec(args),
+        acceptance=args.acceptance or "",
+        kind=args.kind,
+        lane="ready" if args.ready else "backlog",
+        priority=args.priority,
+        assignee=args.assignee or "",
+        labels=list(args.label or []),
+        deps=list(args.dep or []),
+        surface=list(args.surface or []),
+    )
+    card = actions.add_card(ctx.store, draft, prefix=ctx.cfg.prefix)
+    ctx.show_card(card, args.json)
+    return 0
+
+
+def cmd_card_list(args: argparse.Namespace, ctx: Context) -> int:
+    if args.lane and args.lane not in LANES:
+        raise Refused(f"unknown lane {args.lane!r}: one of {', '.join(LANES)}")
+    cards = ctx.store.list_cards(args.lane)
+    if args.json:
+        ctx.emit_json([c.to_json() for c in cards])
+    else:
+        for card in cards:
+            ctx.out(card_line(card))
+    return 0
+
+
+def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
+    card = ctx.store.get(args.id)
+    if args.json:
+        data = card.to_json()
+        data["dependents"] = ctx.store.dependents(card.id)
+        data["timeline"] = [e.to_json() for e in ctx.store.timeline(card.id)]
+        ctx.emit_json(data)
+        return 0
+    ctx.out(card_line(card))
+    if card.blocked:
+        ctx.out(f"blocked: {card.blocked.cls}: {visible(card.blocked.reason)}")
+    for label, value in (
+        ("kind", card.kind),
+        ("deps", ", ".join(card.deps)),
+        ("dependents", ", ".join(ctx.store.dependents(card.id))),
+        ("labels", ", ".join(card.labels)),
+        ("surface", ", ".join(card.surface)),
+        ("branch", card.branch),
+        ("pr", card.pr_url),
+    ):
+        if value:
+            ctx.out(f"{label}: {visible(value)}")
+    if card.spec:
+        ctx.out("\nspec:\n" + visible(card.spec))
+    if card.acceptance:
+        ctx.out("\nacceptance:\n" + visible(card.acceptance))
+    ctx.out("\ntimeline:")
+    for ev in ctx.store.timeline(card.id):
+        mark = "💬 " if ev.kind == "comment" else ""
+        ctx.out(f"  {ev.at}  {ev.who:<9} {mark}{visible(ev.text)}")
+    return 0
+
+
+def _simple(verb: str) -> Any:
+    def handler(args: argparse.Namespace, ctx: Context) -> int:
+        store: Store = ctx.store
+        reason = getattr(args, "reason", None)
+        if verb == "ready":
+            card = actions.ready(store, args.id)
+        elif verb == "hold":
+            card = actions.hold(store, args.id, reason)
+        elif verb == "unblock":
+            card = actions.unblock(store, args.id)
+        elif verb == "requeue":
+            card = actions.requeue(store, args.id, reason)
+        elif verb == "cancel":
+            card = actions.cancel(store, ctx.cfg, args.id, reason=reason or "")
+        elif verb == "done":
+            card = actions.done(store, ctx.cfg, args.id, reason=reason or "")
+        else:  # pragma: no cover
+            raise AssertionError(verb)
+        ctx.show_card(card, args.json)
+        return 0
+
+    return handler
+
+
+_VERB_HELP = {
+    "ready": "move a backlog card to ready (it needs a title and a spec)",
+    "hold": "block a card by hand (class held); the loop never clears it",
+    "unblock": "clear a card's block so the queue can take it again",
+    "requeue": "send a card back to ready; the reason goes into the next brief",
+    "cancel": "cancel a card: dependents are rewired, its trees saved then removed",
+    "done": "mark a card done by hand: its trees are saved then removed",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="board",
+        description=(
+            "Run coding agents over one git repository, card by card, and never lose their "
+            "work. Verbs change the store at .board/board.db; `board tui` shows it live."
+        ),
+    )
+    parser.add_argument("-C", dest="directory", default=None, help="run as if started in DIR")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    sub.required = True
+
+    p = sub.add_parser("init", help="set up board.toml, the store and the run branch here")
+    p.add_argument("--base", help="base branch (default main)")
+    p.add_argument("--prefix", help="card id prefix (default c)")
+    p.set_defaults(func=cmd_init, needs_init=False)
+
+    card = sub.add_parser("card", help="add, list and show cards")
+    csub = card.add_subparsers(dest="card_verb", metavar="CARD_VERB")
+    csub.required = True
+    p = csub.add_parser("add", help="add a card (backlog, or ready with --ready)")
+    p.add_argument("title")
+    p.add_argument("--spec", help="what to build")
+    p.add_argument("--spec-file", help="read the spec from a file, or - for stdin")
+    p.add_argument("--acceptance", help="how to tell it is done")
+    p.add_argument("--ready", action="store_true", help="put it straight in ready")
+    p.add_argument("--dep", action="append", metavar="ID", help="a card this one waits on")
+    p.add_argument("--surface", action="append", metavar="GLOB", help="files it may touch")
+    p.add_argument("--label", action="append", metavar="LABEL")
+    p.add_argument("--priority", type=int, default=PRIORITY_DEFAULT, help="0 (urgent) to 4")
+    p.add_argument("--kind", choices=KINDS, default="feature")
+    p.add_argument("--assignee")
+    _add_json(p)
+    p.set_defaults(func=cmd_card_add)
+    p = csub.add_parser("list", help="list cards")
+    p.add_argument("--lane", help=f"only this lane ({', '.join(LANES)})")
+    p.add_argument("--json", action="store_true", help="print a JSON array of cards")
+    p.set_defaults(func=cmd_card_list)
+    p = csub.add_parser("show", help="show a card with its timeline")
+    p.add_argument("id")
+    _add_json(p)
+    p.set_defaults(func=cmd_card_show)
+
+    for verb, text in _VERB_HELP.items():
+        p = sub.add_parser(verb, help=text, description=text)
+        p.add_argument("id", metavar="ID")
+        p.add_argument("--reason", help="why (required for hold)")
+        _add_json(p)
+        p.set_defaults(func=_simple(verb))
+
+    for name in ("cli_stranded", "cli_logs", "cli_run", "cli_ops", "cli_tui"):
+        try:
+            module = __import__(f"{__package__}.{name}", fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    start = Path(args.directory) if args.directory else Path.cwd()
+    ctx = Context(start, json_out=getattr(args, "json", False))
+    try:
+        return int(args.func(args, ctx) or 0)
+    except BoardError as exc:
+        print(f"board: {exc.line()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("board: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # one line for the operator; the trace only when asked for
+        if os.environ.get("BOARD_DEBUG"):
+            raise
+        print(
+            f"board: internal error: {type(exc).__name__}: {exc} (BOARD_DEBUG=1 shows more)",
+            file=sys.stderr,
+        )
+        return 70
+    finally:
+        ctx.close()
+
+
+__all__ = ["main", "Context", "build_parser", "ConfigError"]
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

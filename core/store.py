@@ -1,0 +1,656 @@
+"""The store: one interface, one SQLite implementation at .board/board.db.
+
+Two processes (the loop and the TUI, or the CLI) write at once. Every write names what
+it expects (lane, row version, owning drive) and is applied inside one write
+transaction, so a concurrent change is refused with what was found instead of lost.
+SQL stays portable (no SQLite-only syntax in the queries) so a PostgreSQL store can
+follow behind the same interface.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import os
+import socket
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import Conflict, NotFound, Refused, StoreError
+from .model import DRIVE_LIVE, Blocked, Card, CardDraft, Drive, Event
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 5000
+
+_FIELDS = (
+    "title",
+    "spec",
+    "acceptance",
+    "kind",
+    "lane",
+    "priority",
+    "assignee",
+    "branch",
+    "pr_url",
+    "blocked",
+    "labels",
+    "surface",
+    "drive",
+)
+
+
+def utc_now() -> str:
+    """UTC time with milliseconds, sortable as text."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a write expects to find; any mismatch refuses the write and says what was found."""
+
+    lane: str | tuple[str, ...] | None = None
+    version: int | None = None
+    drive: str | None = None
+
+    def check(self, card: Card) -> None:
+        if self.lane is not None:
+            lanes = (self.lane,) if isinstance(self.lane, str) else self.lane
+            if card.lane not in lanes:
+                raise Conflict(f"{card.id}: expects {' or '.join(lanes)}, got {card.lane}")
+        if self.drive is not None and card.drive != self.drive:
+            got = card.drive or "no drive"
+            raise Conflict(f"{card.id}: expects drive {self.drive}, got {got}")
+        if self.version is not None and card.version != self.version:
+            raise Conflict(
+                f"{card.id}: expects version {self.version}, got {card.version} (changed meanwhile)"
+            )
+
+
+def describe_changes(old: Card, changes: Mapping[str, Any]) -> str:
+    """A timeline line for a set of field changes: `lane ready → working; blocked held: r`."""
+    parts = []
+    for key, new in changes.items():
+        before = getattr(old, key)
+        if before == new:
+            continue
+        if key == "blocked":
+            if new is None:
+                parts.append(f"unblocked (was {before.cls})" if before else "unblocked")
+            else:
+                parts.append(f"blocked {new.cls}: {new.reason}")
+        elif key in ("spec", "acceptance"):
+            parts.append(f"{key} changed ({len(new)} chars)")
+        elif key in ("labels", "surface", "deps"):
+            added = sorted(set(new) - set(before))
+            removed = sorted(set(before) - set(new))
+            bits = [f"+{x}" for x in added] + [f"-{x}" for x in removed]
+            parts.append(f"{key} {' '.join(bits)}")
+        elif key == "drive":
+            parts.append(f"drive {new}" if new else "drive released")
+        else:
+            parts.append(f"{key} {before or '∅'} → {new or '∅'}")
+    return "; ".join(parts)
+
+
+class Tx(abc.ABC):
+    """One write transaction: reads see the latest committed state, writes land together."""
+
+    @abc.abstractmethod
+    def get(self, card_id: str) -> Card: ...
+
+    @abc.abstractmethod
+    def update(
+        self,
+        card_id: str,
+        expect: Expect,
+        changes: Mapping[str, Any],
+        who: str,
+        note: str = "",
+    ) -> Card: ...
+
+    @abc.abstractmethod
+    def add_event(self, card_id: str, text: str, who: str, kind: str = "event") -> None: ...
+
+    @abc.abstractmethod
+    def create(self, draft: CardDraft, prefix: str, who: str) -> Card: ...
+
+    @abc.abstractmethod
+    def dependents(self, card_id: str) -> list[str]: ...
+
+    @abc.abstractmethod
+    def all_cards(self) -> list[Card]: ...
+
+
+class Store(abc.ABC):
+    """Everything the engine and the TUI need from persistence; nothing else touches the file."""
+
+    @abc.abstractmethod
+    def transaction(self) -> Any:  # context manager yielding Tx
+        ...
+
+    @abc.abstractmethod
+    def get(self, card_id: str) -> Card: ...
+
+    @abc.abstractmethod
+    def list_cards(self, lane: str | None = None) -> list[Card]: ...
+
+    @abc.abstractmethod
+    def timeline(self, card_id: str) -> list[Event]: ...
+
+    @abc.abstractmethod
+    def dependents(self, card_id: str) -> list[str]: ...
+
+    @abc.abstractmethod
+    def change_count(self) -> int:
+        """A number that changes whenever anyone commits a write (cheap to poll)."""
+
+    @abc.abstractmethod
+    def start_drive(
+        self, card: str, tier: str, attempt: int, log: str, owner_pid: int
+    ) -> Drive: ...
+
+    @abc.abstractmethod
+    def update_drive(self, drive_id: str, **fields: Any) -> Drive: ...
+
+    @abc.abstractmethod
+    def get_drive(self, drive_id: str) -> Drive: ...
+
+    @abc.abstractmethod
+    def list_drives(self, card: str | None = None, limit: int = 200) -> list[Drive]: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    # conveniences over the abstract verbs -------------------------------------------------
+
+    def update(
+        self,
+        card_id: str,
+        expect: Expect,
+        changes: Mapping[str, Any],
+        who: str = "board",
+        note: str = "",
+    ) -> Card:
+        with self.transaction() as tx:
+            return tx.update(card_id, expect, changes, who, note)
+
+    def add_comment(self, card_id: str, text: str, who: str = "board") -> None:
+        with self.transaction() as tx:
+            tx.get(card_id)
+            tx.add_event(card_id, text, who, kind="comment")
+
+    def add_event(self, card_id: str, text: str, who: str = "board", kind: str = "event") -> None:
+        with self.transaction() as tx:
+            tx.get(card_id)
+            tx.add_event(card_id, text, who, kind=kind)
+
+    def create(self, draft: CardDraft, prefix: str = "c", who: str = "operator") -> Card:
+        with self.transaction() as tx:
+            return tx.create(draft, prefix, who)
+
+    def find(self, card_id: str) -> Card | None:
+        try:
+            return self.get(card_id)
+        except NotFound:
+            return None
+
+
+_CARD_COLS = (
+    "id, seq, title, spec, acceptance, kind, lane, priority, assignee, branch, pr_url, "
+    "blocked_class, blocked_reason, labels, surface, drive, created_at, updated_at, version"
+)
+_DRIVE_COLS = (
+    "id, card, attempt, tier, status, started_at, ended_at, pgid, host, owner_pid, log, result"
+)
+
+_DDL = [
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS cards (
+        id TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL UNIQUE,
+        title TEXT NOT NULL,
+        spec TEXT NOT NULL DEFAULT '',
+        acceptance TEXT NOT NULL DEFAULT '',
+        kind TEXT NOT NULL DEFAULT 'feature',
+        lane TEXT NOT NULL,
+        priority INTEGER NOT NULL DEFAULT 2,
+        assignee TEXT NOT NULL DEFAULT '',
+        branch TEXT NOT NULL DEFAULT '',
+        pr_url TEXT NOT NULL DEFAULT '',
+        blocked_class TEXT,
+        blocked_reason TEXT,
+        labels TEXT NOT NULL DEFAULT '[]',
+        surface TEXT NOT NULL DEFAULT '[]',
+        drive TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        version INTEGER NOT NULL DEFAULT 1
+    )""",
+    "CREATE INDEX IF NOT EXISTS cards_lane ON cards (lane)",
+    """CREATE TABLE IF NOT EXISTS deps (
+        card TEXT NOT NULL, dep TEXT NOT NULL, PRIMARY KEY (card, dep)
+    )""",
+    "CREATE INDEX IF NOT EXISTS deps_dep ON deps (dep)",
+    """CREATE TABLE IF NOT EXISTS events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        card TEXT NOT NULL,
+        at TEXT NOT NULL,
+        who TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS events_card ON events (card, seq)",
+    """CREATE TABLE IF NOT EXISTS drives (
+        id TEXT PRIMARY KEY,
+        card TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        tier TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        ended_at TEXT NOT NULL DEFAULT '',
+        pgid INTEGER NOT NULL DEFAULT 0,
+        host TEXT NOT NULL DEFAULT '',
+        owner_pid INTEGER NOT NULL DEFAULT 0,
+        log TEXT NOT NULL DEFAULT '',
+        result TEXT NOT NULL DEFAULT ''
+    )""",
+    "CREATE INDEX IF NOT EXISTS drives_card ON drives (card, attempt)",
+    "CREATE INDEX IF NOT EXISTS drives_status ON drives (status)",
+]
+
+
+def _card_from_row(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
+    (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
+     labels, surface, drive, created, updated, version) = row  # fmt: skip
+    blocked = Blocked(bcls, breason) if bcls else None
+    return Card(
+        id=cid,
+        seq=seq,
+        title=title,
+        spec=spec,
+        acceptance=acc,
+        kind=kind,
+        lane=lane,
+        priority=prio,
+        assignee=assignee,
+        branch=branch,
+        pr_url=pr_url,
+        blocked=blocked,
+        labels=tuple(json.loads(labels)),
+        surface=tuple(json.loads(surface)),
+        deps=tuple(sorted(deps, key=_id_key)),
+        drive=drive,
+        created_at=created,
+        updated_at=updated,
+        version=version,
+    )
+
+
+def _id_key(card_id: str) -> tuple[str, int]:
+    prefix, _, num = card_id.rpartition("-")
+    return (prefix, int(num)) if num.isdigit() else (card_id, 0)
+
+
+def _translate(exc: sqlite3.Error, path: Path) -> StoreError:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StoreError(
+            f"store {path} is locked by another process (waited {BUSY_TIMEOUT_MS // 1000}s); "
+            "try again"
+        )
+    if "readonly" in text or "read-only" in text:
+        return StoreError(f"store {path} is read-only: check the file's permissions")
+    if "not a database" in text or "malformed" in text or "no such table" in text:
+        return StoreError(f"store {path} is not a board database (corrupt or foreign file)")
+    if "unable to open" in text:
+        return StoreError(
+            f"store {path} cannot be opened: check the directory exists and is writable"
+        )
+    return StoreError(f"store {path}: {text}")
+
+
+class _SQLiteTx(Tx):
+    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection) -> None:
+        self.store = store
+        self.conn = conn
+        self.now = store.clock()
+        self.wrote = False
+
+    def _deps(self, card_id: str) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT dep FROM deps WHERE card = ?", (card_id,))]
+
+    def get(self, card_id: str) -> Card:
+        row = self.conn.execute(
+            f"SELECT {_CARD_COLS} FROM cards WHERE id = ?", (card_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no card {card_id!r}")
+        return _card_from_row(row, self._deps(card_id))
+
+    def all_cards(self) -> list[Card]:
+        return self.store._read_cards(self.conn, None)
+
+    def dependents(self, card_id: str) -> list[str]:
+        rows = self.conn.execute("SELECT card FROM deps WHERE dep = ?", (card_id,))
+        return sorted((r[0] for r in rows), key=_id_key)
+
+    def add_event(self, card_id: str, text: str, who: str, kind: str = "event") -> None:
+        self.conn.execute(
+            "INSERT INTO events (card, at, who, kind, text) VALUES (?, ?, ?, ?, ?)",
+            (card_id, self.now, who, kind, text),
+        )
+        self.wrote = True
+
+    def update(
+        self,
+        card_id: str,
+        expect: Expect,
+        changes: Mapping[str, Any],
+        who: str,
+        note: str = "",
+    ) -> Card:
+        card = self.get(card_id)
+        expect.check(card)
+        unknown = set(changes) - set(_FIELDS) - {"deps"}
+        if unknown:
+            raise Refused(f"unknown card fields: {', '.join(sorted(unknown))}")
+        blocked = changes.get("blocked", card.blocked)
+        if blocked is not None and not blocked.reason.strip():
+            raise Refused(f"{card_id}: a block needs a reason")
+        text = describe_changes(card, changes)
+        sets: dict[str, Any] = {}
+        for key, value in changes.items():
+            if key == "deps":
+                continue
+            if key == "blocked":
+                sets["blocked_class"] = value.cls if value else None
+                sets["blocked_reason"] = value.reason if value else None
+            elif key in ("labels", "surface"):
+                sets[key] = json.dumps(list(value))
+            else:
+                sets[key] = value
+        version = card.version + 1
+        sets["version"] = version
+        sets["updated_at"] = self.now
+        assign = ", ".join(f"{k} = ?" for k in sets)
+        cur = self.conn.execute(
+            f"UPDATE cards SET {assign} WHERE id = ? AND version = ?",
+            (*sets.values(), card_id, card.version),
+        )
+        if cur.rowcount != 1:  # pragma: no cover - the write lock makes this unreachable
+            raise Conflict(f"{card_id}: changed meanwhile")
+        if "deps" in changes:
+            self.conn.execute("DELETE FROM deps WHERE card = ?", (card_id,))
+            for dep in changes["deps"]:
+                self.conn.execute("INSERT INTO deps (card, dep) VALUES (?, ?)", (card_id, dep))
+        line = "; ".join(x for x in (text, note) if x) or "touched"
+        self.add_event(card_id, line, who)
+        return self.get(card_id)
+
+    def create(self, draft: CardDraft, prefix: str, who: str) -> Card:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()
+        seq = int(row[0]) if row else 1
+        self.conn.execute("UPDATE meta SET value = ? WHERE key = 'next_seq'", (str(seq + 1),))
+        card_id = f"{prefix}-{seq}"
+        self.conn.execute(
+            f"INSERT INTO cards ({_CARD_COLS}) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', NULL, NULL, ?, ?, '', ?, ?, 1)",
+            (
+                card_id,
+                seq,
+                draft.title,
+                draft.spec,
+                draft.acceptance,
+                draft.kind,
+                draft.lane,
+                draft.priority,
+                draft.assignee,
+                json.dumps(list(draft.labels)),
+                json.dumps(list(draft.surface)),
+                self.now,
+                self.now,
+            ),
+        )
+        for dep in draft.deps:
+            self.conn.execute("INSERT INTO deps (card, dep) VALUES (?, ?)", (card_id, dep))
+        self.add_event(card_id, f"created in {draft.lane}", who)
+        return self.get(card_id)
+
+
+class SQLiteStore(Store):
+    """The embedded store: WAL, a busy timeout, one connection shared by this process's threads."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        create: bool = False,
+        clock: Callable[[], str] = utc_now,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    ) -> None:
+        self.path = Path(path)
+        self.clock = clock
+        self._lock = threading.RLock()
+        if not create and not self.path.exists():
+            raise StoreError(f"no store at {self.path}: run `board init` first")
+        try:
+            self.conn = sqlite3.connect(
+                str(self.path),
+                timeout=busy_timeout_ms / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            if create:
+                self._create_schema()
+            else:
+                self._check_schema()
+        except sqlite3.Error as exc:
+            raise _translate(exc, self.path) from None
+
+    def _create_schema(self) -> None:
+        mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":  # pragma: no cover - e.g. a filesystem without mmap
+            raise StoreError(f"store {self.path}: cannot use WAL journaling (got {mode})")
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for ddl in _DDL:
+                self.conn.execute(ddl)
+            for key, value in (
+                ("schema", str(SCHEMA_VERSION)),
+                ("next_seq", "1"),
+                ("changes", "0"),
+            ):
+                if not self.conn.execute("SELECT 1 FROM meta WHERE key = ?", (key,)).fetchone():
+                    self.conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (key, value))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def _check_schema(self) -> None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            raise StoreError(f"store {self.path} has an unknown schema version {row and row[0]}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[Tx]:
+        with self._lock:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+            tx = _SQLiteTx(self, self.conn)
+            try:
+                yield tx
+                if tx.wrote:
+                    self.conn.execute(
+                        "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+                        "WHERE key = 'changes'"
+                    )
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise _translate(exc, self.path) from None
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _rollback(self) -> None:
+        try:
+            self.conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self.conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+
+    def _read_cards(self, conn: sqlite3.Connection, lane: str | None) -> list[Card]:
+        if lane is None:
+            rows = conn.execute(f"SELECT {_CARD_COLS} FROM cards ORDER BY seq").fetchall()
+        else:
+            rows = conn.execute(
+                f"SELECT {_CARD_COLS} FROM cards WHERE lane = ? ORDER BY seq", (lane,)
+            ).fetchall()
+        deps: dict[str, list[str]] = {}
+        for card, dep in conn.execute("SELECT card, dep FROM deps"):
+            deps.setdefault(card, []).append(dep)
+        return [_card_from_row(r, deps.get(r[0], ())) for r in rows]
+
+    def get(self, card_id: str) -> Card:
+        rows = self._read(f"SELECT {_CARD_COLS} FROM cards WHERE id = ?", (card_id,))
+        if not rows:
+            raise NotFound(f"no card {card_id!r}")
+        deps = [r[0] for r in self._read("SELECT dep FROM deps WHERE card = ?", (card_id,))]
+        return _card_from_row(rows[0], deps)
+
+    def list_cards(self, lane: str | None = None) -> list[Card]:
+        with self._lock:
+            try:
+                # one read transaction so cards and deps agree
+                self.conn.execute("BEGIN")
+                try:
+                    return self._read_cards(self.conn, lane)
+                finally:
+                    self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+
+    def timeline(self, card_id: str) -> list[Event]:
+        rows = self._read(
+            "SELECT seq, card, at, who, kind, text FROM events WHERE card = ? ORDER BY seq",
+            (card_id,),
+        )
+        return [Event(*r) for r in rows]
+
+    def dependents(self, card_id: str) -> list[str]:
+        rows = self._read("SELECT card FROM deps WHERE dep = ?", (card_id,))
+        return sorted((r[0] for r in rows), key=_id_key)
+
+    def change_count(self) -> int:
+        rows = self._read("SELECT value FROM meta WHERE key = 'changes'")
+        return int(rows[0][0]) if rows else 0
+
+    # drives -------------------------------------------------------------------------------
+
+    def start_drive(self, card: str, tier: str, attempt: int, log: str, owner_pid: int) -> Drive:
+        drive = Drive(
+            id=f"d-{uuid.uuid4().hex[:10]}",
+            card=card,
+            attempt=attempt,
+            tier=tier,
+            status=DRIVE_LIVE,
+            started_at=self.clock(),
+            host=socket.gethostname(),
+            owner_pid=owner_pid or os.getpid(),
+            log=log,
+        )
+        with self.transaction() as tx:
+            assert isinstance(tx, _SQLiteTx)
+            tx.conn.execute(
+                f"INSERT INTO drives ({_DRIVE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    drive.id,
+                    drive.card,
+                    drive.attempt,
+                    drive.tier,
+                    drive.status,
+                    drive.started_at,
+                    "",
+                    0,
+                    drive.host,
+                    drive.owner_pid,
+                    drive.log,
+                    "",
+                ),  # fmt: skip
+            )
+            tx.wrote = True
+        return drive
+
+    def update_drive(self, drive_id: str, **fields: Any) -> Drive:
+        allowed = set(_DRIVE_COLS.replace(" ", "").split(",")) - {"id", "card"}
+        bad = set(fields) - allowed
+        if bad:
+            raise Refused(f"unknown drive fields: {', '.join(sorted(bad))}")
+        if fields.get("status") and fields["status"] != DRIVE_LIVE and "ended_at" not in fields:
+            fields["ended_at"] = self.clock()
+        with self.transaction() as tx:
+            assert isinstance(tx, _SQLiteTx)
+            if fields:
+                assign = ", ".join(f"{k} = ?" for k in fields)
+                tx.conn.execute(
+                    f"UPDATE drives SET {assign} WHERE id = ?", (*fields.values(), drive_id)
+                )
+                tx.wrote = True
+        return self.get_drive(drive_id)
+
+    def get_drive(self, drive_id: str) -> Drive:
+        rows = self._read(f"SELECT {_DRIVE_COLS} FROM drives WHERE id = ?", (drive_id,))
+        if not rows:
+            raise NotFound(f"no drive {drive_id!r}")
+        return Drive(*rows[0])
+
+    def list_drives(self, card: str | None = None, limit: int = 200) -> list[Drive]:
+        """Live drives first, then the most recent finished ones."""
+        where = "WHERE card = ?" if card else ""
+        params: tuple[Any, ...] = (card,) if card else ()
+        rows = self._read(
+            f"SELECT {_DRIVE_COLS} FROM drives {where} "
+            f"ORDER BY CASE WHEN status = '{DRIVE_LIVE}' THEN 0 ELSE 1 END, started_at DESC, "
+            "attempt DESC LIMIT ?",
+            (*params, limit),
+        )
+        return [Drive(*r) for r in rows]
+
+    def live_drives(self) -> list[Drive]:
+        rows = self._read(f"SELECT {_DRIVE_COLS} FROM drives WHERE status = ?", (DRIVE_LIVE,))
+        return [Drive(*r) for r in rows]
+
+    def next_attempt(self, card: str) -> int:
+        rows = self._read("SELECT MAX(attempt) FROM drives WHERE card = ?", (card,))
+        return int(rows[0][0] or 0) + 1
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+
+def open_store(path: str | Path, create: bool = False) -> SQLiteStore:
+    """Open the store at `path`; `create` is for `board init` only."""
+    return SQLiteStore(path, create=create)
+
+
+def with_changes(card: Card, **changes: Any) -> Card:
+    """A copy of a card with fields changed (for previews; the store is not touched)."""
+    return replace(card, **changes)
