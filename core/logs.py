@@ -1,0 +1,752 @@
+"""Drive logs: the writer the drive appends with, and a reader that opens any log at once.
+
+The format is one line per output line, each prefixed with a UTC stamp
+(`2026-01-02T03:04:05.678Z text`), appended and flushed line by line so a
+follower sees output as it happens, not when the drive ends.
+
+The reader is modelled on toolong. A log can be gigabytes and growing by tens
+of thousands of lines a second, and the operator must see its tail at once:
+
+- `LogFile` indexes line breaks *from the end* in a background thread, so the
+  last screenful is readable after the first chunk; the rest of the index
+  fills in above it. The index holds one 8-byte offset per line.
+- Line ids are stable while the index grows in both directions: the scan adds
+  negative ids above, the follower (`LogFile.poll`) adds ids at the bottom.
+- Lines are read with `os.pread`, not through an `mmap`: a log truncated under
+  an `mmap` raises SIGBUS and kills the process, and a drive log can be
+  truncated (or replaced) while the operator watches it.
+- A line longer than `LINE_CAP` bytes is shown cut, with a visible marker;
+  invalid UTF-8 is replaced, never raised.
+
+`sanitize` is shared with the TUI and the CLI for every untrusted string
+(invariant 5): escape sequences and control characters become visible text.
+
+No Textual here: `core` must import without it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import threading
+from array import array
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import Refused
+
+LOG_SUFFIX = ".log"
+LINE_CAP = 16 * 1024  # bytes of one line that are ever decoded and shown
+SCAN_FIRST_CHUNK = 64 * 1024  # the first read from the end: enough for the tail at once
+SCAN_CHUNK = 1024 * 1024
+POLL_MAX_BYTES = 8 * 1024 * 1024  # most bytes indexed per poll, so one poll never stalls
+SEARCH_CHUNK = 1024 * 1024
+STAMP_LEN = len("2026-01-02T03:04:05.678Z ")
+_STAMP_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")
+_NL = re.compile(b"\n")
+_CARD_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+# ---------------------------------------------------------------------------------------------
+# sanitize: untrusted text made harmless and visible
+
+
+def _visible_form(code: int) -> str:
+    if code == 0x1B:
+        return "␛"
+    if code < 0x20:
+        return "^" + chr(code + 0x40)
+    if code == 0x7F:
+        return "^?"
+    if code <= 0x9F:
+        return f"\\x{code:02x}"
+    return f"<U+{code:04X}>"  # bidirectional overrides: text that reads other than it is
+
+
+_UNSAFE = (
+    list(range(0x00, 0x09))
+    + list(range(0x0A, 0x20))
+    + list(range(0x7F, 0xA0))
+    + list(range(0x202A, 0x202F))
+    + list(range(0x2066, 0x206A))
+)
+_TABLE: dict[str, str] = {chr(c): _visible_form(c) for c in _UNSAFE}
+_UNSAFE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in _UNSAFE) + "]")
+_UNSAFE_KEEP_NL_RE = re.compile(
+    "[" + "".join(re.escape(chr(c)) for c in _UNSAFE if c != 0x0A) + "]"
+)
+
+
+def _replace(match: re.Match[str]) -> str:
+    return _TABLE[match.group()]
+
+
+def sanitize(text: str, keep_newlines: bool = False, tab_size: int = 4) -> str:
+    """Make terminal escapes and control characters visible, so none reaches the terminal.
+
+    ESC becomes `␛` (so `\\x1b[2J` shows as `␛[2J`), other C0 controls and DEL
+    caret notation (`^G`, `^M`, `^?`), C1 controls `\\x9b`, bidirectional overrides
+    `<U+202E>`. Tabs become spaces (a raw tab moves the cursor). Newlines become
+    `^J` unless `keep_newlines`. Text with nothing to replace is returned as is.
+    """
+    if "\t" in text:
+        text = text.expandtabs(tab_size)
+    pattern = _UNSAFE_KEEP_NL_RE if keep_newlines else _UNSAFE_RE
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_replace, text)
+
+
+# ---------------------------------------------------------------------------------------------
+# where logs live
+
+
+def check_card_id(card_id: str) -> str:
+    """Refuse an id that could not be a card's (it would name a path outside the logs)."""
+    if not isinstance(card_id, str) or not _CARD_ID_RE.fullmatch(card_id):
+        raise Refused(f"not a card id: {card_id!r}")
+    return card_id
+
+
+def log_path(cfg: Any, card_id: str, attempt: int) -> Path:
+    """`.board/logs/<card>/<attempt>.log`: where a drive of `card_id` writes its output."""
+    check_card_id(card_id)
+    if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 0:
+        raise Refused(f"not an attempt number: {attempt!r}")
+    return Path(cfg.logs_dir) / card_id / f"{attempt}{LOG_SUFFIX}"
+
+
+def list_attempts(cfg: Any, card_id: str) -> list[int]:
+    """The attempts of a card that left a log, oldest first."""
+    folder = Path(cfg.logs_dir) / check_card_id(card_id)
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    attempts = []
+    for name in names:
+        stem, dot, suffix = name.partition(".")
+        if dot and "." + suffix == LOG_SUFFIX and stem.isdigit():
+            attempts.append(int(stem))
+    return sorted(attempts)
+
+
+def latest_log(cfg: Any, card_id: str) -> Path | None:
+    """The log of the card's most recent attempt, or None if it has none."""
+    attempts = list_attempts(cfg, card_id)
+    return log_path(cfg, card_id, attempts[-1]) if attempts else None
+
+
+# ---------------------------------------------------------------------------------------------
+# the writer
+
+
+def format_stamp(moment: datetime) -> str:
+    """`YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC."""
+    moment = moment.astimezone(UTC)
+    return f"{moment:%Y-%m-%dT%H:%M:%S}.{moment.microsecond // 1000:03d}Z"
+
+
+def split_stamp(line: str) -> tuple[str, str]:
+    """`(stamp, text)` of a log line; a line without a stamp gives `("", line)`."""
+    if len(line) >= STAMP_LEN and _STAMP_RE.match(line):
+        return line[: STAMP_LEN - 1], line[STAMP_LEN:]
+    return "", line
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class LogWriter:
+    """Appends stamped lines to a drive log, one unbuffered write per line.
+
+    Each line goes out in a single `write` on an `O_APPEND` file, so a reader
+    never sees half a line from us and a crash loses at most the line being
+    written. Safe to call from the thread reading a coder's output.
+    """
+
+    def __init__(self, path: str | Path, clock: Callable[[], datetime] = _utc_now) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._file = open(self.path, "ab", buffering=0)
+
+    def write_line(self, text: str | bytes) -> None:
+        """Append `text` with a stamp; embedded newlines make several stamped lines."""
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        stamp = format_stamp(self._clock())
+        parts = text.split("\n")
+        payload = "".join(f"{stamp} {part}\n" for part in parts)
+        try:
+            data = payload.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            data = payload.encode("utf-8", "replace")
+        with self._lock:
+            if self._file.closed:
+                raise ValueError(f"log {self.path} is closed")
+            view = memoryview(data)
+            while view:
+                view = view[self._file.write(view) :]
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._file.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
+
+    def __enter__(self) -> LogWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# decoding one line
+
+
+def decode_line(raw: bytes, total: int | None = None, cap: int = LINE_CAP) -> str:
+    """Bytes of one line (no newline) as text: CR dropped, bad UTF-8 replaced, long lines cut.
+
+    `total` is the line's full length when `raw` holds only its first bytes; a
+    cut line ends with a visible marker saying how long it really is.
+    """
+    total = len(raw) if total is None else total
+    if len(raw) > cap:
+        raw = raw[:cap]
+    if total == len(raw) and raw.endswith(b"\r"):
+        raw = raw[:-1]
+    text = raw.decode("utf-8", "replace")
+    if total > len(raw):
+        text += f" … [line cut: {total:,} bytes]"
+    return text
+
+
+class LineSplitter:
+    """Turns a stream of byte chunks into decoded lines without holding a long line whole."""
+
+    def __init__(self, cap: int = LINE_CAP) -> None:
+        self.cap = cap
+        self._head = bytearray()
+        self._length = 0
+
+    def _add(self, piece: bytes) -> None:
+        room = self.cap - len(self._head)
+        if room > 0:
+            self._head += piece[:room]
+        self._length += len(piece)
+
+    def _finish(self) -> str:
+        line = decode_line(bytes(self._head), self._length, self.cap)
+        self._head.clear()
+        self._length = 0
+        return line
+
+    def feed(self, data: bytes) -> list[str]:
+        """The lines completed by `data`; a trailing partial line is kept for later."""
+        out = []
+        start = 0
+        find = data.find
+        while True:
+            nl = find(b"\n", start)
+            if nl < 0:
+                if start < len(data):
+                    self._add(data[start:])
+                return out
+            self._add(data[start:nl])
+            out.append(self._finish())
+            start = nl + 1
+
+    def flush(self) -> list[str]:
+        """The partial last line, once the writer is done."""
+        return [self._finish()] if self._length else []
+
+    def reset(self) -> None:
+        self._head.clear()
+        self._length = 0
+
+
+# ---------------------------------------------------------------------------------------------
+# following appended bytes
+
+
+@dataclass
+class Chunk:
+    """What a follower read: new bytes, and whether the file was truncated or replaced first."""
+
+    data: bytes = b""
+    truncated: bool = False
+
+
+class Follower:
+    """Reads what is appended to a log, from `offset` on (the CLI's `-f`).
+
+    A file that shrinks or is replaced is read again from its start, and the
+    chunk says so. A missing file is simply empty until it appears.
+    """
+
+    def __init__(self, path: str | Path, offset: int = 0) -> None:
+        self.path = Path(path)
+        self.offset = offset
+        self._fd: int | None = None
+        self._ino: int | None = None
+
+    def _open(self) -> bool:
+        if self._fd is not None:
+            return True
+        try:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        self._ino = os.fstat(self._fd).st_ino
+        return True
+
+    def read(self, max_bytes: int = POLL_MAX_BYTES) -> Chunk:
+        """New bytes (at most `max_bytes`; call again while data comes back full)."""
+        chunk = Chunk()
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return chunk
+        if self._fd is not None and st.st_ino != self._ino:
+            self.close()
+            self.offset = 0
+            chunk.truncated = True
+        if not self._open():
+            return chunk
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        if size < self.offset:
+            self.offset = 0
+            chunk.truncated = True
+        if size > self.offset:
+            data = os.pread(self._fd, min(size - self.offset, max_bytes), self.offset)
+            self.offset += len(data)
+            chunk.data = data
+        return chunk
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+# ---------------------------------------------------------------------------------------------
+# the indexed reader
+
+
+class LogFile:
+    """A log indexed by line, tail first, readable by line id while it grows.
+
+    Ids: the line that ends the file's last complete line at open time is -1,
+    lines above it -2, -3, … (found by `scan`, from the end); lines appended
+    after open are 0, 1, … (found by `poll`), the partial last line, if any,
+    last. `bounds()` gives the ids known so far. A truncated or replaced file
+    starts a new `generation`: ids of the old one mean nothing any more.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._poll_lock = threading.Lock()
+        self._fd: int | None = None
+        self._ino: int | None = None
+        self.generation = 0
+        self._start(None)
+
+    # state ----------------------------------------------------------------------------------
+
+    def _start(self, fd: int | None) -> None:
+        """(Re)start the index over `fd`; the caller holds the lock."""
+        if self._fd is not None and self._fd != fd:
+            os.close(self._fd)
+        self._fd = fd
+        size = os.fstat(fd).st_size if fd is not None else 0
+        self._ino = os.fstat(fd).st_ino if fd is not None else None
+        self.generation += 1
+        self._rev = array("Q")  # line ends (offset after "\n") found by the scan, descending
+        self._fwd = array("Q")  # line ends found by the follower, ascending
+        self._scan_end = size  # the scan covers [0, scan_end), the follower [scan_end, size)
+        self._scan_pos = size  # the scan has covered [scan_pos, scan_end)
+        self._size = size
+        self._done = size == 0
+
+    def open(self) -> LogFile:
+        """Open the file (a missing file reads as empty until it appears)."""
+        with self._lock:
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                fd = None
+            self._start(fd)
+        return self
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def __enter__(self) -> LogFile:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def size(self) -> int:
+        """Bytes indexed so far."""
+        return self._size
+
+    @property
+    def scanned(self) -> bool:
+        """True once every line above the open point is indexed."""
+        return self._done
+
+    @property
+    def scan_fraction(self) -> float:
+        """How much of the file above the open point is indexed (1.0 when done)."""
+        if self._done or not self._scan_end:
+            return 1.0
+        return (self._scan_end - self._scan_pos) / self._scan_end
+
+    def index_bytes(self) -> int:
+        """Memory held by the line index (the arrays, with their spare room)."""
+        return (
+            self._rev.buffer_info()[1] * self._rev.itemsize
+            + self._fwd.buffer_info()[1] * self._fwd.itemsize
+            + 2 * 64
+        )
+
+    # the index ------------------------------------------------------------------------------
+
+    def bounds(self) -> tuple[int, int]:
+        """`(lo, hi)`: ids lo..hi-1 are known lines (hi counts a partial last line)."""
+        with self._lock:
+            return self._bounds()
+
+    def _bounds(self) -> tuple[int, int]:
+        rev, fwd = self._rev, self._fwd
+        lo = -len(rev) if self._done else -(len(rev) - 1)
+        last_end = fwd[-1] if fwd else (rev[0] if rev else (0 if self._done else -1))
+        partial = 1 if 0 <= last_end < self._size else 0
+        return lo, len(fwd) + partial
+
+    @property
+    def line_count(self) -> int:
+        lo, hi = self.bounds()
+        return max(0, hi - lo)
+
+    def _span(self, k: int) -> tuple[int, int]:
+        """Byte range of line `k` without its newline; the caller holds the lock."""
+        rev, fwd = self._rev, self._fwd
+        if k < 0:
+            r = -k - 1
+            end = rev[r] - 1
+            start = rev[r + 1] if r + 1 < len(rev) else 0
+            return start, end
+        start = fwd[k - 1] if k > 0 else (rev[0] if rev else 0)
+        end = fwd[k] - 1 if k < len(fwd) else self._size
+        return start, end
+
+    def span(self, k: int) -> tuple[int, int]:
+        """Byte range `[start, end)` of line `k`, without its newline."""
+        with self._lock:
+            lo, hi = self._bounds()
+            if not lo <= k < hi:
+                raise IndexError(k)
+            return self._span(k)
+
+    def line_of_offset(self, offset: int) -> int:
+        """The id of the line holding byte `offset`."""
+        with self._lock:
+            rev, fwd = self._rev, self._fwd
+            n_above = bisect.bisect_left(rev, -offset, key=lambda x: -x)  # ends > offset
+            if rev and offset < rev[0]:
+                return -n_above
+            return bisect.bisect_right(fwd, offset)
+
+    def lines(self, start: int, stop: int, generation: int | None = None) -> list[str]:
+        """Decoded text of lines `start..stop-1` (clipped to what is known), in one read if small.
+
+        With `generation` given, nothing is returned once the file was truncated
+        or replaced, so a caller never shows lines of one file under ids of another.
+        """
+        with self._lock:
+            if generation is not None and generation != self.generation:
+                return []
+            lo, hi = self._bounds()
+            start, stop = max(start, lo), min(stop, hi)
+            if start >= stop or self._fd is None:
+                return []
+            spans = [self._span(k) for k in range(start, stop)]
+            fd = self._fd
+            first, last = spans[0][0], spans[-1][1]
+            out: list[str] = []
+            if last - first <= 4 * LINE_CAP * len(spans):
+                block = os.pread(fd, last - first, first)
+                for a, b in spans:
+                    raw = block[a - first : min(b, a + LINE_CAP) - first]
+                    out.append(decode_line(raw, b - a))
+            else:  # a very long line among them: read each line's head only
+                for a, b in spans:
+                    out.append(decode_line(os.pread(fd, min(b - a, LINE_CAP), a), b - a))
+            return out
+
+    def line(self, k: int) -> str:
+        """Decoded text of line `k` (random access)."""
+        got = self.lines(k, k + 1)
+        if not got:
+            raise IndexError(k)
+        return got[0]
+
+    def tail(self, n: int) -> list[str]:
+        """The last `n` known lines."""
+        lo, hi = self.bounds()
+        return self.lines(max(lo, hi - n), hi)
+
+    # scanning from the end ----------------------------------------------------------------
+
+    def scan(
+        self,
+        progress: Callable[[int], None] | None = None,
+        stop: threading.Event | None = None,
+        chunk: int = SCAN_CHUNK,
+    ) -> bool:
+        """Index the file above the open point, last chunk first; meant for a thread.
+
+        `progress(n)` is called after each chunk with the number of lines it added
+        above. Returns True when the whole file is indexed, False if stopped or
+        if the file was truncated or replaced meanwhile (`poll` starts over then).
+        """
+        with self._lock:
+            generation = self.generation
+            fd = self._fd
+            pos = self._scan_pos
+        size = SCAN_FIRST_CHUNK
+        while pos > 0:
+            if stop is not None and stop.is_set():
+                return False
+            low = max(0, pos - size)
+            size = chunk
+            try:
+                data = os.pread(fd, pos - low, low) if fd is not None else b""
+            except OSError:
+                return False
+            if len(data) != pos - low:
+                return False  # truncated under us; poll() restarts the index
+            ends = array("Q", [m.end() + low for m in _NL.finditer(data)])
+            ends.reverse()
+            with self._lock:
+                if generation != self.generation:
+                    return False
+                before = self._bounds()[0]
+                self._rev.extend(ends)
+                self._scan_pos = low
+                if low == 0:
+                    self._done = True
+                added = before - self._bounds()[0]
+            if progress is not None:
+                progress(added)
+            pos = low
+        with self._lock:
+            if generation == self.generation:
+                self._done = True
+        return True
+
+    def start_scan(self) -> threading.Thread:
+        """Run `scan` in a daemon thread (the CLI and tests; the TUI uses a worker)."""
+        thread = threading.Thread(target=self.scan, daemon=True, name=f"scan-{self.path.name}")
+        thread.start()
+        return thread
+
+    # following the end ----------------------------------------------------------------------
+
+    def poll(self, max_bytes: int = POLL_MAX_BYTES) -> str:
+        """Index what was appended since the last call.
+
+        Returns "same", "grew" (call again soon if much was written: at most
+        `max_bytes` are indexed per call) or "reset" (the file was truncated,
+        replaced or appeared: the index starts over, `scan` must run again).
+        """
+        with self._poll_lock:
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                return "same"
+            with self._lock:
+                fd = self._fd
+                replaced = fd is None or st.st_ino != self._ino
+                if replaced or st.st_size < self._size:
+                    try:
+                        new_fd = os.open(self.path, os.O_RDONLY)
+                    except FileNotFoundError:
+                        return "same"
+                    self._start(new_fd)
+                    return "reset"
+                offset = self._size
+            if st.st_size <= offset:
+                return "same"
+            try:
+                data = os.pread(fd, min(st.st_size - offset, max_bytes), offset)
+            except OSError:
+                return "same"
+            ends = array("Q", [m.end() + offset for m in _NL.finditer(data)])
+            with self._lock:
+                if fd != self._fd:
+                    return "reset"
+                self._fwd.extend(ends)
+                self._size = offset + len(data)
+            return "grew"
+
+    # searching ------------------------------------------------------------------------------
+
+    def find(
+        self,
+        needle: str,
+        start: int,
+        backward: bool = False,
+        stop: threading.Event | None = None,
+    ) -> int | None:
+        """The id of the first line from `start` on (or before it, `backward`) containing `needle`.
+
+        All-lowercase needles match any case (ASCII). Runs over the bytes in chunks,
+        so a search through a gigabyte is a worker's job, never the UI thread's.
+        """
+        if not needle:
+            return None
+        raw = needle.encode("utf-8", "replace")
+        flags = re.IGNORECASE if needle == needle.lower() else 0
+        pattern = re.compile(re.escape(raw), flags)
+        with self._lock:
+            lo, hi = self._bounds()
+            if lo >= hi:
+                return None
+            region_start = self._span(lo)[0]
+            region_end = self._span(hi - 1)[1]
+            start = min(max(start, lo), hi - 1)
+            fd = self._fd
+            if fd is None:
+                return None
+            origin = self._span(start)[0] if not backward else self._span(start)[1]
+            generation = self.generation
+        try:
+            return self._search(
+                pattern,
+                len(raw) - 1,
+                fd,
+                origin,
+                region_start,
+                region_end,
+                backward,
+                stop,
+                generation,
+            )
+        except OSError:  # the file went away under us: no answer, not a crash
+            return None
+
+    def _search(
+        self,
+        pattern: re.Pattern[bytes],
+        overlap: int,
+        fd: int,
+        origin: int,
+        region_start: int,
+        region_end: int,
+        backward: bool,
+        stop: threading.Event | None,
+        generation: int,
+    ) -> int | None:
+        if not backward:
+            pos = origin
+            while pos < region_end:
+                if stop is not None and stop.is_set():
+                    return None
+                end = min(region_end, pos + SEARCH_CHUNK)
+                data = os.pread(fd, end - pos + overlap, pos)[
+                    : min(region_end, end + overlap) - pos
+                ]
+                m = pattern.search(data)
+                if m:
+                    return self._found(pos + m.start(), generation)
+                pos = end
+            return None
+        pos = origin
+        while pos > region_start:
+            if stop is not None and stop.is_set():
+                return None
+            low = max(region_start, pos - SEARCH_CHUNK)
+            data = os.pread(fd, min(pos + overlap, origin) - low, low)
+            last = None
+            for m in pattern.finditer(data):
+                last = m
+            if last is not None:
+                return self._found(low + last.start(), generation)
+            pos = low
+        return None
+
+    def _found(self, offset: int, generation: int) -> int | None:
+        if generation != self.generation:
+            return None
+        return self.line_of_offset(offset)
+
+
+def last_line(path: str | Path, max_bytes: int = 8192) -> str:
+    """The last non-empty line of a log, read from its end (for lists of drives)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - max_bytes))
+            data = fh.read(max_bytes)
+    except OSError:
+        return ""
+    for raw in reversed(data.split(b"\n")):
+        if raw.strip():
+            return decode_line(raw)
+    return ""
+
+
+def iter_lines(path: str | Path, chunk: int = SCAN_CHUNK) -> Iterator[str]:
+    """Every line of a log, decoded and capped, read in chunks from the start."""
+    follower = Follower(path)
+    splitter = LineSplitter()
+    try:
+        while True:
+            got = follower.read(chunk)
+            if not got.data:
+                break
+            yield from splitter.feed(got.data)
+        yield from splitter.flush()
+    finally:
+        follower.close()
+
+
+__all__ = [
+    "LINE_CAP",
+    "Chunk",
+    "Follower",
+    "LineSplitter",
+    "LogFile",
+    "LogWriter",
+    "check_card_id",
+    "decode_line",
+    "format_stamp",
+    "iter_lines",
+    "last_line",
+    "latest_log",
+    "list_attempts",
+    "log_path",
+    "sanitize",
+    "split_stamp",
+]
