@@ -1,0 +1,31 @@
+"""core must import without Textual: the engine runs headless (harlequin's contract)."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+
+import board.core
+
+
+def test_every_core_module_imports_without_textual_or_the_tui() -> None:
+    names = sorted(f"board.core.{m.name}" for m in pkgutil.iter_modules(board.core.__path__))
+    assert "board.core.store" in names and "board.core.cli" in names
+    code = (
+        "import importlib, json, sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'textual' or name.startswith(('textual.', 'board.tui')):\n"
+        "            raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        f"for name in {names!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('textual', 'board.tui')))))\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60
+    )
+    assert res.returncode == 0, f"a core module needs Textual or the TUI: {res.stderr}"
+    assert json.loads(res.stdout) == [], "Textual was loaded by core"
