@@ -253,7 +253,9 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
 
     prefix = get("board", "prefix")
     if not _PREFIX_RE.match(prefix):
-        raise reader.fail(["board"], "prefix", f"must be 1-10 lowercase letters/digits, got {prefix!r}")
+        raise reader.fail(
+            ["board"], "prefix", f"must be 1-10 lowercase letters/digits, got {prefix!r}"
+        )
     for key in ("base", "run_branch", "worktrees"):
         if not get("board", key).strip():
             raise reader.fail(["board"], key, "must not be empty")
@@ -268,7 +270,9 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
         tiers = {"default": Tier("default", ("my-agent", "--brief", "{brief}"))}
     for name in ladder:
         if name not in tiers:
-            raise reader.fail(["coder"], "ladder", f"names tier {name!r}, which has no [coder.tiers.{name}]")
+            raise reader.fail(
+                ["coder"], "ladder", f"names tier {name!r}, which has no [coder.tiers.{name}]"
+            )
     if get("publish", "mode") == "push" and not get("publish", "remote"):
         raise reader.fail(["publish"], "remote", "push needs a remote")
     return Config(

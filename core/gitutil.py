@@ -83,7 +83,9 @@ def toplevel(start: str | Path) -> Path:
     """The root of the main working tree that contains `start`."""
     res = git(start, "rev-parse", "--path-format=absolute", "--git-common-dir", check=False)
     if res.returncode != 0:
-        raise BoardError(f"{Path(start).resolve()} is not inside a git repository: run `git init` first")
+        raise BoardError(
+            f"{Path(start).resolve()} is not inside a git repository: run `git init` first"
+        )
     common = Path(res.stdout.strip())
     if common.name == ".git":
         return common.parent
