@@ -224,10 +224,11 @@ def decode_line(raw: bytes, total: int | None = None, cap: int = LINE_CAP) -> st
     total = len(raw) if total is None else total
     if len(raw) > cap:
         raw = raw[:cap]
-    if total == len(raw) and raw.endswith(b"\r"):
+    cut = total > len(raw)
+    if not cut and raw.endswith(b"\r"):
         raw = raw[:-1]
     text = raw.decode("utf-8", "replace")
-    if total > len(raw):
+    if cut:
         text += f" … [line cut: {total:,} bytes]"
     return text
 
