@@ -299,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_json(p)
         p.set_defaults(func=_simple(verb))
 
-    for name in ("cli_stranded", "cli_logs", "cli_run", "cli_ops", "cli_tui"):
+    for name in ("cli_stranded", "cli_logs", "cli_run", "cli_ops", "cli_tui", "demo"):
         try:
             module = __import__(f"{__package__}.{name}", fromlist=["register"])
         except ModuleNotFoundError as exc:

@@ -1,0 +1,244 @@
+"""`board demo`: a sandbox repository with a real loop and a real coder, for a first look.
+
+Within its first minute a newcomer sees a card reach done, a log grow, a stranded
+branch appear and a card blocked with its reason — every promise of the product,
+on this machine, with nothing to configure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from . import actions, config, gitutil, proc
+from .errors import Refused
+from .model import CardDraft
+from .store import Expect, SQLiteStore
+
+MARKER = ".board-demo"
+
+PROJECT = {
+    "README.md": "# calc\n\nA tiny calculator the demo coders extend, one card at a time.\n",
+    "calc/__init__.py": '"""calc: the demo project."""\n',
+    "calc/ops.py": (
+        '"""The operations calc started with."""\n\n\ndef add(a, b):\n    return a + b\n\n\n'
+        "def sub(a, b):\n    return a - b\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_ops.py": (
+        "import unittest\n\nfrom calc.ops import add, sub\n\n\n"
+        "class TestOps(unittest.TestCase):\n    def test_add(self):\n"
+        "        self.assertEqual(add(2, 3), 5)\n\n    def test_sub(self):\n"
+        "        self.assertEqual(sub(5, 3), 2)\n"
+    ),
+}
+
+# (title, spec, lane, priority, surface, deps by index, extra)
+CARDS: list[dict[str, Any]] = [
+    {"title": "Set up the calc project", "lane": "done"},
+    {"title": "Add multiply to calc", "spec": "Add mul(a, b).\ndemo: ok calc/mul.py",
+     "surface": ["calc/mul.py", "tests/test_mul.py"], "priority": 1},
+    {"title": "Add divide with a zero check", "spec": "Add div(a, b); raise on zero.\n"
+     "demo: flaky calc/div.py", "surface": ["calc/div.py", "tests/test_div.py"], "priority": 1},
+    {"title": "Add modulo", "spec": "Add mod(a, b).\ndemo: die calc/mod.py",
+     "surface": ["calc/mod.py", "tests/test_mod.py"], "priority": 1},
+    {"title": "Rewrite calc as a plugin system", "spec": "Every operation becomes a plugin.\n"
+     "demo: wide", "surface": ["calc/plugins/**"], "priority": 1},
+    {"title": "Add power", "spec": "Add power(a, b).\ndemo: ok calc/power.py",
+     "surface": ["calc/power.py", "tests/test_power.py"], "deps": [1], "priority": 2},
+    {"title": "Add a command-line entry point", "spec": "python -m calc 2 + 3\n"
+     "demo: red calc/cli.py", "surface": ["calc/cli.py", "tests/test_cli.py"], "priority": 2},
+    {"title": "Add logging", "spec": "Log each call.\ndemo: silent",
+     "surface": ["calc/log.py"], "priority": 3},
+    {"title": "Add square root", "spec": "Add sqrt(a).\ndemo: ok calc/sqrt.py",
+     "surface": ["calc/sqrt.py", "tests/test_sqrt.py"], "held": "waiting for the numerics review"},
+    {"title": "Add negate", "spec": "Add neg(a).", "lane": "review", "branch_file": "calc/neg.py"},
+    {"title": "Document the API", "spec": "", "lane": "backlog"},
+    {"title": "Port calc to Rust", "spec": "Not this year.", "lane": "cancelled"},
+]  # fmt: skip
+
+
+def _write_project(root: Path) -> None:
+    for rel, text in PROJECT.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _demo_config(python: str) -> dict[str, dict[str, Any]]:
+    coder = [python, "-m", "board.core.demo_coder", "--brief", "{brief}", "--worktree",
+             "{worktree}"]  # fmt: skip
+    return {
+        "board": {"max_concurrent": 3, "loop_interval_s": 1},
+        "coder": {
+            "ladder": ["quick", "careful"],
+            "timeout_s": 7,
+            "first_output_timeout_s": 4,
+            "timeout_split_after": 2,
+            "tiers": {
+                "quick": {"argv": [*coder, "--tier", "quick"]},
+                "careful": {"argv": [*coder, "--tier", "careful"]},
+            },
+        },
+        "gate": {
+            "argv": [python, "-m", "unittest", "discover", "-s", "tests", "-q"],
+            "timeout_s": 60,
+            "retries": 0,
+        },  # fmt: skip
+    }
+
+
+def create_sandbox(target: Path) -> Path:
+    """Make (or remake) the demo sandbox at `target`; refuse to touch a non-demo directory."""
+    target = target.resolve()
+    if target.exists():
+        if not (target / MARKER).exists():
+            if any(target.iterdir()):
+                raise Refused(
+                    f"{target} exists and is not a board demo sandbox; choose another DIR"
+                )
+        else:
+            stop_loop(target)
+            shutil.rmtree(target)
+    target.mkdir(parents=True, exist_ok=True)
+    origin = target / "origin.git"
+    repo = target / "calc"
+    env = {**gitutil.BOARD_IDENTITY}
+    gitutil.git(target, "init", "-q", "--bare", "-b", "main", str(origin))
+    gitutil.git(target, "init", "-q", "-b", "main", str(repo))
+    gitutil.git(repo, "remote", "add", "origin", str(origin))
+    _write_project(repo)
+    config.write_default(repo, _demo_config(sys.executable))
+    gitutil.git(repo, "add", "-A")
+    gitutil.git(repo, *gitutil.NO_HOOKS, "commit", "-q", "-m", "calc: add and sub", env=env)
+    gitutil.git(repo, "push", "-q", "-u", "origin", "main")
+    (target / MARKER).write_text("made by `board demo`; removed and remade by the next one\n")
+    res = proc.run([sys.executable, "-m", "board.core.cli", "-C", str(repo), "init"], timeout=60)
+    if res.returncode != 0:
+        raise Refused(f"board init failed in the sandbox: {res.stderr.strip()}")
+    _seed_cards(repo, env)
+    return repo
+
+
+def _seed_cards(repo: Path, env: dict[str, str]) -> None:
+    cfg = config.load(repo)
+    store = SQLiteStore(cfg.db_path)
+    try:
+        ids: list[str] = []
+        for spec in CARDS:
+            lane = spec.get("lane", "ready")
+            draft = CardDraft(
+                title=spec["title"],
+                spec=spec.get("spec", "Done before the demo started."),
+                lane="backlog" if lane == "backlog" else "ready",
+                priority=spec.get("priority", 2),
+                surface=list(spec.get("surface", [])),
+                deps=[ids[i] for i in spec.get("deps", [])],
+            )
+            card = actions.add_card(store, draft, prefix=cfg.prefix, who="demo")
+            ids.append(card.id)
+            if spec.get("held"):
+                actions.hold(store, card.id, spec["held"], who="demo")
+            if lane == "done":
+                actions.done(store, None, card.id, who="demo")
+            elif lane == "cancelled":
+                actions.cancel(store, None, card.id, who="demo", reason="out of scope")
+            elif lane == "review":
+                branch = f"feat/{card.id}"
+                gitutil.git(repo, "branch", branch, cfg.base)
+                tree = cfg.worktrees_dir / f"feat-{card.id}"
+                gitutil.git(repo, "worktree", "add", "-q", str(tree), branch)
+                rel = spec["branch_file"]
+                (tree / rel).write_text('"""neg"""\n\n\ndef neg(a):\n    return -a\n')
+                gitutil.git(tree, "add", rel)
+                gitutil.git(tree, *gitutil.NO_HOOKS, "commit", "-q", "-m", card.title, env=env)
+                store.update(
+                    card.id,
+                    Expect(lane="ready"),
+                    {"lane": "review", "branch": branch},
+                    who="demo",
+                    note="built before the demo started; waiting for the operator",
+                )
+    finally:
+        store.close()
+
+
+def start_loop(repo: Path) -> subprocess.Popen[bytes]:
+    """`board run` in the background, its own process group, output to .board/loop.out."""
+    out = (repo / ".board" / "loop.out").open("ab")
+    return subprocess.Popen(
+        [sys.executable, "-m", "board.core.cli", "-C", str(repo), "run"],
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def stop_loop(target: Path, child: subprocess.Popen[bytes] | None = None) -> None:
+    """Stop a demo loop: SIGTERM lets it save and reap its drives; SIGKILL after 30 s."""
+    if child is not None:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGTERM)
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill_group(child.pid)
+                child.wait()
+        return
+    pidfile = target / "calc" / ".board" / "run.pid"
+    try:
+        pid = int(pidfile.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+
+
+def cmd_demo(args: argparse.Namespace, ctx: Any) -> int:
+    target = Path(args.dir or "board-demo")
+    repo = create_sandbox(target)
+    print(f"demo sandbox: {repo}  (the loop's output: {repo}/.board/loop.out)", flush=True)
+    child = start_loop(repo)
+    try:
+        if args.no_tui:
+            deadline = time.monotonic() + args.seconds
+            while time.monotonic() < deadline and child.poll() is None:
+                time.sleep(0.5)
+        else:
+            from ..tui.app import run_app  # late: core never imports the TUI at import time
+
+            run_app(config.load(repo), theme=args.theme)
+    finally:
+        stop_loop(target, child)
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="make a sandbox repository with a real loop and coder, and open the TUI on it",
+        description="Make (or remake) a demo sandbox in DIR (default ./board-demo), start "
+        "`board run` in the background, open `board tui`, and stop the loop when you quit.",
+    )
+    p.add_argument("dir", nargs="?", metavar="DIR")
+    p.add_argument("--theme", default=None, help="TUI theme")
+    p.add_argument("--no-tui", action="store_true", help="run the loop only, for --seconds")
+    p.add_argument("--seconds", type=float, default=60, help="with --no-tui: how long to run")
+    p.set_defaults(func=cmd_demo)
