@@ -200,7 +200,11 @@ def requeue(store: Store, card_id: str, reason: str | None = None, who: str = OP
             raise Refused(f"{card.id}: needs a spec before it is ready")
         if reason:
             tx.add_event(card.id, reason, who, kind="requeue")
-        return {"lane": "ready", "blocked": None, "drive": ""}
+        changes: dict[str, Any] = {"lane": "ready", "blocked": None, "drive": ""}
+        if card.blocked is not None and card.blocked.cls == "too-wide":
+            # like unblock: a requeued too-wide card gets a real attempt, not an instant re-park
+            changes["labels"] = tuple(x for x in card.labels if not x.startswith(BUDGET_LABEL))
+        return changes
 
     return _mutate(store, card_id, fn, who)
 

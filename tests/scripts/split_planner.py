@@ -1,0 +1,19 @@
+#!/usr/bin/env python3
+"""A planner for the split tests: splits the card it is given with the real `board split`.
+
+argv: CARD [split|fail]. It runs where the board dispatched it (the repository root),
+says so, then either splits CARD into two slices or gives up with exit 1.
+"""
+
+import os
+import subprocess
+import sys
+
+card, mode = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "split")
+print(f"planning the split of {card} in {os.getcwd()}", flush=True)
+if mode == "fail":
+    print("cannot decide", flush=True)
+    sys.exit(1)
+argv = [sys.executable, "-m", "board.core.cli", "split", card]
+argv += ["--into", f"{card} part one", "--into", f"{card} part two"]
+sys.exit(subprocess.run(argv, stdin=subprocess.DEVNULL, check=False).returncode)
