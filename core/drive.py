@@ -1,0 +1,1056 @@
+"""One drive: one build of one card, from a fresh worktree to a published branch.
+
+The path (issue 4; seeds 000 and 003): save the card's old trees, create a fresh
+worktree, write the brief into the scratch directory, run the coder tier's argv
+(no stdin, its own process group, a timeout; output streamed line by line into
+`.board/logs/<card>/<attempt>.log`), then `gate.format_argv`, then `gate.argv`
+(a red gate re-runs the coder with the gate's output in the brief, up to
+`gate.retries` times), then the board's own commit with seed 003's surface
+harvest, then the publish.
+
+Why each rule:
+
+- The drive owns its card only while the card is `working` under the drive's
+  token, unblocked, and the drive's row still `running`. Before every edge that
+  changes the card (block, retry, climb, publish) it re-reads the card; if someone
+  moved it — held, requeued, stopped, cancelled — it blocks, retries and publishes
+  nothing, keeps the tree, and leaves a note saying what it found (invariant 4).
+  In the system we re-create a hold that landed while a retry was being prepared
+  lost the tree, so the re-read happens again right before the drive removes its
+  own failed attempt.
+- A climb discards the drive's own failed attempt unsaved: a failed attempt is
+  not work anyone asked to keep, and saving every one would bury the real
+  stranded branches. Every other removal saves first (`discard_worktree`).
+- A coder that cannot start, or prints nothing before `first_output_timeout_s`,
+  never reached the model: that is the board's infrastructure, not the card, so
+  it blocks `dispatch-infra` without climbing (and never counts toward a split).
+- A gate killed by a signal reached no verdict; calling it red would climb the
+  ladder over an OOM kill. It is noted and the drive goes on.
+- The harvest: with a declared surface, what lies inside it is the card's
+  product and is committed; tracked changes outside it are discarded so the fold
+  can rebase (a rewritten lockfile) and untracked files outside it are named.
+  Before anything outside the surface is dropped, the whole tree is saved to a
+  `stranded/…` branch (invariant 1), and the result names that branch.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from . import gitutil, proc
+from .errors import BoardError, Conflict, StrandedWorkError
+from .logs import LogWriter, log_path
+from .model import Card
+from .publish import Owner, StoodAside, block_owned, edge_update
+from .store import Expect, Store
+
+WHO = "board"
+TAIL_LINES = 20
+SETTLE_S = 1.0  # how long a drive waits for a card move after a kill it did not cause
+BRIEF_NAME = "brief.md"
+
+
+# ---------------------------------------------------------------------------------------------
+# surfaces
+
+
+def in_surface(path: str, surface: tuple[str, ...] | list[str]) -> bool:
+    """Whether `path` (relative, `/`-separated) lies inside any of the surface's globs.
+
+    fnmatch rules (`*` also crosses `/`), and a glob naming a directory (`src`,
+    `src/`) holds everything under it.
+    """
+    for glob in surface:
+        g = glob.strip()
+        if g.startswith("./"):
+            g = g[2:]
+        if not g:
+            continue
+        if g.endswith("/"):
+            g = g.rstrip("/")
+        if fnmatchcase(path, g) or fnmatchcase(path, g + "/*"):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# the brief
+
+
+def latest_requeue_reason(store: Store, card_id: str) -> str:
+    """The operator's reason from the card's most recent requeue, if it gave one."""
+    for event in reversed(store.timeline(card_id)):
+        if event.kind == "requeue" and event.text.strip():
+            return event.text.strip()
+    return ""
+
+
+def brief_text(
+    cfg: Any,
+    card: Card,
+    *,
+    tree: Path,
+    branch: str,
+    tier: str,
+    attempt: int,
+    gate_output: str = "",
+    gate_round: int = 0,
+    requeue_reason: str = "",
+) -> str:
+    """The coder's brief. It never asks the coder to publish: the board commits and publishes."""
+    lines = [f"# {card.id}: {card.title}", ""]
+    lines += [
+        f"You are working in the git worktree {tree} (branch {branch}).",
+        f"This is attempt {attempt}, coder tier {tier}.",
+        "",
+        "## Spec",
+        "",
+        card.spec.strip() or "(no spec)",
+        "",
+    ]
+    if card.acceptance.strip():
+        lines += ["## Acceptance", "", card.acceptance.strip(), ""]
+    lines += ["## Surface", ""]
+    if card.surface:
+        lines.append("Edit only files matching these globs; changes outside them are not kept:")
+        lines += [f"- `{g}`" for g in card.surface]
+    else:
+        lines.append("No surface is declared: edit what the spec needs, and nothing else.")
+    lines.append("")
+    if requeue_reason:
+        lines += ["## The operator's note (why this card was sent back)", "", requeue_reason, ""]
+    if gate_output:
+        lines += [
+            f"## The last gate run failed (retry {gate_round} of {cfg.gate_retries})",
+            "",
+            "Fix what it reports. Its output:",
+            "",
+            "```",
+            gate_output.rstrip(),
+            "```",
+            "",
+        ]
+    lines += [
+        "## Rules",
+        "",
+        "- Edit files only. Do NOT commit, do NOT push, and do NOT open a pull request:",
+        "  the board commits what you leave in the worktree and publishes it itself.",
+        "- Do not touch the scratch directory this brief lives in.",
+    ]
+    if cfg.gate_argv:
+        lines.append(
+            f"- When you exit, the board runs the gate `{' '.join(cfg.gate_argv)}` in the "
+            "worktree; a red gate sends you its output."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_brief(cfg: Any, tree: Path, text: str) -> Path:
+    """Write the brief into the tree's scratch directory (never committed, never work)."""
+    folder = Path(tree) / cfg.scratch[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / BRIEF_NAME
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# the board's commit, with seed 003's surface harvest
+
+
+@dataclass
+class Harvest:
+    """What the board's commit took, and what it dropped and said out loud."""
+
+    commit: str = ""  # the board's commit ('' when nothing was committed)
+    committed: list[str] = field(default_factory=list)
+    discarded: list[str] = field(default_factory=list)  # tracked, outside the surface
+    untracked_outside: list[str] = field(default_factory=list)  # named, saved, then removed
+    saved_branch: str = ""  # stranded/… holding the whole tree before anything was dropped
+    coder_commits: list[str] = field(default_factory=list)  # folded into the board's commit
+
+    def summary(self) -> str:
+        parts = [f"committed {len(self.committed)} file(s) as {self.commit[:10]}"]
+        if self.coder_commits:
+            parts.append(
+                f"the coder's own {len(self.coder_commits)} commit(s) "
+                f"({', '.join(c[:10] for c in self.coder_commits)}) were folded into it"
+            )
+        if self.discarded:
+            parts.append(f"discarded outside the surface: {', '.join(self.discarded)}")
+        if self.untracked_outside:
+            parts.append(f"untracked outside the surface: {', '.join(self.untracked_outside)}")
+        if self.saved_branch:
+            parts.append(f"the whole tree was saved first to {self.saved_branch}")
+        return "; ".join(parts)
+
+
+def _is_scratch(cfg: Any, path: str) -> bool:
+    return any(path == s.strip("/") or path.startswith(s.strip("/") + "/") for s in cfg.scratch)
+
+
+def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
+    """(XY, path) of every uncommitted change, scratch excluded, renames split in two."""
+    res = gitutil.git(
+        tree, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"
+    )
+    out: list[tuple[str, str]] = []
+    for entry in res.stdout.split("\0"):
+        if len(entry) < 4:
+            continue
+        xy, path = entry[:2], entry[3:]
+        if _is_scratch(cfg, path):
+            continue
+        if xy == "??" and (tree / path).is_symlink() and "node_modules" in Path(path).parts:
+            continue  # the board's own node_modules links are never work (seed 000)
+        out.append((xy, path))
+    return out
+
+
+def _git_commit(tree: Path, message: str) -> str:
+    gitutil.git(
+        tree,
+        *gitutil.NO_HOOKS,
+        "commit",
+        "--no-verify",
+        "-q",
+        "-m",
+        message,
+        env=gitutil.identity_env(),
+    )
+    return gitutil.out(tree, "rev-parse", "HEAD")
+
+
+def _add_paths(tree: Path, paths: list[str]) -> None:
+    gitutil.git(
+        tree,
+        "--literal-pathspecs",
+        "add",
+        "-A",
+        "--pathspec-from-file=-",
+        "--pathspec-file-nul",
+        input_bytes="\0".join(paths).encode("utf-8", "surrogateescape"),
+    )
+
+
+def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) -> Harvest:
+    """The board's commit of what the coder left in `tree` (seed 003's harvest).
+
+    A coder that committed by itself is handled: its commits since `start` are
+    folded back (soft reset) so the surface rule applies to them too, and they are
+    named. Raises StrandedWorkError — the tree untouched beyond that soft reset,
+    which keeps every byte — when something outside the surface would be dropped
+    and the tree could not be saved first.
+    """
+    from . import worktrees
+
+    tree = Path(tree)
+    result = Harvest()
+    head = gitutil.rev(tree, "HEAD")
+    if start and head and head != start:
+        result.coder_commits = gitutil.out(tree, "rev-list", "--reverse", f"{start}..HEAD").split()
+        if result.coder_commits:
+            gitutil.git(tree, "reset", "-q", "--soft", start)
+    changes = tree_changes(cfg, tree)
+    if not changes:
+        return result
+    if not card.surface:
+        worktrees.stage_all(cfg, tree)
+        names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")
+        result.committed = sorted(p for p in names if p)
+        if result.committed:
+            result.commit = _git_commit(tree, message)
+        return result
+    inside = sorted({p for _, p in changes if in_surface(p, card.surface)})
+    tracked_out = sorted({p for xy, p in changes if xy != "??" and not in_surface(p, card.surface)})
+    untracked_out = sorted(
+        {p for xy, p in changes if xy == "??" and not in_surface(p, card.surface)}
+    )
+    if tracked_out or untracked_out:
+        saved = worktrees.preserve_worktree(cfg, tree)
+        result.saved_branch = _branch_name(saved)
+    result.discarded = tracked_out
+    result.untracked_outside = untracked_out
+    gitutil.git(tree, "reset", "-q")  # unstage all: only the surface goes into the commit
+    if inside:
+        _add_paths(tree, inside)
+        names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")
+        result.committed = sorted(p for p in names if p)
+        if result.committed:
+            result.commit = _git_commit(tree, message)
+    if tracked_out:
+        gitutil.git(tree, "reset", "-q", "--hard", "HEAD")  # tracked changes outside: dropped
+    for rel in untracked_out:  # they are on the saved branch; the tree must not re-save them
+        try:
+            (tree / rel).unlink()
+        except OSError:
+            pass
+    return result
+
+
+def _branch_name(saved: Any) -> str:
+    """The branch a `preserve_worktree` result names (a str, or an object carrying one)."""
+    if saved is None:
+        return ""
+    if isinstance(saved, str):
+        return saved
+    for attr in ("branch", "name", "ref"):
+        value = getattr(saved, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return str(saved)
+
+
+# ---------------------------------------------------------------------------------------------
+# gates
+
+
+@dataclass
+class GateVerdict:
+    """`passed`, `red`, or `no-verdict` (killed by a signal), with a line of why and the tail."""
+
+    status: str
+    reason: str
+    tail: str = ""
+
+    @property
+    def red(self) -> bool:
+        return self.status == "red"
+
+
+def run_gate(
+    cfg: Any,
+    tree: Path,
+    on_line: Callable[[str], None],
+    on_start: Callable[[int], None] | None = None,
+    env: dict[str, str] | None = None,
+) -> GateVerdict:
+    """Run `gate.argv` where the tree stands; a signal kill is no verdict, not red."""
+    argv = gitutil.argv_with(cfg.gate_argv, worktree=str(tree))
+    res = proc.stream(
+        argv, cwd=tree, timeout=cfg.gate_timeout_s, on_line=on_line, on_start=on_start, env=env
+    )
+    tail = res.tail_text(60)
+    if res.missing:
+        return GateVerdict("red", f"the gate {argv[0]!r} could not be started", tail)
+    if res.timed_out:
+        return GateVerdict(
+            "red", f"the gate ran past gate.timeout_s ({cfg.gate_timeout_s:g}s)", tail
+        )
+    sig = res.killed_by_signal
+    if sig is not None:
+        return GateVerdict("no-verdict", f"the gate was killed by signal {sig}: no verdict", tail)
+    if res.returncode != 0:
+        return GateVerdict("red", f"the gate exited {res.returncode}", tail)
+    return GateVerdict("passed", "the gate passed", tail)
+
+
+# ---------------------------------------------------------------------------------------------
+# claiming a card
+
+
+def claim(cfg: Any, store: Store, card: Card, owner_pid: int = 0) -> str | None:
+    """ready → working under a new drive's token; None if the card changed meanwhile.
+
+    The drive row is created first so its token can be written onto the card in the
+    same compare-and-set that moves the card; a lost claim ends that row `stood-aside`.
+    """
+    from . import worktrees
+
+    tier = cfg.ladder[0]
+    attempt = store.next_attempt(card.id)  # type: ignore[attr-defined]
+    log_rel = _rel(cfg, log_path(cfg, card.id, attempt))
+    drive = store.start_drive(card.id, tier, attempt, log_rel, owner_pid or os.getpid())
+    branch = worktrees.branch_for(card.id)
+    try:
+        with store.transaction() as tx:
+            now = tx.get(card.id)
+            if now.lane != "ready" or now.blocked is not None or now.drive:
+                found = now.blocked.cls if now.blocked else now.lane
+                raise Conflict(f"{card.id} is {found} now, not claimable")
+            for dep in now.deps:
+                if tx.get(dep).lane not in ("done", "cancelled"):
+                    raise Conflict(f"{card.id} waits on {dep}")
+            tx.update(
+                card.id,
+                Expect(version=now.version),
+                {"lane": "working", "drive": drive.id, "branch": branch},
+                WHO,
+                note=f"claimed by drive {drive.id} (attempt {attempt}, tier {tier})",
+            )
+    except BoardError as exc:
+        store.update_drive(drive.id, status="stood-aside", result=f"claim lost: {exc.line()}")
+        return None
+    return drive.id
+
+
+def _rel(cfg: Any, path: Path) -> str:
+    try:
+        return str(path.relative_to(cfg.root))
+    except ValueError:
+        return str(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# the drive
+
+
+@dataclass
+class DriveEnd:
+    """How a drive ended, for the loop's log and for tests."""
+
+    card: str
+    outcome: str  # done | review | blocked | parked | stood-aside | stopped
+    reason: str
+    token: str
+    attempts: int = 1
+    tree: str = ""
+    cls: str = ""
+    commit: str = ""
+    harvest: Harvest | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "card": self.card,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "drive": self.token,
+            "attempts": self.attempts,
+            "class": self.cls,
+            "commit": self.commit,
+        }
+
+
+class _Ended(Exception):
+    """Internal: unwinds the drive's loop with how it ended."""
+
+    def __init__(self, end: DriveEnd) -> None:
+        self.end = end
+
+
+class Drive:
+    """One build of one claimed card; `run()` returns a DriveEnd and never raises.
+
+    `interrupt()` (from another thread, e.g. the loop's shutdown) kills the running
+    child's process group; the drive then saves its tree and puts the card back in
+    `ready`.
+    """
+
+    def __init__(self, cfg: Any, store: Store, card_id: str, token: str) -> None:
+        self.cfg = cfg
+        self.store = store
+        self.card_id = card_id
+        self.token = token
+        self.tokens = [token]
+        row = store.get_drive(token)  # type: ignore[attr-defined]
+        self.attempt = row.attempt
+        self.rung = 0
+        self.tree: Path | None = None
+        self.start = ""
+        self.stood_aside = False
+        self.log: LogWriter | None = None
+        self._stop = threading.Event()
+        self._stop_why = ""
+        self._pgid = 0
+        self._pg_lock = threading.Lock()
+        self._pending: tuple[str, str] = ("failed", "")  # how the current attempt's row ends
+
+    # -- control from other threads ------------------------------------------------------
+
+    def interrupt(self, why: str = "board run is shutting down") -> None:
+        """Stop at the next step: kill the running child's whole group now."""
+        self._stop_why = why
+        self._stop.set()
+        with self._pg_lock:
+            if self._pgid:
+                proc.kill_group(self._pgid)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    @property
+    def tier(self) -> str:
+        return self.cfg.ladder[self.rung]
+
+    @property
+    def owner(self) -> Owner:
+        return Owner("working", self.token)
+
+    # -- the run -------------------------------------------------------------------------
+
+    def run(self) -> DriveEnd:
+        try:
+            return self._run()
+        except _Ended as ended:
+            return ended.end
+        except Exception as exc:  # a bug or a git failure: the card must not stay working
+            return self._failed_internally(exc)
+        finally:
+            self._close_log()
+
+    def _run(self) -> DriveEnd:
+        fresh = True
+        gate_round = 0
+        gate_output = ""
+        first = True
+        while True:
+            if not first:
+                self._rotate()
+            first = False
+            self._open_log()
+            if fresh:
+                self._fresh_build()
+                gate_round, gate_output = 0, ""
+            assert self.tree is not None
+            card = self.store.get(self.card_id)
+            text = brief_text(
+                self.cfg,
+                card,
+                tree=self.tree,
+                branch=card.branch,
+                tier=self.tier,
+                attempt=self.attempt,
+                gate_output=gate_output,
+                gate_round=gate_round,
+                requeue_reason=latest_requeue_reason(self.store, self.card_id),
+            )
+            brief = write_brief(self.cfg, self.tree, text)
+            self._check_stop()
+            res = self._run_coder(brief)
+            self._check_stop()
+            failure = self._coder_failure(res, fresh)
+            if failure is not None:
+                self._climb(failure, "terminal", res.tail_text(TAIL_LINES))
+                fresh = True
+                continue
+            self._format()
+            self._check_stop()
+            if not self._has_work():
+                self._climb("the coder exited 0 but changed nothing", "terminal", res.tail_text())
+                fresh = True
+                continue
+            if self.cfg.gate_argv:
+                verdict = self._gate()
+                self._check_stop()
+                if verdict.red:
+                    if gate_round < self.cfg.gate_retries:
+                        gate_round += 1
+                        gate_output = verdict.tail
+                        self._comment(
+                            f"attempt {self.attempt} (tier {self.tier}): {verdict.reason}; "
+                            f"retry {gate_round} of {self.cfg.gate_retries} with its output "
+                            "in the brief",
+                            verdict.tail,
+                        )
+                        self._pending = ("failed", verdict.reason)
+                        fresh = False
+                        continue
+                    why = f"{verdict.reason}, and stayed red after {self.cfg.gate_retries} retries"
+                    self._climb(why, "gate-red", verdict.tail)
+                    fresh = True
+                    continue
+            end = self._commit_and_publish()
+            if end is None:  # nothing inside the surface: it climbed
+                fresh = True
+                continue
+            return end
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def _fresh_build(self) -> None:
+        """Save every old tree the card owns, then create a fresh one (seed 000)."""
+        from . import worktrees
+
+        self._edge_check("fresh build")
+        try:
+            worktrees.fresh_build_prepare(self.cfg, self.card_id, store=self.store)
+            self.tree = Path(worktrees.create_worktree(self.cfg, self.card_id, store=self.store))
+        except StrandedWorkError as exc:
+            self.tree = None  # the old tree stays exactly as it is; no coder is dispatched
+            self._block("stranded-work", exc.line(), remove_tree=False)
+        self.start = gitutil.out(self.tree, "rev-parse", "HEAD")
+        self._say(f"fresh worktree {self.tree} at {self.start[:10]}")
+
+    def _run_coder(self, brief: Path) -> proc.Result:
+        tier = self.cfg.tier(self.tier)
+        assert self.tree is not None
+        argv = gitutil.argv_with(
+            tier.argv, brief=str(brief), worktree=str(self.tree), card=self.card_id
+        )
+        timeout = tier.timeout_s or self.cfg.coder_timeout_s
+        self._say(f"coder (tier {self.tier}, attempt {self.attempt}): {argv}")
+        res = self._stream(argv, timeout, self.cfg.first_output_timeout_s)
+        self._say(f"coder ended: {_describe(res)}")
+        return res
+
+    def _stream(self, argv: list[str], timeout: float, first_output: float = 0) -> proc.Result:
+        assert self.tree is not None
+        env = {
+            "BOARD_CARD": self.card_id,
+            "BOARD_WORKTREE": str(self.tree),
+            "BOARD_DRIVE": self.token,
+        }
+        try:
+            return proc.stream(
+                argv,
+                cwd=self.tree,
+                timeout=timeout,
+                on_line=self._line,
+                first_output_timeout=first_output,
+                env=env,
+                on_start=self._on_start,
+            )
+        finally:
+            with self._pg_lock:
+                self._pgid = 0
+            self.store.update_drive(self.token, pgid=0)
+
+    def _on_start(self, pid: int) -> None:
+        with self._pg_lock:
+            self._pgid = pid
+            if self._stop.is_set():
+                proc.kill_group(pid)
+        self.store.update_drive(self.token, pgid=pid)
+
+    def _coder_failure(self, res: proc.Result, fresh: bool) -> str | None:
+        """None when the coder succeeded; ends the drive for infra failures and the park."""
+        tail = res.tail_text(TAIL_LINES)
+        if res.missing:
+            self._block(
+                "dispatch-infra",
+                f"the coder {res.argv[0]!r} could not be started ({tail.strip() or 'missing'}); "
+                f"fix [coder.tiers.{self.tier}] argv, then unblock",
+            )
+        if res.first_output_timed_out:
+            self._block(
+                "dispatch-infra",
+                f"the coder (tier {self.tier}) printed nothing in "
+                f"{self.cfg.first_output_timeout_s:g}s and was killed: it never reached its "
+                "model; check the coder command and its service, then unblock",
+                tail,
+            )
+        if res.timed_out:
+            why = f"the coder (tier {self.tier}) timed out after {self._coder_timeout():g}s"
+            if fresh and res.produced_output:
+                reason = self._count_timeout()
+                if reason:
+                    self._parked(reason, tail)
+            return why
+        if res.returncode != 0:
+            if res.killed_by_signal is not None:
+                self._settle()  # a kill we did not send: a `board stop` may be moving the card
+                self._edge_check("climb")
+            return f"the coder (tier {self.tier}) exited {res.returncode}"
+        return None
+
+    def _coder_timeout(self) -> float:
+        return self.cfg.tier(self.tier).timeout_s or self.cfg.coder_timeout_s
+
+    def _count_timeout(self) -> str | None:
+        """Issue 6's count of a timeout that counts; a missing split module parks nothing."""
+        try:
+            from . import split
+        except ImportError:
+            return None
+        card = self.store.get(self.card_id)
+        self._edge_check("timeout count")
+        try:
+            return split.count_timeout(self.store, self.cfg, card, self.token)
+        except Conflict as exc:
+            self._stand_aside("timeout count", exc.line())
+        return None  # pragma: no cover - _stand_aside raises
+
+    def _format(self) -> None:
+        if not self.cfg.gate_format_argv:
+            return
+        assert self.tree is not None
+        argv = gitutil.argv_with(self.cfg.gate_format_argv, worktree=str(self.tree))
+        self._say(f"format: {argv}")
+        res = self._stream(argv, self.cfg.gate_timeout_s)
+        if not res.ok:
+            self._say(f"format did not finish cleanly ({_describe(res)}); going on")
+
+    def _gate(self) -> GateVerdict:
+        assert self.tree is not None
+        self._say(f"gate: {list(self.cfg.gate_argv)}")
+        verdict = run_gate(
+            self.cfg,
+            self.tree,
+            self._line,
+            on_start=self._on_start,
+            env={"BOARD_CARD": self.card_id, "BOARD_WORKTREE": str(self.tree)},
+        )
+        with self._pg_lock:
+            self._pgid = 0
+        self.store.update_drive(self.token, pgid=0)
+        self._say(f"gate: {verdict.reason}")
+        if verdict.status == "no-verdict":
+            self._settle()
+            self._edge_check("gate")
+            self.store.add_event(
+                self.card_id,
+                f"attempt {self.attempt}: {verdict.reason}, so it is not red; going on",
+                WHO,
+            )
+        return verdict
+
+    def _has_work(self) -> bool:
+        assert self.tree is not None
+        if gitutil.rev(self.tree, "HEAD") != self.start:
+            return True
+        return bool(tree_changes(self.cfg, self.tree))
+
+    def _commit_and_publish(self) -> DriveEnd | None:
+        from . import publish as publishing
+
+        assert self.tree is not None
+        card = self._edge_check("commit")
+        subject = (card.title.splitlines() or [""])[0].strip()
+        message = (
+            f"{card.id}: {subject}\n\nBuilt by board drive {self.token} "
+            f"(attempt {self.attempt}, tier {self.tier})."
+        )
+        try:
+            result = harvest(self.cfg, self.tree, card, self.start, message)
+        except StrandedWorkError as exc:  # nothing was dropped; the tree stays as it is
+            self._block("stranded-work", exc.line(), remove_tree=False)
+        if not result.commit:
+            outside = result.discarded + result.untracked_outside
+            why = "the coder changed nothing inside the card's surface" + (
+                f" (only outside it: {', '.join(outside)})" if outside else ""
+            )
+            self._climb(why, "terminal", "")
+            return None
+        self._say(f"commit: {result.summary()}")
+        if result.discarded or result.untracked_outside or result.coder_commits:
+            self._comment(f"the board's commit: {result.summary()}")
+        self._edge_check("publish")
+        published = publishing.publish(
+            self.cfg, self.store, card, self.tree, self.token, start=self.start
+        )
+        if published.outcome == "stood-aside":
+            self._stand_aside("publish", published.reason)
+        if published.outcome in ("done", "review"):
+            _clear_count(self.store, self.card_id)
+        if published.outcome == "done":
+            self._say(f"folded onto {self.cfg.run_branch} at {published.commit[:10]}")
+            self._end_row("passed", f"folded onto {self.cfg.run_branch} at {published.commit[:10]}")
+            branch = gitutil.out(self.tree, "branch", "--show-current")
+            self._remove_tree(f"{self.card_id} was published")
+            publishing.drop_folded_branch(self.cfg, branch)
+            return self._end(
+                "done", published.reason or "folded", commit=published.commit, h=result
+            )
+        if published.outcome == "review":
+            self._end_row("passed", published.reason)
+            return self._end("review", published.reason, commit=result.commit, h=result)
+        # blocked (a fold conflict): the branch is kept; the tree is saved, then removed
+        self._end_row("blocked", published.reason)
+        self._say(f"blocked {published.cls}: {published.reason}")
+        self._remove_tree(f"blocked {published.cls}")
+        return self._end("blocked", published.reason, cls=published.cls, h=result)
+
+    # -- edges ---------------------------------------------------------------------------
+
+    def _edge_check(self, edge: str) -> Card:
+        """Re-read the card before an edge; stand aside (raising _Ended) if it is not ours."""
+        card = self.store.get(self.card_id)
+        found = self.owner.why_not(card, self.store)
+        if found:
+            self._stand_aside(edge, found)
+        return card
+
+    def _settle(self) -> None:
+        """Give another process's stop/cancel a moment to land before we judge the child."""
+        deadline = time.monotonic() + SETTLE_S
+        while time.monotonic() < deadline:
+            if self.owner.why_not(self.store.get(self.card_id), self.store):
+                return
+            time.sleep(0.05)
+
+    def _check_stop(self) -> None:
+        if self._stop.is_set():
+            self._shutdown()
+
+    def _climb(self, why: str, top_cls: str, tail: str) -> None:
+        """One rung up, or at the top a block; the failed attempt is discarded unsaved."""
+        if self.rung + 1 >= len(self.cfg.ladder):
+            log = self._log_rel()
+            self._block(
+                top_cls,
+                f"{why}; that was the top rung ({self.tier}), attempt {self.attempt}; "
+                f"its log: {log}",
+                tail,
+            )
+        nxt = self.cfg.ladder[self.rung + 1]
+        self._edge_check("climb")
+        self._comment(
+            f"attempt {self.attempt} (tier {self.tier}) failed: {why}; climbing to tier {nxt}",
+            tail,
+        )
+        self._discard_own_attempt()
+        self._pending = ("failed", why)
+        self.rung += 1
+
+    def _discard_own_attempt(self) -> None:
+        """Remove the drive's own failed tree and branch unsaved — re-read right before."""
+        self._edge_check("discard of its failed attempt")
+        tree = self.tree
+        if tree is None:
+            return
+        root = self.cfg.root
+        branch = gitutil.out(tree, "branch", "--show-current") if tree.exists() else ""
+        tip = gitutil.rev(root, f"refs/heads/{branch}") if branch else None
+        gitutil.git(root, "worktree", "remove", "--force", "--force", str(tree), check=False)
+        if tree.exists():
+            # it could not be removed: the next create_worktree saves it before reuse
+            self._say(f"note: {tree} could not be removed; the next build saves it first")
+        elif branch and tip:
+            gitutil.git(root, *gitutil.NO_HOOKS, "update-ref", "-d", f"refs/heads/{branch}", tip)
+        self.tree = None
+
+    def _rotate(self) -> None:
+        """Start the next attempt: a new drive row, the card's token moved to it by CAS."""
+        old = self.token
+        attempt = self.store.next_attempt(self.card_id)  # type: ignore[attr-defined]
+        log_rel = _rel(self.cfg, log_path(self.cfg, self.card_id, attempt))
+        row = self.store.start_drive(self.card_id, self.tier, attempt, log_rel, os.getpid())
+        try:
+            edge_update(
+                self.store,
+                self.card_id,
+                self.owner,
+                {"drive": row.id},
+                "retry",
+                note=f"attempt {attempt} (tier {self.tier}) by drive {row.id}",
+            )
+        except StoodAside as exc:
+            self.store.update_drive(row.id, status="stood-aside", result=str(exc))
+            self._stand_aside("retry", exc.found)
+        self._end_row(*self._pending, token=old)
+        self._close_log()
+        self.token = row.id
+        self.attempt = attempt
+        self.tokens.append(row.id)
+
+    def _block(self, cls: str, reason: str, tail: str = "", remove_tree: bool = True) -> None:
+        """Block the card as the drive ends (flag kept, card to ready), then save the tree."""
+        try:
+            block_owned(self.store, self.card_id, self.owner, cls, reason)
+        except StoodAside as exc:
+            self._stand_aside("block", exc.found)
+        if tail.strip():
+            self._comment(f"attempt {self.attempt} (tier {self.tier}) log tail", tail)
+        self._say(f"blocked {cls}: {reason}")
+        self._end_row("blocked", f"{cls}: {reason}")
+        if remove_tree and self.tree is not None:
+            self._remove_tree(f"blocked {cls}")
+        raise _Ended(self._end("blocked", reason, cls=cls))
+
+    def _parked(self, reason: str, tail: str) -> None:
+        """Issue 6 parked the card too-wide: end, card back to ready with its flag, tree saved."""
+        self._release(f"drive {self.token} ends: parked too-wide")
+        if tail.strip():
+            self._comment(f"attempt {self.attempt} (tier {self.tier}) log tail", tail)
+        self._end_row("blocked", f"too-wide: {reason}")
+        if self.tree is not None:
+            self._remove_tree("parked too-wide")
+        raise _Ended(self._end("parked", reason, cls="too-wide"))
+
+    def _release(self, note: str) -> bool:
+        """A card still working under this drive (but held or parked) goes back to ready."""
+        with self.store.transaction() as tx:
+            card = tx.get(self.card_id)
+            if card.lane != "working" or card.drive != self.token:
+                return False
+            tx.update(
+                self.card_id,
+                Expect(version=card.version),
+                {"lane": "ready", "drive": ""},
+                WHO,
+                note,
+            )
+            return True
+
+    def _stand_aside(self, edge: str, found: str) -> None:
+        """Do nothing to the card but note what was found; the tree stays (invariant 4)."""
+        self.stood_aside = True
+        where = (
+            f"its tree is kept at {self.tree}"
+            if self.tree is not None and self.tree.exists()
+            else "it holds no tree"
+        )
+        note = f"drive {self.token} stood aside at {edge}: {found}; {where}"
+        self._say(note)
+        if not self._release(note):
+            self.store.add_event(self.card_id, note, WHO)
+        self._end_row("stood-aside", f"at {edge}: {found}")
+        raise _Ended(self._end("stood-aside", found))
+
+    def _shutdown(self) -> None:
+        """The loop is stopping: save the tree with a comment, reap it, card back to ready."""
+        card = self.store.get(self.card_id)
+        found = self.owner.why_not(card, self.store)
+        if found:
+            self._stand_aside("shutdown", found)
+        why = self._stop_why or "board run is shutting down"
+        if self.tree is not None and self.tree.exists():
+            self._remove_tree(f"{why} during attempt {self.attempt}")
+        try:
+            edge_update(
+                self.store,
+                self.card_id,
+                self.owner,
+                {"lane": "ready", "drive": ""},
+                "shutdown",
+                note=f"{why}: drive {self.token} stopped; the card is back in ready",
+            )
+        except StoodAside as exc:
+            self._stand_aside("shutdown", exc.found)
+        self._end_row("stopped", why)
+        raise _Ended(self._end("stopped", why))
+
+    def _failed_internally(self, exc: Exception) -> DriveEnd:
+        """An unexpected error: block `transient` (the sweep retries), tree saved, trace logged."""
+        text = exc.line() if isinstance(exc, BoardError) else f"{type(exc).__name__}: {exc}"
+        self._say("internal error:\n" + traceback.format_exc())
+        try:
+            self._block("transient", f"the drive failed: {text}")
+        except _Ended as ended:
+            return ended.end
+        except Exception:  # the store itself is failing: say so in the log and give up
+            self._say("could not record the failure:\n" + traceback.format_exc())
+        return self._end("blocked", text, cls="transient")
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _remove_tree(self, why: str) -> None:
+        """The one save-then-remove; a tree that cannot be saved stays, and the card says so."""
+        from . import worktrees
+
+        tree = self.tree
+        if tree is None:
+            return
+        try:
+            worktrees.discard_worktree(
+                self.cfg, tree, store=self.store, card_id=self.card_id, why=why
+            )
+        except StrandedWorkError as exc:
+            self._comment(f"its tree was kept: {exc.line()}")
+        except BoardError as exc:
+            self._comment(f"its tree was kept: {exc.line()}")
+        self.tree = None if not tree.exists() else tree
+
+    def _end_row(self, status: str, result: str, token: str = "") -> None:
+        """End a drive row that is still running (a row another process ended keeps its word)."""
+        token = token or self.token
+        try:
+            if not self.store.get_drive(token).live:  # type: ignore[attr-defined]
+                return
+            self.store.update_drive(token, status=status, pgid=0, result=result[:500])
+        except BoardError:
+            pass
+
+    def _end(
+        self, outcome: str, reason: str, cls: str = "", commit: str = "", h: Harvest | None = None
+    ) -> DriveEnd:
+        return DriveEnd(
+            card=self.card_id,
+            outcome=outcome,
+            reason=reason,
+            token=self.token,
+            attempts=len(self.tokens),
+            tree=str(self.tree or ""),
+            cls=cls,
+            commit=commit,
+            harvest=h,
+        )
+
+    def _comment(self, text: str, tail: str = "") -> None:
+        body = text
+        if tail.strip():
+            lines = tail.rstrip().splitlines()[-TAIL_LINES:]
+            body += "\n\nlog tail:\n" + "\n".join(f"    {x}" for x in lines)
+        try:
+            self.store.add_comment(self.card_id, body, WHO)
+        except BoardError:
+            pass
+
+    def _log_rel(self) -> str:
+        return _rel(self.cfg, log_path(self.cfg, self.card_id, self.attempt))
+
+    def _open_log(self) -> None:
+        if self.log is None:
+            self.log = LogWriter(log_path(self.cfg, self.card_id, self.attempt))
+
+    def _close_log(self) -> None:
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+
+    def _line(self, text: str) -> None:
+        if self.log is not None:
+            self.log.write_line(text)
+
+    def _say(self, text: str) -> None:
+        if self.log is None:
+            try:
+                self._open_log()
+            except OSError:
+                return
+        self._line(f"board: {text}")
+
+
+def _clear_count(store: Store, card_id: str) -> None:
+    try:
+        from . import split
+    except ImportError:
+        return
+    try:
+        split.clear_count(store, card_id)
+    except BoardError:
+        pass
+
+
+def _describe(res: proc.Result) -> str:
+    if res.missing:
+        return "could not be started"
+    if res.first_output_timed_out:
+        return "printed nothing before first_output_timeout_s; killed"
+    if res.timed_out:
+        return "timed out; its process group was killed"
+    sig = res.killed_by_signal
+    if sig is not None:
+        return f"killed by signal {sig}"
+    return f"exit {res.returncode}"
+
+
+def run_drive(cfg: Any, store: Store, card_id: str, token: str) -> DriveEnd:
+    """Run one claimed drive to its end (what the loop's threads call)."""
+    return Drive(cfg, store, card_id, token).run()
+
+
+__all__ = [
+    "Drive",
+    "DriveEnd",
+    "GateVerdict",
+    "Harvest",
+    "brief_text",
+    "claim",
+    "harvest",
+    "in_surface",
+    "latest_requeue_reason",
+    "run_drive",
+    "run_gate",
+    "tree_changes",
+    "write_brief",
+]

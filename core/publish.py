@@ -1,0 +1,458 @@
+"""Publishing a built card, and the ownership check every drive edge goes through.
+
+`fold` is seed 003's serial fold-back: under one lock per run branch (shared by
+every process on this machine), the card branch is rebased onto the run
+branch's tip and the run branch is moved with a compare-and-swap `update-ref`.
+The run branch is never checked out, and a fold refuses while any worktree has
+it checked out, so the operator's own checkout never moves under them.
+
+The last step of a publish moves the run branch and the card in one store
+transaction: the card is re-read, checked to still belong to the drive, the ref
+is moved, and the card goes `done` before the transaction commits. Another
+process's `hold` or `requeue` therefore lands either before (and the fold stands
+aside: nothing is published) or after (and finds the card already done) — never
+in between (invariant 4).
+
+`publish` dispatches on `publish.review` and `publish.mode`; issue 5 extends it
+with `push` and the operator's `approve`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import gitutil
+from .errors import BoardError, Conflict, Refused
+from .model import BLOCK_CLASSES, DRIVE_LIVE, Blocked, Card
+from .store import Expect, Store
+
+LOCK_POLL_S = 0.01
+# a rebase keeps each commit's author; the board is its committer
+_COMMITTER = {k: v for k, v in gitutil.BOARD_IDENTITY.items() if "COMMITTER" in k}
+FOLD_CAS_TRIES = 3
+
+
+# ---------------------------------------------------------------------------------------------
+# ownership: who may change a card at an edge
+
+
+@dataclass(frozen=True)
+class Owner:
+    """What a card must look like for an edge to act on it.
+
+    A drive owns its card while the card is in `working` under its token, unblocked,
+    and the drive's own row is still `running` (a `board stop` in another process
+    ends the row). Issue 5's `approve` owns a `review` card at the version it read.
+    """
+
+    lane: str = "working"
+    token: str = ""
+    version: int | None = None
+
+    def why_not(self, card: Card, store: Store | None = None) -> str:
+        """'' when the card is still ours; otherwise what was found, in words."""
+        if card.lane != self.lane:
+            return f"{card.id} is in {card.lane}, not {self.lane}"
+        if card.drive != self.token:
+            found = f"drive {card.drive}" if card.drive else "no drive"
+            want = f"drive {self.token}" if self.token else "no drive"
+            return f"{card.id} is under {found}, not {want}"
+        if card.blocked is not None:
+            return f"{card.id} is blocked {card.blocked.cls}: {card.blocked.reason}"
+        if self.version is not None and card.version != self.version:
+            return f"{card.id} changed meanwhile (version {card.version}, expected {self.version})"
+        if self.token and store is not None:
+            get_drive = getattr(store, "get_drive", None)
+            if get_drive is not None:
+                try:
+                    row = get_drive(self.token)
+                except BoardError:
+                    return f"drive {self.token} has no record"
+                if row.status != DRIVE_LIVE:
+                    why = f" ({row.result})" if row.result else ""
+                    return f"drive {self.token} was ended: {row.status}{why}"
+        return ""
+
+
+class StoodAside(Refused):
+    """The card was moved under its drive; the edge did nothing (invariant 4)."""
+
+    def __init__(self, edge: str, found: str) -> None:
+        self.edge = edge
+        self.found = found
+        super().__init__(f"stood aside at {edge}: {found}")
+
+
+def edge_update(
+    store: Store,
+    card_id: str,
+    owner: Owner,
+    changes: dict[str, Any],
+    edge: str,
+    note: str = "",
+    who: str = "board",
+) -> Card:
+    """Apply `changes` only if the card is still `owner`'s, in one transaction; else StoodAside."""
+    with store.transaction() as tx:
+        card = tx.get(card_id)
+        found = owner.why_not(card, store)
+        if found:
+            raise StoodAside(edge, found)
+        return tx.update(card_id, Expect(version=card.version), changes, who, note)
+
+
+def block_owned(
+    store: Store,
+    card_id: str,
+    owner: Owner,
+    cls: str,
+    reason: str,
+    edge: str = "block",
+    lane: str = "ready",
+) -> Card:
+    """The drive's block as it ends: flag set, card back to `lane`, drive released.
+
+    Raises StoodAside (and blocks nothing) when the card is no longer the owner's.
+    """
+    if cls not in BLOCK_CLASSES:
+        raise Refused(f"unknown block class {cls!r}")
+    if not reason.strip():
+        raise Refused("a block needs a reason")
+    return edge_update(
+        store,
+        card_id,
+        owner,
+        {"blocked": Blocked(cls, reason), "lane": lane, "drive": ""},
+        edge,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# the per-run lock
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "run"
+
+
+def lock_path(cfg: Any, name: str) -> Path:
+    """`.board/locks/<name>.lock`."""
+    folder = Path(cfg.board_dir) / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{_safe(name)}.lock"
+
+
+@contextmanager
+def file_lock(path: Path, timeout: float, what: str) -> Iterator[None]:
+    """An exclusive fcntl lock on `path`, waited for up to `timeout` seconds.
+
+    Each call opens its own file description, so threads of one process exclude
+    each other as well as other processes; the kernel drops it if we die.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + max(timeout, 0.0)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise Refused(
+                        f"{what} is busy: {path} stayed locked for {timeout:g}s"
+                    ) from None
+                time.sleep(LOCK_POLL_S)
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())
+        except OSError:
+            pass
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def run_lock(cfg: Any, timeout: float | None = None) -> Any:
+    """The per-run write lock: one fold (and its harvest) at a time across processes."""
+    wait = cfg.publish_timeout_s if timeout is None else timeout
+    return file_lock(
+        lock_path(cfg, f"run-{cfg.run_branch}"), wait, f"the run lock of {cfg.run_branch}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# the fold
+
+
+@dataclass
+class PublishResult:
+    """What a publish did: `done`, `review`, `blocked` (with cls/reason) or `stood-aside`."""
+
+    outcome: str
+    card: Card | None = None
+    commit: str = ""  # the run branch's new tip (fold)
+    reason: str = ""
+    cls: str = ""
+    paths: list[str] = field(default_factory=list)  # conflicting paths on a fold-conflict
+
+    @property
+    def published(self) -> bool:
+        return self.outcome in ("done",)
+
+
+def run_branch_holders(cfg: Any) -> list[str]:
+    """Paths of the worktrees (main checkout included) that have the run branch checked out."""
+    text = gitutil.out(cfg.root, "worktree", "list", "--porcelain")
+    want = f"branch refs/heads/{cfg.run_branch}"
+    holders: list[str] = []
+    current = ""
+    for line in text.splitlines():
+        if line.startswith("worktree "):
+            current = line[len("worktree ") :]
+        elif line.strip() == want:
+            holders.append(current)
+    return holders
+
+
+def base_ref(cfg: Any) -> str:
+    """What card branches start from: `origin/<base>` when it exists, else `<base>`."""
+    remote_ref = f"{cfg.remote}/{cfg.base}"
+    if gitutil.rev(cfg.root, f"refs/remotes/{remote_ref}") is not None:
+        return remote_ref
+    return cfg.base
+
+
+def _ensure_run_branch(cfg: Any) -> str:
+    tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}")
+    if tip is not None:
+        return tip
+    start = gitutil.rev(cfg.root, cfg.base)
+    if start is None:
+        raise Refused(f"neither the run branch {cfg.run_branch} nor the base {cfg.base} exists")
+    gitutil.git(
+        cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/heads/{cfg.run_branch}", start, ""
+    )
+    return start
+
+
+def _conflict_paths(tree: Path) -> list[str]:
+    res = gitutil.git(tree, "diff", "--name-only", "--diff-filter=U", "-z", check=False)
+    return sorted({p for p in res.stdout.split("\0") if p})
+
+
+def _rebase(cfg: Any, tree: Path, onto: str, upstream: str) -> tuple[bool, list[str], str]:
+    """Rebase HEAD's own commits (upstream..HEAD) onto `onto`; on conflict abort, name paths."""
+    res = gitutil.git(
+        tree,
+        *gitutil.NO_HOOKS,
+        "-c",
+        "rebase.autoStash=false",
+        "-c",
+        "rebase.updateRefs=false",
+        "rebase",
+        "--no-autosquash",
+        "--onto",
+        onto,
+        upstream,
+        env=_COMMITTER,
+        check=False,
+        timeout=cfg.publish_timeout_s or gitutil.GIT_TIMEOUT_S,
+    )
+    if res.returncode == 0 and not res.timed_out:
+        return True, [], ""
+    paths = _conflict_paths(tree)
+    said = (res.stderr.strip() or res.stdout.strip()).splitlines()
+    gitutil.git(tree, *gitutil.NO_HOOKS, "rebase", "--abort", check=False)
+    return False, paths, said[-1] if said else "rebase failed"
+
+
+def fold(
+    cfg: Any,
+    store: Store,
+    card: Card,
+    tree: str | Path,
+    token: str,
+    *,
+    owner: Owner | None = None,
+    start: str | None = None,
+    who: str = "board",
+) -> PublishResult:
+    """Fold the card branch checked out in `tree` onto the run branch; the card goes `done`.
+
+    `start` is the commit the card's own work sits on (the drive records it when it
+    creates the tree); without it, the merge-base with the base branch is used, so
+    only the card's own commits are replayed. A conflict aborts the rebase, keeps
+    the card branch as it was, and blocks the card `fold-conflict` naming the paths.
+    """
+    tree = Path(tree)
+    owner = owner or Owner("working", token)
+    run_ref = f"refs/heads/{cfg.run_branch}"
+    with run_lock(cfg):
+        holders = run_branch_holders(cfg)
+        if holders:
+            reason = (
+                f"the run branch {cfg.run_branch} is checked out at {', '.join(holders)}; "
+                "a fold would move it under that checkout. Check out another branch there, "
+                f"then unblock {card.id}"
+            )
+            return _fold_block(store, card, owner, reason, [])
+        head = gitutil.rev(tree, "HEAD")
+        if head is None:
+            raise Refused(f"{tree} has no commit to publish")
+        if start is None:
+            start = gitutil.out(tree, "merge-base", "HEAD", base_ref(cfg))
+        if head == start:
+            raise Refused(f"{card.id}: {tree} holds no commit of its own to publish")
+        for _ in range(FOLD_CAS_TRIES):
+            found = owner.why_not(store.get(card.id), store)
+            if found:
+                return PublishResult("stood-aside", reason=found)
+            tip = _ensure_run_branch(cfg)
+            if gitutil.rev(tree, "HEAD") != tip and not gitutil.ok(
+                tree, "merge-base", "--is-ancestor", tip, "HEAD"
+            ):
+                ok, paths, said = _rebase(cfg, tree, tip, start)
+                if not ok:
+                    where = ", ".join(paths) if paths else said
+                    branch = gitutil.out(tree, "branch", "--show-current") or "its branch"
+                    reason = (
+                        f"folding onto {cfg.run_branch} conflicts in {where}; {branch} is kept "
+                        f"as it was: rebase it onto {cfg.run_branch} by hand, then unblock"
+                    )
+                    return _fold_block(store, card, owner, reason, paths)
+                start = tip
+            new = gitutil.rev(tree, "HEAD")
+            assert new is not None
+            try:
+                with store.transaction() as tx:
+                    now = tx.get(card.id)
+                    found = owner.why_not(now, store)
+                    if found:
+                        raise StoodAside("publish", found)
+                    res = gitutil.git(
+                        cfg.root, *gitutil.NO_HOOKS, "update-ref", run_ref, new, tip, check=False
+                    )
+                    if res.returncode != 0:
+                        raise _RunMoved(res.stderr.strip())
+                    done = tx.update(
+                        card.id,
+                        Expect(version=now.version),
+                        {"lane": "done", "drive": ""},
+                        who,
+                        note=f"folded onto {cfg.run_branch} at {new[:10]}",
+                    )
+            except StoodAside as exc:
+                return PublishResult("stood-aside", reason=exc.found)
+            except _RunMoved:
+                continue  # someone outside the lock moved the run branch: rebase again
+            return PublishResult("done", card=done, commit=new)
+        raise Conflict(
+            f"{card.id}: {cfg.run_branch} kept moving under the fold ({FOLD_CAS_TRIES} tries)"
+        )
+
+
+class _RunMoved(Exception):
+    pass
+
+
+def _fold_block(
+    store: Store, card: Card, owner: Owner, reason: str, paths: list[str]
+) -> PublishResult:
+    try:
+        blocked = block_owned(store, card.id, owner, "fold-conflict", reason, edge="fold")
+    except StoodAside as exc:
+        return PublishResult("stood-aside", reason=exc.found)
+    return PublishResult("blocked", card=blocked, reason=reason, cls="fold-conflict", paths=paths)
+
+
+def drop_folded_branch(cfg: Any, branch: str) -> bool:
+    """Delete a card branch whose tip the run branch already holds (compare-and-swap delete)."""
+    if not branch:
+        return False
+    ref = f"refs/heads/{branch}"
+    tip = gitutil.rev(cfg.root, ref)
+    if tip is None:
+        return False
+    if not gitutil.ok(cfg.root, "merge-base", "--is-ancestor", tip, f"refs/heads/{cfg.run_branch}"):
+        return False
+    holders = gitutil.out(cfg.root, "worktree", "list", "--porcelain")
+    if f"branch {ref}" in holders.splitlines():
+        return False
+    return gitutil.ok(cfg.root, *gitutil.NO_HOOKS, "update-ref", "-d", ref, tip)
+
+
+# ---------------------------------------------------------------------------------------------
+# the dispatcher
+
+
+def to_review(
+    cfg: Any, store: Store, card: Card, tree: str | Path, token: str, *, owner: Owner | None = None
+) -> PublishResult:
+    """review = operator: the built card waits in `review`, keeping its tree and branch."""
+    owner = owner or Owner("working", token)
+    branch = gitutil.out(Path(tree), "branch", "--show-current") or card.branch
+    stat = gitutil.git(
+        Path(tree), "diff", "--shortstat", f"{base_ref(cfg)}...HEAD", check=False
+    ).stdout.strip()
+    note = f"built; waits for the operator's review on {branch}" + (f" ({stat})" if stat else "")
+    try:
+        moved = edge_update(store, card.id, owner, {"lane": "review", "drive": ""}, "review", note)
+    except StoodAside as exc:
+        return PublishResult("stood-aside", reason=exc.found)
+    return PublishResult("review", card=moved, reason=note)
+
+
+def publish(
+    cfg: Any,
+    store: Store,
+    card: Card,
+    tree: str | Path,
+    token: str,
+    *,
+    owner: Owner | None = None,
+    start: str | None = None,
+    approved: bool = False,
+) -> PublishResult:
+    """Publish a built card the configured way.
+
+    With `review = "operator"` and not yet `approved`, the card goes to `review`.
+    Otherwise `fold` (local, serial) or `push` (issue 5). Raises StoodAside never:
+    a moved card comes back as outcome `stood-aside`, with nothing published.
+    """
+    if cfg.review == "operator" and not approved:
+        return to_review(cfg, store, card, tree, token, owner=owner)
+    if cfg.publish_mode == "fold":
+        return fold(cfg, store, card, tree, token, owner=owner, start=start)
+    if cfg.publish_mode == "push":
+        raise BoardError('publish mode "push" is not built yet: set publish.mode = "fold" for now')
+    raise BoardError(f"unknown publish mode {cfg.publish_mode!r}")
+
+
+__all__ = [
+    "Owner",
+    "StoodAside",
+    "PublishResult",
+    "edge_update",
+    "block_owned",
+    "file_lock",
+    "run_lock",
+    "lock_path",
+    "fold",
+    "publish",
+    "to_review",
+    "drop_folded_branch",
+    "run_branch_holders",
+    "base_ref",
+]
