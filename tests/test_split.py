@@ -114,6 +114,11 @@ def test_a_card_moved_under_its_drive_is_neither_counted_nor_parked(st, conf) ->
     with pytest.raises(Conflict):
         split.count_timeout(st, conf, st.get(card.id), token)
     assert state(st) == before, "a drive counted or parked a card that was moved under it"
+    claim(st, card.id)  # a new drive owns it now; the old drive's late timeout is not its own
+    before = state(st)
+    with pytest.raises(Conflict):
+        split.count_timeout(st, conf, st.get(card.id), token)
+    assert state(st) == before, "a stale drive counted or parked the card of a newer drive"
 
 
 def test_a_fix_round_on_a_published_card_is_never_counted(st, conf) -> None:
@@ -407,12 +412,14 @@ def test_board_split_on_the_command_line(repo: Path) -> None:
     assert board("card", "list", "--json").stdout == before, "a refused split changed cards"
 
     res = board(
-        "split", card["id"], "--into", "api", "--surface", "src/api/**", "--into", "ui", "--json"
+        "split", card["id"], "--into", "api", "--into", "ui", "--surface", "src/ui/**", "--json"
     )
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["card"]["lane"] == "cancelled"
-    assert [s["surface"] for s in out["slices"]] == [["src/api/**"], ["src/**"]]
+    assert [s["surface"] for s in out["slices"]] == [["src/**"], ["src/ui/**"]], (
+        "a --surface did not go to the slice named just before it"
+    )
     assert out["repointed"] == [dep["id"]]
     shown = json.loads(board("card", "show", dep["id"], "--json").stdout)
     assert shown["deps"] == [s["id"] for s in out["slices"]]
@@ -434,6 +441,8 @@ def test_the_planner_runs_the_split_in_the_repository_root(repo: Path, cfg, stor
         cfg, planner_argv=(sys.executable, str(SCRIPTS / "split_planner.py"), "{card}", "split")
     )
     card, dep, task = parked_task(repo, conf, store)
+    assert split.for_planner(conf, store.get(task)), "the split task is not the planner's"
+    assert not split.for_planner(conf, store.get(card)), "a feature was given to the planner"
     assert [c.id for c in split.planner_queue(store, conf)] == [task]
     assert split.planner_queue(store, replace(conf, planner_argv=())) == [], (
         "without a planner command the task must wait for the operator"
@@ -446,7 +455,7 @@ def test_the_planner_runs_the_split_in_the_repository_root(repo: Path, cfg, stor
     deps = store.get(dep).deps
     assert card not in deps and len(deps) == 2, f"the dependent was not repointed: {deps}"
     log = (repo / res.log).read_text()
-    assert f"planning the split of {card} in {repo}" in log, log
+    assert f"planning the split of {card} in {repo}\n" in log, "not run in the repository root"
     assert store.get_drive(token).status == "passed"
 
 
