@@ -1,0 +1,316 @@
+"""Publish by push: the card branch goes to the remote, a configured command opens the PR.
+
+Many teams publish through pull requests rather than the local fold. The board pushes
+the card branch to `publish.remote` and runs `publish.pr_argv` (an argv, never a shell
+string; `{branch}`, `{base}`, `{title}`, `{body_file}`, `{card}` and `{remote}` are
+substituted inside each item), and records the URL the command prints as the card's
+`pr_url`. The card then waits in `review` until its PR merges and the operator marks it
+`done`; pushed commits count as published, so that reap strands nothing.
+
+When it fails, nothing is hidden: a refused push or a failing PR command blocks the
+card with the command's own output tail, and the card says how to finish by hand. A
+push never overwrites someone else's work on the remote: it replaces only what the
+board itself pushed last (`--force-with-lease` against the remote-tracking ref), so a
+reviewer's commit on the PR branch makes the push refuse instead of vanish.
+
+A draft (a salvage published over a red gate, `--force`) is marked three ways, so the
+mark survives any PR tool: an argv item that is exactly `{draft}` becomes `--draft` (it
+is dropped for a normal PR), the title starts with `[draft: gate red]`, and the body
+says why. `BOARD_DRAFT=1` is also in the PR command's environment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import gitutil, proc, split
+from .config import Config
+from .errors import Conflict
+from .model import Blocked, Card
+from .store import Expect, Store
+
+WHO = "board"
+DRAFT_ITEM = "{draft}"
+DRAFT_FLAG = "--draft"
+DRAFT_TITLE = "[draft: gate red] "
+BLOCK_CLASS = "terminal"  # a human must look: the remote refused, or the PR tool failed
+TAIL_LINES = 12
+_URL_RE = re.compile(r"https?://[^\s<>\"'`]+")
+
+
+@dataclass
+class PushOutcome:
+    """What a push publish did: pushed or not, the PR's URL, the card as left, what was said."""
+
+    branch: str
+    pushed: bool = False
+    pr_url: str = ""
+    blocked: str = ""  # the block reason when the card was blocked
+    stood_aside: bool = False  # the card moved meanwhile: it was left alone
+    card: Card | None = None
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.pushed and not self.blocked and not self.stood_aside
+
+
+def output_tail(res: proc.Result, lines: int = TAIL_LINES) -> str:
+    """The last lines a command printed (stdout and stderr), for a block reason or a note."""
+    text = (res.stdout + ("\n" if res.stdout and res.stderr else "") + res.stderr).strip()
+    if res.missing:
+        text = f"cannot run {res.argv[0]!r}: {text or 'not found'}"
+    elif res.timed_out:
+        text = (text + "\n" if text else "") + "(timed out and killed)"
+    return "\n".join(text.splitlines()[-lines:]) or "(no output)"
+
+
+def find_url(text: str) -> str:
+    """The last URL a PR command printed (gh, glab and most tools print it last)."""
+    urls = _URL_RE.findall(text)
+    return urls[-1].rstrip(".,;:)]}") if urls else ""
+
+
+def remote_url(cfg: Config) -> str:
+    res = gitutil.git(cfg.root, "remote", "get-url", cfg.remote, check=False)
+    return res.stdout.strip() or cfg.remote
+
+
+def by_hand(cfg: Config, branch: str) -> str:
+    """How the operator opens the PR themselves; the branch is already on the remote."""
+    return (
+        f"the branch {branch} is pushed to {cfg.remote} ({remote_url(cfg)}); "
+        f"open a pull request from {branch} into {cfg.base} by hand"
+    )
+
+
+def pr_argv(
+    cfg: Config, *, branch: str, title: str, body_file: Path, card_id: str, draft: bool
+) -> list[str]:
+    """`publish.pr_argv` with its placeholders filled in, item by item; no shell ever sees it."""
+    items: list[str] = []
+    for item in cfg.pr_argv:
+        if item == DRAFT_ITEM:
+            if draft:
+                items.append(DRAFT_FLAG)
+            continue
+        items.append(item)
+    return gitutil.argv_with(
+        items,
+        branch=branch,
+        base=cfg.base,
+        title=title,
+        body_file=str(body_file),
+        card=card_id,
+        remote=cfg.remote,
+        draft="true" if draft else "false",
+    )
+
+
+def diffstat(cfg: Config, branch: str) -> str:
+    """`N files changed, …` between the base and the branch ('' when git cannot say)."""
+    base = cfg.base
+    tracking = f"refs/remotes/{cfg.remote}/{cfg.base}"
+    if gitutil.rev(cfg.root, tracking):
+        base = tracking
+    res = gitutil.git(cfg.root, "diff", "--shortstat", f"{base}...{branch}", check=False)
+    return res.stdout.strip() if res.returncode == 0 else ""
+
+
+def pr_title(card: Card | None, branch: str, draft: bool) -> str:
+    title = card.title.strip() if card is not None else f"Salvaged work from {branch}"
+    title = " ".join(title.split())  # one line: a title never carries a newline
+    return (DRAFT_TITLE if draft else "") + title
+
+
+def write_body(
+    cfg: Config, card: Card | None, branch: str, draft_why: str = "", note: str = ""
+) -> Path:
+    """The PR body, written under .board/pr/ (never committed) for `{body_file}`."""
+    folder = cfg.board_dir / "pr"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = card.id if card is not None else branch.replace("/", "-")
+    path = folder / f"{name}.md"
+    parts: list[str] = []
+    if draft_why:
+        parts += [f"**Draft: {draft_why}**", ""]
+    if card is not None:
+        parts += [f"Card {card.id}: {card.title}", ""]
+        if card.spec.strip():
+            parts += [card.spec.strip(), ""]
+        if card.acceptance.strip():
+            parts += ["Acceptance:", card.acceptance.strip(), ""]
+    if note:
+        parts += [note, ""]
+    stat = diffstat(cfg, branch)
+    parts.append(f"Branch `{branch}` into `{cfg.base}`" + (f": {stat}." if stat else "."))
+    parts += ["", "Built and published by board; the coder only edited files."]
+    path.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    return path
+
+
+def push_branch(cfg: Config, branch: str) -> proc.Result:
+    """Push `branch` to the remote, replacing only what the board itself pushed there last."""
+    tracking = f"refs/remotes/{cfg.remote}/{branch}"
+    last = gitutil.rev(cfg.root, tracking) or ""
+    return gitutil.git(
+        cfg.root,
+        "push",
+        "--porcelain",
+        f"--force-with-lease=refs/heads/{branch}:{last}",
+        cfg.remote,
+        f"refs/heads/{branch}:refs/heads/{branch}",
+        check=False,
+        timeout=cfg.publish_timeout_s or gitutil.GIT_TIMEOUT_S,
+    )
+
+
+def run_pr_command(
+    cfg: Config, argv: Sequence[str], *, card_id: str, branch: str, draft: bool
+) -> proc.Result:
+    env = {
+        "BOARD_CARD": card_id,
+        "BOARD_BRANCH": branch,
+        "BOARD_BASE": cfg.base,
+        "BOARD_DRAFT": "1" if draft else "0",
+    }
+    return proc.run(argv, cwd=cfg.root, timeout=cfg.publish_timeout_s or 300, env=env)
+
+
+class _Card:
+    """The card side of a publish: every write names what it expects, or is skipped."""
+
+    def __init__(
+        self, store: Store | None, card: Card | None, expect: Expect, lane: str | None, who: str
+    ) -> None:
+        self.store = store
+        self.card = card
+        self.expect = expect
+        self.lane = lane
+        self.who = who
+
+    @property
+    def id(self) -> str:
+        return self.card.id if self.card is not None else ""
+
+    def still_ours(self) -> bool:
+        """Re-read the card: is it still where the publish found it?"""
+        if self.store is None or self.card is None:
+            return True
+        try:
+            self.expect.check(self.store.get(self.card.id))
+            return True
+        except Conflict:
+            return False
+
+    def write(self, changes: dict[str, Any], note: str) -> Card | None:
+        if self.store is None or self.card is None:
+            return None
+        if self.lane is not None:
+            changes = {"lane": self.lane, **changes}
+        return self.store.update(self.card.id, self.expect, changes, self.who, note)
+
+    def comment(self, text: str) -> None:
+        if self.store is not None and self.card is not None:
+            self.store.add_comment(self.card.id, text, self.who)
+
+
+def publish(
+    cfg: Config,
+    store: Store | None,
+    card: Card | None,
+    branch: str,
+    expect: Expect,
+    *,
+    lane: str | None = "review",
+    who: str = WHO,
+    draft_why: str = "",
+    note: str = "",
+) -> PushOutcome:
+    """Push `branch`, run the PR command, and leave the card in `lane` with its `pr_url`.
+
+    `expect` is what the card must still be at each write (the drive passes its token);
+    a card moved meanwhile is never written: the outcome says it stood aside. A refused
+    push or a failing PR command blocks the card (class `terminal`) with the output tail.
+    With no card (salvage of a branch no card owns) only git and the PR command run.
+    """
+    side = _Card(store, card, expect, lane, who)
+    out = PushOutcome(branch=branch)
+    draft = bool(draft_why)
+    if not side.still_ours():
+        out.stood_aside = True
+        out.lines.append(f"{side.id} moved meanwhile: nothing was pushed")
+        return out
+
+    res = push_branch(cfg, branch)
+    if not res.ok:
+        tail = output_tail(res)
+        reason = (
+            f"push of {branch} to {cfg.remote} was refused (exit {res.returncode}); nothing "
+            f"was published. Fix the remote, then `board approve {side.id or 'ID'}` to push "
+            f"again. git said: {tail}"
+        )
+        return _block(side, out, reason)
+    out.pushed = True
+    out.lines.append(f"pushed {branch} to {cfg.remote}")
+
+    if not side.still_ours():  # moved during the push: the branch is up, the card is theirs
+        out.stood_aside = True
+        side.comment(f"{branch} was pushed to {cfg.remote}, but the card moved meanwhile: no PR")
+        out.lines.append(f"{side.id} moved meanwhile: no PR was opened")
+        return out
+
+    if not cfg.pr_argv:
+        text = f"{by_hand(cfg, branch)} (publish.pr_argv is empty)"
+        return _finish(side, out, {"blocked": None, "drive": ""}, text)
+
+    body = write_body(cfg, card, branch, draft_why, note)
+    argv = pr_argv(
+        cfg,
+        branch=branch,
+        title=pr_title(card, branch, draft),
+        body_file=body,
+        card_id=side.id,
+        draft=draft,
+    )
+    res = run_pr_command(cfg, argv, card_id=side.id, branch=branch, draft=draft)
+    if not res.ok:
+        reason = (
+            f"the PR command failed (exit {res.returncode}); {by_hand(cfg, branch)}, then "
+            f"`board unblock {side.id or 'ID'}`. It said: {output_tail(res)}"
+        )
+        return _block(side, out, reason)
+    url = find_url(res.stdout) or find_url(res.stderr)
+    out.pr_url = url
+    said = f"PR opened: {url}" if url else f"the PR command printed no URL; {by_hand(cfg, branch)}"
+    if draft:
+        said = f"draft {said} ({draft_why})"
+    changes: dict[str, Any] = {"blocked": None, "drive": ""}
+    if url:
+        changes["pr_url"] = url
+    return _finish(side, out, changes, said)
+
+
+def _finish(side: _Card, out: PushOutcome, changes: dict[str, Any], said: str) -> PushOutcome:
+    """The last card write; a card moved since the re-read is left alone and told so."""
+    out.lines.append(said)
+    try:
+        out.card = side.write(changes, said if not changes.get("blocked") else "")
+    except Conflict as exc:
+        out.stood_aside = True
+        side.comment(f"published as {out.branch}, but the card moved meanwhile ({exc}): {said}")
+        return out
+    if out.card is not None and side.lane == "review":
+        # the build got through: a too-wide timeout count no longer applies (seed 002)
+        split.clear_count(side.store, out.card.id)  # type: ignore[arg-type]
+        out.card = side.store.get(out.card.id)  # type: ignore[union-attr]
+    return out
+
+
+def _block(side: _Card, out: PushOutcome, reason: str) -> PushOutcome:
+    out.blocked = reason
+    return _finish(side, out, {"blocked": Blocked(BLOCK_CLASS, reason), "drive": ""}, reason)

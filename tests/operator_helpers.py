@@ -1,0 +1,127 @@
+"""Helpers for the push and operator tests: real repos, real trees, real processes.
+
+Trees are made with plain git the way the board lays them out (`.worktrees/feat-<id>` on
+`feat/<id>`), so these tests do not depend on how a drive builds them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from board.core import actions, config
+from board.core.model import Card, CardDraft
+from board.core.store import Expect, SQLiteStore
+
+from tests.conftest import git
+
+SCRIPTS = Path(__file__).parent / "scripts"
+PR_OK = SCRIPTS / "pr_ok.py"
+PR_FAIL = SCRIPTS / "pr_fail.py"
+
+
+def configure(repo: Path, **publish: Any) -> config.Config:
+    """Rewrite board.toml with these [publish] keys (and an optional gate) and load it."""
+    sections: dict[str, dict[str, Any]] = {"publish": {}}
+    gate = publish.pop("gate", None)
+    if gate is not None:
+        sections["gate"] = {"argv": list(gate), "timeout_s": 30}
+    sections["publish"].update(publish)
+    config.write_default(repo, sections)
+    return config.load(repo)
+
+
+def pr_argv_ok(record: Path, draft_item: bool = False) -> list[str]:
+    """A `gh pr create`-shaped argv for the stub PR service that records each call."""
+    argv = [sys.executable, str(PR_OK), str(record), "--head", "{branch}", "--base", "{base}"]
+    argv += ["--title", "{title}", "--body-file", "{body_file}"]
+    return [*argv, "{draft}"] if draft_item else argv
+
+
+def pr_calls(record: Path) -> list[dict[str, Any]]:
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text().splitlines()]
+
+
+def add_card(store: SQLiteStore, title: str = "Add a feature", **kw: Any) -> Card:
+    kw.setdefault("spec", "build it")
+    return actions.add_card(store, CardDraft(title=title, lane="ready", **kw))
+
+
+def claim(store: SQLiteStore, card_id: str, tier: str = "default") -> str:
+    """Claim a card as the loop does: a drive row, the card `working` under its token."""
+    attempt = store.next_attempt(card_id)
+    drive = store.start_drive(card_id, tier, attempt, f".board/logs/{card_id}/{attempt}.log", 0)
+    store.update(card_id, Expect(lane="ready"), {"lane": "working", "drive": drive.id}, "loop")
+    return drive.id
+
+
+def make_tree(cfg: config.Config, card: Card, files: dict[str, str], commit: bool = True) -> Path:
+    """The card's tree as a drive leaves it: `.worktrees/feat-<id>` on `feat/<id>`, work in it."""
+    tree = cfg.worktrees_dir / f"feat-{card.id}"
+    git(cfg.root, "worktree", "add", "-q", "-b", f"feat/{card.id}", str(tree), cfg.base)
+    for name, text in files.items():
+        path = tree / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    if commit:
+        git(tree, "add", "-A")
+        git(tree, "commit", "-q", "-m", f"{card.id}: {card.title}")
+    return tree
+
+
+def set_branch(store: SQLiteStore, card_id: str, branch: str) -> Card:
+    return store.update(card_id, Expect(), {"branch": branch}, "loop")
+
+
+def origin(cfg: config.Config) -> Path:
+    return Path(git(cfg.root, "remote", "get-url", "origin"))
+
+
+def remote_sha(cfg: config.Config, branch: str) -> str | None:
+    out = git(origin(cfg), "for-each-ref", "--format=%(objectname)", f"refs/heads/{branch}")
+    return out or None
+
+
+def stranded(cfg: config.Config) -> list[str]:
+    out = git(cfg.root, "for-each-ref", "--format=%(refname:short)", "refs/heads/stranded/")
+    return out.split()
+
+
+def group_members(pgid: int) -> list[int]:
+    """Every process in group `pgid`, read from /proc (zombies excluded: they hold nothing)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        state, pgrp = fields[0], int(fields[2])
+        if pgrp == pgid and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def wait_gone(pgid: int, timeout: float = 5.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = group_members(pgid)
+        if not left:
+            return []
+        time.sleep(0.02)
+    return group_members(pgid)
+
+
+def kill_group_quietly(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
