@@ -698,6 +698,7 @@ def _preserve(cfg: Config, tree: Path, why: str) -> tuple[SaveResult | None, Wor
         raise StrandedWorkError(
             str(tree), "unknown: it could not be read", _why(exc), cfg.base
         ) from exc
+    _fault("after-snapshot")
     if work.nested:
         raise StrandedWorkError(
             str(tree),
@@ -927,6 +928,17 @@ def cleanup(cfg: Config) -> None:
             _forget_admin(cfg, admin)
 
 
+def _rename(src: Path, dest: Path) -> None:
+    """Rename a directory; a read-only one (which cannot update its `..`) is made writable."""
+    try:
+        os.rename(src, dest)
+    except PermissionError:
+        if src.is_symlink() or not src.is_dir():
+            raise
+        os.chmod(src, os.lstat(src).st_mode | stat.S_IRWXU)
+        os.rename(src, dest)
+
+
 def _move_out(cfg: Config, tree: Path, admin: Path | None) -> str:
     """Move a saved tree out of its path, then delete it; '' when it went, else why not."""
     trash = cfg.worktrees_dir / TRASH_DIR
@@ -934,7 +946,7 @@ def _move_out(cfg: Config, tree: Path, admin: Path | None) -> str:
     dest = trash / f"{tree.name}-{utc_stamp()}-{os.getpid()}"
     _fault("before-remove")
     try:
-        os.rename(tree, dest)  # atomic: a kill leaves the tree whole at its path, or in .trash
+        _rename(tree, dest)  # atomic: a kill leaves the tree whole at its path, or in .trash
     except OSError as exc:
         return f"it could not be moved out of its path ({exc.strerror or exc})"
     _fault("during-remove")
@@ -972,7 +984,7 @@ def _move_husk(cfg: Config, tree: Path, admin: Path | None) -> Path:
         if os.path.lexists(dest):
             continue
         try:
-            os.rename(tree, dest)
+            _rename(tree, dest)
         except OSError as exc:
             raise Refused(
                 f"{tree} is a husk (no git admin entry) and could not be moved aside: {exc}"

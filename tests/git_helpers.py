@@ -74,6 +74,8 @@ class Repo:
         return git(cwd, "rev-parse", "HEAD")
 
     def store(self) -> SQLiteStore:
+        """The real store file, as `board init` makes it."""
+        self.cfg.board_dir.mkdir(parents=True, exist_ok=True)
         return SQLiteStore(self.cfg.db_path, create=True)
 
 
