@@ -318,8 +318,16 @@ def _numstat(cwd: Path, old: str, new: str) -> Stats:
 
 
 def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None) -> None:
-    """`git add -A` of the whole tree except the scratch directories."""
-    excludes = [f":(exclude,literal){s.strip('/')}" for s in cfg.scratch if s.strip("/")]
+    """`git add -A` of the whole tree except the scratch directories.
+
+    A scratch directory git already ignores (`board init` puts it in info/exclude) is left
+    out of the pathspec: naming an ignored path, even to exclude it, makes `git add` fail.
+    """
+    excludes = [
+        f":(exclude,literal){name}"
+        for name in (s.strip("/") for s in cfg.scratch)
+        if name and git(tree, "check-ignore", "-q", name, check=False).returncode != 0
+    ]
     git(
         tree,
         "-c",

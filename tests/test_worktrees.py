@@ -16,9 +16,9 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from board.core import proc, worktrees
 from board.core.errors import Refused, StrandedWorkError
+
 from tests.git_helpers import (
     Repo,
     child_env,
@@ -395,7 +395,7 @@ def test_a_locked_tree_is_never_deleted(r: Repo) -> None:
 
 
 def _read_only(path: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(path, topdown=False):
+    for dirpath, _dirs, filenames in os.walk(path, topdown=False):
         for f in filenames:
             p = Path(dirpath) / f
             if not p.is_symlink():

@@ -1,0 +1,115 @@
+"""`board stranded list|show|pick|discard`: the operator's verbs over saved work.
+
+Each verb is one call into `core.stranded`; the TUI calls the same functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from . import stranded
+from .errors import Conflict, Refused
+
+_CONTROL = {i: f"^{chr(i + 64)}" for i in range(32) if chr(i) not in "\n\t"}
+_CONTROL[0x7F] = "^?"
+
+
+def _visible(text: str) -> str:
+    """Branch names and diffs come from coders: control characters are shown as ^X."""
+    return text.translate(_CONTROL)
+
+
+def cmd_list(args: argparse.Namespace, ctx: Any) -> int:
+    branches = stranded.list_stranded(ctx.cfg)
+    husks = stranded.list_husks(ctx.cfg)
+    if args.json:
+        ctx.emit_json([b.to_json() for b in branches] + [h.to_json() for h in husks])
+        return 0
+    if not branches and not husks:
+        print("no stranded branches or husks: nothing was left behind")
+        return 0
+    for b in branches:
+        stat = "(no stats)"
+        if b.files is not None:
+            stat = f"{b.files} files +{b.insertions} -{b.deletions}"
+        print(_visible(f"{b.branch}  {b.card or '-':<8} {stat}  {b.commit[:12]}"))
+    for h in husks:
+        print(_visible(f"husk {h.path}  {h.card or '-':<8} (moved aside, bytes intact)"))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, ctx: Any) -> int:
+    print(_visible(stranded.show(ctx.cfg, args.branch)), end="")
+    return 0
+
+
+def cmd_pick(args: argparse.Namespace, ctx: Any) -> int:
+    result = stranded.pick(ctx.cfg, args.branch, onto=args.onto)
+    if not result.ok:
+        if result.conflicts:
+            raise Conflict(
+                f"{result.branch} does not apply onto {result.target}: conflicts in "
+                f"{', '.join(result.conflicts)}; {result.target} was left as it was"
+            )
+        raise Conflict(
+            f"{result.branch} could not be picked onto {result.target} ({result.failed_on}); "
+            f"{result.target} was left as it was"
+        )
+    if getattr(args, "json", False):
+        ctx.emit_json(result.to_json())
+        return 0
+    if not result.picked:
+        print(_visible(f"{result.target} already holds everything in {result.branch}"))
+    else:
+        n = len(result.picked)
+        print(
+            _visible(
+                f"picked {n} commit{'s' if n != 1 else ''} of {result.branch} onto "
+                f"{result.target}: {result.old[:12]} -> {result.new[:12]}"
+            )
+        )
+    return 0
+
+
+def cmd_discard(args: argparse.Namespace, ctx: Any) -> int:
+    target = stranded.discard_target(ctx.cfg, args.name)
+    what = target.describe(ctx.cfg)
+    if not args.yes and not ctx.confirm(f"Delete {what}? This cannot be undone."):
+        raise Refused(f"not discarded: {what} (pass --yes to delete without asking)")
+    stranded.discard(ctx.cfg, args.name)
+    print(_visible(f"deleted {what}"))
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add `board stranded …` to the top-level subparsers."""
+    top = sub.add_parser(
+        "stranded",
+        help="saved work: list, show, pick or discard stranded branches and husks",
+        description="Work saved from trees before they were removed (stranded/… branches) "
+        "and husks moved aside under .worktrees/.stranded/.",
+    )
+    verbs = top.add_subparsers(dest="stranded_verb", metavar="STRANDED_VERB")
+    verbs.required = True
+
+    p = verbs.add_parser("list", help="list stranded branches (and husks)")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.set_defaults(func=cmd_list)
+
+    p = verbs.add_parser("show", help="show a stranded branch as a diff against the base")
+    p.add_argument("branch", metavar="BRANCH")
+    p.set_defaults(func=cmd_show)
+
+    p = verbs.add_parser(
+        "pick", help="cherry-pick a stranded branch's own commits onto a branch (in a temp tree)"
+    )
+    p.add_argument("branch", metavar="BRANCH")
+    p.add_argument("--onto", metavar="REF", help="the branch to move (default: the run branch)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=cmd_pick)
+
+    p = verbs.add_parser("discard", help="delete a stranded branch or a husk (asks first)")
+    p.add_argument("name", metavar="BRANCH|HUSK")
+    p.add_argument("--yes", action="store_true", help="do not ask")
+    p.set_defaults(func=cmd_discard)

@@ -1,0 +1,424 @@
+"""The operator's verbs over saved work: list, show, pick and discard stranded branches and husks.
+
+A stranded branch is `stranded/<tree dir>/<UTC ms stamp>[-N]`, made by the save before a tree
+went (see worktrees.py). Its diffstat is recorded in the save commit's `Board-Save:` trailer,
+so listing thousands of them is one `git for-each-ref` call. `pick` works in a temporary
+worktree and moves the target with a compare-and-swap, so the operator's checkout and index
+are never touched and a conflict leaves the target exactly as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import worktrees
+from .config import Config
+from .errors import BoardError, Conflict, NotFound, Refused
+from .gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
+
+_STAMP = r"\d{8}T\d{6}\.\d{3}Z"
+_HUSK_RE = re.compile(rf"^(?P<tree>.+)-(?P<stamp>{_STAMP})(?:-\d+)?$")
+_REF_RE = re.compile(rf"^stranded/(?P<tree>[^/]+)/(?P<stamp>{_STAMP})(?:-\d+)?$")
+
+
+@dataclass(frozen=True)
+class StrandedBranch:
+    """One saved tree's branch, as `board stranded list` shows it."""
+
+    branch: str  # short name: stranded/<tree dir>/<stamp>[-N]
+    card: str | None
+    tree: str
+    stamp: str
+    commit: str
+    files: int | None
+    insertions: int | None
+    deletions: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "branch",
+            "branch": self.branch,
+            "card": self.card,
+            "tree": self.tree,
+            "stamp": self.stamp,
+            "commit": self.commit,
+            "files": self.files,
+            "insertions": self.insertions,
+            "deletions": self.deletions,
+        }
+
+
+@dataclass(frozen=True)
+class Husk:
+    """A tree directory whose git admin entry was gone, moved aside with its bytes intact."""
+
+    name: str  # directory name under <worktrees>/.stranded/
+    path: Path
+    card: str | None
+    tree: str
+    stamp: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "husk",
+            "branch": None,
+            "husk": self.name,
+            "path": str(self.path),
+            "card": self.card,
+            "tree": self.tree,
+            "stamp": self.stamp,
+            "commit": None,
+            "files": None,
+            "insertions": None,
+            "deletions": None,
+        }
+
+
+@dataclass
+class PickResult:
+    """What `pick` did: the commits it put on the target, or the paths that conflicted."""
+
+    branch: str
+    target: str
+    old: str
+    new: str
+    picked: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # save commits that add nothing
+    conflicts: list[str] = field(default_factory=list)
+    failed_on: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.conflicts and not self.failed_on
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "branch": self.branch,
+            "target": self.target,
+            "old": self.old,
+            "new": self.new,
+            "picked": self.picked,
+            "skipped": self.skipped,
+            "conflicts": self.conflicts,
+            "ok": self.ok,
+        }
+
+
+# list --------------------------------------------------------------------------------------
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def list_stranded(cfg: Config) -> list[StrandedBranch]:
+    """Every branch under stranded/, newest first, from ONE `git for-each-ref` call."""
+    fmt = (
+        "%(refname)%00%(objectname)%00"
+        f"%(trailers:key={worktrees.SAVE_TRAILER},valueonly,separator=%x3B)"
+    )
+    res = git(cfg.root, "for-each-ref", f"--format={fmt}", worktrees.STRANDED_REFS)
+    found = []
+    for line in res.stdout.splitlines():
+        parts = line.split("\0")
+        if len(parts) < 3:
+            continue
+        refname, commit, trailer = parts[0], parts[1], parts[2]
+        branch = refname[len("refs/heads/") :]
+        fields = worktrees.parse_save_trailer(trailer)
+        m = _REF_RE.match(branch)
+        rest = branch[len(worktrees.STRANDED) :]
+        tree = fields.get("tree") or (m.group("tree") if m else rest.split("/", 1)[0])
+        card = fields.get("card")
+        if not card or card == "-":
+            card = worktrees.card_id_of(tree, cfg.prefix)
+        found.append(
+            StrandedBranch(
+                branch=branch,
+                card=card,
+                tree=tree,
+                stamp=m.group("stamp") if m else rest.rsplit("/", 1)[-1],
+                commit=commit,
+                files=_int(fields.get("files")),
+                insertions=_int(fields.get("insertions")),
+                deletions=_int(fields.get("deletions")),
+            )
+        )
+    found.sort(key=lambda b: (b.stamp, b.branch), reverse=True)
+    return found
+
+
+def husk_dir(cfg: Config) -> Path:
+    return cfg.worktrees_dir / worktrees.HUSK_DIR
+
+
+def list_husks(cfg: Config) -> list[Husk]:
+    """Husks moved aside under <worktrees>/.stranded/, newest first."""
+    root = husk_dir(cfg)
+    if not root.is_dir():
+        return []
+    husks = []
+    for entry in root.iterdir():
+        m = _HUSK_RE.match(entry.name)
+        tree = m.group("tree") if m else entry.name
+        husks.append(
+            Husk(
+                name=entry.name,
+                path=entry,
+                card=worktrees.card_id_of(tree, cfg.prefix),
+                tree=tree,
+                stamp=m.group("stamp") if m else "",
+            )
+        )
+    husks.sort(key=lambda h: (h.stamp, h.name), reverse=True)
+    return husks
+
+
+# show --------------------------------------------------------------------------------------
+
+
+def _branch(cfg: Config, name: str) -> tuple[str, str]:
+    """(short name, commit) of a stranded branch; refuse anything outside stranded/."""
+    short = name.strip()
+    if short.startswith("refs/heads/"):
+        short = short[len("refs/heads/") :]
+    if not short.startswith(worktrees.STRANDED) or ".." in short:
+        raise Refused(f"{name!r} is not a stranded branch (they are named stranded/<tree>/<stamp>)")
+    commit = git(
+        cfg.root, "rev-parse", "--verify", "-q", f"refs/heads/{short}^{{commit}}", check=False
+    )
+    if commit.returncode != 0:
+        raise NotFound(f"no stranded branch {short} (see `board stranded list`)")
+    return short, commit.stdout.strip()
+
+
+def show(cfg: Config, branch: str) -> str:
+    """The saved work as a diff against the base: `git diff --stat --patch <base>...<branch>`."""
+    short, _ = _branch(cfg, branch)
+    base = worktrees.base_ref(cfg)
+    return git(
+        cfg.root, "diff", "--stat", "--patch", "--no-color", f"{base}...refs/heads/{short}"
+    ).stdout
+
+
+# pick --------------------------------------------------------------------------------------
+
+
+def _target(cfg: Config, onto: str | None) -> tuple[str, str]:
+    name = (onto or cfg.run_branch).strip()
+    if name.startswith("refs/heads/"):
+        name = name[len("refs/heads/") :]
+    if not name or git(cfg.root, "check-ref-format", "--branch", name, check=False).returncode:
+        raise Refused(f"not a branch name: {name!r}")
+    ref = f"refs/heads/{name}"
+    commit = git(cfg.root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
+    if commit.returncode != 0:
+        raise NotFound(f"no local branch {name} to pick onto (create it first, or use --onto)")
+    return ref, commit.stdout.strip()
+
+
+def _checked_out_at(cfg: Config, ref: str) -> str | None:
+    text = out(cfg.root, "worktree", "list", "--porcelain")
+    path = None
+    for line in text.splitlines():
+        if line.startswith("worktree "):
+            path = line[len("worktree ") :]
+        elif line == f"branch {ref}":
+            return path
+    return None
+
+
+def _identity_env(cfg: Config) -> dict[str, str]:
+    """The operator's committer identity if git has one, else the board's (author kept)."""
+    if git(cfg.root, "var", "GIT_COMMITTER_IDENT", check=False).returncode == 0:
+        return {}
+    return {k: v for k, v in BOARD_IDENTITY.items() if k.startswith("GIT_COMMITTER")}
+
+
+def own_commits(cfg: Config, tip: str, target: str) -> list[tuple[str, list[str], str]]:
+    """The branch's own commits, oldest first: (commit, parents, tree), minus target and base."""
+    base = worktrees.base_ref(cfg)
+    res = git(
+        cfg.root,
+        "rev-list",
+        "--reverse",
+        "--topo-order",
+        "--no-commit-header",
+        "--format=%H%x00%P%x00%T",
+        tip,
+        "--not",
+        target,
+        base,
+    )
+    commits = []
+    for line in res.stdout.splitlines():
+        parts = line.split("\0")
+        if len(parts) == 3:
+            commits.append((parts[0], parts[1].split(), parts[2]))
+    return commits
+
+
+def _already_there(tmp: Path) -> bool:
+    """A cherry-pick that stopped because it would make an empty commit (no conflict)."""
+    unmerged = git(tmp, "diff", "--name-only", "--diff-filter=U", check=False).stdout.strip()
+    status = git(tmp, "status", "--porcelain", "--untracked-files=no", check=False).stdout.strip()
+    return not unmerged and not status
+
+
+def pick(cfg: Config, branch: str, onto: str | None = None) -> PickResult:
+    """Cherry-pick a stranded branch's own commits onto `onto` (default: the run branch).
+
+    The picks happen in a temporary worktree; the target moves only at the end, by a
+    compare-and-swap update-ref. The operator's checkout and index are never touched; a target
+    checked out anywhere is refused; on conflict the target is left exactly as it was and the
+    conflicting paths are named.
+    """
+    short, tip = _branch(cfg, branch)
+    target_ref, old = _target(cfg, onto)
+    where = _checked_out_at(cfg, target_ref)
+    if where:
+        raise Refused(
+            f"{target_ref[len('refs/heads/') :]} is checked out at {where}: picking onto it "
+            "would move it under that checkout; check out another branch there or use --onto"
+        )
+    result = PickResult(branch=short, target=target_ref[len("refs/heads/") :], old=old, new=old)
+    commits = own_commits(cfg, tip, old)
+    parent_trees: dict[str, str] = {}
+    firsts = sorted({ps[0] for _, ps, _ in commits if ps})
+    if firsts:
+        trees = out(cfg.root, "rev-parse", *(f"{p}^{{tree}}" for p in firsts)).split()
+        parent_trees = dict(zip(firsts, trees, strict=True))
+    todo = []
+    for commit, parents, tree in commits:
+        if parents and parent_trees.get(parents[0]) == tree:
+            result.skipped.append(commit)  # a save commit with nothing uncommitted in it
+        else:
+            todo.append((commit, parents))
+    if not todo:
+        return result
+    tmp_root = cfg.board_dir / "tmp"
+    tmp_root.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_root / f"pick-{worktrees.utc_stamp()}-{os.getpid()}"
+    env = _identity_env(cfg)
+    git(cfg.root, *NO_HOOKS, "worktree", "add", "--detach", "-q", str(tmp), old)
+    try:
+        for commit, parents in todo:
+            args = ["cherry-pick", "-x", "--allow-empty"]
+            if len(parents) > 1:
+                args += ["-m", "1"]
+            res = git(tmp, *NO_HOOKS, *args, commit, env=env, check=False)
+            if res.returncode != 0 and _already_there(tmp):
+                git(tmp, *NO_HOOKS, "cherry-pick", "--skip", env=env)
+                result.skipped.append(commit)  # the target already holds this change
+                continue
+            if res.returncode != 0:
+                unmerged = git(tmp, "diff", "--name-only", "--diff-filter=U", check=False)
+                result.conflicts = [p for p in unmerged.stdout.splitlines() if p]
+                result.failed_on = commit
+                if not result.conflicts:
+                    why = (res.stderr.strip() or res.stdout.strip()).splitlines()
+                    result.failed_on = f"{commit}: {why[-1] if why else 'cherry-pick failed'}"
+                git(tmp, *NO_HOOKS, "cherry-pick", "--abort", check=False)
+                return result
+            result.picked.append(commit)
+        new = out(tmp, "rev-parse", "HEAD")
+        moved = git(
+            cfg.root,
+            *NO_HOOKS,
+            "update-ref",
+            "-m",
+            f"board stranded pick {short}",
+            target_ref,
+            new,
+            old,
+            check=False,
+        )
+        if moved.returncode != 0:
+            raise Conflict(
+                f"{result.target} moved while {short} was being picked onto it; "
+                "nothing was changed, run the pick again"
+            )
+        result.new = new
+        return result
+    finally:
+        if git(cfg.root, "worktree", "remove", "--force", str(tmp), check=False).returncode != 0:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(tmp)
+            git(cfg.root, "worktree", "prune", check=False)
+
+
+# discard -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiscardTarget:
+    """A validated thing `discard` may delete: a stranded branch or a husk directory."""
+
+    kind: str  # "branch" | "husk"
+    name: str
+    commit: str = ""
+    path: Path | None = None
+
+    def describe(self, cfg: Config) -> str:
+        if self.kind == "branch":
+            match = next((b for b in list_stranded(cfg) if b.branch == self.name), None)
+            stat = (
+                f", {match.files} files +{match.insertions} -{match.deletions}"
+                if match and match.files is not None
+                else ""
+            )
+            return f"stranded branch {self.name} (commit {self.commit[:12]}{stat})"
+        return f"husk {self.path}"
+
+
+def discard_target(cfg: Config, name: str) -> DiscardTarget:
+    """Check what `name` names; only stranded/ branches and .stranded/ husks are allowed."""
+    text = name.strip()
+    bare = text[len("refs/heads/") :] if text.startswith("refs/heads/") else text
+    if bare.startswith(worktrees.STRANDED):
+        short, commit = _branch(cfg, bare)
+        return DiscardTarget("branch", short, commit=commit)
+    root = husk_dir(cfg)
+    parts = Path(text).parts
+    husk = parts[-1] if parts else ""
+    inside = len(parts) <= 1 or parts[-2] == worktrees.HUSK_DIR
+    if not husk or husk.startswith(".") or not inside:
+        raise Refused(
+            f"{name!r} is neither a stranded/ branch nor a husk under {root}: not discarded"
+        )
+    path = root / husk
+    if not os.path.lexists(path):
+        raise NotFound(f"no stranded branch or husk named {name!r} (see `board stranded list`)")
+    return DiscardTarget("husk", husk, path=path)
+
+
+def discard(cfg: Config, name: str) -> DiscardTarget:
+    """Delete a stranded branch (compare-and-swap on its commit) or a husk directory."""
+    target = discard_target(cfg, name)
+    if target.kind == "branch":
+        res = git(
+            cfg.root,
+            *NO_HOOKS,
+            "update-ref",
+            "-m",
+            "board stranded discard",
+            "-d",
+            f"refs/heads/{target.name}",
+            target.commit,
+            check=False,
+        )
+        if res.returncode != 0:
+            raise Conflict(f"{target.name} changed or vanished meanwhile; nothing was deleted")
+        return target
+    assert target.path is not None
+    try:
+        worktrees._rmtree_force(target.path)
+    except OSError as exc:
+        raise BoardError(f"could not delete the husk {target.path}: {exc}") from exc
+    return target

@@ -1,0 +1,225 @@
+"""The operator's verbs over saved work, against real git: list, show, pick, discard, CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from board.core import cli, stranded, worktrees
+from board.core.errors import NotFound, Refused
+
+from tests.git_helpers import Repo, make_repo
+
+
+@pytest.fixture
+def r(tmp_path: Path) -> Repo:
+    return make_repo(tmp_path)
+
+
+def save_dirty(r: Repo, card: str = "c-1", files: dict[str, str] | None = None) -> str:
+    t = worktrees.create_worktree(r.cfg, card)
+    for name, text in (files or {"app.py": "print('saved')\n"}).items():
+        (t / name).write_text(text)
+    res = worktrees.discard_worktree(r.cfg, t, why="test")
+    assert res.saved is not None
+    return res.saved.branch
+
+
+def save_committed(r: Repo, card: str = "c-2") -> tuple[str, str]:
+    t = worktrees.create_worktree(r.cfg, card)
+    commit = r.commit(t, {"feature.py": "feature = 1\n"}, "the coder's commit")
+    (t / "extra.py").write_text("extra = 2\n")
+    res = worktrees.discard_worktree(r.cfg, t)
+    assert res.saved is not None
+    return res.saved.branch, commit
+
+
+def run(r: Repo, *argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli.main(["-C", str(r.root), *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# list --------------------------------------------------------------------------------------
+
+
+def test_list_shows_every_save_with_its_diffstat_from_one_git_call(
+    r: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = save_dirty(r, "c-1", {"app.py": "x\ny\n", "new.py": "n\n"})
+    b, _ = save_committed(r, "c-2")
+    calls: list[tuple[str, ...]] = []
+    real = stranded.git
+
+    def counting(cwd, *args, **kw):  # a pass-through that counts: git still runs for real
+        calls.append(args)
+        return real(cwd, *args, **kw)
+
+    monkeypatch.setattr(stranded, "git", counting)
+    listed = {x.branch: x for x in stranded.list_stranded(r.cfg)}
+    assert len(calls) == 1, f"stranded list made {len(calls)} git calls: {calls}"
+    assert set(listed) == {a, b}, f"a saved branch is missing from the list: {listed}"
+    one = listed[a]
+    assert (one.card, one.tree, one.files, one.insertions, one.deletions) == (
+        "c-1",
+        "feat-c-1",
+        2,
+        3,
+        1,
+    ), one
+    assert one.stamp and a.endswith(one.stamp) and one.commit == r.rev(a)
+    two = listed[b]
+    assert (two.card, two.files, two.insertions, two.deletions) == ("c-2", 2, 2, 0), two
+    keys = {"branch", "card", "tree", "stamp", "commit", "files", "insertions", "deletions"}
+    assert keys <= set(one.to_json())
+
+
+def test_list_reads_a_hand_made_branch_without_stats(r: Repo) -> None:
+    r.git("branch", "stranded/feat-c-7/20250101T000000.000Z", "main")
+    (item,) = stranded.list_stranded(r.cfg)
+    assert (item.card, item.tree, item.stamp, item.files) == (
+        "c-7",
+        "feat-c-7",
+        "20250101T000000.000Z",
+        None,
+    )
+
+
+def test_list_also_lists_husks(r: Repo) -> None:
+    t = worktrees.create_worktree(r.cfg, "c-3")
+    shutil.rmtree(Path(r.git("rev-parse", "--path-format=absolute", "--git-dir", cwd=t)))
+    worktrees.discard_worktree(r.cfg, t)
+    (husk,) = stranded.list_husks(r.cfg)
+    assert husk.card == "c-3" and husk.tree == "feat-c-3" and husk.path.is_dir()
+
+
+# show --------------------------------------------------------------------------------------
+
+
+def test_show_is_the_saved_work_as_a_diff_against_base(r: Repo) -> None:
+    branch = save_dirty(r)
+    text = stranded.show(r.cfg, branch)
+    assert "+print('saved')" in text and "-print('hello')" in text, text
+    with pytest.raises(Refused):
+        stranded.show(r.cfg, "main")
+    with pytest.raises(NotFound):
+        stranded.show(r.cfg, "stranded/feat-c-9/nothing")
+
+
+# pick --------------------------------------------------------------------------------------
+
+
+def _operator_state(r: Repo) -> tuple[str, bytes, str]:
+    return (
+        r.git("rev-parse", "HEAD"),
+        (r.root / ".git" / "index").read_bytes(),
+        r.git("status", "--porcelain"),
+    )
+
+
+def test_pick_carries_the_save_and_its_unpushed_commits_without_touching_the_checkout(
+    r: Repo,
+) -> None:
+    branch, commit = save_committed(r)
+    (r.root / "README.md").write_text("the operator is editing\n")
+    (r.root / "staged.txt").write_text("staged by the operator\n")
+    r.git("add", "staged.txt")
+    before = _operator_state(r)
+    result = stranded.pick(r.cfg, branch)
+    assert result.ok and result.target == "board/run" and len(result.picked) == 2, result
+    assert _operator_state(r) == before, "the pick touched the operator's checkout or index"
+    assert r.show("board/run", "feature.py") == "feature = 1\n", "the unpushed commit was lost"
+    assert r.show("board/run", "extra.py") == "extra = 2\n", "the save commit was not picked"
+    subjects = r.git("log", "--format=%s", "board/run", "-n", "2").splitlines()
+    assert subjects[1] == "the coder's commit", subjects
+    assert "pick-" not in r.git("worktree", "list"), "the temporary worktree was left behind"
+    assert r.rev(commit) and r.rev(branch), "the pick consumed the stranded branch"
+
+
+def test_pick_skips_a_save_commit_that_adds_nothing(r: Repo) -> None:
+    t = worktrees.create_worktree(r.cfg, "c-4")
+    commit = r.commit(t, {"f.py": "f\n"}, "only a commit")
+    res = worktrees.discard_worktree(r.cfg, t)
+    assert res.saved is not None
+    result = stranded.pick(r.cfg, res.saved.branch)
+    assert result.picked == [commit] and result.skipped == [res.saved.commit], result
+    assert r.show("board/run", "f.py") == "f\n"
+
+
+def test_a_conflicting_pick_leaves_the_target_exactly_as_it_was_and_names_the_paths(
+    r: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    branch = save_dirty(r, files={"app.py": "print('saved')\n", "other.py": "o\n"})
+    r.git("checkout", "-q", "board/run")
+    r.commit(r.root, {"app.py": "print('run branch')\n"}, "run branch edit")
+    r.git("checkout", "-q", "main")
+    old = r.rev("board/run")
+    result = stranded.pick(r.cfg, branch)
+    assert not result.ok and result.conflicts == ["app.py"], result
+    assert r.rev("board/run") == old, "a conflicting pick moved the target"
+    assert "pick-" not in r.git("worktree", "list"), "the temporary worktree was left behind"
+    code, _, err = run(r, "stranded", "pick", branch, capsys=capsys)
+    assert code != 0 and "app.py" in err and err.count("\n") == 1, err
+    assert r.rev("board/run") == old
+
+
+def test_pick_refuses_a_target_that_is_checked_out(r: Repo) -> None:
+    branch = save_dirty(r)
+    before = _operator_state(r)
+    with pytest.raises(Refused, match="checked out"):
+        stranded.pick(r.cfg, branch, onto="main")
+    assert _operator_state(r) == before
+    with pytest.raises(NotFound):
+        stranded.pick(r.cfg, branch, onto="no-such-branch")
+
+
+# discard -----------------------------------------------------------------------------------
+
+
+def test_discard_deletes_only_branches_under_stranded(r: Repo) -> None:
+    branch = save_dirty(r)
+    r.git("branch", "feat/c-8", "main")
+    for name in ("main", "feat/c-8", "refs/heads/main", "../main", "board/run"):
+        with pytest.raises((Refused, NotFound)):
+            stranded.discard(r.cfg, name)
+    assert r.rev("main") and r.rev("feat/c-8") and r.rev("board/run"), "discard deleted a branch"
+    stranded.discard(r.cfg, branch)
+    assert r.rev(branch) is None and stranded.list_stranded(r.cfg) == []
+
+
+def test_discard_deletes_a_husk_only_under_the_husk_directory(r: Repo, tmp_path: Path) -> None:
+    t = worktrees.create_worktree(r.cfg, "c-5")
+    shutil.rmtree(Path(r.git("rev-parse", "--path-format=absolute", "--git-dir", cwd=t)))
+    res = worktrees.discard_worktree(r.cfg, t)
+    assert res.husk_to is not None
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    for name in (str(outside), "../../precious", ".", "..", str(r.cfg.worktrees_dir)):
+        with pytest.raises((Refused, NotFound)):
+            stranded.discard(r.cfg, name)
+    assert outside.is_dir()
+    stranded.discard(r.cfg, f".worktrees/.stranded/{res.husk_to.name}")
+    assert not res.husk_to.exists()
+
+
+# the command line --------------------------------------------------------------------------
+
+
+def test_cli_list_json_and_discard_asks_unless_yes(
+    r: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    branch = save_dirty(r)
+    code, out, _ = run(r, "stranded", "list", "--json", capsys=capsys)
+    assert code == 0
+    (item,) = json.loads(out)
+    assert item["branch"] == branch and item["card"] == "c-1" and item["files"] == 1
+    code, out, _ = run(r, "stranded", "show", branch, capsys=capsys)
+    assert code == 0 and "+print('saved')" in out
+    code, _, err = run(r, "stranded", "discard", branch, capsys=capsys)  # no terminal: no
+    assert code != 0 and "--yes" in err and r.rev(branch), "discard deleted without asking"
+    code, out, _ = run(r, "stranded", "discard", branch, "--yes", capsys=capsys)
+    assert code == 0 and r.rev(branch) is None
+    code, out, _ = run(r, "stranded", "list", capsys=capsys)
+    assert code == 0 and "nothing was left behind" in out
