@@ -357,24 +357,29 @@ def run_gate(
 # claiming a card
 
 
-def claim(cfg: Any, store: Store, card: Card, owner_pid: int = 0) -> str | None:
+def claim(
+    cfg: Any, store: Store, card: Card, owner_pid: int = 0, tier: str | None = None
+) -> str | None:
     """ready → working under a new drive's token; None if the card changed meanwhile.
 
     The drive row is created first so its token can be written onto the card in the
     same compare-and-set that moves the card; a lost claim ends that row `stood-aside`.
+    `tier` other than a coder tier (e.g. "planner") claims without a card branch.
     """
     from . import worktrees
 
-    tier = cfg.ladder[0]
+    tier = tier or cfg.ladder[0]
     attempt = store.next_attempt(card.id)  # type: ignore[attr-defined]
     log_rel = _rel(cfg, log_path(cfg, card.id, attempt))
     drive = store.start_drive(card.id, tier, attempt, log_rel, owner_pid or os.getpid())
-    branch = worktrees.branch_for(card.id)
+    changes: dict[str, Any] = {"lane": "working", "drive": drive.id}
+    if tier in cfg.ladder:
+        changes["branch"] = worktrees.branch_for(card.id)
     try:
         with store.transaction() as tx:
             now = tx.get(card.id)
             if now.lane != "ready" or now.blocked is not None or now.drive:
-                found = now.blocked.cls if now.blocked else now.lane
+                found = f"blocked {now.blocked.cls}" if now.blocked else now.lane
                 raise Conflict(f"{card.id} is {found} now, not claimable")
             for dep in now.deps:
                 if tx.get(dep).lane not in ("done", "cancelled"):
@@ -382,7 +387,7 @@ def claim(cfg: Any, store: Store, card: Card, owner_pid: int = 0) -> str | None:
             tx.update(
                 card.id,
                 Expect(version=now.version),
-                {"lane": "working", "drive": drive.id, "branch": branch},
+                changes,
                 WHO,
                 note=f"claimed by drive {drive.id} (attempt {attempt}, tier {tier})",
             )
@@ -753,10 +758,10 @@ class Drive:
         if published.outcome == "review":
             self._end_row("passed", published.reason)
             return self._end("review", published.reason, commit=result.commit, h=result)
-        # blocked (a fold conflict): the branch is kept; the tree is saved, then removed
+        # blocked (a fold conflict): the card branch and its tree are kept as they are, so the
+        # operator can rebase by hand there (or salvage it); nothing is removed
         self._end_row("blocked", published.reason)
         self._say(f"blocked {published.cls}: {published.reason}")
-        self._remove_tree(f"blocked {published.cls}")
         return self._end("blocked", published.reason, cls=published.cls, h=result)
 
     # -- edges ---------------------------------------------------------------------------

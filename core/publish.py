@@ -328,8 +328,9 @@ def fold(
                     where = ", ".join(paths) if paths else said
                     branch = gitutil.out(tree, "branch", "--show-current") or "its branch"
                     reason = (
-                        f"folding onto {cfg.run_branch} conflicts in {where}; {branch} is kept "
-                        f"as it was: rebase it onto {cfg.run_branch} by hand, then unblock"
+                        f"folding onto {cfg.run_branch} conflicts in {where}; {branch} and its "
+                        f"tree {tree} are kept as they were: rebase it onto {cfg.run_branch} "
+                        f"there by hand (or `board stranded salvage {card.id}`), then unblock"
                     )
                     return _fold_block(store, card, owner, reason, paths)
                 start = tip
@@ -436,7 +437,9 @@ def publish(
     if cfg.publish_mode == "fold":
         return fold(cfg, store, card, tree, token, owner=owner, start=start)
     if cfg.publish_mode == "push":
-        raise BoardError('publish mode "push" is not built yet: set publish.mode = "fold" for now')
+        from . import push  # issue 5: the branch to the remote, then the PR command
+
+        return push.publish_card(cfg, store, card, tree, token, owner=owner)
     raise BoardError(f"unknown publish mode {cfg.publish_mode!r}")
 
 

@@ -1,0 +1,52 @@
+"""`board run [--once]`: the loop on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from . import gitutil
+from .loop import Loop
+
+
+def register(sub: Any) -> None:
+    """Add `board run` to the CLI's subparsers."""
+    p = sub.add_parser(
+        "run",
+        help="run the loop: claim ready cards and drive them (one loop per board)",
+        description=(
+            "Claim ready cards in queue order and run their drives: coder, gate, the board's "
+            "commit and publish. SIGTERM or Ctrl-C saves every live drive's tree and puts its "
+            "card back in ready. Each decision is a JSON line in .board/loop.log."
+        ),
+    )
+    p.add_argument(
+        "--once", action="store_true", help="one tick, then wait for the drives it started"
+    )
+    p.add_argument("--quiet", action="store_true", help="do not echo the loop log to stdout")
+    p.set_defaults(func=cmd_run)
+
+
+def _echo(line: str) -> None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        print(line, flush=True)
+        return
+    event = record.pop("event", "?")
+    at = record.pop("at", "")
+    card = record.pop("card", "")
+    rest = " ".join(f"{k}={v}" for k, v in record.items() if v not in ("", None, [], False))
+    text = f"{at} {event:<8} {card:<8} {rest}"
+    print(text.translate({i: "?" for i in range(32) if i != 9}), flush=True)
+
+
+def cmd_run(args: argparse.Namespace, ctx: Any) -> int:
+    gitutil.require_git()
+    loop = Loop(ctx.cfg, ctx.store, echo=None if args.quiet else _echo)
+    code = loop.run(once=args.once)
+    if loop.stopping.is_set():
+        print("board: stopped; every live drive's tree was saved", file=sys.stderr)
+    return code

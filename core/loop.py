@@ -1,0 +1,606 @@
+"""`board run`: the loop that claims cards and runs their drives, one loop per board.
+
+Each tick is the sweep, then the claims:
+
+- The sweep clears self-healing blocks (`transient`, `rate-limit`, `merge-conflict`)
+  and requeues the card, at most `board.self_heal_max` times per card; the count
+  is a label (`self-heal=N`) so a restart does not refund it. Every other block
+  waits for a human, and the operator is told once — an event on the card and a
+  line in the loop log — remembered by a `told=<class>:<hash>` label, so neither a
+  second tick nor a restart repeats it. Orphan trees (their card done, cancelled
+  or unknown) are reaped through the save.
+- Claims take ready cards in queue order up to `max_concurrent`. A card whose
+  surface overlaps a working card's surface is skipped (a card with no declared
+  surface may touch any file, so it overlaps everything). Every decision is one
+  JSON line in `.board/loop.log`, with the reason for every skip.
+
+Drives run in threads. On SIGTERM/SIGINT the loop stops claiming, kills each
+coder's process group, and each drive saves its tree with a comment, reaps it and
+puts its card back in `ready` (a drive that stood aside leaves its tree alone).
+Booting after a crash (`kill -9`, a power cut): each `working` card with no live
+drive has its tree saved and goes back to `ready`, keeping any block, and the dead
+drive's leftover process group is killed (a coder runs in its own session, so it
+outlives a killed loop).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from . import actions, drive, proc
+from .errors import BoardError, Refused, StrandedWorkError
+from .model import SELF_HEALING, TERMINAL, Card, Drive
+from .publish import lock_path
+from .store import Expect, Store, utc_now
+
+WHO = "board"
+LOOP_LOG = "loop.log"
+SELF_HEAL_LABEL = "self-heal="
+TOLD_LABEL = "told="
+JOIN_POLL_S = 0.05
+
+_MAGIC = "*?["
+
+
+# ---------------------------------------------------------------------------------------------
+# surfaces: a conservative overlap test
+
+
+def _norm(glob: str) -> list[str]:
+    g = glob.strip()
+    while g.startswith("./"):
+        g = g[2:]
+    if g.endswith("/"):
+        g = g.rstrip("/") + "/*"
+    forms = [g]
+    if not any(c in g for c in _MAGIC):
+        forms.append(g + "/*")  # a plain name may be a directory: it holds what is under it
+    return forms
+
+
+def _prefix(glob: str) -> str:
+    cut = min((glob.index(c) for c in _MAGIC if c in glob), default=len(glob))
+    return glob[:cut]
+
+
+def _suffix(glob: str) -> str:
+    cut = max(glob.rfind("*"), glob.rfind("?"), glob.rfind("]"))
+    return glob[cut + 1 :]
+
+
+def _pair(a: str, b: str) -> bool:
+    a_magic = any(c in a for c in _MAGIC)
+    b_magic = any(c in b for c in _MAGIC)
+    if not a_magic and not b_magic:
+        return a == b
+    if not a_magic:
+        return fnmatchcase(a, b)
+    if not b_magic:
+        return fnmatchcase(b, a)
+    pa, pb = _prefix(a), _prefix(b)
+    if not (pa.startswith(pb) or pb.startswith(pa)):
+        return False
+    sa, sb = _suffix(a), _suffix(b)
+    return sa.endswith(sb) or sb.endswith(sa)
+
+
+def globs_overlap(a: str, b: str) -> bool:
+    """Whether some path could match both globs. Errs towards True: a false 'disjoint'
+    would let two drives edit one file, a false 'overlap' only delays a card."""
+    return any(_pair(x, y) for x in _norm(a) for y in _norm(b))
+
+
+def surfaces_overlap(a: Iterable[str], b: Iterable[str]) -> tuple[str, str] | None:
+    """The first overlapping pair of globs, or None; an empty surface overlaps everything."""
+    a, b = list(a), list(b)
+    if not a or not b:
+        return ("(no surface)" if not a else a[0], "(no surface)" if not b else b[0])
+    for x in a:
+        for y in b:
+            if globs_overlap(x, y):
+                return (x, y)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# one loop per board
+
+
+class BoardLock:
+    """An fcntl lock on `.board/locks/loop.lock` holding the owner's pid; the kernel frees it
+    when the process dies, so a crashed loop never blocks the next one."""
+
+    def __init__(self, cfg: Any) -> None:
+        self.path = lock_path(cfg, "loop")
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = ""
+            with contextlib.suppress(OSError):
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").split()[0]
+            os.close(fd)
+            who = f"pid {holder}" if holder else "another process"
+            raise Refused(
+                f"another `board run` is already running on this board ({who}); "
+                f"one loop per board — stop it first (kill -TERM {holder or 'PID'})"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, 0)
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie is dead for our purposes
+    with contextlib.suppress(OSError):
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return False
+    return True
+
+
+@dataclass
+class Running:
+    """A drive the loop started and has not seen end."""
+
+    card: str
+    token: str
+    thread: threading.Thread
+    drive: drive.Drive | None = None  # None for a planner run
+    started: float = field(default_factory=time.monotonic)
+
+
+class Loop:
+    """The engine behind `board run`; tests drive it in-process with `tick()` and `wait()`."""
+
+    def __init__(self, cfg: Any, store: Store, echo: Callable[[str], None] | None = None) -> None:
+        self.cfg = cfg
+        self.store = store
+        self.echo = echo
+        self.running: dict[str, Running] = {}
+        self.ends: list[drive.DriveEnd] = []
+        self.stopping = threading.Event()
+        self.wake = threading.Event()
+        self.lock = BoardLock(cfg)
+        self._mu = threading.Lock()
+        self._log_mu = threading.Lock()
+        self._last_skip: dict[str, str] = {}
+        self.log_path = Path(cfg.board_dir) / LOOP_LOG
+        self.host = socket.gethostname()
+
+    # -- the loop log --------------------------------------------------------------------
+
+    def log(self, event: str, **fields: Any) -> None:
+        """One JSON line in `.board/loop.log`."""
+        record = {"at": utc_now(), "event": event, **fields}
+        line = json.dumps(record, ensure_ascii=False)
+        with self._log_mu:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            with self.log_path.open("a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+        if self.echo is not None:
+            self.echo(line)
+
+    # -- running -------------------------------------------------------------------------
+
+    def run(self, once: bool = False) -> int:
+        """Hold the board's lock, boot, then tick until stopped (or once, waiting for drives)."""
+        self.lock.acquire()
+        restore = self._install_signals()
+        try:
+            self.log("start", pid=os.getpid(), once=once)
+            self.boot()
+            while not self.stopping.is_set():
+                self.tick()
+                if once:
+                    self.wait()
+                    break
+                self.wake.wait(self.cfg.loop_interval_s)
+                self.wake.clear()
+        finally:
+            if self.stopping.is_set():
+                self.shutdown()
+            self.wait()
+            restore()
+            self.log("stop", pid=os.getpid())
+            self.lock.release()
+        return 0
+
+    def _install_signals(self) -> Callable[[], None]:
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+
+        def handler(signum: int, frame: Any) -> None:
+            self.request_stop(f"board run got {signal.Signals(signum).name}")
+
+        for s in old:
+            signal.signal(s, handler)
+
+        def restore() -> None:
+            for s, h in old.items():
+                signal.signal(s, h)
+
+        return restore
+
+    def request_stop(self, why: str = "board run is shutting down") -> None:
+        """Stop claiming and interrupt every drive (safe from a signal handler)."""
+        self.stopping.set()
+        self.wake.set()
+        for run in list(self.running.values()):
+            if run.drive is not None:
+                run.drive.interrupt(why)
+            else:
+                self._kill_row_group(run.token)
+
+    def shutdown(self) -> None:
+        """Interrupt every drive and wait: each saves its tree and puts its card back."""
+        self.request_stop()
+        self.wait()
+        self.log("shutdown", drives=len(self.ends))
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for every running drive to end; True if none is left."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._mu:
+                threads = [r.thread for r in self.running.values()]
+            if not threads:
+                return True
+            for t in threads:
+                t.join(JOIN_POLL_S)
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+
+    # -- boot ----------------------------------------------------------------------------
+
+    def _row_alive(self, row: Drive) -> bool:
+        """Whether a drive row still has a process behind it."""
+        if not row.live:
+            return False
+        if row.host and row.host != self.host:
+            return True  # another host's drive: it stands aside there if moved
+        if row.owner_pid == os.getpid():
+            return any(r.token == row.id for r in self.running.values()) or any(
+                r.drive is not None and row.id in r.drive.tokens for r in self.running.values()
+            )
+        return pid_alive(row.owner_pid)
+
+    def _kill_row_group(self, token: str) -> None:
+        with contextlib.suppress(BoardError):
+            row = self.store.get_drive(token)  # type: ignore[attr-defined]
+            if row.pgid:
+                proc.kill_group(row.pgid)
+
+    def boot(self) -> list[str]:
+        """After a crash: stale drive rows end `crashed` (their groups killed); every working
+        card with no live drive has its tree saved and goes back to ready, keeping any block."""
+        recovered = []
+        stale: dict[str, Drive] = {}
+        for row in self.store.live_drives():  # type: ignore[attr-defined]
+            if self._row_alive(row):
+                continue
+            stale[row.id] = row
+            if row.pgid and proc.group_alive(row.pgid):
+                proc.kill_group(row.pgid)
+                self.log("killed", card=row.card, drive=row.id, pgid=row.pgid)
+            self.store.update_drive(
+                row.id,
+                status="crashed",
+                pgid=0,
+                result=f"its board run (pid {row.owner_pid}) died mid-drive",
+            )
+        for card in self.store.list_cards("working"):
+            if card.id in self.running:
+                continue
+            if card.drive and card.drive not in stale:
+                try:
+                    row = self.store.get_drive(card.drive)  # type: ignore[attr-defined]
+                except BoardError:
+                    row = None
+                if row is not None and self._row_alive(row):
+                    continue
+            self.recover_card(card, "board run died mid-drive; recovered at boot")
+            recovered.append(card.id)
+        if stale or recovered:
+            self.log("boot", crashed=sorted(stale), recovered=recovered)
+        return recovered
+
+    def recover_card(self, card: Card, why: str) -> bool:
+        """Save the card's trees (the save comments on the card), then back to ready."""
+        from . import worktrees
+
+        for tree in worktrees.card_trees(self.cfg, card.id):
+            try:
+                worktrees.discard_worktree(
+                    self.cfg, tree, store=self.store, card_id=card.id, why=why
+                )
+            except (StrandedWorkError, Refused) as exc:
+                self.store.add_comment(card.id, f"its tree was kept: {exc.line()}", WHO)
+        with self.store.transaction() as tx:
+            now = tx.get(card.id)
+            if now.lane != "working" or now.drive != card.drive:
+                return False
+            tx.update(
+                card.id,
+                Expect(version=now.version),
+                {"lane": "ready", "drive": ""},
+                WHO,
+                note=f"{why}: drive {card.drive or '?'} had no live owner; "
+                "its tree was saved and the card is back in ready",
+            )
+        self.log("recover", card=card.id, drive=card.drive, reason=why)
+        return True
+
+    # -- the tick ------------------------------------------------------------------------
+
+    def tick(self) -> list[str]:
+        """The sweep, then the claims; returns the cards claimed."""
+        self.sweep()
+        if self.stopping.is_set():
+            return []
+        return self.claims()
+
+    def sweep(self) -> None:
+        cards = self.store.list_cards()
+        for card in cards:
+            if card.id in self.running:
+                continue
+            try:
+                self._sweep_card(card)
+            except BoardError as exc:  # a card moved meanwhile: next tick sees it again
+                self.log("sweep-skip", card=card.id, reason=exc.line())
+        self._sweep_orphans(cards)
+
+    def _sweep_card(self, card: Card) -> None:
+        if card.lane == "working":
+            row = None
+            if card.drive:
+                with contextlib.suppress(BoardError):
+                    row = self.store.get_drive(card.drive)  # type: ignore[attr-defined]
+            if row is None or not self._row_alive(row):
+                if row is not None and row.live:
+                    self.store.update_drive(
+                        row.id, status="crashed", pgid=0, result="no live owner (sweep)"
+                    )
+                self.recover_card(card, "its drive has no live owner")
+            return
+        if card.lane in TERMINAL:
+            return
+        if card.blocked is None:
+            if any(x.startswith(TOLD_LABEL) for x in card.labels):
+                self.store.update(
+                    card.id,
+                    Expect(version=card.version),
+                    {"labels": tuple(x for x in card.labels if not x.startswith(TOLD_LABEL))},
+                    WHO,
+                )
+            return
+        cls = card.blocked.cls
+        if cls in SELF_HEALING:
+            healed = self._heal_count(card)
+            if healed < self.cfg.self_heal_max:
+                self._heal(card, healed + 1)
+                return
+            self._tell_once(
+                card,
+                f"self-healing block {cls} was already cleared {healed} time(s) "
+                f"(board.self_heal_max = {self.cfg.self_heal_max}); it waits for a human: "
+                f"{card.blocked.reason}",
+            )
+            return
+        self._tell_once(card, f"blocked {cls}: {card.blocked.reason}")
+
+    @staticmethod
+    def _heal_count(card: Card) -> int:
+        raw = card.label_value(SELF_HEAL_LABEL)
+        try:
+            return max(0, int(raw)) if raw is not None else 0
+        except ValueError:
+            return 0
+
+    def _heal(self, card: Card, n: int) -> None:
+        assert card.blocked is not None
+        labels = [x for x in card.labels if not x.startswith((SELF_HEAL_LABEL, TOLD_LABEL))]
+        labels.append(f"{SELF_HEAL_LABEL}{n}")
+        changes: dict[str, Any] = {"blocked": None, "labels": tuple(labels)}
+        if card.spec.strip():
+            changes["lane"] = "ready"
+        note = (
+            f"self-healing block {card.blocked.cls} cleared and requeued "
+            f"({n} of {self.cfg.self_heal_max}): {card.blocked.reason}"
+        )
+        self.store.update(card.id, Expect(version=card.version), changes, WHO, note)
+        self.log("heal", card=card.id, cls=card.blocked.cls, n=n, reason=card.blocked.reason)
+
+    def _tell_once(self, card: Card, text: str) -> None:
+        """Tell the operator about a block once: an event and a loop-log line, remembered."""
+        assert card.blocked is not None
+        digest = hashlib.sha1(
+            f"{card.blocked.cls}\0{card.blocked.reason}".encode(), usedforsecurity=False
+        ).hexdigest()[:10]
+        mark = f"{TOLD_LABEL}{card.blocked.cls}:{digest}"
+        if mark in card.labels:
+            return
+        labels = [x for x in card.labels if not x.startswith(TOLD_LABEL)] + [mark]
+        self.store.update(
+            card.id,
+            Expect(version=card.version),
+            {"labels": tuple(labels)},
+            WHO,
+            note=f"the operator is told: {text}",
+        )
+        self.log("blocked", card=card.id, cls=card.blocked.cls, reason=card.blocked.reason)
+
+    def _sweep_orphans(self, cards: list[Card]) -> None:
+        from . import worktrees
+
+        lanes = {c.id: c.lane for c in cards}
+        live: set[Path] = set()
+        for run in list(self.running.values()):
+            if run.drive is not None and run.drive.tree is not None:
+                live.add(run.drive.tree)
+            live.update(worktrees.card_trees(self.cfg, run.card))
+        try:
+            results = worktrees.sweep_orphans(self.cfg, lanes.get, live, store=self.store)
+        except BoardError as exc:
+            self.log("orphans", error=exc.line())
+            return
+        for res in results:
+            self.log(
+                "orphan",
+                card=res.card,
+                tree=str(res.tree),
+                removed=res.removed,
+                saved=res.saved.branch if res.saved else "",
+                kept=res.kept,
+            )
+
+    # -- claims --------------------------------------------------------------------------
+
+    def _skip(self, card: Card, reason: str) -> None:
+        """Log a skip, once per (card, reason) until the reason changes."""
+        if self._last_skip.get(card.id) == reason:
+            return
+        self._last_skip[card.id] = reason
+        self.log("skip", card=card.id, reason=reason)
+
+    def claims(self) -> list[str]:
+        from . import split
+
+        claimed: list[str] = []
+        queue = actions.ready_queue(self.store)
+        working = [(c.id, c.surface) for c in self.store.list_cards("working")]
+        seen = set()
+        for i, card in enumerate(queue):
+            seen.add(card.id)
+            if self.stopping.is_set():
+                break
+            if len(self.running) >= self.cfg.max_concurrent:
+                waiting = [c.id for c in queue[i:]]
+                reason = f"max_concurrent {self.cfg.max_concurrent} reached"
+                key = f"{reason}: {','.join(waiting)}"
+                if self._last_skip.get("*") != key:
+                    self._last_skip["*"] = key
+                    self.log("wait", reason=reason, waiting=waiting)
+                break
+            if card.id in self.running:
+                self._skip(card, "its previous drive is still ending")
+                continue
+            planner = split.for_planner(self.cfg, card)
+            if planner and not self.cfg.planner_argv:
+                self._skip(card, "a planner task and no planner command is configured: it waits")
+                continue
+            if not planner:
+                clash = None
+                for other, surface in working:
+                    pair = surfaces_overlap(card.surface, surface)
+                    if pair is not None:
+                        clash = (other, pair)
+                        break
+                if clash is not None:
+                    other, (mine, theirs) = clash
+                    self._skip(
+                        card,
+                        f"surface overlaps working {other}'s ({mine} ~ {theirs})",
+                    )
+                    continue
+            token = drive.claim(self.cfg, self.store, card, tier="planner" if planner else None)
+            if token is None:
+                self._skip(card, "it changed while being claimed")
+                continue
+            self._last_skip.pop(card.id, None)
+            self.log(
+                "claim", card=card.id, drive=token, planner=planner, surface=list(card.surface)
+            )
+            self._start(card.id, token, planner)
+            claimed.append(card.id)
+            if not planner:
+                working.append((card.id, card.surface))
+        for key in [k for k in self._last_skip if k != "*" and k not in seen]:
+            del self._last_skip[key]
+        return claimed
+
+    def _start(self, card_id: str, token: str, planner: bool) -> None:
+        runner = None if planner else drive.Drive(self.cfg, self.store, card_id, token)
+        thread = threading.Thread(
+            target=self._drive_main,
+            args=(card_id, token, runner),
+            name=f"drive-{card_id}",
+            daemon=True,
+        )
+        with self._mu:
+            self.running[card_id] = Running(card_id, token, thread, runner)
+        thread.start()
+
+    def _drive_main(self, card_id: str, token: str, runner: drive.Drive | None) -> None:
+        try:
+            if runner is not None:
+                end = runner.run()
+            else:
+                end = self._run_planner(card_id, token)
+            self.ends.append(end)
+            self.log("end", **end.to_json())
+        except Exception as exc:  # never let a thread die silently
+            self.log("end", card=card_id, drive=token, outcome="error", reason=repr(exc))
+        finally:
+            with self._mu:
+                self.running.pop(card_id, None)
+            self.wake.set()
+
+    def _run_planner(self, card_id: str, token: str) -> drive.DriveEnd:
+        from . import split
+
+        task = self.store.get(card_id)
+        res = split.run_planner(self.store, self.cfg, task, token)
+        return drive.DriveEnd(card=card_id, outcome=res.outcome, reason=res.reason, token=token)
+
+
+def run_loop(
+    cfg: Any, store: Store, once: bool = False, echo: Callable[[str], None] | None = None
+) -> int:
+    """`board run [--once]`."""
+    return Loop(cfg, store, echo=echo).run(once=once)
+
+
+__all__ = [
+    "BoardLock",
+    "Loop",
+    "Running",
+    "globs_overlap",
+    "pid_alive",
+    "run_loop",
+    "surfaces_overlap",
+]

@@ -1,0 +1,174 @@
+"""Shared set-up for the drive, fold, loop and crash tests: a real board over a real repo.
+
+A board here is a bare origin, a clone with `board init` done, and a board.toml whose
+coder tiers and gates are the real scripts under tests/scripts/. Timeouts are kept to
+fractions of a second where a test waits on one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from board.core import actions, config
+from board.core.model import Card, CardDraft
+from board.core.store import SQLiteStore
+from tests.conftest import git, make_repo
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def script(name: str) -> str:
+    return str(SCRIPTS / name)
+
+
+def edit_tier(pidfile: Path | None = None) -> list[str]:
+    argv = [script("coder_edit.sh"), "{worktree}", "{card}"]
+    return argv + ([str(pidfile)] if pidfile else [])
+
+
+def make_board(
+    tmp_path: Path,
+    tiers: dict[str, list[str]] | None = None,
+    ladder: list[str] | None = None,
+    gate: list[str] | None = None,
+    board: dict[str, Any] | None = None,
+    coder: dict[str, Any] | None = None,
+    gate_opts: dict[str, Any] | None = None,
+    publish: dict[str, Any] | None = None,
+    setup: Callable[[Path], None] | None = None,
+) -> tuple[config.Config, SQLiteStore]:
+    """A repo with `board init` done and board.toml rewritten for this test.
+
+    `setup(clone)` may add files before the board starts; they are committed and pushed to
+    origin/main (card trees start there) and the run branch is moved to match.
+    """
+    repo = make_repo(tmp_path)
+    if setup is not None:
+        setup(repo)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "test set-up")
+        git(repo, "push", "-q", "origin", "main")
+        git(repo, "branch", "-f", "board/run", "main")
+    write_config(
+        repo,
+        tiers=tiers,
+        ladder=ladder,
+        gate=gate,
+        board=board,
+        coder=coder,
+        gate_opts=gate_opts,
+        publish=publish,
+    )
+    cfg = config.load(repo)
+    return cfg, SQLiteStore(cfg.db_path)
+
+
+def write_config(
+    repo: Path,
+    tiers: dict[str, list[str]] | None = None,
+    ladder: list[str] | None = None,
+    gate: list[str] | None = None,
+    board: dict[str, Any] | None = None,
+    coder: dict[str, Any] | None = None,
+    gate_opts: dict[str, Any] | None = None,
+    publish: dict[str, Any] | None = None,
+) -> config.Config:
+    tiers = tiers or {"default": edit_tier()}
+    overrides: dict[str, dict[str, Any]] = {
+        "board": {"max_concurrent": 2, "loop_interval_s": 0.05, **(board or {})},
+        "coder": {
+            "ladder": ladder or list(tiers),
+            "tiers": {name: {"argv": argv} for name, argv in tiers.items()},
+            "timeout_s": 30,
+            "first_output_timeout_s": 10,
+            "timeout_split_after": 0,
+            **(coder or {}),
+        },
+        "gate": {"argv": gate or [], "retries": 1, "timeout_s": 30, **(gate_opts or {})},
+        "publish": {**(publish or {})},
+    }
+    config.write_default(repo, overrides)
+    return config.load(repo)
+
+
+def add_card(
+    store: SQLiteStore,
+    title: str = "a feature",
+    surface: list[str] | None = None,
+    spec: str = "build the feature",
+    **kw: Any,
+) -> Card:
+    draft = CardDraft(title=title, spec=spec, lane="ready", surface=list(surface or []), **kw)
+    return actions.add_card(store, draft)
+
+
+def run_branch_log(cfg: config.Config) -> list[str]:
+    """Subjects on the run branch, oldest first, first-parent only."""
+    text = git(cfg.root, "log", "--first-parent", "--reverse", "--format=%s", cfg.run_branch)
+    return text.splitlines()
+
+
+def show(cfg: config.Config, ref: str, path: str) -> str | None:
+    try:
+        return git(cfg.root, "show", f"{ref}:{path}")
+    except AssertionError:
+        return None
+
+
+def stranded_branches(cfg: config.Config) -> list[str]:
+    text = git(cfg.root, "for-each-ref", "--format=%(refname:short)", "refs/heads/stranded/")
+    return [x for x in text.splitlines() if x]
+
+
+def group_members(pgid: int) -> list[int]:
+    """Every live process whose process group is `pgid`, read from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        state, pgrp = fields[0], int(fields[2])
+        if pgrp == pgid and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def read_pids(path: Path) -> list[int]:
+    if not path.exists():
+        return []
+    return [int(x) for x in path.read_text().split() if x.strip()]
+
+
+def wait_for(pred: Callable[[], Any], timeout: float = 20, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def comments(store: SQLiteStore, card_id: str) -> list[str]:
+    return [e.text for e in store.timeline(card_id) if e.kind == "comment"]
+
+
+def events(store: SQLiteStore, card_id: str) -> list[str]:
+    return [e.text for e in store.timeline(card_id)]
+
+
+def drive_one(cfg: config.Config, store: SQLiteStore, card: Card) -> Any:
+    """Claim `card` and run its drive to the end in this thread; return the DriveEnd."""
+    from board.core import drive
+
+    token = drive.claim(cfg, store, card)
+    assert token, f"{card.id} could not be claimed"
+    return drive.Drive(cfg, store, card.id, token).run()
