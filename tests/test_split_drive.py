@@ -1,0 +1,214 @@
+"""The timeout budget through the real drive: real worktrees, real coder processes that
+time out after printing (they reached their model) or without printing (infra), and the
+real store. Seed 002: what counts, the park, the operator's reset, the split.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from board.core import actions, config, drive, split
+from board.core.config import Config
+from board.core.model import CardDraft
+from board.core.store import Expect, SQLiteStore
+
+from tests.conftest import run_cli
+from tests.split_helpers import events, first_seq, tasks_for
+
+SCRIPTS = Path(__file__).parent / "scripts"
+CODER = SCRIPTS / "split_coder.py"
+TIMEOUT_S = 1.0  # a printing coder is killed here
+FIRST_OUTPUT_S = 0.5  # a silent coder is killed here
+
+
+def board_cfg(
+    repo: Path,
+    tiers: dict[str, str],
+    *,
+    split_after: int = 2,
+    review: str = "none",
+    gate: list[str] | None = None,
+    gate_retries: int = 0,
+) -> Config:
+    """Write board.toml with one tier per (name, coder mode), lowest first, and load it."""
+    overrides: dict[str, dict[str, Any]] = {
+        "coder": {
+            "ladder": list(tiers),
+            "tiers": {
+                name: {"argv": [sys.executable, str(CODER), mode]} for name, mode in tiers.items()
+            },
+            "timeout_s": TIMEOUT_S,
+            "first_output_timeout_s": FIRST_OUTPUT_S,
+            "timeout_split_after": split_after,
+        },
+        "gate": {"argv": gate or [], "retries": gate_retries},
+        "publish": {"review": review},
+    }
+    config.write_default(repo, overrides)
+    return config.load(repo)
+
+
+@pytest.fixture
+def st(repo: Path):
+    s = SQLiteStore(config.load(repo).db_path)
+    yield s
+    s.close()
+
+
+def add(st: SQLiteStore, title: str = "wide card", **kw: Any) -> str:
+    draft = CardDraft(title=title, spec="build all of it", lane="ready", **kw)
+    return actions.add_card(st, draft).id
+
+
+def run_once(cfg: Config, st: SQLiteStore, card_id: str) -> drive.DriveEnd:
+    token = drive.claim(cfg, st, st.get(card_id))
+    assert token, f"{card_id} could not be claimed: {st.get(card_id)}"
+    return drive.run_drive(cfg, st, card_id, token)
+
+
+def tiers_run(st: SQLiteStore, card_id: str) -> list[str]:
+    return [d.tier for d in sorted(st.list_drives(card=card_id), key=lambda d: d.attempt)]
+
+
+def test_three_rungs_a_then_b_then_the_park_naming_the_task(repo: Path, st) -> None:
+    cfg = board_cfg(repo, {"a": "print-then-hang", "b": "print-then-hang", "c": "print-then-hang"})
+    card = add(st, surface=["src/**"])
+    after = add(st, "needs the wide card", deps=[card])
+    end = run_once(cfg, st, card)
+
+    assert tiers_run(st, card) == ["a", "b"], (
+        f"the park waited for the ladder to run out: tiers run {tiers_run(st, card)}"
+    )
+    assert end.outcome == "parked" and end.cls == "too-wide", end
+    [task] = tasks_for(st, card)
+    now = st.get(card)
+    assert now.lane == "ready" and now.drive == "", "the parked card was not given back"
+    assert now.blocked is not None and now.blocked.cls == "too-wide"
+    assert task.id in now.blocked.reason, f"the park does not name the task: {now.blocked}"
+    assert task.lane == "ready" and task.assignee == cfg.planner_name
+    assert after in task.spec, "the task's spec does not list the dependent"
+    evs = events(st, card, task.id)
+    ask = first_seq(evs, task.id, "created in backlog")
+    park = first_seq(evs, card, "blocked too-wide")
+    release = first_seq(evs, task.id, "lane backlog → ready")
+    assert ask < park < release, "not in the order ask < park < release"
+    queue = [c.id for c in actions.ready_queue(st)]
+    assert card not in queue, "the parked card would be rebuilt whole"
+    assert [c.id for c in split.planner_queue(st, cfg)] == [], "no planner: the task waits"
+
+
+def test_an_infra_timeout_is_never_counted(repo: Path, st) -> None:
+    """R1: a coder that printed nothing never reached its model; it must not count."""
+    cfg = board_cfg(repo, {"a": "silent-hang", "b": "silent-hang"}, split_after=1)
+    card = add(st)
+    end = run_once(cfg, st, card)
+    now = st.get(card)
+    assert end.cls == "dispatch-infra" and now.blocked and now.blocked.cls == "dispatch-infra"
+    assert split.timeout_count(now) == 0, "an infra timeout was counted toward a split"
+    assert tasks_for(st, card) == [], "an infra timeout asked for a split"
+    # the operator fixes the infra; the first genuine timeout counts once and, at 2, parks not
+    actions.unblock(st, card)
+    cfg = board_cfg(repo, {"a": "print-then-hang"}, split_after=2)
+    end = run_once(cfg, st, card)
+    now = st.get(card)
+    assert split.timeout_count(now) == 1, "the first genuine timeout was not counted as 1"
+    assert now.blocked is not None and now.blocked.cls == "terminal", (
+        f"the first genuine timeout after an infra block parked the card: {now.blocked}"
+    )
+
+
+def test_a_fix_round_timeout_is_never_counted_or_parked(repo: Path, st) -> None:
+    """R2: a card that built once in this dispatch is not too wide; its fix round times out."""
+    gate = [sys.executable, str(SCRIPTS / "split_gate_red.py")]
+    cfg = board_cfg(repo, {"a": "edit-then-hang"}, split_after=1, gate=gate, gate_retries=1)
+    card = add(st)
+    end = run_once(cfg, st, card)
+    now = st.get(card)
+    assert end.cls != "too-wide" and (now.blocked is None or now.blocked.cls != "too-wide"), (
+        f"a fix-round timeout parked the card: {now.blocked}"
+    )
+    assert split.timeout_count(now) == 0, "a fix-round timeout was counted"
+    assert tasks_for(st, card) == [], "a fix-round timeout asked for a split"
+    log = "\n".join(c.text for c in st.timeline(card))
+    assert "retry 1 of 1" in log, f"the coder never reached a fix round: {log}"
+
+
+def test_a_build_reaching_review_clears_the_count(repo: Path, st) -> None:
+    cfg = board_cfg(repo, {"a": "print-then-hang"}, review="operator")
+    card = add(st)
+    run_once(cfg, st, card)
+    assert split.timeout_count(st.get(card)) == 1
+    actions.unblock(st, card)  # a terminal block: unblocking it keeps the count
+    assert split.timeout_count(st.get(card)) == 1, "unblocking a terminal block reset the count"
+    cfg = board_cfg(repo, {"a": "edit"}, review="operator")
+    end = run_once(cfg, st, card)
+    assert end.outcome == "review", end
+    assert split.timeout_count(st.get(card)) == 0, "the build reached review but kept its count"
+
+
+def test_after_unblock_the_first_new_timeout_is_not_re_parked(repo: Path, st) -> None:
+    """R5: the operator raises the timeout and unblocks (from another process)."""
+    cfg = board_cfg(repo, {"a": "print-then-hang", "b": "print-then-hang"})
+    card = add(st)
+    assert run_once(cfg, st, card).outcome == "parked"
+    res = run_cli(repo, "unblock", card)
+    assert res.returncode == 0, res.stderr
+    assert split.timeout_count(st.get(card)) == 0, "board unblock kept the too-wide count"
+    end = run_once(cfg, st, card)
+    assert tiers_run(st, card)[-2:] == ["a", "b"]
+    assert end.outcome == "parked", "the second pair of timeouts after unblock did not park"
+    drives = sorted(st.list_drives(card=card), key=lambda d: d.attempt)
+    assert drives[2].status == "failed", (
+        f"the first timeout after unblock did not just climb: {drives[2].status} {drives[2].result}"
+    )
+
+
+def test_a_re_park_names_the_same_task_and_a_lost_label_files_no_duplicate(repo: Path, st) -> None:
+    cfg = board_cfg(repo, {"a": "print-then-hang", "b": "print-then-hang"})
+    card = add(st)
+    run_once(cfg, st, card)
+    [task] = tasks_for(st, card)
+    actions.unblock(st, card)
+    labels = tuple(x for x in st.get(card).labels if x != split.ASKED_LABEL)
+    st.update(card, Expect(), {"labels": labels})  # the decompose-asked write was lost
+    end = run_once(cfg, st, card)
+    assert end.outcome == "parked" and task.id in end.reason, end.reason
+    assert len(tasks_for(st, card)) == 1, "the re-park filed a duplicate split task"
+    assert split.ASKED_LABEL in st.get(card).labels, "the lost label was not healed"
+
+
+def test_the_parked_card_is_split_by_the_planner_and_by_board_split(repo: Path, st) -> None:
+    cfg = board_cfg(repo, {"a": "print-then-hang", "b": "print-then-hang"})
+    from dataclasses import replace
+
+    planner = (sys.executable, str(SCRIPTS / "split_planner.py"), "{card}", "split")
+    cfg = replace(cfg, planner_argv=planner)
+    card = add(st, surface=["src/**"])
+    after = add(st, "needs the wide card", deps=[card])
+    run_once(cfg, st, card)
+    [task] = split.planner_queue(st, cfg)
+    token = drive.claim(cfg, st, task)
+    assert token
+    res = split.run_planner(st, cfg, st.get(task.id), token)
+    assert res.outcome == "done", res
+    assert st.get(card).lane == "cancelled", "the planner's split did not cancel the card"
+    deps = st.get(after).deps
+    assert card not in deps and len(deps) == 2, f"the dependent was not repointed: {deps}"
+    slices = [st.get(d) for d in deps]
+    assert all(s.lane == "ready" and s.surface == ("src/**",) for s in slices), slices
+    assert after not in [c.id for c in actions.ready_queue(st)], "the dependent was released early"
+
+    # a slice that is itself too wide is parked and split again, by hand this time
+    run_once(cfg, st, slices[0].id)
+    parked = st.get(slices[0].id)
+    assert parked.blocked is not None and parked.blocked.cls == "too-wide"
+    res2 = run_cli(repo, "split", slices[0].id, "--into", "half", "--into", "other half", "--json")
+    assert res2.returncode == 0, res2.stderr
+    out = json.loads(res2.stdout)
+    assert out["card"]["lane"] == "cancelled"
+    new = {s["id"] for s in out["slices"]}
+    assert new <= set(st.get(after).deps) and slices[0].id not in st.get(after).deps
