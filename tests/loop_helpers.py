@@ -16,6 +16,7 @@ from typing import Any
 from board.core import actions, config
 from board.core.model import Card, CardDraft
 from board.core.store import SQLiteStore
+
 from tests.conftest import git, make_repo
 
 SCRIPTS = Path(__file__).parent / "scripts"
