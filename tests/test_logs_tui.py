@@ -1,0 +1,361 @@
+"""The logs screen under Pilot: following, pausing, searching, switching drives while lines arrive.
+
+Everything runs against the real SQLite store and real files the way the
+drive writes them; the clock the screen uses for elapsed times is fixed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from board.core import logs
+from board.core.config import Config
+from board.tui.logs import LogsScreen, LogView, format_elapsed
+from textual import events
+from textual.app import App
+from textual.screen import Screen
+from textual.widgets import Input, Static
+
+from tests.logs_helpers import (
+    T0,
+    LogsApp,
+    append_lines,
+    build_board,
+    screen_text,
+    settled,
+    terminal_output,
+    view_of,
+    wait_for,
+)
+
+SIZE = (100, 30)
+
+
+@pytest.fixture
+def board(tmp_path: Path):
+    cfg, store = build_board(tmp_path)
+    yield cfg, store
+    store.close()
+
+
+def live_log(cfg: Config) -> Path:
+    return logs.log_path(cfg, "c-2", 1)
+
+
+def status_text(app: App) -> str:
+    return str(app.screen.query_one("#log-status", Static).render())
+
+
+def last_row(view: LogView) -> str:
+    rows = [r.rstrip() for r in view.visible_text() if r.strip()]
+    return rows[-1] if rows else ""
+
+
+async def test_opens_on_the_live_drive_with_its_tail_painted(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        assert view.path == live_log(cfg), f"opened {view.path}, not the live drive's log"
+        assert view.follow, "a freshly opened log did not follow its end"
+        assert "a long line: 0123456789" in last_row(view), "the tail was not on screen"
+
+
+async def test_opens_on_the_card_asked_for_and_falls_back_to_the_latest_drive(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store, card_id="c-1")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        assert view_of(app).path == logs.log_path(cfg, "c-1", 2), "not c-1's latest attempt"
+        assert "all green" in last_row(view_of(app))
+    app = LogsApp(cfg, store, card_id="c-9")  # no drive: the most recent one instead
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        assert view_of(app).path == live_log(cfg)
+
+
+async def test_earlier_attempts_of_a_card_can_be_selected(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store, card_id="c-1")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        await pilot.press("tab", "down")
+        await wait_for(pilot, lambda: view_of(app).path == logs.log_path(cfg, "c-1", 1))
+        await wait_for(pilot, settled(app))
+        assert "gate: 3 failed" in last_row(view_of(app)), "attempt 1's log was not shown"
+
+
+async def test_appended_lines_are_followed_at_the_bottom(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        before = view.line_count
+        append_lines(live_log(cfg), [f"fresh {i}" for i in range(100)], T0)
+        await wait_for(pilot, lambda: view.line_count == before + 100)
+        await wait_for(pilot, settled(app))
+        assert last_row(view).endswith("fresh 99"), f"not following: last row {last_row(view)!r}"
+        assert "following" in status_text(app)
+
+
+async def test_scrolling_up_stops_following_and_G_resumes(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        await pilot.press("k", "k")
+        assert not view.follow, "scrolling up did not stop following"
+        frozen = view.visible_text()
+        append_lines(live_log(cfg), [f"while paused {i}" for i in range(50)], T0)
+        await wait_for(pilot, lambda: view.lines_below >= 50)
+        assert view.visible_text() == frozen, "the view moved while the operator read it"
+        status = status_text(app)
+        assert "paused" in status and "G follows" in status, f"no visible marker: {status!r}"
+        assert f"{view.lines_below} lines below" in status, f"no count of new lines: {status!r}"
+        await pilot.press("G")
+        await wait_for(pilot, settled(app))
+        assert view.follow and last_row(view).endswith("while paused 49"), last_row(view)
+        await pilot.press("pageup")
+        assert not view.follow
+        await pilot.press("end")
+        assert view.follow, "end did not resume following"
+        await pilot.press("g")
+        assert not view.follow and view.top_line == view.lines_known[0], "g did not go to the top"
+        await pilot.press("pagedown", "pagedown", "pagedown")
+        assert view.follow, "paging back down to the end did not resume following"
+
+
+async def test_mouse_wheel_up_stops_following(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        view.post_message(events.MouseScrollUp(view, 5, 5, 0, -1, 0, False, False, False))
+        await pilot.pause()
+        assert not view.follow, "the mouse wheel scrolled up but the view kept following"
+        append_lines(live_log(cfg), ["new line"], T0)
+        await wait_for(pilot, lambda: view.lines_below >= 1)
+        assert not view.follow
+
+
+async def test_search_finds_next_and_previous_matches(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        lo, _ = view.lines_known
+        await pilot.press("g", "slash")
+        app.screen.query_one(Input).value = "step 1"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: view.match_line is not None)
+        assert view.match_line - lo == 1, f"the first match is line {view.match_line - lo}"
+        assert not view.follow, "a search match did not stop following"
+        await pilot.press("n")
+        await wait_for(pilot, lambda: view.match_line - lo == 10)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: view.match_line - lo == 11)
+        await pilot.press("N")
+        await wait_for(pilot, lambda: view.match_line - lo == 10)
+        assert any("step 10: building" in row for row in view.visible_text()), (
+            "the match was not brought into view"
+        )
+        await pilot.press("slash")
+        app.screen.query_one(Input).value = "nowhere to be found"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not view.searching)
+        assert "no match" in status_text(app), status_text(app)
+
+
+async def test_search_wraps_around_from_the_end(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        lo, _ = view.lines_known
+        await pilot.press("slash")
+        app.screen.query_one(Input).value = "step 0:"  # above the view: wraps to the top
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: view.match_line is not None)
+        assert view.match_line == lo
+
+
+async def test_switching_drives_while_lines_arrive_shows_only_the_chosen_log(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store)
+    stop = threading.Event()
+
+    def writer() -> None:  # about 10,000 lines a second
+        n = 0
+        with open(live_log(cfg), "ab", buffering=0) as fh:
+            while not stop.is_set():
+                fh.write(b"".join(b"c-2 busy %d\n" % (n + i) for i in range(100)))
+                n += 100
+                stop.wait(0.01)
+
+    thread = threading.Thread(target=writer)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        thread.start()
+        try:
+            view = view_of(app)
+            await wait_for(pilot, lambda: "c-2 busy" in last_row(view))
+            await pilot.press("tab", "down")  # to c-3, while c-2 keeps writing
+            await wait_for(pilot, lambda: view.path == logs.log_path(cfg, "c-3", 1))
+            await wait_for(pilot, settled(app))
+            for _ in range(5):
+                await pilot.pause(0.02)
+                rows = " ".join(view.visible_text())
+                assert "c-2 busy" not in rows, "lines of the live drive leaked into c-3's log"
+                assert "waiting on the network" in rows
+            await pilot.press("up")
+            await wait_for(pilot, lambda: view.path == live_log(cfg))
+            await wait_for(pilot, lambda: "c-2 busy" in last_row(view))
+            assert view.follow
+        finally:
+            stop.set()
+            thread.join()
+
+
+async def test_wrap_and_timestamps_toggle(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        assert view.visible_text()[0][:9].count(":") == 2, "timestamps were not shown"
+        await pilot.press("t")
+        assert not any(row[:9].count(":") == 2 for row in view.visible_text()), (
+            "t did not hide the timestamps"
+        )
+        await pilot.press("w")
+        await pilot.pause()
+        rows = [r.rstrip() for r in view.visible_text()]
+        assert rows[-1].endswith("0123456789"), (
+            f"wrapped, the tail was not on the last row: {rows[-3:]}"
+        )
+        assert sum("0123456789" in r for r in rows) >= 3, "the long line did not wrap"
+        assert view.follow
+        await pilot.press("w")
+        assert not view.wrap
+
+
+async def test_escape_returns_to_the_previous_screen(board) -> None:
+    cfg, store = board
+
+    class Base(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(Screen())
+            self.push_screen(LogsScreen(cfg, store, refresh_s=0))
+
+    app = Base()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, LogsScreen))
+        await pilot.press("slash")
+        await pilot.press("escape")  # first closes the search box
+        assert isinstance(app.screen, LogsScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, LogsScreen), "escape did not leave the logs screen"
+
+
+async def test_a_truncated_log_is_shown_anew(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        live_log(cfg).write_text("after truncation\n")
+        await wait_for(pilot, lambda: view.line_count == 1)
+        await wait_for(pilot, settled(app))
+        assert last_row(view) == "after truncation"
+
+
+async def test_a_ten_megabyte_line_is_shown_cut_and_the_keys_still_work(board) -> None:
+    cfg, store = board
+    with open(live_log(cfg), "ab") as fh:
+        fh.write(b"Z" * 10_000_000 + b"\nafter the big one\n")
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        assert last_row(view) == "after the big one"
+        await pilot.press("k")
+        await pilot.press("end", "right", "w")
+        await pilot.pause()
+        assert any("line cut: 10,000,000 bytes" in row for row in view.visible_text()), (
+            "the cut marker of the huge line was not shown"
+        )
+
+
+async def test_a_huge_log_shows_its_tail_while_the_rest_is_read(board) -> None:
+    cfg, store = board
+    path = live_log(cfg)
+    with open(path, "ab") as fh:  # 4 GB, sparse: zeros above, real lines at the end
+        fh.truncate(4 * 1024**3)
+        fh.seek(0, os.SEEK_END)
+        fh.write(b"\n" + b"".join(b"tail line %d\n" % i for i in range(100)))
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        view = view_of(app) if isinstance(app.screen, LogsScreen) else None
+        await wait_for(pilot, lambda: "tail line 99" in last_row(view_of(app)))
+        view = view_of(app)
+        assert view.scanning, "the whole 4 GB was read before the tail was shown"
+        assert "reading" in status_text(app), "no sign that the rest is still being read"
+        await pilot.press("k")  # keys work while the scan runs
+        assert not view.follow
+
+
+async def test_escapes_and_markup_in_logs_and_drive_fields_never_reach_the_terminal(
+    board,
+) -> None:
+    cfg, store = board
+    drive = store.list_drives("c-3")[0]
+    store.update_drive(drive.id, result="\x1b]0;pwned\x07 \x1b[2J [red]gone[/red]")
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, settled(app))
+        screen = "\n".join(screen_text(app))
+        out = terminal_output(app)
+        for raw in ("\x1b[2J", "\x1b]52;", "\x1b]0;", "\x07", "\x1b[10A", "\x9b", "\r"):
+            assert raw not in out, f"{raw!r} from a log or drive field reached the terminal"
+        assert "␛[2J␛[H cleared?" in screen, "the clear-screen escape was not shown visibly"
+        assert "␛]52;c;cm0gLXJmIH4K^G clipboard?" in screen, "OSC 52 was not shown visibly"
+        assert "␛[10A␛[5;5Hmoved?" in screen, "cursor moves were not shown visibly"
+        assert "[bold red]x[/] and [link=http://e.x]y[/link]" in screen, "markup was parsed"
+        assert "␛]0;pwned^G ␛[2J [red]gone[/red]" in screen, "a drive's result was not literal"
+
+
+def test_elapsed_is_short() -> None:
+    assert [format_elapsed(s) for s in (5, 65, 3600 * 3 + 420)] == ["5s", "1m05s", "3h07m"]
+
+
+# --- snapshots -------------------------------------------------------------------------------
+
+
+def _snapshot_app(tmp_path: Path) -> LogsApp:
+    cfg, store = build_board(tmp_path)
+    return LogsApp(cfg, store)
+
+
+async def _settle(pilot) -> None:
+    await wait_for(pilot, settled(pilot.app))
+
+
+def test_logs_screen_snapshot_80x24(snap_compare, tmp_path: Path) -> None:
+    app = _snapshot_app(tmp_path)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_settle)
+    app.store.close()
+
+
+def test_logs_screen_snapshot_160x48(snap_compare, tmp_path: Path) -> None:
+    app = _snapshot_app(tmp_path)
+    assert snap_compare(app, terminal_size=(160, 48), run_before=_settle)
+    app.store.close()

@@ -1,0 +1,842 @@
+"""Live drive logs: the list of drives and the selected drive's log, followed as it grows.
+
+Operators watch coders for hours, over SSH, through these logs. So the view
+never waits on a file: `LogView` draws only the visible lines through the
+line API (one `Strip` per row, an LRU cache of rendered lines), the index is
+built from the end by a worker thread (`board.core.logs.LogFile.scan`), and a
+watcher thread indexes appended bytes and tells the view, one pending notice
+at a time, backing off while the app has not caught up. Every line is plain
+`Text` run through `sanitize`: log content never becomes markup or a terminal
+escape (invariant 5).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from board.core.logs import LogFile, last_line, log_path, sanitize, split_stamp
+from board.core.model import Drive
+from rich.style import Style
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+POLL_S = 0.1  # how often the watcher looks for appended bytes
+MAX_BACKOFF_S = 1.0  # the longest it waits while the app is still busy with the last notice
+STATUS_MARKS = {
+    "running": "●",
+    "passed": "✓",
+    "failed": "✗",
+    "timeout": "⧗",
+    "blocked": "■",
+    "stopped": "■",
+    "crashed": "✗",
+    "stood-aside": "↷",
+}
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _parse_time(text: str) -> datetime | None:
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def format_elapsed(seconds: float) -> str:
+    """`45s`, `12m04s`, `3h07m`: short enough for a list row."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def drive_elapsed(drive: Drive, now: datetime) -> str:
+    """How long a drive has run (live) or ran (finished); the clock is injected for tests."""
+    start = _parse_time(drive.started_at)
+    if start is None:
+        return ""
+    end = now if drive.live else (_parse_time(drive.ended_at) or now)
+    return format_elapsed((end - start).total_seconds())
+
+
+# ---------------------------------------------------------------------------------------------
+# the log view
+
+
+class LogView(ScrollView, can_focus=True):
+    """A log of any size, drawn line by line; follows the end while the operator is at it.
+
+    Scroll unit: one log line. Without wrapping a line is one row; with wrapping
+    the first visible line is the scroll position (or, at the end, the last line
+    sits on the last row), so a gigabyte never needs its wrapped height known.
+    """
+
+    ALLOW_SELECT = False
+    BINDINGS = [
+        Binding("up,k", "line_up", "Up", show=False),
+        Binding("down,j", "line_down", "Down", show=False),
+        Binding("left,h", "column_left", "Left", show=False),
+        Binding("right,l", "column_right", "Right", show=False),
+        Binding("pageup,b", "page_up", "Page up", show=False),
+        Binding("pagedown,space", "page_down", "Page down", show=False),
+        Binding("g,home", "top", "Top", id="logs.top", key_display="g", tooltip="First line"),
+        Binding(
+            "G,end",
+            "bottom",
+            "Follow",
+            id="logs.follow",
+            key_display="G",
+            tooltip="Go to the end and follow it",
+        ),
+        Binding("n", "next_match", "Next", id="logs.next", show=False),
+        Binding("N", "previous_match", "Previous", id="logs.previous", show=False),
+        Binding("w", "toggle_wrap", "Wrap", id="logs.wrap", tooltip="Wrap long lines"),
+        Binding("t", "toggle_stamps", "Times", id="logs.stamps", tooltip="Show line times"),
+    ]
+    COMPONENT_CLASSES = {"log-view--stamp", "log-view--match", "log-view--current"}
+    DEFAULT_CSS = """
+    LogView {
+        background: $surface;
+        color: $foreground;
+        scrollbar-size-vertical: 1;
+    }
+    LogView > .log-view--stamp { color: $text-muted; }
+    LogView > .log-view--match { background: $warning 60%; color: $text; }
+    LogView > .log-view--current { background: $accent 25%; }
+    """
+
+    follow: reactive[bool] = reactive(True)
+    wrap: reactive[bool] = reactive(False)
+    show_stamps: reactive[bool] = reactive(True)
+
+    class Status(Message):
+        """What the view shows changed: line count, scan progress, following, search."""
+
+        def __init__(self, view: LogView) -> None:
+            super().__init__()
+            self.view = view
+
+    class Grew(Message, bubble=False):
+        """The index of the open log changed (posted from the scan or watcher thread)."""
+
+        def __init__(self, session: int) -> None:
+            super().__init__()
+            self.session = session
+
+    class Reset(Message, bubble=False):
+        """The open log was truncated or replaced: scan it again."""
+
+        def __init__(self, session: int) -> None:
+            super().__init__()
+            self.session = session
+
+    class Found(Message, bubble=False):
+        """A search finished (`line` is None when nothing matched)."""
+
+        def __init__(self, session: int, needle: str, line: int | None) -> None:
+            super().__init__()
+            self.session = session
+            self.needle = needle
+            self.line = line
+
+    def __init__(
+        self,
+        poll_s: float = POLL_S,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.poll_s = poll_s
+        self.path: Path | None = None
+        self._log: LogFile | None = None
+        self._session = 0
+        self._ready = -1  # the session whose file is open (the watcher polls only that one)
+        self._scan_stop = threading.Event()
+        self._watch_stop = threading.Event()
+        self._pending = False  # a Grew notice is in the queue; the watcher waits for it
+        self._gen = 0
+        self._lo = 0
+        self._hi = 0
+        self._programmatic = False
+        self._max_width = 0
+        self._cache: LRUCache[tuple[Any, ...], list[Strip]] = LRUCache(1024)
+        self._rows_key: tuple[Any, ...] | None = None
+        self._rows: list[Strip] = []
+        self.search_term = ""
+        self._search_re: re.Pattern[str] | None = None
+        self.match_line: int | None = None
+        self.searching = False
+        self.search_failed = False
+        self.painted_through: int | None = None  # id of the last line drawn (tests, bench)
+
+    # lines and state ------------------------------------------------------------------------
+
+    @property
+    def line_count(self) -> int:
+        return max(0, self._hi - self._lo)
+
+    @property
+    def lines_known(self) -> tuple[int, int]:
+        """`(lo, hi)` ids the view currently shows (a snapshot of the index)."""
+        return self._lo, self._hi
+
+    @property
+    def scanning(self) -> bool:
+        return self._log is not None and not self._log.scanned
+
+    @property
+    def scan_fraction(self) -> float:
+        return self._log.scan_fraction if self._log is not None else 1.0
+
+    @property
+    def top_line(self) -> int:
+        """Id of the first visible line."""
+        if self.follow and not self.wrap:
+            return max(self._lo, self._hi - self.scrollable_content_region.height)
+        return self._lo + int(self.scroll_y)
+
+    @property
+    def lines_below(self) -> int:
+        """Lines after the last visible one (what is waiting while not following)."""
+        height = self.scrollable_content_region.height
+        return max(0, self._hi - (self.top_line + height))
+
+    def visible_text(self) -> list[str]:
+        """The rows as drawn, as plain text (for tests and for copying)."""
+        return [strip.text for strip in self._layout()]
+
+    # opening a log ------------------------------------------------------------------------
+
+    def open(self, path: Path | None) -> None:
+        """Show `path` (None: nothing). The file is opened and scanned in a worker thread."""
+        self._scan_stop.set()
+        self._session += 1
+        self._scan_stop = threading.Event()
+        self.path = path
+        self._log = LogFile(path) if path is not None else None
+        self._gen = 0
+        self._lo = self._hi = 0
+        self._max_width = 0
+        self.match_line = None
+        self.search_failed = False
+        self._rows_key = None
+        self._pending = False
+        self.follow = True
+        self._set_virtual()
+        self._jump(0, 0)
+        self.refresh()
+        if self._log is not None:
+            self._scan(self._log, self._session, self._scan_stop, True)
+        self.post_message(self.Status(self))
+
+    def on_mount(self) -> None:
+        self._watch()
+
+    def on_unmount(self) -> None:
+        self._watch_stop.set()
+        self._scan_stop.set()
+
+    def _notify(self, session: int) -> None:
+        """From a thread: tell the view the index changed, unless a notice is still queued."""
+        if not self._pending:
+            self._pending = True
+            self.post_message(self.Grew(session))
+
+    @work(thread=True, exclusive=True, group="log-scan", exit_on_error=False)
+    def _scan(self, log: LogFile, session: int, stop: threading.Event, first: bool) -> None:
+        if first:
+            log.open()
+            if session != self._session:
+                log.close()
+                return
+            self._ready = session
+        self._notify(session)
+        log.scan(progress=lambda _n: self._notify(session), stop=stop)
+        self._notify(session)
+
+    @work(thread=True, group="log-watch", exit_on_error=False)
+    def _watch(self) -> None:
+        """Index appended bytes; wait longer while the app has not handled the last notice."""
+        worker = get_current_worker()
+        interval = self.poll_s
+        while not worker.is_cancelled and not self._watch_stop.is_set():
+            log, session = self._log, self._session
+            busy = self._pending
+            if log is not None and self._ready == session and not busy:
+                result = log.poll()
+                if result == "grew":
+                    self._notify(session)
+                elif result == "reset":
+                    self.post_message(self.Reset(session))
+            interval = min(interval * 2, MAX_BACKOFF_S) if busy else self.poll_s
+            self._watch_stop.wait(interval)
+
+    def on_log_view_grew(self, message: Grew) -> None:
+        if message.session != self._session:
+            return
+        self._pending = False
+        self._sync()
+
+    def on_log_view_reset(self, message: Reset) -> None:
+        if message.session != self._session or self._log is None:
+            return
+        self._rows_key = None
+        self.match_line = None
+        self._scan(self._log, self._session, self._scan_stop, False)
+        self._sync()
+
+    def _sync(self) -> None:
+        """Take a fresh snapshot of the index and keep the same lines in view."""
+        log = self._log
+        if log is None:
+            return
+        lo, hi = log.bounds()
+        if log.generation != self._gen:
+            self._gen = log.generation
+            shift = 0
+        else:
+            shift = self._lo - lo  # lines the scan found above
+        self._lo, self._hi = lo, hi
+        self._set_virtual()
+        if self.follow:
+            self._pin_end()
+        elif shift:
+            self._jump(None, self.scroll_y + shift)
+        self.refresh()
+        self.post_message(self.Status(self))
+
+    def _set_virtual(self) -> None:
+        width = 0 if self.wrap else self._max_width
+        self.virtual_size = Size(width, self.line_count)
+        if self.follow:  # a scrollbar may appear at the next layout and push the end down
+            self.call_after_refresh(self._pin_end)
+
+    # scrolling ------------------------------------------------------------------------------
+
+    def _jump(self, x: float | None, y: float | None) -> None:
+        """Scroll without it counting as the operator's move."""
+        self._programmatic = True
+        try:
+            self.scroll_to(x=x, y=y, animate=False, force=True, immediate=True)
+        finally:
+            self._programmatic = False
+
+    def _pin_end(self) -> None:
+        self._jump(None, self.max_scroll_y)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if not self._programmatic:
+            self.follow = new_value >= self.max_scroll_y
+
+    def watch_follow(self, following: bool) -> None:
+        if following:
+            self._pin_end()
+        self.post_message(self.Status(self))
+
+    def watch_wrap(self) -> None:
+        self._set_virtual()
+        if self.wrap:
+            self._jump(0, None)
+        if self.follow:
+            self._pin_end()
+        self.refresh()
+        self.post_message(self.Status(self))
+
+    def watch_show_stamps(self) -> None:
+        self.refresh()
+        self.post_message(self.Status(self))
+
+    def on_resize(self) -> None:
+        self._rows_key = None
+        if self.follow:
+            self.call_after_refresh(self._pin_end)
+
+    def _user_scroll(self, y: float) -> None:
+        self._jump(None, y)
+        self.follow = self.scroll_y >= self.max_scroll_y
+
+    @property
+    def _y(self) -> float:
+        """Where the view is: while following, the end, whatever scroll_y still says."""
+        return self.max_scroll_y if self.follow else self.scroll_y
+
+    def action_line_up(self) -> None:
+        self._user_scroll(self._y - 1)
+
+    def action_line_down(self) -> None:
+        self._user_scroll(self._y + 1)
+
+    def action_page_up(self) -> None:
+        self._user_scroll(self._y - max(1, self.scrollable_content_region.height - 1))
+
+    def action_page_down(self) -> None:
+        self._user_scroll(self._y + max(1, self.scrollable_content_region.height - 1))
+
+    def action_top(self) -> None:
+        self._user_scroll(0)
+
+    def action_bottom(self) -> None:
+        self.follow = True
+        self._pin_end()
+
+    def action_column_left(self) -> None:
+        self._jump(max(0, self.scroll_x - 8), None)
+
+    def action_column_right(self) -> None:
+        self._jump(self.scroll_x + 8, None)
+
+    def action_toggle_wrap(self) -> None:
+        self.wrap = not self.wrap
+
+    def action_toggle_stamps(self) -> None:
+        self.show_stamps = not self.show_stamps
+
+    # searching ------------------------------------------------------------------------------
+
+    def search(self, needle: str, backward: bool = False) -> None:
+        """Find `needle` from the top visible line (wrapping around); runs in a worker."""
+        self.search_term = needle
+        flags = re.IGNORECASE if needle == needle.lower() else 0
+        self._search_re = re.compile(re.escape(needle), flags) if needle else None
+        self.match_line = None
+        self.search_failed = False
+        self.refresh()
+        if needle:
+            self._find(needle, self.top_line, backward)
+
+    def action_next_match(self) -> None:
+        if self.search_term:
+            start = self.match_line + 1 if self.match_line is not None else self.top_line
+            self._find(self.search_term, start, False)
+
+    def action_previous_match(self) -> None:
+        if self.search_term:
+            start = self.match_line - 1 if self.match_line is not None else self.top_line
+            self._find(self.search_term, start, True)
+
+    def _find(self, needle: str, start: int, backward: bool) -> None:
+        if self._log is None:
+            return
+        self.searching = True
+        self.post_message(self.Status(self))
+        self._find_worker(self._log, self._session, needle, start, backward)
+
+    @work(thread=True, exclusive=True, group="log-find", exit_on_error=False)
+    def _find_worker(
+        self, log: LogFile, session: int, needle: str, start: int, backward: bool
+    ) -> None:
+        worker = get_current_worker()
+        stop = threading.Event()
+        lo, hi = log.bounds()
+        found = None
+        if hi > lo:
+            start = min(max(start, lo), hi - 1)
+            found = log.find(needle, start, backward, stop)
+            if found is None and not worker.is_cancelled:  # wrap around
+                found = log.find(needle, hi - 1 if backward else lo, backward, stop)
+        if not worker.is_cancelled:
+            self.post_message(self.Found(session, needle, found))
+
+    def on_log_view_found(self, message: Found) -> None:
+        if message.session != self._session or message.needle != self.search_term:
+            return
+        self.searching = False
+        self.search_failed = message.line is None
+        if message.line is not None:
+            self.show_line(message.line)
+        self.post_message(self.Status(self))
+
+    def show_line(self, line: int) -> None:
+        """Bring line `line` into view (a third from the top) and stop following."""
+        self._sync()
+        self.match_line = line
+        self.follow = False
+        height = self.scrollable_content_region.height
+        self._jump(None, max(0, line - self._lo - height // 3))
+        self.follow = self.scroll_y >= self.max_scroll_y and line >= self._hi - height
+        self.refresh()
+
+    # drawing --------------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        rows = self._layout()
+        if y < len(rows):
+            return rows[y]
+        return Strip.blank(self.scrollable_content_region.width, self.rich_style)
+
+    def _layout(self) -> list[Strip]:
+        """The rows of the viewport, computed once per frame and position."""
+        region = self.scrollable_content_region
+        width, height = region.width, region.height
+        base = self.rich_style
+        key = (
+            self._session,
+            self._gen,
+            self._lo,
+            self._hi,
+            int(self.scroll_y),
+            int(self.scroll_x),
+            width,
+            height,
+            self.wrap,
+            self.show_stamps,
+            self.search_term,
+            self.match_line,
+            self.follow,
+            base,
+        )
+        if key == self._rows_key:
+            return self._rows
+        if self.follow and int(self.scroll_y) != self.max_scroll_y:
+            self.call_later(self._pin_end)  # the tail is drawn below; the scrollbar catches up
+        rows: list[tuple[int, Strip]] = []
+        log = self._log
+        if log is not None and height > 0 and width > 0 and self._hi > self._lo:
+            if self.wrap:
+                rows = self._wrapped_rows(log, width, height, base)
+            else:
+                # while following, the tail is drawn whatever the scroll position says
+                top = self.top_line
+                ids = range(top, min(top + height, self._hi))
+                texts = log.lines(ids.start, ids.stop, self._gen)
+                x = int(self.scroll_x)
+                widest = self._max_width
+                for k, text in zip(ids, texts, strict=False):
+                    strip = self._render(k, text, None, base)[0]
+                    widest = max(widest, strip.cell_length)
+                    rows.append((k, strip.crop_extend(x, x + width, base)))
+                if widest > self._max_width:
+                    self._max_width = widest
+                    self.call_later(self._set_virtual)
+        self.painted_through = rows[-1][0] if rows else None
+        strips = [strip for _, strip in rows]
+        strips += [Strip.blank(width, base)] * (height - len(strips))
+        self._rows_key, self._rows = key, strips
+        return strips
+
+    def _wrapped_rows(
+        self, log: LogFile, width: int, height: int, base: Style
+    ) -> list[tuple[int, Strip]]:
+        at_end = self.follow or self.scroll_y >= self.max_scroll_y
+        rows: list[tuple[int, Strip]] = []
+        if at_end:  # the last line on the last row, lines above as far as they fit
+            stop = self._hi
+            while len(rows) < height and stop > self._lo:
+                start = max(self._lo, stop - height)
+                texts = log.lines(start, stop, self._gen)
+                block: list[tuple[int, Strip]] = []
+                for k, text in zip(range(start, stop), texts, strict=False):
+                    block += [(k, s) for s in self._render(k, text, width, base)]
+                rows = block + rows
+                stop = start
+            return rows[-height:]
+        start = self.top_line
+        while len(rows) < height and start < self._hi:
+            stop = min(self._hi, start + height)
+            texts = log.lines(start, stop, self._gen)
+            for k, text in zip(range(start, stop), texts, strict=False):
+                rows += [(k, s) for s in self._render(k, text, width, base)]
+            start = stop
+        return rows[:height]
+
+    def _render(self, k: int, text: str, width: int | None, base: Style) -> list[Strip]:
+        """One log line as strips (one, or several when wrapped to `width`); cached."""
+        current = k == self.match_line
+        key = (text, width, self.show_stamps, self.search_term, current, base)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        stamp, body = split_stamp(text)
+        line = Text(no_wrap=width is None, end="")
+        if self.show_stamps and stamp:
+            line.append(stamp[11:19] + " ", self.get_component_rich_style("log-view--stamp"))
+        line.append(sanitize(body))  # plain text: no markup parsed, no escape passed on
+        if self._search_re is not None:
+            line.highlight_regex(self._search_re, self.get_component_rich_style("log-view--match"))
+        style = base + self.get_component_rich_style("log-view--current") if current else base
+        console = self.app.console
+        if width is None:
+            strips = [Strip(line.render(console), line.cell_len).apply_style(style)]
+        else:
+            pieces = line.wrap(console, width, overflow="fold") or [Text("")]
+            strips = []
+            for piece in pieces:
+                piece.end = ""
+                strip = Strip(piece.render(console), piece.cell_len)
+                strips.append(strip.apply_style(style).extend_cell_length(width, style))
+        self._cache.set(key, strips)
+        return strips
+
+
+# ---------------------------------------------------------------------------------------------
+# the screen
+
+
+@dataclass(frozen=True)
+class DriveRow:
+    """One entry of the drive list, read in a worker (the last line costs a file read)."""
+
+    drive: Drive
+    path: Path
+    elapsed: str
+    last: str
+
+
+class LogsScreen(Screen[None]):
+    """Drives on the left (live first, then recent), the selected drive's log on the right."""
+
+    CSS_PATH = "logs.tcss"
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="logs.back", tooltip="Return to where you were"),
+        Binding("slash", "search", "Search", id="logs.search", tooltip="Search the log"),
+        Binding("tab", "switch_pane", "Drives/Log", id="logs.pane", show=False),
+        Binding("R", "reload", "Refresh", id="logs.refresh", show=False),
+    ]
+
+    class DrivesLoaded(Message, bubble=False):
+        def __init__(self, rows: list[DriveRow]) -> None:
+            super().__init__()
+            self.rows = rows
+
+    def __init__(
+        self,
+        cfg: Any,
+        store: Any,
+        card_id: str | None = None,
+        *,
+        clock: Callable[[], datetime] = _utc_now,
+        refresh_s: float = 2.0,
+        poll_s: float = POLL_S,
+        name: str | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id)
+        self.cfg = cfg
+        self.store = store
+        self.card_id = card_id
+        self.clock = clock
+        self.refresh_s = refresh_s
+        self.poll_s = poll_s
+        self.rows: list[DriveRow] = []
+        self.current: DriveRow | None = None
+        self._loaded_once = False
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="logs-body"):
+            yield OptionList(id="drives", markup=False)
+            with Vertical(id="logs-main"):
+                yield Static(id="log-title", markup=False)
+                yield LogView(poll_s=self.poll_s, id="log-view")
+                yield Static(id="log-status", markup=False)
+                yield Input(id="log-search", placeholder="search (lowercase: any case)")
+        yield Footer()
+
+    @property
+    def view(self) -> LogView:
+        return self.query_one(LogView)
+
+    def on_mount(self) -> None:
+        self.query_one("#drives", OptionList).border_title = "Drives"
+        self.query_one("#log-search", Input).display = False
+        self.view.focus()
+        self._load()
+        if self.refresh_s > 0:
+            self.set_interval(self.refresh_s, self._load)
+
+    # the drive list -------------------------------------------------------------------------
+
+    def _drive_path(self, drive: Drive) -> Path:
+        if drive.log:
+            return Path(self.cfg.root) / drive.log
+        return log_path(self.cfg, drive.card, drive.attempt)
+
+    @work(thread=True, exclusive=True, group="logs-drives", exit_on_error=False)
+    def _load(self) -> None:
+        drives = list(self.store.list_drives(limit=200))
+        live = sorted((d for d in drives if d.live), key=lambda d: d.started_at, reverse=True)
+        done = sorted(
+            (d for d in drives if not d.live),
+            key=lambda d: (d.ended_at or d.started_at, d.attempt),
+            reverse=True,
+        )
+        now = self.clock()
+        rows = []
+        for drive in live + done:
+            path = self._drive_path(drive)
+            last = last_line(path) if drive.live else ""
+            rows.append(DriveRow(drive, path, drive_elapsed(drive, now), last))
+        self.post_message(self.DrivesLoaded(rows))
+
+    def on_logs_screen_drives_loaded(self, message: DrivesLoaded) -> None:
+        option_list = self.query_one("#drives", OptionList)
+        old_ids = [row.drive.id for row in self.rows]
+        self.rows = message.rows
+        new_ids = [row.drive.id for row in self.rows]
+        if old_ids == new_ids:
+            for index, row in enumerate(self.rows):
+                option_list.replace_option_prompt_at_index(index, self._prompt(row))
+        else:
+            keep = self.current.drive.id if self.current else None
+            option_list.set_options(Option(self._prompt(row), id=row.drive.id) for row in self.rows)
+            if keep in new_ids:
+                option_list.highlighted = new_ids.index(keep)
+        if not self._loaded_once:
+            self._loaded_once = True
+            self._open_initial(option_list)
+        elif self.current is not None:
+            row = next((r for r in self.rows if r.drive.id == self.current.drive.id), None)
+            if row is not None:
+                self.current = row
+                self._show_title()
+
+    def _open_initial(self, option_list: OptionList) -> None:
+        if not self.rows:
+            self.view.open(None)
+            self._show_title()
+            return
+        index = 0
+        if self.card_id is not None:
+            mine = [i for i, r in enumerate(self.rows) if r.drive.card == self.card_id]
+            if mine:
+                index = max(
+                    mine, key=lambda i: (self.rows[i].drive.live, self.rows[i].drive.attempt)
+                )
+        option_list.highlighted = index
+        self._select(self.rows[index])
+
+    def _prompt(self, row: DriveRow) -> Text:
+        drive = row.drive
+        mark = STATUS_MARKS.get(drive.status, "·")
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        style = "bold" if drive.live else ""
+        text.append(f"{mark} ", "green" if drive.live else "")
+        text.append(sanitize(drive.card), style)
+        text.append(f" #{drive.attempt} ")
+        text.append(sanitize(drive.tier))
+        text.append(f" {row.elapsed}", "dim")
+        if not drive.live:
+            text.append(f" {sanitize(drive.status)}", "dim")
+        detail = row.last if drive.live else drive.result
+        if detail:
+            _, body = split_stamp(detail)
+            text.append("\n  " + sanitize(body)[:200], "dim")
+        return text
+
+    @on(OptionList.OptionHighlighted, "#drives")
+    def _on_highlight(self, event: OptionList.OptionHighlighted) -> None:
+        row = next((r for r in self.rows if r.drive.id == event.option.id), None)
+        if row is not None and (self.current is None or row.drive.id != self.current.drive.id):
+            self._select(row)
+
+    def _select(self, row: DriveRow) -> None:
+        self.current = row
+        self.view.open(row.path)
+        self._show_title()
+
+    def _show_title(self) -> None:
+        title = self.query_one("#log-title", Static)
+        row = self.current
+        if row is None:
+            title.update(Text("no drive logs yet: they appear here when a drive starts"))
+            return
+        d = row.drive
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text.append(sanitize(d.card), "bold")
+        text.append(f" · attempt {d.attempt} · {sanitize(d.tier)} · {sanitize(d.status)}")
+        text.append(f" · {row.elapsed}")
+        title.update(text)
+
+    # the status line ------------------------------------------------------------------------
+
+    def on_log_view_status(self, message: LogView.Status) -> None:
+        self._show_status()
+
+    def _show_status(self) -> None:
+        view = self.view
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        if view.follow:
+            text.append("▼ following", "bold green")
+        else:
+            below = view.lines_below
+            text.append("⏸ paused", "bold reverse yellow")
+            text.append(f" {below:,} lines below · G follows" if below else " · G follows")
+        text.append(f" · {view.line_count:,} lines")
+        if view.scanning:
+            text.append(f" · reading {view.scan_fraction:.0%}", "dim")
+        if view.wrap:
+            text.append(" · wrap")
+        if not view.show_stamps:
+            text.append(" · no times")
+        if view.search_term:
+            text.append(" · /" + sanitize(view.search_term))
+            if view.searching:
+                text.append(" searching…", "dim")
+            elif view.search_failed:
+                text.append(" no match", "bold red")
+        self.query_one("#log-status", Static).update(text)
+
+    # actions --------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        search = self.query_one("#log-search", Input)
+        if search.display:
+            search.display = False
+            self.view.focus()
+            return
+        self.app.pop_screen()
+
+    def action_search(self) -> None:
+        search = self.query_one("#log-search", Input)
+        search.display = True
+        search.value = self.view.search_term
+        search.focus()
+
+    @on(Input.Submitted, "#log-search")
+    def _on_search(self, event: Input.Submitted) -> None:
+        event.input.display = False
+        self.view.focus()
+        self.view.search(event.value)
+        self._show_status()
+
+    def action_switch_pane(self) -> None:
+        drives = self.query_one("#drives", OptionList)
+        if drives.has_focus:
+            self.view.focus()
+        else:
+            drives.focus()
+
+    def action_reload(self) -> None:
+        self._load()
+
+
+__all__ = ["LogView", "LogsScreen", "DriveRow", "drive_elapsed", "format_elapsed"]
