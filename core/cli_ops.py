@@ -17,6 +17,9 @@ from .errors import Refused
 def register(sub: Any) -> None:
     """Add this module's verbs to the `board` subparsers."""
     _register_split(sub)
+    _register_stop(sub)
+    _register_approve(sub)
+    _register_salvage(sub)
 
 
 # board split --------------------------------------------------------------------------------
@@ -99,3 +102,116 @@ def _cmd_split(args: argparse.Namespace, ctx: Any) -> int:
     else:
         ctx.out(visible(result.summary()))
     return 0
+
+
+# board stop / board approve / board stranded salvage (issue 5) ----------------------------------
+
+_STOP_HELP = (
+    "stop a card's drive now: its whole process group is killed, its tree saved to a "
+    "stranded/… branch, and the card left in ready, held (`stopped: …`); unblock resumes it"
+)
+_APPROVE_HELP = (
+    "publish a card waiting in review (fold or push, as configured); refused if the card "
+    "changed since you looked (--expect-version) or someone requeued it"
+)
+_SALVAGE_HELP = (
+    "publish a stranded branch, or a card's kept tree, with no coder: commit what it holds, "
+    "run the gate there, publish; a red gate publishes nothing unless --force"
+)
+
+
+def _lines(ctx: Any, lines: Sequence[str]) -> None:
+    from .cli import visible
+
+    for line in lines:
+        ctx.out(visible(line))
+
+
+def _register_stop(sub: Any) -> None:
+    p = sub.add_parser("stop", help=_STOP_HELP, description=_STOP_HELP)
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--reason", help="why (shown in the block: `stopped: REASON`)")
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
+    p.set_defaults(func=_cmd_stop)
+
+
+def _cmd_stop(args: argparse.Namespace, ctx: Any) -> int:
+    from . import operator
+
+    result = operator.stop(ctx.store, ctx.cfg, args.id, args.reason)
+    if args.json:
+        ctx.emit_json(result.to_json())
+        return 0
+    ctx.show_card(result.card, False)
+    _lines(ctx, result.lines)
+    return 0
+
+
+def _register_approve(sub: Any) -> None:
+    p = sub.add_parser("approve", help=_APPROVE_HELP, description=_APPROVE_HELP)
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--reason", help="a note for the card's timeline")
+    p.add_argument(
+        "--expect-version",
+        type=int,
+        metavar="N",
+        help="the card version you reviewed (`card show --json`); refused if it changed",
+    )
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
+    p.set_defaults(func=_cmd_approve)
+
+
+def _cmd_approve(args: argparse.Namespace, ctx: Any) -> int:
+    from . import operator
+
+    result = operator.approve(
+        ctx.store, ctx.cfg, args.id, args.reason, expect_version=args.expect_version
+    )
+    if args.json:
+        ctx.emit_json(result.to_json())
+    else:
+        ctx.show_card(result.card, False)
+        _lines(ctx, result.lines)
+    return 0 if result.outcome in ("done", "review") else 1
+
+
+def _stranded_verbs(sub: Any) -> Any:
+    """The `board stranded` subparsers (registered by cli_stranded, which loads first)."""
+    parser = getattr(sub, "choices", {}).get("stranded")
+    if parser is None:
+        return None
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return None
+
+
+def _register_salvage(sub: Any) -> None:
+    verbs = _stranded_verbs(sub)
+    if verbs is None:  # no `board stranded` yet: offer the verb at the top level meanwhile
+        verbs = sub
+    p = verbs.add_parser("salvage", help=_SALVAGE_HELP, description=_SALVAGE_HELP)
+    p.add_argument("target", metavar="BRANCH|ID", help="a stranded/… branch, or a card id")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="publish even over a red gate, marked (a draft PR with push, a note with fold)",
+    )
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
+    p.set_defaults(func=_cmd_salvage)
+
+
+def _cmd_salvage(args: argparse.Namespace, ctx: Any) -> int:
+    from . import operator
+
+    result = operator.salvage(ctx.store, ctx.cfg, args.target, force=args.force)
+    if args.json:
+        ctx.emit_json(result.to_json())
+        return 0 if result.published else 1
+    if result.card is not None:
+        ctx.show_card(result.card, False)
+    _lines(ctx, result.lines)
+    if result.gate == "red" and result.gate_tail:
+        ctx.out("gate tail:")
+        _lines(ctx, ["    " + x for x in result.gate_tail.splitlines()])
+    return 0 if result.published else 1

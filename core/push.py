@@ -29,9 +29,9 @@ from typing import Any
 
 from . import gitutil, proc, split
 from .config import Config
-from .errors import Conflict
 from .model import Blocked, Card
-from .store import Expect, Store
+from .publish import Owner, PublishResult, StoodAside, edge_update
+from .store import Store
 
 WHO = "board"
 DRAFT_ITEM = "{draft}"
@@ -182,14 +182,14 @@ def run_pr_command(
 
 
 class _Card:
-    """The card side of a publish: every write names what it expects, or is skipped."""
+    """The card side of a publish: every write re-checks the owner, or is skipped."""
 
     def __init__(
-        self, store: Store | None, card: Card | None, expect: Expect, lane: str | None, who: str
+        self, store: Store | None, card: Card | None, owner: Owner, lane: str | None, who: str
     ) -> None:
         self.store = store
         self.card = card
-        self.expect = expect
+        self.owner = owner
         self.lane = lane
         self.who = who
 
@@ -197,22 +197,18 @@ class _Card:
     def id(self) -> str:
         return self.card.id if self.card is not None else ""
 
-    def still_ours(self) -> bool:
-        """Re-read the card: is it still where the publish found it?"""
+    def found(self) -> str:
+        """Re-read the card: '' while it is still the owner's, else what was found."""
         if self.store is None or self.card is None:
-            return True
-        try:
-            self.expect.check(self.store.get(self.card.id))
-            return True
-        except Conflict:
-            return False
+            return ""
+        return self.owner.why_not(self.store.get(self.card.id), self.store)
 
     def write(self, changes: dict[str, Any], note: str) -> Card | None:
         if self.store is None or self.card is None:
             return None
         if self.lane is not None:
             changes = {"lane": self.lane, **changes}
-        return self.store.update(self.card.id, self.expect, changes, self.who, note)
+        return edge_update(self.store, self.card.id, self.owner, changes, "push", note, self.who)
 
     def comment(self, text: str) -> None:
         if self.store is not None and self.card is not None:
@@ -224,7 +220,7 @@ def publish(
     store: Store | None,
     card: Card | None,
     branch: str,
-    expect: Expect,
+    owner: Owner,
     *,
     lane: str | None = "review",
     who: str = WHO,
@@ -233,17 +229,19 @@ def publish(
 ) -> PushOutcome:
     """Push `branch`, run the PR command, and leave the card in `lane` with its `pr_url`.
 
-    `expect` is what the card must still be at each write (the drive passes its token);
-    a card moved meanwhile is never written: the outcome says it stood aside. A refused
+    `owner` is what the card must still be at each edge (a drive passes its token, approve
+    the version it read); a card moved meanwhile is never written and nothing more is
+    done: the outcome says it stood aside. A refused
     push or a failing PR command blocks the card (class `terminal`) with the output tail.
     With no card (salvage of a branch no card owns) only git and the PR command run.
     """
-    side = _Card(store, card, expect, lane, who)
+    side = _Card(store, card, owner, lane, who)
     out = PushOutcome(branch=branch)
     draft = bool(draft_why)
-    if not side.still_ours():
+    found = side.found()
+    if found:
         out.stood_aside = True
-        out.lines.append(f"{side.id} moved meanwhile: nothing was pushed")
+        out.lines.append(f"stood aside: {found}; nothing was pushed")
         return out
 
     res = push_branch(cfg, branch)
@@ -258,10 +256,11 @@ def publish(
     out.pushed = True
     out.lines.append(f"pushed {branch} to {cfg.remote}")
 
-    if not side.still_ours():  # moved during the push: the branch is up, the card is theirs
+    found = side.found()
+    if found:  # moved during the push: the branch is up, the card is someone else's now
         out.stood_aside = True
-        side.comment(f"{branch} was pushed to {cfg.remote}, but the card moved meanwhile: no PR")
-        out.lines.append(f"{side.id} moved meanwhile: no PR was opened")
+        side.comment(f"{branch} was pushed to {cfg.remote}, but {found}: no PR was opened")
+        out.lines.append(f"stood aside: {found}; no PR was opened")
         return out
 
     if not cfg.pr_argv:
@@ -300,9 +299,9 @@ def _finish(side: _Card, out: PushOutcome, changes: dict[str, Any], said: str) -
     out.lines.append(said)
     try:
         out.card = side.write(changes, said if not changes.get("blocked") else "")
-    except Conflict as exc:
+    except StoodAside as exc:
         out.stood_aside = True
-        side.comment(f"published as {out.branch}, but the card moved meanwhile ({exc}): {said}")
+        side.comment(f"{out.branch} went to the remote, but {exc.found}: {said}")
         return out
     if out.card is not None and side.lane == "review":
         # the build got through: a too-wide timeout count no longer applies (seed 002)
@@ -314,3 +313,34 @@ def _finish(side: _Card, out: PushOutcome, changes: dict[str, Any], said: str) -
 def _block(side: _Card, out: PushOutcome, reason: str) -> PushOutcome:
     out.blocked = reason
     return _finish(side, out, {"blocked": Blocked(BLOCK_CLASS, reason), "drive": ""}, reason)
+
+
+def publish_card(
+    cfg: Config,
+    store: Store,
+    card: Card,
+    tree: str | Path,
+    token: str,
+    *,
+    owner: Owner | None = None,
+) -> PublishResult:
+    """`publish.publish` for mode `push`: the branch checked out in `tree`, as a PublishResult."""
+    owner = owner or Owner("working", token)
+    branch = gitutil.out(Path(tree), "branch", "--show-current") or card.branch
+    if branch:
+        out = publish(cfg, store, card, branch, owner)
+    else:  # a detached tree: nothing names what to push, so a human must look
+        out = _block(
+            _Card(store, card, owner, "review", WHO),
+            PushOutcome(branch=""),
+            (
+                f"{tree} is on no branch, so there is nothing to push; check out the card's "
+                f"branch there, then `board approve {card.id}`"
+            ),
+        )
+    reason = "; ".join(out.lines)
+    if out.stood_aside:
+        return PublishResult("stood-aside", reason=reason)
+    if out.blocked:
+        return PublishResult("blocked", card=out.card, reason=out.blocked, cls=BLOCK_CLASS)
+    return PublishResult("review", card=out.card, reason=reason)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from board.core import actions, push
 from board.core.model import Blocked
-from board.core.store import Expect
+from board.core.publish import Owner
 
 from tests.conftest import git
 from tests.operator_helpers import (
@@ -42,7 +42,7 @@ def test_push_publishes_the_branch_and_records_the_pr_url(repo: Path, store, tmp
     cfg = configure(repo, mode="push", pr_argv=pr_argv_ok(record))
     card, token, tree = _built(repo, store, cfg, spec="the spec text", acceptance="it works")
 
-    out = push.publish(cfg, store, card, card.branch, Expect(lane="working", drive=token))
+    out = push.publish(cfg, store, card, card.branch, Owner("working", token))
 
     assert out.ok, f"the publish failed: {out.lines}"
     assert remote_sha(cfg, card.branch) == git(tree, "rev-parse", "HEAD"), (
@@ -74,7 +74,7 @@ def test_refused_push_blocks_the_card_with_gits_words(repo: Path, store, tmp_pat
     hook.chmod(0o755)
     card, token, _ = _built(repo, store, cfg)
 
-    out = push.publish(cfg, store, card, card.branch, Expect(lane="working", drive=token))
+    out = push.publish(cfg, store, card, card.branch, Owner("working", token))
 
     after = store.get(card.id)
     assert after.blocked is not None, "a refused push left the card unblocked"
@@ -93,7 +93,7 @@ def test_failing_pr_command_blocks_and_the_branch_stays_pushed(repo: Path, store
     cfg = configure(repo, mode="push", pr_argv=[sys.executable, str(PR_FAIL), "{branch}"])
     card, token, tree = _built(repo, store, cfg)
 
-    out = push.publish(cfg, store, card, card.branch, Expect(lane="working", drive=token))
+    out = push.publish(cfg, store, card, card.branch, Owner("working", token))
 
     assert out.pushed and remote_sha(cfg, card.branch) == git(tree, "rev-parse", "HEAD"), (
         "the branch did not stay pushed after the PR command failed"
@@ -114,7 +114,7 @@ def test_a_missing_pr_tool_blocks_naming_it(repo: Path, store):
     cfg = configure(repo, mode="push", pr_argv=["/nonexistent/gh", "pr", "create"])
     card, token, _ = _built(repo, store, cfg)
 
-    push.publish(cfg, store, card, card.branch, Expect(lane="working", drive=token))
+    push.publish(cfg, store, card, card.branch, Owner("working", token))
 
     after = store.get(card.id)
     assert after.blocked and "/nonexistent/gh" in after.blocked.reason, (
@@ -130,7 +130,7 @@ def test_card_text_reaches_the_pr_command_as_one_literal_item(repo: Path, store,
     title = f"Fix $(touch {pwned}); `touch {pwned}` && rm -rf / # it"
     card, token, _ = _built(repo, store, cfg, title=title)
 
-    push.publish(cfg, store, card, card.branch, Expect(lane="working", drive=token))
+    push.publish(cfg, store, card, card.branch, Owner("working", token))
 
     argv = pr_calls(record)[0]["argv"]
     assert argv[argv.index("--title") + 1] == title, "the title was split or rewritten"
@@ -147,10 +147,8 @@ def test_draft_marks_the_pr_only_when_asked(repo: Path, store, tmp_path: Path):
     make_tree(cfg, draft, {"d.py": "d = 1\n"})
     draft = set_branch(store, draft.id, f"feat/{draft.id}")
 
-    push.publish(cfg, store, plain, plain.branch, Expect(lane="working", drive=t1))
-    push.publish(
-        cfg, store, draft, draft.branch, Expect(lane="working", drive=t2), draft_why="gate red"
-    )
+    push.publish(cfg, store, plain, plain.branch, Owner("working", t1))
+    push.publish(cfg, store, draft, draft.branch, Owner("working", t2), draft_why="gate red")
 
     first, second = pr_calls(record)
     assert "--draft" not in first["argv"] and "{draft}" not in first["argv"], (
@@ -169,7 +167,7 @@ def test_a_card_moved_before_the_push_is_not_pushed(repo: Path, store, tmp_path:
     actions.requeue(store, card.id, "not like this")
     before = store.get(card.id)
 
-    out = push.publish(cfg, store, card, card.branch, Expect(lane="working", drive=token))
+    out = push.publish(cfg, store, card, card.branch, Owner("working", token))
 
     assert out.stood_aside and not out.pushed
     assert remote_sha(cfg, card.branch) is None, "a card moved under its drive was pushed"
@@ -182,7 +180,7 @@ def test_push_without_a_pr_command_says_how_to_open_it(repo: Path, store):
     cfg = configure(repo, mode="push", pr_argv=[])
     card, token, _ = _built(repo, store, cfg)
 
-    out = push.publish(cfg, store, card, card.branch, Expect(lane="working", drive=token))
+    out = push.publish(cfg, store, card, card.branch, Owner("working", token))
 
     assert out.ok and remote_sha(cfg, card.branch)
     after = store.get(card.id)
@@ -205,7 +203,7 @@ def test_push_never_overwrites_a_commit_someone_else_pushed(repo: Path, store, t
     git(other, "push", "-q", "origin", card.branch)
     theirs = git(other, "rev-parse", "HEAD")
 
-    push.publish(cfg, store, card, card.branch, Expect(lane="working", drive=token))
+    push.publish(cfg, store, card, card.branch, Owner("working", token))
 
     assert remote_sha(cfg, card.branch) == theirs, "the push overwrote someone else's commit"
     assert store.get(card.id).blocked is not None, "the refused push did not block the card"
@@ -216,7 +214,7 @@ def test_a_rebuilt_branch_replaces_the_boards_own_earlier_push(repo: Path, store
     record = tmp_path / "pr.jsonl"
     cfg = configure(repo, mode="push", pr_argv=pr_argv_ok(record))
     card, token, tree = _built(repo, store, cfg)
-    push.publish(cfg, store, card, card.branch, Expect(lane="working", drive=token))
+    push.publish(cfg, store, card, card.branch, Owner("working", token))
     # the operator requeues; the next build starts the branch again from the base
     actions.requeue(store, card.id, "use a constant")
     token = claim(store, card.id)
@@ -226,7 +224,7 @@ def test_a_rebuilt_branch_replaces_the_boards_own_earlier_push(repo: Path, store
     git(tree, "commit", "-q", "-m", "rebuilt")
     rebuilt = git(tree, "rev-parse", "HEAD")
 
-    out = push.publish(cfg, store, card, card.branch, Expect(lane="working", drive=token))
+    out = push.publish(cfg, store, card, card.branch, Owner("working", token))
 
     assert out.ok, f"the board could not update its own PR branch: {out.lines}"
     assert remote_sha(cfg, card.branch) == rebuilt
@@ -242,5 +240,5 @@ def test_a_blocked_review_card_keeps_its_class(repo: Path, store):
     """Plumbing guard: the block written is a real Blocked with the terminal class."""
     cfg = configure(repo, mode="push", pr_argv=["/nonexistent/gh"])
     card, token, _ = _built(repo, store, cfg)
-    push.publish(cfg, store, card, card.branch, Expect(lane="working", drive=token))
+    push.publish(cfg, store, card, card.branch, Owner("working", token))
     assert isinstance(store.get(card.id).blocked, Blocked)
