@@ -472,7 +472,8 @@ class Drive:
 
     def interrupt(self, why: str = "board run is shutting down") -> None:
         """Stop at the next step: kill the running child's whole group now."""
-        self._stop_why = why
+        if not self._stop.is_set():
+            self._stop_why = why
         self._stop.set()
         with self._pg_lock:
             if self._pgid:

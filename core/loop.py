@@ -66,8 +66,8 @@ def _norm(glob: str) -> list[str]:
     if g.endswith("/"):
         g = g.rstrip("/") + "/*"
     forms = [g]
-    if not any(c in g for c in _MAGIC):
-        forms.append(g + "/*")  # a plain name may be a directory: it holds what is under it
+    if not any(c in g for c in _MAGIC) and "." not in g.rsplit("/", 1)[-1]:
+        forms.append(g + "/*")  # a plain name without a suffix may be a directory
     return forms
 
 

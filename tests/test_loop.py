@@ -1,0 +1,277 @@
+"""The loop: one per board, claims with surface overlap, the sweep, and SIGTERM shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from board.core import actions
+from board.core.loop import BoardLock, Loop, globs_overlap, surfaces_overlap
+from board.core.model import Blocked
+from board.core.store import Expect
+
+from tests.conftest import GIT_ENV, git
+from tests.loop_helpers import (
+    add_card,
+    events,
+    group_members,
+    make_board,
+    read_pids,
+    script,
+    show,
+    stranded_branches,
+    wait_for,
+)
+
+
+def _loop_log(cfg) -> list[dict]:
+    path = cfg.board_dir / "loop.log"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "board.core.cli", "run", *args],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# surfaces
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "overlap"),
+    [
+        ("src/a.py", "src/a.py", True),
+        ("src/a.py", "src/b.py", False),
+        ("src/*.py", "src/b.py", True),
+        ("src/*.py", "src/b.txt", False),
+        ("src/*.py", "src/*.txt", False),
+        ("src/**", "src/deep/x.py", True),
+        ("src", "src/deep/x.py", True),
+        ("src/", "src/x", True),
+        ("src", "srcx/a.py", False),
+        ("docs/**", "src/**", False),
+        ("*.md", "docs/a.md", True),
+        ("a*b", "ab*", True),
+        ("work/c-1.txt", "work/c-2.txt", False),
+        ("calc/plugins/**", "calc/mul.py", False),
+    ],
+)
+def test_glob_overlap_is_conservative(a: str, b: str, overlap: bool) -> None:
+    assert globs_overlap(a, b) is overlap
+    assert globs_overlap(b, a) is overlap
+
+
+def test_a_card_without_a_surface_overlaps_everything() -> None:
+    assert surfaces_overlap([], ["a.py"]) is not None
+    assert surfaces_overlap(["a.py"], []) is not None
+    assert surfaces_overlap(["a.py"], ["b.py"]) is None
+
+
+def test_overlapping_surfaces_are_never_driven_at_once_and_every_skip_is_logged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg, store = make_board(tmp_path, board={"max_concurrent": 3})
+    a = add_card(store, "a", surface=["work/c-1.txt"])
+    b = add_card(store, "b", surface=["work/c-2.txt", "work/c-1.txt"])
+    c = add_card(store, "c", surface=["work/c-3.txt"])
+    d = add_card(store, "d", surface=["work/c-4.*"])
+    e = add_card(store, "e", surface=["work/c-5.txt"])
+    loop = Loop(cfg, store)
+    monkeypatch.setenv("CODER_SLEEP", "0.2")
+    claimed = loop.tick()
+    loop.wait()
+    assert claimed == [a.id, c.id, d.id], f"claims broke queue order or overlap: {claimed}"
+    log = _loop_log(cfg)
+    skips = [x for x in log if x["event"] == "skip"]
+    assert skips and skips[0]["card"] == b.id and "overlaps working c-1" in skips[0]["reason"]
+    waits = [x for x in log if x["event"] == "wait"]
+    assert waits and waits[0]["waiting"] == [e.id] and "max_concurrent 3" in waits[0]["reason"]
+    assert {x["card"] for x in log if x["event"] == "claim"} == {a.id, c.id, d.id}
+    loop.tick()  # a is done now: b may go
+    loop.wait()
+    assert store.get(b.id).lane == "done" and store.get(e.id).lane == "done"
+    store.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# one loop per board
+
+
+def test_a_second_board_run_refuses_and_names_the_pid_holding_the_board(tmp_path: Path) -> None:
+    cfg, store = make_board(tmp_path)
+    lock = BoardLock(cfg)
+    lock.acquire()
+    try:
+        res = subprocess.run(
+            [sys.executable, "-m", "board.core.cli", "run", "--once"],
+            cwd=cfg.root,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+            env={**os.environ, **GIT_ENV},
+        )
+    finally:
+        lock.release()
+    assert res.returncode != 0
+    assert f"pid {os.getpid()}" in res.stderr, f"the refusal does not name the holder: {res.stderr}"
+    assert len(res.stderr.strip().splitlines()) == 1
+    store.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# the sweep
+
+
+def _block(store, card_id: str, cls: str, reason: str) -> None:
+    card = store.get(card_id)
+    store.update(card_id, Expect(version=card.version), {"blocked": Blocked(cls, reason)}, "test")
+
+
+def test_self_healing_blocks_are_requeued_at_most_twice_then_told_once(tmp_path: Path) -> None:
+    cfg, store = make_board(tmp_path)
+    card = add_card(store, "flaky", surface=["work/**"])
+    for n in (1, 2):
+        _block(store, card.id, "transient", f"network blip {n}")
+        Loop(cfg, store).sweep()  # a fresh Loop each time: the count must survive restarts
+        after = store.get(card.id)
+        assert after.blocked is None and after.lane == "ready", f"heal {n} did not requeue"
+        assert f"self-heal={n}" in after.labels
+    _block(store, card.id, "transient", "network blip 3")
+    Loop(cfg, store).sweep()
+    Loop(cfg, store).sweep()
+    after = store.get(card.id)
+    assert after.blocked is not None, "a self-healing block was cleared a third time"
+    told = [e for e in events(store, card.id) if "the operator is told" in e]
+    assert len(told) == 1, f"the operator was told {len(told)} times: {told}"
+    assert "already cleared 2 time(s)" in told[0]
+    store.close()
+
+
+def test_a_human_block_is_reported_once_even_across_restarts(tmp_path: Path) -> None:
+    cfg, store = make_board(tmp_path)
+    card = add_card(store, "red", surface=["work/**"])
+    _block(store, card.id, "gate-red", "test_x failed")
+    for _ in range(3):
+        Loop(cfg, store).sweep()
+    assert store.get(card.id).blocked.cls == "gate-red", "the sweep cleared a human block"
+    told = [e for e in events(store, card.id) if "the operator is told" in e]
+    assert len(told) == 1, f"told {len(told)} times"
+    logged = [x for x in _loop_log(cfg) if x["event"] == "blocked"]
+    assert len(logged) == 1 and logged[0]["reason"] == "test_x failed"
+    # a new block (after an unblock) is news again
+    actions.unblock(store, card.id)
+    Loop(cfg, store).sweep()
+    _block(store, card.id, "gate-red", "test_x failed")
+    Loop(cfg, store).sweep()
+    told = [e for e in events(store, card.id) if "the operator is told" in e]
+    assert len(told) == 2, "a block that came back was not reported"
+    store.close()
+
+
+def test_orphan_trees_of_done_cards_are_reaped_through_the_save(tmp_path: Path) -> None:
+    cfg, store = make_board(tmp_path)
+    card = add_card(store, "finished elsewhere", surface=["work/**"])
+    tree = cfg.worktrees_dir / "feat-c-1"
+    git(cfg.root, "worktree", "add", "-q", "-b", "feat/c-1", str(tree), "main")
+    (tree / "leftover.txt").write_text("only copy\n")
+    card = store.get(card.id)
+    store.update(card.id, Expect(version=card.version), {"lane": "done"}, "test")
+    Loop(cfg, store).sweep()
+    assert not tree.exists(), "the orphan tree was not reaped"
+    saved = stranded_branches(cfg)
+    assert len(saved) == 1 and show(cfg, saved[0], "leftover.txt") == "only copy", (
+        "the orphan's work was destroyed, not saved"
+    )
+    store.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# shutdown
+
+
+def test_sigterm_saves_every_drive_tree_and_puts_each_card_back_in_ready(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    cfg, store = make_board(
+        tmp_path,
+        tiers={"default": [script("coder_sleepy.sh"), "{worktree}", "{card}", str(pids)]},
+    )
+    a = add_card(store, "a", surface=["work/c-1.txt"])
+    b = add_card(store, "b", surface=["work/c-2.txt"])
+    run = _board_run(cfg.root)
+    try:
+        wait_for(lambda: len(read_pids(pids)) == 2, what="two coders running")
+        for cid in (a.id, b.id):
+            tree = cfg.worktrees_dir / f"feat-{cid}"
+            wait_for(lambda t=tree, c=cid: (t / "work" / f"{c}.txt").exists(), what="edits")
+        run.send_signal(signal.SIGTERM)
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, err
+    for cid in (a.id, b.id):
+        card = store.get(cid)
+        assert card.lane == "ready" and card.drive == "" and card.blocked is None, card
+        assert any("SIGTERM" in e for e in events(store, cid)), "no word of the shutdown"
+    saved = stranded_branches(cfg)
+    assert len(saved) == 2, f"shutdown did not save both trees: {saved}"
+    texts = sorted(show(cfg, s, f"work/{s.split('/')[1][5:]}.txt") or "" for s in saved)
+    assert texts == ["work of c-1, unfinished", "work of c-2, unfinished"], texts
+    assert not any(cfg.worktrees_dir.glob("feat-*")), "shutdown left a tree behind"
+    for pgid in read_pids(pids):
+        assert group_members(pgid) == [], "a coder outlived the shutdown"
+    statuses = {r.status for r in store.list_drives()}
+    assert statuses == {"stopped"}, statuses
+    store.close()
+
+
+def test_shutdown_leaves_the_tree_of_a_drive_that_stood_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pids = tmp_path / "pids"
+    cfg, store = make_board(
+        tmp_path,
+        tiers={"default": [script("coder_sleepy.sh"), "{worktree}", "{card}", str(pids)]},
+    )
+    card = add_card(store, "held, then shut down", surface=["work/**"])
+    loop = Loop(cfg, store)
+    loop.tick()
+    tree = cfg.worktrees_dir / "feat-c-1"
+    wait_for(lambda: (tree / "work" / "c-1.txt").exists(), what="the edit")
+    actions.hold(store, card.id, "hands off")
+    loop.shutdown()
+    after = store.get(card.id)
+    assert after.lane == "ready" and after.blocked.cls == "held", after
+    assert (tree / "work" / "c-1.txt").exists(), "shutdown removed a stood-aside drive's tree"
+    assert stranded_branches(cfg) == [], "shutdown saved (and reaped) a tree it had let go of"
+    (pgid,) = read_pids(pids)
+    assert group_members(pgid) == []
+    store.close()
+
+
+def test_a_planner_task_waits_when_no_planner_is_configured(tmp_path: Path) -> None:
+    cfg, store = make_board(tmp_path)
+    task = add_card(store, "Split c-9: x", kind="task", assignee=cfg.planner_name)
+    loop = Loop(cfg, store)
+    assert loop.tick() == []
+    skips = [x for x in _loop_log(cfg) if x["event"] == "skip" and x["card"] == task.id]
+    assert skips and "no planner command" in skips[0]["reason"]
+    loop.tick()
+    assert len([x for x in _loop_log(cfg) if x["event"] == "skip"]) == 1, "skip logged twice"
+    store.close()
