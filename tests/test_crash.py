@@ -1,0 +1,128 @@
+"""Crash recovery: `kill -9` of `board run` mid-drive, then a restart, loses nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from board.core import actions, drive
+from board.core.loop import Loop
+
+from tests.conftest import GIT_ENV
+from tests.loop_helpers import (
+    add_card,
+    edit_tier,
+    events,
+    group_members,
+    make_board,
+    read_pids,
+    script,
+    show,
+    stranded_branches,
+    wait_for,
+    write_config,
+)
+
+
+def _board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "board.core.cli", "run", *args],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    )
+
+
+def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    sleepy = [script("coder_sleepy.sh"), "{worktree}", "{card}", str(pids)]
+    cfg, store = make_board(tmp_path, tiers={"default": sleepy})
+    card = add_card(store, "interrupted", surface=["work/**"])
+    tree = cfg.worktrees_dir / "feat-c-1"
+
+    run = _board_run(cfg.root)
+    try:
+        wait_for(lambda: (tree / "work" / "c-1.txt").exists(), what="the coder's edit")
+        wait_for(lambda: read_pids(pids), what="the coder's pid")
+        run.send_signal(signal.SIGKILL)
+        run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    (coder,) = read_pids(pids)
+    assert group_members(coder), "premise: the coder outlives a killed loop (own session)"
+    assert store.get(card.id).lane == "working", "premise: the card was mid-drive"
+
+    # the restart's boot: the dead drive's group is killed, its tree saved, card back to ready
+    recovered = Loop(cfg, store).boot()
+    assert recovered == [card.id]
+    after = store.get(card.id)
+    assert after.lane == "ready" and after.drive == "" and after.blocked is None, after
+    assert group_members(coder) == [], "the dead drive's coder was left running"
+    saved = stranded_branches(cfg)
+    assert len(saved) == 1, f"the interrupted tree was not saved: {saved}"
+    assert show(cfg, saved[0], "work/c-1.txt") == "work of c-1, unfinished", (
+        "the interrupted drive's work was lost"
+    )
+    assert not tree.exists()
+    assert {r.status for r in store.list_drives(card.id)} == {"crashed"}
+    assert any("recovered at boot" in e for e in events(store, card.id))
+
+    # and a real restart with a coder that finishes: the card is built and folded
+    write_config(cfg.root, tiers={"default": edit_tier()})
+    res = subprocess.run(
+        [sys.executable, "-m", "board.core.cli", "run", "--once"],
+        cwd=cfg.root,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        env={**os.environ, **GIT_ENV},
+    )
+    assert res.returncode == 0, res.stderr
+    assert store.get(card.id).lane == "done"
+    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "work of c-1"
+    assert stranded_branches(cfg) == saved, "the saved branch was lost or overwritten"
+    store.close()
+
+
+def test_a_restart_keeps_the_block_of_a_card_held_when_its_loop_died(tmp_path: Path) -> None:
+    cfg, store = make_board(tmp_path)
+    card = add_card(store, "held then crashed", surface=["work/**"])
+    token = drive.claim(cfg, store, card, owner_pid=2**22 + 1)  # a pid no process has
+    from board.core import worktrees
+
+    tree = worktrees.create_worktree(cfg, card.id, store=store)
+    (tree / "work").mkdir()
+    (tree / "work" / "c-1.txt").write_text("half\n")
+    actions.hold(store, card.id, "operator hold")
+
+    Loop(cfg, store).boot()
+
+    after = store.get(card.id)
+    assert after.lane == "ready" and after.blocked is not None
+    assert after.blocked.cls == "held", "the boot dropped the card's block"
+    assert store.get_drive(token).status == "crashed"
+    saved = stranded_branches(cfg)
+    assert len(saved) == 1 and show(cfg, saved[0], "work/c-1.txt") == "half"
+    store.close()
+
+
+def test_boot_leaves_a_card_whose_drive_is_alive_in_another_process(tmp_path: Path) -> None:
+    cfg, store = make_board(tmp_path)
+    card = add_card(store, "owned by a live salvage", surface=["work/**"])
+    holder = subprocess.Popen(["sleep", "30"], stdin=subprocess.DEVNULL)
+    try:
+        drive.claim(cfg, store, card, owner_pid=holder.pid)
+        assert Loop(cfg, store).boot() == []
+        assert store.get(card.id).lane == "working", "boot took a card from a live drive"
+    finally:
+        holder.kill()
+        holder.wait()
+    store.close()
