@@ -27,7 +27,7 @@ _HUSK_RE = re.compile(rf"^(?P<tree>.+)-(?P<stamp>{_STAMP})(?:-\d+)?$")
 _REF_RE = re.compile(rf"^stranded/(?P<tree>[^/]+)/(?P<stamp>{_STAMP})(?:-\d+)?$")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class StrandedBranch:
     """One saved tree's branch, as `board stranded list` shows it."""
 
@@ -113,45 +113,116 @@ class PickResult:
 # list --------------------------------------------------------------------------------------
 
 
-def _int(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isdigit() else None
+_CachedStats = tuple[str, str | None, int | None, int | None, int | None]
+
+
+def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
+    """commit -> (tree, card, files, insertions, deletions) from the stats file."""
+    try:
+        text = worktrees.stats_file(cfg).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    cache: dict[str, _CachedStats] = {}
+    for line in text.splitlines():
+        f = line.split("\t")
+        if len(f) != 6:
+            continue
+        if f[1] == "-" or not f[3].isdigit():
+            cache[f[0]] = ("", None, None, None, None)
+        else:
+            cache[f[0]] = (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]))
+    return cache
+
+
+def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedStats]:
+    """Read the Board-Save trailers of commits the stats file does not know (one git call)."""
+    fmt = f"%H%x00%(trailers:key={worktrees.SAVE_TRAILER},valueonly,separator=%x3B)"
+    res = git(
+        cfg.root,
+        "log",
+        "--no-walk=unsorted",
+        "--stdin",
+        f"--format={fmt}",
+        input_bytes=("\n".join(commits) + "\n").encode(),
+    )
+    found: dict[str, _CachedStats] = {c: ("", None, None, None, None) for c in commits}
+    lines = []
+    for line in res.stdout.splitlines():
+        commit, _, trailer = line.partition("\0")
+        fields = worktrees.parse_save_trailer(trailer)
+        if commit not in found:
+            continue
+        try:
+            stats = worktrees.Stats(
+                int(fields["files"]), int(fields["insertions"]), int(fields["deletions"])
+            )
+        except (KeyError, ValueError):
+            lines.append(worktrees.stats_line(commit, "", None, None))
+            continue
+        card = fields.get("card")
+        card = None if card in (None, "-") else card
+        tree = fields.get("tree", "")
+        found[commit] = (tree, card, stats.files, stats.insertions, stats.deletions)
+        lines.append(worktrees.stats_line(commit, tree, card, stats))
+    worktrees.record_stats(cfg, lines)
+    return found
+
+
+def _compact_stats(cfg: Config, cache: dict[str, _CachedStats], live: set[str]) -> None:
+    """Rewrite the stats file with only live commits (a lost line is re-read from trailers)."""
+    lines = []
+    for commit in sorted(live & cache.keys()):
+        tree, card, files, ins, dels = cache[commit]
+        stats = None if files is None else worktrees.Stats(files, ins or 0, dels or 0)
+        lines.append(worktrees.stats_line(commit, tree, card, stats))
+    path = worktrees.stats_file(cfg)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(OSError):
+        tmp.write_text("".join(lines), encoding="utf-8")
+        os.replace(tmp, path)
 
 
 def list_stranded(cfg: Config) -> list[StrandedBranch]:
-    """Every branch under stranded/, newest first, from ONE `git for-each-ref` call."""
-    fmt = (
-        "%(refname)%00%(objectname)%00"
-        f"%(trailers:key={worktrees.SAVE_TRAILER},valueonly,separator=%x3B)"
-    )
-    res = git(cfg.root, "for-each-ref", f"--format={fmt}", worktrees.STRANDED_REFS)
+    """Every branch under stranded/, newest first, from ONE `git for-each-ref` call.
+
+    The diffstat was recorded at save time, in the save commit's `Board-Save:` trailer and in
+    the stats file beside the store; the listing reads that file, not 2,000 commit objects.
+    A commit the file does not know (a save made elsewhere, a branch made by hand) has its
+    trailer read once, by one more git call, and is added to the file.
+    """
+    text = git(
+        cfg.root, "for-each-ref", "--format=%(objectname) %(refname)", worktrees.STRANDED_REFS
+    ).stdout
+    cache = _read_stats(cfg)
+    rows = []
+    for line in text.splitlines():
+        commit, _, refname = line.partition(" ")
+        rows.append((commit, refname[11:]))  # len("refs/heads/")
+    missing = [c for c, _ in rows if c not in cache]
+    if missing:
+        cache.update(_stats_from_trailers(cfg, sorted(set(missing))))
+    if len(cache) > 2 * len(rows) + 200:  # mostly discarded branches: keep the file small
+        _compact_stats(cfg, cache, {c for c, _ in rows})
+    card_of = worktrees.card_id_of
+    prefix = cfg.prefix
     found = []
-    for line in res.stdout.splitlines():
-        parts = line.split("\0")
-        if len(parts) < 3:
-            continue
-        refname, commit, trailer = parts[0], parts[1], parts[2]
-        branch = refname[len("refs/heads/") :]
-        fields = worktrees.parse_save_trailer(trailer)
-        m = _REF_RE.match(branch)
-        rest = branch[len(worktrees.STRANDED) :]
-        tree = fields.get("tree") or (m.group("tree") if m else rest.split("/", 1)[0])
-        card = fields.get("card")
-        if not card or card == "-":
-            card = worktrees.card_id_of(tree, cfg.prefix)
+    empty: _CachedStats = ("", None, None, None, None)
+    for commit, branch in rows:
+        rest = branch[9:]  # len("stranded/")
+        tree, _, stamp = rest.rpartition("/")
+        if "/" in tree:
+            tree = tree.split("/", 1)[0]
+        cached = cache.get(commit, empty)
+        card = cached[1] if cached[1] is not None else card_of(tree, prefix)
         found.append(
-            StrandedBranch(
-                branch=branch,
-                card=card,
-                tree=tree,
-                stamp=m.group("stamp") if m else rest.rsplit("/", 1)[-1],
-                commit=commit,
-                files=_int(fields.get("files")),
-                insertions=_int(fields.get("insertions")),
-                deletions=_int(fields.get("deletions")),
-            )
+            StrandedBranch(branch, card, tree, stamp, commit, cached[2], cached[3], cached[4])
         )
-    found.sort(key=lambda b: (b.stamp, b.branch), reverse=True)
+    found.sort(key=_newest_first, reverse=True)
     return found
+
+
+def _newest_first(b: StrandedBranch) -> tuple[str, str]:
+    return (b.stamp, b.branch)
 
 
 def husk_dir(cfg: Config) -> Path:

@@ -44,6 +44,7 @@ STRANDED_REFS = "refs/heads/stranded/"
 HUSK_DIR = ".stranded"  # husks moved aside, bytes intact, under the worktrees root
 TRASH_DIR = ".trash"  # saved trees on their way out; anything left here was saved first
 SAVE_TRAILER = "Board-Save"
+STATS_FILE = "stranded-stats.tsv"
 LOCK_TIMEOUT_S = 600.0
 MAX_NAME_TRIES = 100
 NO_PARENT_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -599,6 +600,33 @@ def _message(tree_dir: str, card: str | None, holds: str, stats: Stats, why: str
     )
 
 
+def stats_file(cfg: Config) -> Path:
+    """Each save's stats, one line per save commit, so `stranded list` reads no objects."""
+    return cfg.board_dir / STATS_FILE
+
+
+def stats_line(commit: str, tree_dir: str, card: str | None, stats: Stats | None) -> str:
+    if stats is None:  # known to carry no Board-Save trailer (a branch made by hand)
+        return f"{commit}\t-\t-\t-\t-\t-\n"
+    return (
+        f"{commit}\t{tree_dir}\t{card or '-'}\t{stats.files}\t{stats.insertions}\t"
+        f"{stats.deletions}\n"
+    )
+
+
+def record_stats(cfg: Config, lines: Sequence[str]) -> None:
+    """Append to the stats file (O_APPEND, one write); a failure here never fails a save."""
+    if not lines:
+        return
+    with contextlib.suppress(OSError):
+        cfg.board_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(stats_file(cfg), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, "".join(lines).encode())
+        finally:
+            os.close(fd)
+
+
 def parse_save_trailer(value: str) -> dict[str, str]:
     """The fields of a `Board-Save:` trailer value (`k=v k=v …`)."""
     fields = {}
@@ -637,6 +665,7 @@ def _write_save(
     for ref, (commit, tree_oid, ps) in sorted(existing.items()):
         if tree_oid == snapshot and ps.split() == parents:
             _verify(cfg, ref, commit, snapshot)
+            record_stats(cfg, [stats_line(commit, tree_dir, card, stats)])
             return SaveResult(
                 _short(ref),
                 commit,
@@ -681,6 +710,7 @@ def _write_save(
         if res.returncode == 0:
             _fault("after-update-ref")
             _verify(cfg, ref, commit, snapshot)
+            record_stats(cfg, [stats_line(commit, tree_dir, card, stats)])
             return SaveResult(_short(ref), commit, tree_dir, card, name, stats, holds, base)
         last = (res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["failed"]
         last = last[0]

@@ -76,6 +76,20 @@ def test_list_shows_every_save_with_its_diffstat_from_one_git_call(
     assert keys <= set(one.to_json())
 
 
+def test_list_reads_the_trailers_when_the_stats_file_is_gone(
+    r: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    branch = save_dirty(r, "c-1", {"app.py": "x\ny\n"})
+    worktrees.stats_file(r.cfg).unlink()  # a save made in another clone, or a lost file
+    (item,) = stranded.list_stranded(r.cfg)
+    assert (item.branch, item.files, item.insertions, item.deletions) == (branch, 1, 2, 1), item
+    calls: list[tuple[str, ...]] = []
+    real = stranded.git
+    monkeypatch.setattr(stranded, "git", lambda cwd, *a, **k: calls.append(a) or real(cwd, *a, **k))
+    assert stranded.list_stranded(r.cfg)[0].files == 1
+    assert len(calls) == 1, f"the stats were not recorded again: {len(calls)} git calls"
+
+
 def test_list_reads_a_hand_made_branch_without_stats(r: Repo) -> None:
     r.git("branch", "stranded/feat-c-7/20250101T000000.000Z", "main")
     (item,) = stranded.list_stranded(r.cfg)

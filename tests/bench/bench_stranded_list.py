@@ -1,0 +1,99 @@
+"""Benchmark: the listing behind `board stranded list` over 2,000 stranded branches.
+
+Compared in the same run, in-process, against a bare `git for-each-ref refs/heads/stranded/`.
+Target: at most 2x. The stats come from each save commit's `Board-Save:` trailer, recorded at
+save time, so the listing is one git call whatever the number of branches.
+
+    /tmp/venv/bin/python tests/bench/bench_stranded_list.py [--branches 2000] [--rounds 15]
+
+The branches are made with `git fast-import` (real save commits with real trailers); the
+figures are printed for loose refs and again after `git pack-refs --all`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from board.core import proc, stranded, worktrees  # noqa: E402
+
+from tests.git_helpers import GIT_ENV, git, make_repo  # noqa: E402
+
+TARGET = 2.0
+
+
+def make_branches(root: Path, count: int) -> None:
+    base = git(root, "rev-parse", "main")
+    lines: list[str] = []
+    for i in range(count):
+        tree_dir = f"feat-c-{i}"
+        stats = worktrees.Stats(files=1 + i % 7, insertions=i % 50, deletions=i % 13)
+        msg = worktrees._message(tree_dir, f"c-{i}", "1 uncommitted change", stats, "bench")
+        body = msg.encode()
+        content = f"saved work {i}\n".encode()
+        stamp = f"20250101T{i // 3600 % 24:02d}{i // 60 % 60:02d}{i % 60:02d}.000Z"
+        lines.append(f"commit refs/heads/stranded/{tree_dir}/{stamp}")
+        lines.append(f"committer board <board@localhost> {1735689600 + i} +0000")
+        lines.append(f"data {len(body)}")
+        lines.append(body.decode())
+        lines.append(f"from {base}")
+        lines.append(f"M 100644 inline work/{i}.txt")
+        lines.append(f"data {len(content)}")
+        lines.append(content.decode())
+    data = ("\n".join(lines) + "\n").encode()
+    res = proc.run(("git", "fast-import", "--quiet"), cwd=root, timeout=300, input_bytes=data)
+    assert res.returncode == 0, res.stderr
+
+
+def measure(cfg, rounds: int) -> tuple[float, float, int]:
+    bare: list[float] = []
+    ours: list[float] = []
+    listed = 0
+    for _ in range(rounds):
+        start = time.perf_counter()
+        res = proc.run(
+            ("git", "for-each-ref", "refs/heads/stranded/"), cwd=cfg.root, timeout=60, env=GIT_ENV
+        )
+        bare.append(time.perf_counter() - start)
+        assert res.returncode == 0
+        start = time.perf_counter()
+        items = stranded.list_stranded(cfg)
+        ours.append(time.perf_counter() - start)
+        listed = len(items)
+        assert all(x.files is not None for x in items)
+    return statistics.median(bare), statistics.median(ours), listed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--branches", type=int, default=2000)
+    ap.add_argument("--rounds", type=int, default=15)
+    opts = ap.parse_args()
+    os.environ.update(GIT_ENV)
+    worst = 0.0
+    with tempfile.TemporaryDirectory(prefix="board-bench-list-") as tmp:
+        repo = make_repo(Path(tmp))
+        make_branches(repo.root, opts.branches)
+        for label in ("loose refs", "packed refs"):
+            if label == "packed refs":
+                git(repo.root, "pack-refs", "--all")
+            bare, ours, listed = measure(repo.cfg, opts.rounds)
+            ratio = ours / bare
+            worst = max(worst, ratio)
+            print(f"{label}: {listed} branches listed with card, tree, stamp, commit and diffstat")
+            print(f"  bare git for-each-ref refs/heads/stranded/: median {bare * 1000:.1f} ms")
+            print(f"  stranded.list_stranded (in-process):        median {ours * 1000:.1f} ms")
+            print(f"  ratio: {ratio:.2f}x (target <= {TARGET}x)")
+    print(f"worst ratio: {worst:.2f}x -> {'OK' if worst <= TARGET else 'OVER'}")
+    return 0 if worst <= TARGET else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
