@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -25,15 +26,74 @@ PR_OK = SCRIPTS / "pr_ok.py"
 PR_FAIL = SCRIPTS / "pr_fail.py"
 
 
-def configure(repo: Path, **publish: Any) -> config.Config:
-    """Rewrite board.toml with these [publish] keys (and an optional gate) and load it."""
-    sections: dict[str, dict[str, Any]] = {"publish": {}}
-    gate = publish.pop("gate", None)
-    if gate is not None:
-        sections["gate"] = {"argv": list(gate), "timeout_s": 30}
-    sections["publish"].update(publish)
+def configure(
+    repo: Path, coder: list[str] | None = None, gate: list[str] | None = None, **publish: Any
+) -> config.Config:
+    """Rewrite board.toml with these [publish] keys, a coder and a gate, and load it."""
+    sections: dict[str, dict[str, Any]] = {"publish": dict(publish)}
+    sections["gate"] = {"argv": list(gate or []), "timeout_s": 30, "retries": 0}
+    if coder is not None:
+        sections["coder"] = {
+            "ladder": ["default"],
+            "timeout_s": 60,
+            "first_output_timeout_s": 20,
+            "tiers": {"default": {"argv": list(coder)}},
+        }
     config.write_default(repo, sections)
     return config.load(repo)
+
+
+def script(name: str) -> str:
+    return str(SCRIPTS / name)
+
+
+def coder(name: str) -> list[str]:
+    """A test coder from tests/scripts (the drive engineer's shared fixtures)."""
+    return ["sh", script(name), "{worktree}", "{card}"]
+
+
+def gate(name: str) -> list[str]:
+    return ["sh", script(name)]
+
+
+class DriveThread:
+    """A real drive of a claimed card running in a thread, with its own store connection."""
+
+    def __init__(self, cfg: config.Config, store: SQLiteStore, card_id: str) -> None:
+        from board.core import drive
+
+        token = drive.claim(cfg, store, store.get(card_id))
+        assert token, f"{card_id} could not be claimed"
+        self.token = token
+        self.cfg = cfg
+        self.own = SQLiteStore(cfg.db_path)
+        self.drive = drive.Drive(cfg, self.own, card_id, token)
+        self.end: Any = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.end = self.drive.run()
+        finally:
+            self.own.close()
+
+    def wait_for(self, what: Any, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if what():
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"timed out waiting for {what}")
+
+    def join(self, timeout: float = 30.0) -> Any:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the drive did not end"
+        return self.end
+
+
+def run_drive(cfg: config.Config, store: SQLiteStore, card_id: str) -> Any:
+    return DriveThread(cfg, store, card_id).join()
 
 
 def pr_argv_ok(record: Path, draft_item: bool = False) -> list[str]:
