@@ -386,8 +386,10 @@ def test_a_fresh_build_that_cannot_save_an_old_tree_blocks_stranded_work_and_run
     pids = tmp_path / "pids"
     cfg, store = make_board(tmp_path, tiers={"default": edit_tier(pids)})
     card = add_card(store, "stranded", surface=["work/**"])
-    old = cfg.worktrees_dir / "feat-c-1"
-    git(cfg.root, "worktree", "add", "-q", "-b", "feat/c-1", str(old), "main")
+    # an old tree of the card under another name (a slug): only the fresh build's sweep of
+    # every tree the card owns reaches it, not create_worktree's own save of its path
+    old = cfg.worktrees_dir / "feat-c-1-old"
+    git(cfg.root, "worktree", "add", "-q", "-b", "feat/c-1-old", str(old), "main")
     nested = old / "vendor"
     nested.mkdir()
     git(nested, "init", "-q")

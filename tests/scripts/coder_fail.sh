@@ -3,6 +3,6 @@
 # argv: WORKTREE CARD [PIDFILE]
 [ -n "$3" ] && echo $$ >> "$3"
 mkdir -p "$1/work"
-echo "half-done by a failing coder" >> "$1/work/$2.txt"
+echo "half-done by a failing coder (pid $$)" >> "$1/work/$2.txt"
 echo "coder: cannot finish $2"
 exit 1
