@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from board.core import actions, config, drive, split
+from board.core import actions, config, drive, loop, split
 from board.core.config import Config
 from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
@@ -21,8 +22,8 @@ from tests.split_helpers import events, first_seq, tasks_for
 
 SCRIPTS = Path(__file__).parent / "scripts"
 CODER = SCRIPTS / "split_coder.py"
-TIMEOUT_S = 1.0  # a printing coder is killed here
-FIRST_OUTPUT_S = 0.5  # a silent coder is killed here
+TIMEOUT_S = 1.2  # a printing coder is killed here
+FIRST_OUTPUT_S = 0.7  # a silent coder is killed here
 
 
 def board_cfg(
@@ -183,8 +184,6 @@ def test_a_re_park_names_the_same_task_and_a_lost_label_files_no_duplicate(repo:
 
 def test_the_parked_card_is_split_by_the_planner_and_by_board_split(repo: Path, st) -> None:
     cfg = board_cfg(repo, {"a": "print-then-hang", "b": "print-then-hang"})
-    from dataclasses import replace
-
     planner = (sys.executable, str(SCRIPTS / "split_planner.py"), "{card}", "split")
     cfg = replace(cfg, planner_argv=planner)
     card = add(st, surface=["src/**"])
@@ -212,3 +211,34 @@ def test_the_parked_card_is_split_by_the_planner_and_by_board_split(repo: Path, 
     assert out["card"]["lane"] == "cancelled"
     new = {s["id"] for s in out["slices"]}
     assert new <= set(st.get(after).deps) and slices[0].id not in st.get(after).deps
+
+
+def test_the_loop_never_rebuilds_a_parked_card_tells_once_then_runs_the_planner(
+    repo: Path, st
+) -> None:
+    cfg = board_cfg(repo, {"a": "print-then-hang", "b": "print-then-hang"})
+    card = add(st, surface=["src/**"])
+    after = add(st, "needs the wide card", deps=[card])
+    lp = loop.Loop(cfg, st)
+    assert lp.tick() == [card]
+    assert lp.wait(30), "the drive did not end"
+    [task] = tasks_for(st, card)
+    drives = len(st.list_drives(card=card))
+    for _ in range(2):  # no planner command: the task waits, the card stays parked
+        assert lp.tick() == [], "the loop claimed a parked card or a planner task"
+        lp.wait(30)
+    now = st.get(card)
+    assert now.blocked is not None and now.blocked.cls == "too-wide", (
+        f"the sweep cleared the park and would rebuild the card whole: {now.blocked}"
+    )
+    assert len(st.list_drives(card=card)) == drives, "the parked card was rebuilt"
+    told = [e.text for e in st.timeline(card) if "the operator is told" in e.text]
+    assert len(told) == 1 and task.id in told[0], f"the operator was not told once: {told}"
+
+    planner = (sys.executable, str(SCRIPTS / "split_planner.py"), "{card}", "split")
+    lp = loop.Loop(replace(cfg, planner_argv=planner), st)
+    assert lp.tick() == [task.id], "the planner task was not dispatched to the planner"
+    assert lp.wait(60)
+    assert st.get(task.id).lane == "done" and st.get(card).lane == "cancelled"
+    deps = st.get(after).deps
+    assert card not in deps and len(deps) == 2, f"the dependent was not repointed: {deps}"
