@@ -538,6 +538,8 @@ def _take(store: Store, cfg: Config, card: Card, target: str, who: str) -> tuple
     try:
         with store.transaction() as tx:
             now = tx.get(card.id)
+            if now.lane == "working" or now.drive:
+                raise Conflict(f"{card.id}: drive {now.drive or '?'} owns it ({now.lane})")
             if now.version != card.version:
                 raise Conflict(f"{card.id}: changed meanwhile (it is {now.lane} now); try again")
             taken = tx.update(

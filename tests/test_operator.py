@@ -7,6 +7,7 @@ PR service is the only thing stubbed (tests/scripts/pr_*.py), and the test says 
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -93,10 +94,13 @@ def test_stop_mid_coder_leaves_no_process_and_the_work_on_a_branch(repo: Path, s
     pgid = store.get_drive(run.token).pgid
     assert group_members(pgid), "the coder is not running"
 
-    res = run_cli(repo, "stop", card.id, "--reason", "runaway coder")
+    try:
+        res = run_cli(repo, "stop", card.id, "--reason", "runaway coder")
+        left = wait_gone(pgid)
+    finally:
+        kill_group_quietly(pgid)  # a failing stop must not leave the coder behind
 
     assert res.returncode == 0, res.stderr
-    left = wait_gone(pgid)
     assert not left, f"processes of the coder's group are still alive: {left}"
     end = run.join()
     assert end.outcome == "stood-aside", f"the drive did not stand aside: {end}"
@@ -209,9 +213,13 @@ def test_cancel_on_a_working_card_kills_saves_and_reaps(repo: Path, store):
     run.wait_for(lambda: store.get_drive(run.token).pgid and (tree / "work").exists())
     pgid = store.get_drive(run.token).pgid
 
-    actions.cancel(store, cfg, card.id, reason="not needed")
+    try:
+        actions.cancel(store, cfg, card.id, reason="not needed")
+        left = wait_gone(pgid)
+    finally:
+        kill_group_quietly(pgid)
 
-    assert not wait_gone(pgid), "the cancelled drive's processes are still alive"
+    assert not left, "the cancelled drive's processes are still alive"
     assert run.join().outcome == "stood-aside"
     assert store.get(card.id).lane == "cancelled"
     assert not tree.exists(), "the cancelled card's tree was not reaped"
@@ -279,6 +287,28 @@ def test_approve_pushes_and_records_the_pr(repo: Path, store, tmp_path):
     with pytest.raises(Refused, match="already has its PR"):
         operator.approve(store, cfg, card.id)
     assert len(pr_calls(record)) == 1, "a second approve opened a second PR"
+
+
+def test_approve_pushes_again_once_the_remote_accepts(repo: Path, store, tmp_path):
+    """The PR service is stubbed (pr_ok.py); the refusal is a real pre-receive hook."""
+    record = tmp_path / "pr.jsonl"
+    cfg = configure(repo, coder=coder("coder_edit.sh"), mode="push", pr_argv=pr_argv_ok(record))
+    hook = Path(git(repo, "remote", "get-url", "origin")) / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'frozen' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    card = add_card(store, "Push later")
+    end = run_drive(cfg, store, card.id)
+    assert end.outcome == "blocked" and store.get(card.id).lane == "review", end
+    hook.unlink()
+
+    res = run_cli(repo, "approve", card.id, "--json")
+
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["outcome"] == "review" and data["card"]["pr_url"] == data["pr_url"] != ""
+    after = store.get(card.id)
+    assert after.blocked is None and after.pr_url, "the retried push did not clear the block"
+    assert remote_sha(cfg, after.branch), "approve did not push the branch again"
 
 
 def test_approve_after_a_requeue_by_someone_else_is_refused(repo: Path, store):
