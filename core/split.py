@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import actions, gitutil, proc
+from . import actions, gitutil, logs, proc
 from .config import Config
 from .errors import BoardError, Conflict, NotFound, Refused, StoreError
+from .logs import LogWriter
 from .model import TERMINAL, Blocked, Card, CardDraft
-from .store import Expect, Store, Tx, utc_now
+from .store import Expect, Store, Tx
 
 BUDGET_LABEL = actions.BUDGET_LABEL  # "budget:timeout=" + the count
 ASKED_LABEL = "decompose-asked"  # on the card: a decompose task was filed for it
@@ -532,13 +533,9 @@ def run_planner(store: Store, cfg: Config, task: Card, token: str) -> PlannerRes
         worktree=str(root),
     )
     env = {"BOARD_TASK": task.id, "BOARD_CARD": target or "", "BOARD_ROOT": str(root)}
-    with log_path.open("a", encoding="utf-8") as log:
-        log.write(f"{utc_now()} planner: {' '.join(argv)}\n")
-        log.flush()
-
-        def on_line(line: str) -> None:
-            log.write(f"{utc_now()} {line}\n")
-            log.flush()
+    log = LogWriter(log_path)
+    try:
+        log.write_line(f"board: planner for {task.id} (splits {target or '?'}): {argv}")
 
         def on_start(pid: int) -> None:
             _drive_field(store, token, pgid=pid)
@@ -547,12 +544,14 @@ def run_planner(store: Store, cfg: Config, task: Card, token: str) -> PlannerRes
             argv,
             cwd=root,
             timeout=cfg.planner_timeout_s,
-            on_line=on_line,
+            on_line=log.write_line,
             first_output_timeout=cfg.first_output_timeout_s,
             env=env,
             on_start=on_start,
         )
-        log.write(f"{utc_now()} planner ended: rc={res.returncode} timed_out={res.timed_out}\n")
+        log.write_line(f"board: planner ended: rc={res.returncode} timed_out={res.timed_out}")
+    finally:
+        log.close()
     outcome, reason = _planner_outcome(store, current, target, res)
     if outcome == "stood-aside":
         _drive_field(store, token, status="stood-aside", pgid=0, result=reason)
@@ -561,7 +560,11 @@ def run_planner(store: Store, cfg: Config, task: Card, token: str) -> PlannerRes
         with store.transaction() as tx:
             now = tx.get(task.id)
             expect = Expect(lane="working", drive=token, version=now.version)
-            if outcome == "done":
+            if now.blocked is not None:  # held while it ran: back to ready, the flag kept
+                tx.update(task.id, expect, {"lane": "ready", "drive": ""}, WHO, note=reason)
+                outcome = "stood-aside"
+                reason = f"{task.id} was blocked {now.blocked.cls} while the planner ran; {reason}"
+            elif outcome == "done":
                 tx.update(task.id, expect, {"lane": "done", "drive": ""}, WHO, note=reason)
             else:
                 cls = "dispatch-infra" if res.missing or res.first_output_timed_out else "terminal"
@@ -616,7 +619,9 @@ def _planner_log(store: Store, cfg: Config, task_id: str, token: str) -> str:
                 return drive.log
         except NotFound:
             pass
-    return str(Path(".board") / "logs" / task_id / f"planner-{token}.log")
+    next_attempt = getattr(store, "next_attempt", None)
+    attempt = next_attempt(task_id) if next_attempt is not None else 0
+    return str(logs.log_path(cfg, task_id, attempt).relative_to(cfg.root))
 
 
 def _drive_field(store: Store, token: str, **fields: Any) -> None:

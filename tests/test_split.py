@@ -481,3 +481,18 @@ def test_a_planner_that_does_not_split_blocks_its_task_with_the_reason(
     split.run_planner(store, missing, store.get(task), token)
     blocked = store.get(task).blocked
     assert blocked is not None and blocked.cls == "dispatch-infra", blocked
+
+
+def test_a_planner_task_held_while_it_runs_keeps_the_operators_hold(repo: Path, cfg, store) -> None:
+    conf = replace(
+        cfg, planner_argv=(sys.executable, str(SCRIPTS / "split_planner.py"), "{card}", "held")
+    )
+    _, _, task = parked_task(repo, conf, store)
+    token = claim(store, task)
+    res = split.run_planner(store, conf, store.get(task), token)
+    now = store.get(task)
+    assert res.outcome == "stood-aside", res
+    assert now.blocked == Blocked("held", "operator: wait for the design review"), (
+        f"the planner's end replaced the operator's hold: {now.blocked}"
+    )
+    assert now.lane == "ready" and now.drive == "", "the held task was not given back"
