@@ -313,6 +313,31 @@ async def test_a_huge_log_shows_its_tail_while_the_rest_is_read(board) -> None:
         assert not view.follow
 
 
+async def test_leaving_a_log_still_being_read_does_not_stop_following_the_next(
+    board, tmp_path: Path
+) -> None:
+    """The scan of the log left behind may still report in; the new log must keep following."""
+    cfg, store = board
+    big = tmp_path / "big.log"
+    with open(big, "wb") as fh:  # sparse: its scan is still running when we switch
+        fh.truncate(4 * 1024**3)
+        fh.seek(0, os.SEEK_END)
+        fh.write(b"\nlast line of the big log\n")
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        view.open(big)
+        await wait_for(pilot, lambda: "last line of the big log" in last_row(view))
+        assert view.scanning
+        view.open(live_log(cfg))
+        await wait_for(pilot, settled(app))
+        for i in range(3):
+            await pilot.pause(0.1)  # the old scan keeps reporting meanwhile
+            append_lines(live_log(cfg), [f"after the switch {i}"], T0)
+            await wait_for(pilot, lambda i=i: last_row(view).endswith(f"after the switch {i}"))
+
+
 async def test_escapes_and_markup_in_logs_and_drive_fields_never_reach_the_terminal(
     board,
 ) -> None:

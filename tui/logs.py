@@ -22,6 +22,8 @@ from typing import Any
 
 from board.core.logs import LogFile, last_line, log_path, sanitize, split_stamp
 from board.core.model import Drive
+from rich.cells import cell_len
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import on, work
@@ -41,6 +43,7 @@ from textual.worker import get_current_worker
 
 POLL_S = 0.1  # how often the watcher looks for appended bytes
 MAX_BACKOFF_S = 1.0  # the longest it waits while the app is still busy with the last notice
+TAIL_FIRST_WAIT_S = 0.25  # the longest the scan waits for the tail to be painted
 STATUS_MARKS = {
     "running": "●",
     "passed": "✓",
@@ -181,6 +184,7 @@ class LogView(ScrollView, can_focus=True):
         self._session = 0
         self._ready = -1  # the session whose file is open (the watcher polls only that one)
         self._scan_stop = threading.Event()
+        self._tail_shown = threading.Event()  # set once the open log's tail is painted
         self._watch_stop = threading.Event()
         self._pending = False  # a Grew notice is in the queue; the watcher waits for it
         self._gen = 0
@@ -197,6 +201,10 @@ class LogView(ScrollView, can_focus=True):
         self.searching = False
         self.search_failed = False
         self.painted_through: int | None = None  # id of the last line drawn (tests, bench)
+        self.paint_count = 0  # viewports laid out (bench: key-to-repaint latency)
+        self.painted_options: tuple[bool, bool] = (False, True)  # (wrap, stamps) last drawn
+        self._component_base: Style | None = None
+        self._component_cache: tuple[Style, Style, Style] = (Style(), Style(), Style())
 
     # lines and state ------------------------------------------------------------------------
 
@@ -239,8 +247,10 @@ class LogView(ScrollView, can_focus=True):
     def open(self, path: Path | None) -> None:
         """Show `path` (None: nothing). The file is opened and scanned in a worker thread."""
         self._scan_stop.set()
+        self._tail_shown.set()
         self._session += 1
         self._scan_stop = threading.Event()
+        self._tail_shown = threading.Event()
         self.path = path
         self._log = LogFile(path) if path is not None else None
         self._gen = 0
@@ -264,10 +274,11 @@ class LogView(ScrollView, can_focus=True):
     def on_unmount(self) -> None:
         self._watch_stop.set()
         self._scan_stop.set()
+        self._tail_shown.set()
 
     def _notify(self, session: int) -> None:
         """From a thread: tell the view the index changed, unless a notice is still queued."""
-        if not self._pending:
+        if session == self._session and not self._pending:
             self._pending = True
             self.post_message(self.Grew(session))
 
@@ -279,8 +290,16 @@ class LogView(ScrollView, can_focus=True):
                 log.close()
                 return
             self._ready = session
+        shown = self._tail_shown
+
+        def progress(_added: int) -> None:
+            self._notify(session)
+            # Tail first: hold the rest of the scan (it competes for the GIL) until the
+            # lines just found are on screen, or a moment has passed.
+            shown.wait(TAIL_FIRST_WAIT_S)
+
         self._notify(session)
-        log.scan(progress=lambda _n: self._notify(session), stop=stop)
+        log.scan(progress=progress, stop=stop)
         self._notify(session)
 
     @work(thread=True, group="log-watch", exit_on_error=False)
@@ -301,10 +320,9 @@ class LogView(ScrollView, can_focus=True):
             self._watch_stop.wait(interval)
 
     def on_log_view_grew(self, message: Grew) -> None:
-        if message.session != self._session:
-            return
-        self._pending = False
-        self._sync()
+        self._pending = False  # even a stale notice: a stuck flag would stop the watcher
+        if message.session == self._session:
+            self._sync()
 
     def on_log_view_reset(self, message: Reset) -> None:
         if message.session != self._session or self._log is None:
@@ -336,9 +354,21 @@ class LogView(ScrollView, can_focus=True):
 
     def _set_virtual(self) -> None:
         width = 0 if self.wrap else self._max_width
-        self.virtual_size = Size(width, self.line_count)
-        if self.follow:  # a scrollbar may appear at the next layout and push the end down
-            self.call_after_refresh(self._pin_end)
+        size = Size(width, self.line_count)
+        bars = (self.show_horizontal_scrollbar, self.show_vertical_scrollbar)
+        if size != self.virtual_size:
+            if self.is_mounted and self.container_size:
+                # Setting `virtual_size` lays out the whole screen, every time: at 50,000
+                # lines/s that reflow is what makes keys wait. Only the scrollbars depend
+                # on it, so update them alone; they ask for a layout if one appears.
+                self.set_reactive(LogView.virtual_size, size)
+                self._scroll_update(size)
+            else:
+                self.virtual_size = size
+        if self.follow:
+            self._pin_end()
+            if bars != (self.show_horizontal_scrollbar, self.show_vertical_scrollbar):
+                self.call_after_refresh(self._pin_end)  # the end moves once the bar is laid out
 
     # scrolling ------------------------------------------------------------------------------
 
@@ -492,13 +522,13 @@ class LogView(ScrollView, can_focus=True):
         rows = self._layout()
         if y < len(rows):
             return rows[y]
-        return Strip.blank(self.scrollable_content_region.width, self.rich_style)
+        return Strip.blank(self.scrollable_content_region.width, self.visual_style.rich_style)
 
     def _layout(self) -> list[Strip]:
         """The rows of the viewport, computed once per frame and position."""
         region = self.scrollable_content_region
         width, height = region.width, region.height
-        base = self.rich_style
+        base = self.visual_style.rich_style  # cached; `rich_style` walks the DOM per call
         key = (
             self._session,
             self._gen,
@@ -539,6 +569,10 @@ class LogView(ScrollView, can_focus=True):
                     self._max_width = widest
                     self.call_later(self._set_virtual)
         self.painted_through = rows[-1][0] if rows else None
+        if rows:
+            self._tail_shown.set()
+        self.painted_options = (self.wrap, self.show_stamps)
+        self.paint_count += 1
         strips = [strip for _, strip in rows]
         strips += [Strip.blank(width, base)] * (height - len(strips))
         self._rows_key, self._rows = key, strips
@@ -576,26 +610,47 @@ class LogView(ScrollView, can_focus=True):
         cached = self._cache.get(key)
         if cached is not None:
             return cached
+        stamp_style, match_style, current_style = self._line_styles(base)
+        style = base + current_style if current else base
         stamp, body = split_stamp(text)
-        line = Text(no_wrap=width is None, end="")
-        if self.show_stamps and stamp:
-            line.append(stamp[11:19] + " ", self.get_component_rich_style("log-view--stamp"))
-        line.append(sanitize(body))  # plain text: no markup parsed, no escape passed on
-        if self._search_re is not None:
-            line.highlight_regex(self._search_re, self.get_component_rich_style("log-view--match"))
-        style = base + self.get_component_rich_style("log-view--current") if current else base
-        console = self.app.console
-        if width is None:
-            strips = [Strip(line.render(console), line.cell_len).apply_style(style)]
+        body = sanitize(body)  # plain text: no markup parsed, no escape passed on
+        prefix = stamp[11:19] + " " if self.show_stamps and stamp else ""
+        if width is None and (self._search_re is None or not self._search_re.search(body)):
+            # the common case, drawn without Rich's Text machinery: it runs for every new
+            # line of a log growing by thousands of lines a second
+            segments = [Segment(body, style)]
+            if prefix:
+                segments.insert(0, Segment(prefix, style + stamp_style))
+            strips = [Strip(segments, len(prefix) + cell_len(body))]
         else:
-            pieces = line.wrap(console, width, overflow="fold") or [Text("")]
-            strips = []
-            for piece in pieces:
-                piece.end = ""
-                strip = Strip(piece.render(console), piece.cell_len)
-                strips.append(strip.apply_style(style).extend_cell_length(width, style))
+            line = Text(no_wrap=width is None, end="")
+            if prefix:
+                line.append(prefix, stamp_style)
+            line.append(body)
+            if self._search_re is not None:
+                line.highlight_regex(self._search_re, match_style)
+            console = self.app.console
+            if width is None:
+                strips = [Strip(line.render(console), line.cell_len).apply_style(style)]
+            else:
+                pieces = line.wrap(console, width, overflow="fold") or [Text("")]
+                strips = []
+                for piece in pieces:
+                    piece.end = ""
+                    strip = Strip(piece.render(console), piece.cell_len)
+                    strips.append(strip.apply_style(style).extend_cell_length(width, style))
         self._cache.set(key, strips)
         return strips
+
+    def _line_styles(self, base: Style) -> tuple[Style, Style, Style]:
+        if self._component_base != base:
+            self._component_base = base
+            self._component_cache = (
+                self.get_component_rich_style("log-view--stamp"),
+                self.get_component_rich_style("log-view--match"),
+                self.get_component_rich_style("log-view--current"),
+            )
+        return self._component_cache
 
 
 # ---------------------------------------------------------------------------------------------
@@ -803,7 +858,10 @@ class LogsScreen(Screen[None]):
                 text.append(" searching…", "dim")
             elif view.search_failed:
                 text.append(" no match", "bold red")
-        self.query_one("#log-status", Static).update(text)
+        status = self.query_one("#log-status", Static)
+        if text.plain != getattr(status, "_shown", None):  # height 1: no layout needed
+            status._shown = text.plain  # type: ignore[attr-defined]
+            status.update(text, layout=False)
 
     # actions --------------------------------------------------------------------------------
 
