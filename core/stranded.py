@@ -13,11 +13,12 @@ import contextlib
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import worktrees
+from . import proc, worktrees
 from .config import Config
 from .errors import BoardError, Conflict, NotFound, Refused
 from .gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
@@ -276,6 +277,48 @@ def show(cfg: Config, branch: str) -> str:
     return git(
         cfg.root, "diff", "--stat", "--patch", "--no-color", f"{base}...refs/heads/{short}"
     ).stdout
+
+
+DIFF_TIMEOUT_S = 600.0
+_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+def diff_args(cfg: Config, branch: str) -> list[str]:
+    """The git arguments of a stranded branch's patch against the base (`show`'s range).
+
+    Refuses, running nothing, what `show` refuses. The bench runs the same arguments bare.
+    """
+    short, _ = _branch(cfg, branch)
+    base = worktrees.base_ref(cfg)
+    return ["diff", "--patch", "--no-color", "--no-ext-diff", f"{base}...refs/heads/{short}"]
+
+
+def stream_diff(
+    cfg: Config,
+    branch: str,
+    on_chunk: Callable[[bytes], None],
+    on_start: Callable[[int], None] | None = None,
+    timeout: float = DIFF_TIMEOUT_S,
+) -> proc.Result:
+    """`show` for a diff too big to hold as one string: git's bytes passed on as they arrive.
+
+    The TUI's diff view pages a million-line diff while it loads. `on_start` gets the
+    process group id, so a viewer that is closed mid-load can kill git at once.
+    """
+    args = diff_args(cfg, branch)
+    return proc.stream(
+        ("git", *args),
+        cfg.root,
+        timeout,
+        on_line=_ignore_line,
+        env=_GIT_ENV,
+        on_start=on_start,
+        on_chunk=on_chunk,
+    )
+
+
+def _ignore_line(_line: str) -> None:
+    """`stream_diff` takes raw chunks; no line callback is ever made."""
 
 
 # pick --------------------------------------------------------------------------------------

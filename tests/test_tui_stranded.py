@@ -1,0 +1,516 @@
+"""The stranded-work browser under Pilot, against real git, real saves and the real store.
+
+Each key is one call into a core verb; these tests check what the verb did to the
+repository (which refs moved, and only those), what the operator was told (one line,
+never a traceback), and that the list follows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+import pytest
+from board.core import config, stranded, worktrees
+from board.core.gitutil import git as core_git
+from board.tui.card import CardScreen
+from board.tui.dialogs import ConfirmDialog
+from board.tui.stranded import (
+    DiffBuffer,
+    DiffScreen,
+    StrandedScreen,
+    TargetDialog,
+    age_text,
+    binding_classes,
+)
+from textual.binding import Binding
+from textual.widgets import Input, Static
+
+from tests.operator_helpers import gate
+from tests.stranded_tui_helpers import (
+    ESCAPES,
+    MARKUP_TITLE,
+    Fixture,
+    build,
+    diff_loaded,
+    make_app,
+    open_browser,
+    save,
+    screen_lines,
+    select,
+    status,
+    wait_for,
+    wait_loaded_again,
+)
+
+SIZE = (120, 32)
+
+
+@pytest.fixture
+def fx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    fixture = build(tmp_path, monkeypatch)
+    yield fixture
+    fixture.close()
+
+
+def names(screen: StrandedScreen) -> list[str]:
+    return [row.name for row in screen.table.items]
+
+
+def result_text(screen: StrandedScreen) -> str:
+    panel = screen.query_one("#stranded-result", Static)
+    return str(panel.render()) if panel.display else ""
+
+
+def terminal_output(app) -> str:
+    """What the app would write to the terminal for a full repaint (styles included)."""
+    return app.screen._compositor.render_full_update().render_segments(app.console)
+
+
+def reconfigure(fx: Fixture, **sections) -> None:
+    config.write_default(fx.repo.root, sections)
+    fx.repo.cfg = config.load(fx.repo.root)
+
+
+async def answer_target(pilot, target: str) -> None:
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, TargetDialog), what="the question")
+    field = pilot.app.screen.query_one("#target", Input)
+    field.value = target
+    await pilot.press("enter")
+
+
+# --- the list ------------------------------------------------------------------------------
+
+
+async def test_every_save_and_husk_is_listed_with_its_card_title_lane_and_stats(fx) -> None:
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        rows = {row.name: row for row in screen.table.items}
+        expected = set(fx.saves.values()) | {fx.husk.name}
+        assert set(rows) == expected, f"a save or the husk is missing from the browser: {rows}"
+        dirty = rows[fx.saves["dirty"]]
+        listed = {b.branch: b for b in stranded.list_stranded(fx.cfg)}[fx.saves["dirty"]]
+        assert (dirty.files, dirty.insertions, dirty.deletions) == (
+            listed.files,
+            listed.insertions,
+            listed.deletions,
+        ), "the browser's diffstat differs from the recorded one"
+        assert (dirty.card_id, dirty.lane) == ("c-1", "ready")
+        assert dirty.title == "Parse board.toml with line numbers"
+        gone = rows[fx.saves["gone"]]
+        assert (gone.card_id, gone.lane, gone.card) == ("c-7", "gone", None), (
+            "a save whose card is not on the board was not marked as gone"
+        )
+        assert rows[fx.husk.name].is_husk
+        assert names(screen)[-1] == fx.husk.name, "husks are not listed after the branches"
+        text = "\n".join(screen_lines(app))
+        assert "4 branches · 1 husk" in text
+        assert "moved aside" in text, "the husk row does not say what it is"
+
+
+async def test_titles_and_names_are_shown_literally_never_as_markup_or_escapes(fx) -> None:
+    app = make_app(fx)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["escapes"])
+        text = "\n".join(screen_lines(app))
+        out = terminal_output(app)
+        assert "[bold red]x[/] [@click=app.quit]q[/] fix the login ␛[2J" in text, (
+            "the card title was parsed as markup or its escape was not shown"
+        )
+        assert "\x1b[2J" not in out, "an escape sequence from a card title reached the terminal"
+        assert MARKUP_TITLE.startswith("[bold red]")
+
+
+async def test_ages_are_relative_to_the_injected_clock() -> None:
+    assert [age_text(s) for s in (5, 65, 3 * 3600 + 5, 2 * 86400, 400 * 86400, None)] == [
+        "5s",
+        "1m",
+        "3h",
+        "2d",
+        "1y",
+        "?",
+    ]
+
+
+async def test_the_sort_key_cycles_columns_and_slash_filters(fx) -> None:
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        stamps = [r.stamp for r in screen.table.items if not r.is_husk]
+        assert stamps == sorted(stamps, reverse=True), "the list does not open newest first"
+        await pilot.press("s")
+        assert screen.table.sort_by == "card"
+        cards = [r.card_id for r in screen.table.items if not r.is_husk]
+        assert cards == ["c-1", "c-1", "c-2", "c-7"], f"not sorted by card: {cards}"
+        for _ in range(3):
+            await pilot.press("s")
+        assert screen.table.sort_by == "changes"
+        changes = [(r.insertions or 0) + (r.deletions or 0) for r in screen.table.items[:-1]]
+        assert changes == sorted(changes, reverse=True), f"not by changes: {changes}"
+        await pilot.press("r")
+        changes = [(r.insertions or 0) + (r.deletions or 0) for r in screen.table.items[:-1]]
+        assert changes == sorted(changes), "r did not flip the order"
+        await pilot.press("slash")
+        await pilot.press(*"gone")
+        assert names(screen) == [fx.saves["gone"]], f"the filter did not narrow: {names(screen)}"
+        await pilot.press("enter")
+        assert screen.table.has_focus, "enter in the filter did not return to the list"
+        await pilot.press("escape")
+        assert len(names(screen)) == 5, "esc did not clear the filter"
+        await pilot.press("escape")
+        assert not isinstance(app.screen, StrandedScreen), "esc did not go back"
+
+
+async def test_s_on_the_board_opens_the_browser(fx) -> None:
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, StrandedScreen), what="the browser")
+        await wait_for(pilot, lambda: app.screen.loaded, what="the list")
+
+
+# --- enter: the diff -----------------------------------------------------------------------
+
+
+async def test_enter_shows_the_files_then_the_hunks_literally(fx) -> None:
+    app = make_app(fx)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["escapes"])
+        await pilot.press("enter")
+        diff = await diff_loaded(pilot)
+        files = [(f.path, f.added, f.deleted) for f in diff.buffer.files]
+        assert files == [("login.py", 1, 0)], f"the file list is wrong: {files}"
+        shown = "\n".join(diff.view.text_lines())
+        assert "diff --git a/login.py b/login.py" in shown, "the hunks are not shown"
+        assert "+print('␛[2J␛]52;c;cm0gLXJmIH4K^G [red]boom[/red]')" in shown, (
+            "the diff's escapes were not made visible, or its markup was parsed"
+        )
+        out = terminal_output(app)
+        for raw in ("\x1b[2J", "\x1b]52;", "\x07"):
+            assert raw not in out, f"{raw!r} from a diff reached the terminal"
+        assert ESCAPES.startswith("print(")
+        await pilot.press("escape")
+        assert app.screen is screen, "esc did not return to the list"
+
+
+async def test_the_diff_file_keys_jump_between_files(fx) -> None:
+    app = make_app(fx)
+    async with app.run_test(size=(80, 12)) as pilot:  # short: the diff scrolls
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["dirty"])
+        await pilot.press("enter")
+        diff = await diff_loaded(pilot)
+        paths = [f.path for f in diff.buffer.files]
+        assert paths == ["app.py", "config.py"], paths
+        await pilot.press("right_square_bracket")
+        assert diff.view.top_line == diff.buffer.files[1].line, "] did not go to the next file"
+        await pilot.press("left_square_bracket")
+        assert diff.view.top_line == diff.buffer.files[0].line, "[ did not go back a file"
+        await pilot.press("tab", "down", "enter")
+        assert diff.view.top_line == diff.buffer.files[1].line, "enter on a file did not open it"
+
+
+def test_the_diff_buffer_indexes_any_chunking_exactly_like_git(fx) -> None:
+    args = stranded.diff_args(fx.cfg, fx.saves["dirty"])
+    raw = core_git(fx.cfg.root, *args).stdout.encode()
+    raw += b"+" * 5000 + b"\n"  # a line longer than the display cap, and odd bytes
+    numstat = core_git(fx.cfg.root, *args[:1], "--numstat", *args[3:]).stdout.split("\n")
+    expected = {line.split("\t")[2]: line.split("\t")[:2] for line in numstat if line}
+    rng = random.Random(7)
+    for sizes in ([len(raw)], [1], [3, 50, 7], [rng.randint(1, 200) for _ in range(64)]):
+        buffer = DiffBuffer()
+        pos = i = 0
+        while pos < len(raw):
+            step = sizes[i % len(sizes)]
+            buffer.feed(raw[pos : pos + step])
+            pos += step
+            i += 1
+        buffer.finish()
+        lines = buffer.lines(0, buffer.count)
+        want = raw.decode().split("\n")[:-1]
+        assert lines == want, f"chunks of {sizes[:3]}: the buffer's lines differ from git's"
+        counts = {f.path: [str(f.added), str(f.deleted)] for f in buffer.files}
+        counts["config.py"][0] = str(int(counts["config.py"][0]) - 1)  # the extra long line
+        assert counts == expected, f"per-file +/- differ from git --numstat: {counts}"
+
+
+# --- p: pick -------------------------------------------------------------------------------
+
+
+async def test_pick_lands_the_commits_on_the_target_and_only_there(fx) -> None:
+    fx.repo.git("branch", "target", "main")
+    before = fx.refs()
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["dirty"])
+        count = screen.load_count
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, TargetDialog), what="the question")
+        field = app.screen.query_one("#target", Input)
+        assert field.value == "main", "the pick does not default to the base"
+        await answer_target(pilot, "target")
+        await wait_loaded_again(pilot, screen, count)
+        line, error = status(app)
+        assert not error and line.startswith("picked 2 commits of"), line
+        assert "config.py" not in line
+        details = result_text(screen)
+        assert "target:" in details and "→" in details, f"the new commits are not shown: {details}"
+    after = fx.refs()
+    moved = {ref for ref in before if before[ref] != after.get(ref)}
+    assert moved == {"refs/heads/target"}, f"the pick moved other refs too: {moved}"
+    assert fx.repo.show("target", "config.py") == "LINES = 3\nname = 'board'\n"
+    assert fx.repo.show("target", "app.py") == "print('hello, board')\nprint('saved')\n"
+    assert fx.repo.git("rev-list", "--count", "main..target") == "2"
+
+
+async def test_a_conflicting_pick_leaves_the_target_unchanged_and_names_the_paths(fx) -> None:
+    fx.repo.git("branch", "target", "main")
+    tree = fx.cfg.root.parent / "other"
+    fx.repo.git("worktree", "add", "-q", str(tree), "target")
+    fx.repo.commit(tree, {"app.py": "print('someone else')\n"}, "a rival change")
+    fx.repo.git("worktree", "remove", str(tree))
+    before = fx.refs()
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["dirty"])
+        count = screen.load_count
+        await pilot.press("p")
+        await answer_target(pilot, "target")
+        await wait_loaded_again(pilot, screen, count)
+        line, error = status(app)
+        assert error, "a conflicting pick was not reported as a refusal"
+        assert "conflicts in app.py" in line and "target was left as it was" in line, line
+        assert "conflict: app.py" in result_text(screen)
+    assert fx.refs() == before, "a conflicting pick changed a ref"
+
+
+async def test_a_pick_onto_a_checked_out_base_is_refused_in_one_line(fx) -> None:
+    before = fx.refs()
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["dirty"])
+        count = screen.load_count
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, TargetDialog), what="the question")
+        await pilot.press("enter")  # the default: main, which the clone has checked out
+        await wait_loaded_again(pilot, screen, count)
+        line, error = status(app)
+        assert error and "checked out" in line and "\n" not in line, line
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, TargetDialog), what="the question")
+        await pilot.press("escape")
+        assert "not done" in status(app)[0], "abandoning the pick did not say so"
+    assert fx.refs() == before, "a refused pick changed a ref"
+
+
+# --- d: discard ----------------------------------------------------------------------------
+
+
+async def test_discard_asks_naming_the_branch_and_deletes_only_that_ref(fx) -> None:
+    branch = fx.saves["gone"]
+    before = fx.refs()
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, branch)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        question = str(app.screen.query_one("#question", Static).render())
+        assert branch in question and "1 file +1 −0" in question, (
+            f"the question does not name the branch and its diffstat: {question}"
+        )
+        await pilot.press("n")
+        await pilot.pause()
+        assert fx.refs() == before, "saying no deleted something"
+        count = screen.load_count
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        await pilot.press("y")
+        await wait_loaded_again(pilot, screen, count)
+        assert branch not in names(screen), "the list still shows the discarded branch"
+        assert status(app) == (f"discarded stranded branch {branch}", False)
+    after = fx.refs()
+    gone = set(before) - set(after)
+    assert gone == {f"refs/heads/{branch}"}, f"discard deleted {gone}"
+    assert all(after[r] == before[r] for r in after), "discard moved a ref it should not touch"
+
+
+async def test_discard_of_a_husk_deletes_only_that_directory(fx) -> None:
+    husk = fx.husk
+    assert husk is not None and (husk / "draft.txt").exists()
+    before = fx.refs()
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, husk.name)
+        await pilot.press("enter")
+        assert "is a husk" in status(app)[0], "enter on a husk did not say why there is no diff"
+        count = screen.load_count
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        question = str(app.screen.query_one("#question", Static).render())
+        assert str(husk) in question, f"the question does not name the husk: {question}"
+        await pilot.press("y")
+        await wait_loaded_again(pilot, screen, count)
+    assert not husk.exists(), "the husk was not deleted"
+    assert fx.refs() == before, "discarding a husk touched a ref"
+
+
+# --- S: salvage ----------------------------------------------------------------------------
+
+
+async def test_salvage_publishes_through_the_gate_and_says_so(fx) -> None:
+    reconfigure(fx, gate={"argv": gate("gate_pass.sh"), "timeout_s": 30, "retries": 0})
+    branch = fx.saves["dirty"]
+    run_before = fx.repo.rev(fx.cfg.run_branch)
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, branch)
+        count = screen.load_count
+        await pilot.press("S")
+        await wait_loaded_again(pilot, screen, count)
+        line, error = status(app)
+        assert not error and line.startswith(f"salvaged {branch}: done, gate passed"), line
+        assert branch not in names(screen), "the salvaged branch is still listed"
+        assert "folded onto" in result_text(screen)
+    assert fx.repo.rev(fx.cfg.run_branch) != run_before, "nothing was published"
+    assert fx.repo.show(fx.cfg.run_branch, "config.py") == "LINES = 3\nname = 'board'\n"
+    assert fx.store.get("c-1").lane == "done"
+
+
+async def test_salvage_over_a_red_gate_publishes_nothing_and_shows_the_tail(fx) -> None:
+    reconfigure(fx, gate={"argv": gate("gate_fail.sh"), "timeout_s": 30, "retries": 0})
+    before = fx.refs()
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["dirty"])
+        count = screen.load_count
+        await pilot.press("S")
+        await wait_loaded_again(pilot, screen, count)
+        line, error = status(app)
+        assert error and "published nothing" in line and "gate red" in line, line
+        assert "GATE-RED" in result_text(screen), "the gate's tail is not on screen"
+    after = fx.refs()
+    assert after[f"refs/heads/{fx.cfg.run_branch}"] == before[f"refs/heads/{fx.cfg.run_branch}"]
+    assert f"refs/heads/{fx.saves['dirty']}" in after, "a red salvage lost the branch"
+
+
+# --- y, o ----------------------------------------------------------------------------------
+
+
+async def test_y_copies_the_recovery_commands_and_shows_them(fx) -> None:
+    branch = fx.saves["dirty"]
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, branch)
+        await pilot.press("y")
+        copied = app.clipboard
+        assert f"git diff main...{branch}" in copied, f"not on the clipboard: {copied!r}"
+        assert f"board stranded pick {branch} --onto main" in copied
+        shown = result_text(screen)
+        for line in copied.strip().splitlines():
+            assert line in shown, f"a copied command is not on screen: {line}"
+
+
+async def test_o_opens_the_card_and_refuses_a_card_that_is_gone(fx) -> None:
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["gone"])
+        await pilot.press("o")
+        line, error = status(app)
+        assert error and "c-7" in line and "no longer on the board" in line, line
+        assert app.screen is screen
+        await select(pilot, screen, fx.saves["dirty"])
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, CardScreen), what="the card")
+        assert app.screen.card_id == "c-1"
+
+
+# --- live ----------------------------------------------------------------------------------
+
+
+async def test_a_save_made_by_the_loop_appears_without_a_key(fx) -> None:
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx, poll_s=0.05)
+        new = await asyncio.to_thread(save, fx, "c-1", {"README.md": "live\n"}, "live")
+        await wait_for(pilot, lambda: new in names(screen), what="the new save in the list")
+        fx.repo.git("update-ref", "-d", f"refs/heads/{new}")
+        await wait_for(pilot, lambda: new not in names(screen), what="the deleted save to go")
+
+
+def test_every_binding_has_an_id() -> None:
+    for cls in binding_classes():
+        for binding in cls.BINDINGS:
+            assert isinstance(binding, Binding) and binding.id, f"{cls.__name__}: {binding}"
+
+
+def test_saves_are_real(fx) -> None:
+    """The fixture's saves went through the real save (verified branches, stats recorded)."""
+    text = worktrees.stats_file(fx.cfg).read_text()
+    for branch in fx.saves.values():
+        assert fx.repo.rev(branch) in text, f"{branch} has no recorded stats"
+
+
+# --- snapshots -----------------------------------------------------------------------------
+
+
+def _browser_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    fx = build(tmp_path, monkeypatch)
+    return fx, make_app(fx)
+
+
+def test_browser_snapshot_80x24(snap_compare, tmp_path, monkeypatch) -> None:
+    fx, app = _browser_app(tmp_path, monkeypatch)
+
+    async def run_before(pilot) -> None:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["escapes"])
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+    fx.close()
+
+
+def test_browser_snapshot_160x48(snap_compare, tmp_path, monkeypatch) -> None:
+    fx, app = _browser_app(tmp_path, monkeypatch)
+
+    async def run_before(pilot) -> None:
+        await open_browser(pilot, fx)
+
+    assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
+    fx.close()
+
+
+def _diff_run_before(fx: Fixture):
+    async def run_before(pilot) -> None:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["dirty"])
+        await pilot.press("enter")
+        diff = await diff_loaded(pilot)
+        assert isinstance(diff, DiffScreen)
+
+    return run_before
+
+
+def test_diff_snapshot_80x24(snap_compare, tmp_path, monkeypatch) -> None:
+    fx, app = _browser_app(tmp_path, monkeypatch)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_diff_run_before(fx))
+    fx.close()
+
+
+def test_diff_snapshot_160x48(snap_compare, tmp_path, monkeypatch) -> None:
+    fx, app = _browser_app(tmp_path, monkeypatch)
+    assert snap_compare(app, terminal_size=(160, 48), run_before=_diff_run_before(fx))
+    fx.close()
