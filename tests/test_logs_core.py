@@ -223,9 +223,9 @@ def test_invalid_utf8_is_replaced_never_raised() -> None:
 
 def test_a_long_line_is_cut_with_a_marker_that_says_how_long_it_was() -> None:
     raw = b"x" * 50_000
-    text = decode_line(raw[: logs.LINE_CAP], total=len(raw))
-    assert text.startswith("x" * 100) and "line cut: 50,000 bytes" in text, text[-60:]
-    assert len(text) < logs.LINE_CAP + 100, "the whole line was decoded, not its head"
+    for text in (decode_line(raw), decode_line(raw[: logs.LINE_CAP], total=len(raw))):
+        assert text.startswith("x" * 100) and "line cut: 50,000 bytes" in text, text[-60:]
+        assert len(text) < logs.LINE_CAP + 100, "the whole line was decoded, not its head"
 
 
 def test_the_splitter_never_holds_a_huge_line_whole() -> None:
@@ -457,6 +457,11 @@ def test_the_follower_reads_appends_and_notices_truncation(tmp_path: Path) -> No
     path.write_bytes(b"new\n")
     got = follower.read()
     assert got.truncated and got.data == b"new\n", "truncation lost the new content"
+    other = tmp_path / "other.log"
+    other.write_bytes(b"a longer replacement log\n")
+    os.replace(other, path)  # a new file, larger than what was read: only the inode tells
+    got = follower.read()
+    assert got.truncated and got.data == b"a longer replacement log\n", "replacement unnoticed"
     follower.close()
 
 

@@ -164,6 +164,8 @@ async def test_search_finds_next_and_previous_matches(board) -> None:
         await wait_for(pilot, lambda: view.match_line - lo == 11)
         await pilot.press("N")
         await wait_for(pilot, lambda: view.match_line - lo == 10)
+        await pilot.press("N")
+        await wait_for(pilot, lambda: view.match_line - lo == 1)
         assert any("step 10: building" in row for row in view.visible_text()), (
             "the match was not brought into view"
         )
@@ -356,6 +358,17 @@ async def test_escapes_and_markup_in_logs_and_drive_fields_never_reach_the_termi
         assert "␛[10A␛[5;5Hmoved?" in screen, "cursor moves were not shown visibly"
         assert "[bold red]x[/] and [link=http://e.x]y[/link]" in screen, "markup was parsed"
         assert "␛]0;pwned^G ␛[2J [red]gone[/red]" in screen, "a drive's result was not literal"
+
+
+async def test_a_store_that_cannot_be_read_is_reported_not_a_crash(board) -> None:
+    cfg, store = board
+    store.close()  # every read now fails with a StoreError
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: len(app._notifications) > 0)
+        note = next(iter(app._notifications))
+        assert note.severity == "error" and "drives" in note.title, note
+        assert isinstance(app.screen, LogsScreen), "the screen went away on a store error"
 
 
 def test_elapsed_is_short() -> None:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from board.core.errors import BoardError
 from board.core.logs import LogFile, last_line, log_path, sanitize, split_stamp
 from board.core.model import Drive
 from rich.cells import cell_len
@@ -679,9 +680,12 @@ class LogsScreen(Screen[None]):
     ]
 
     class DrivesLoaded(Message, bubble=False):
-        def __init__(self, rows: list[DriveRow]) -> None:
+        """The drive list, read in a worker; `error` when the store could not be read."""
+
+        def __init__(self, rows: list[DriveRow], error: str = "") -> None:
             super().__init__()
             self.rows = rows
+            self.error = error
 
     def __init__(
         self,
@@ -705,6 +709,7 @@ class LogsScreen(Screen[None]):
         self.rows: list[DriveRow] = []
         self.current: DriveRow | None = None
         self._loaded_once = False
+        self._last_error = ""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="logs-body"):
@@ -733,11 +738,18 @@ class LogsScreen(Screen[None]):
     def _drive_path(self, drive: Drive) -> Path:
         if drive.log:
             return Path(self.cfg.root) / drive.log
-        return log_path(self.cfg, drive.card, drive.attempt)
+        try:
+            return log_path(self.cfg, drive.card, drive.attempt)
+        except BoardError:  # a record naming no valid card: show it, with no log
+            return Path(self.cfg.logs_dir) / "missing.log"
 
     @work(thread=True, exclusive=True, group="logs-drives", exit_on_error=False)
     def _load(self) -> None:
-        drives = list(self.store.list_drives(limit=200))
+        try:
+            drives = list(self.store.list_drives(limit=200))
+        except BoardError as exc:  # e.g. the store is locked: say so, keep what is shown
+            self.post_message(self.DrivesLoaded(self.rows, exc.line()))
+            return
         live = sorted((d for d in drives if d.live), key=lambda d: d.started_at, reverse=True)
         done = sorted(
             (d for d in drives if not d.live),
@@ -753,6 +765,13 @@ class LogsScreen(Screen[None]):
         self.post_message(self.DrivesLoaded(rows))
 
     def on_logs_screen_drives_loaded(self, message: DrivesLoaded) -> None:
+        if message.error:
+            if message.error != self._last_error:
+                self._last_error = message.error
+                self.notify(sanitize(message.error), title="drives", severity="error", markup=False)
+            if self._loaded_once:
+                return
+        self._last_error = message.error
         option_list = self.query_one("#drives", OptionList)
         old_ids = [row.drive.id for row in self.rows]
         self.rows = message.rows

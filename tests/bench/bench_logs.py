@@ -9,7 +9,7 @@
    another process) against the same log idle (target: at most 2x), and how far the view
    fell behind the writer.
 
-    /tmp/venv/bin/python tests/bench/bench_logs.py [--size-mb 1024] [--rounds 5] [--keys 40]
+    /tmp/venv/bin/python tests/bench/bench_logs.py [--size-mb 1024] [--rounds 9] [--keys 40]
         [--rate 50000] [--dir DIR]
 
 The 1 GB file is written to a temporary directory (or DIR) and removed afterwards.
@@ -129,7 +129,7 @@ def fmt_ms(seconds: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=1024)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--keys", type=int, default=40)
     parser.add_argument("--rate", type=int, default=50_000)
     parser.add_argument("--phases", type=int, default=4, help="idle/busy turns for the keys")
