@@ -8,6 +8,7 @@ on this machine, with nothing to configure.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import shutil
 import signal
@@ -193,22 +194,32 @@ def stop_loop(target: Path, child: subprocess.Popen[bytes] | None = None) -> Non
                 proc.kill_group(child.pid)
                 child.wait()
         return
-    pidfile = target / "calc" / ".board" / "run.pid"
-    try:
-        pid = int(pidfile.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+    lock = target / "calc" / ".board" / "locks" / "loop.lock"
+    if not lock.exists():
         return
+    fd = os.open(lock, os.O_RDWR)
     try:
-        os.kill(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.2)
+        deadline = time.monotonic() + 30
+        signalled = False
+        while True:
+            try:  # free lock: no loop runs on the old sandbox
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                return
+            except BlockingIOError:
+                pass
+            if not signalled:
+                try:
+                    pid = int(os.pread(fd, 100, 0).split()[0])
+                    os.kill(pid, signal.SIGTERM)
+                except (ValueError, IndexError, ProcessLookupError, PermissionError):
+                    pass
+                signalled = True
+            if time.monotonic() > deadline:
+                raise Refused(f"the old demo's loop in {target} does not stop; stop it by hand")
+            time.sleep(0.2)
+    finally:
+        os.close(fd)
 
 
 def cmd_demo(args: argparse.Namespace, ctx: Any) -> int:

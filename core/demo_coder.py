@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-PACE_S = float(os.environ.get("BOARD_DEMO_PACE", "0.35"))
+PACE_S = float(os.environ.get("BOARD_DEMO_PACE", "0.5"))
 
 _FUNCS = {
     "mul": "def mul(a, b):\n    return a * b\n",
@@ -83,10 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     behaviour, target = (
         (m.group(1), m.group(2) or "calc/extra.py") if m else ("ok", "calc/extra.py")
     )
-    say(f"demo coder ({args.tier}) reading {Path(args.brief).name}")
     if behaviour == "silent":
         time.sleep(3600)  # never prints: the board calls this an infra failure
         return 0
+    say(f"demo coder ({args.tier}) reading {Path(args.brief).name}")
     say(f"plan: {behaviour} → {target}")
     think("the spec", 3)
     if behaviour == "wide":
