@@ -17,7 +17,7 @@ from board.tui.logs import LogsScreen, LogView, format_elapsed
 from textual import events
 from textual.app import App
 from textual.screen import Screen
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
 
 from tests.logs_helpers import (
     T0,
@@ -87,6 +87,29 @@ async def test_earlier_attempts_of_a_card_can_be_selected(board) -> None:
         await wait_for(pilot, lambda: view_of(app).path == logs.log_path(cfg, "c-1", 1))
         await wait_for(pilot, settled(app))
         assert "gate: 3 failed" in last_row(view_of(app)), "attempt 1's log was not shown"
+
+
+async def test_a_new_drive_starting_does_not_move_the_operators_selection(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store, card_id="c-2", refresh_s=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        screen = app.screen
+        chosen = view_of(app).path
+        await pilot.press("k")  # the operator is reading, scrolled up
+        session, top = view_of(app)._session, view_of(app).top_line
+        path = logs.log_path(cfg, "c-3", 2)
+        new = store.start_drive("c-3", "smart", 2, str(path.relative_to(cfg.root)), 0)
+        store.update_drive(new.id, started_at="2026-03-01T11:59:00.000Z")  # newest: listed first
+        await wait_for(pilot, lambda: len(screen.rows) == 5)
+        await pilot.pause(0.2)
+        first = (screen.rows[0].drive.card, screen.rows[0].drive.attempt)
+        assert first == ("c-3", 2), f"the newest live drive is not listed first: {first}"
+        assert view_of(app).path == chosen, "a drive starting switched the log being read"
+        assert view_of(app)._session == session, "the log was reopened (reading position lost)"
+        assert view_of(app).top_line == top and not view_of(app).follow
+        drives = screen.query_one("#drives", OptionList)
+        assert drives.highlighted_option.id == screen.current.drive.id, "the highlight moved"
 
 
 async def test_appended_lines_are_followed_at_the_bottom(board) -> None:
@@ -372,7 +395,8 @@ async def test_a_store_that_cannot_be_read_is_reported_not_a_crash(board) -> Non
 
 
 def test_elapsed_is_short() -> None:
-    assert [format_elapsed(s) for s in (5, 65, 3600 * 3 + 420)] == ["5s", "1m05s", "3h07m"]
+    got = [format_elapsed(s) for s in (5, 65, 3600 * 3 + 420, 86400 * 4 + 7300)]
+    assert got == ["5s", "1m05s", "3h07m", "4d02h"], got
 
 
 # --- snapshots -------------------------------------------------------------------------------

@@ -72,13 +72,15 @@ def _parse_time(text: str) -> datetime | None:
 
 
 def format_elapsed(seconds: float) -> str:
-    """`45s`, `12m04s`, `3h07m`: short enough for a list row."""
+    """`45s`, `12m04s`, `3h07m`, `4d02h`: short enough for a list row."""
     seconds = max(0, int(seconds))
     if seconds < 60:
         return f"{seconds}s"
     if seconds < 3600:
         return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds < 48 * 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
 
 
 def drive_elapsed(drive: Drive, now: datetime) -> str:
