@@ -10,6 +10,9 @@ from __future__ import annotations
 import io
 import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -573,3 +576,32 @@ def test_board_logs_follow_prints_lines_as_they_come_and_stops_when_the_drive_en
     text = out.getvalue()
     assert text.index("before follow") < text.index("live 0") < text.index("last words"), text
     store.close()
+
+
+def test_board_logs_follow_stops_cleanly_on_ctrl_c(repo: Path) -> None:
+    cfg = Config(root=repo)
+    store = SQLiteStore(cfg.db_path)
+    store.create(CardDraft(title="demo"))
+    path = logs.log_path(cfg, "c-1", 1)
+    store.start_drive("c-1", "default", 1, str(path.relative_to(repo)), 0)  # stays live
+    store.close()
+    with LogWriter(path) as w:
+        w.write_line("still running")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "board.core.cli", "logs", "c-1", "-f"],
+        cwd=repo,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert child.stdout is not None
+        first = child.stdout.readline()
+        assert b"still running" in first, first
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 0, f"Ctrl-C ended -f with {child.returncode}: {err!r}"
+    assert b"Traceback" not in err
