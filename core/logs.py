@@ -511,6 +511,14 @@ class LogFile:
             raise IndexError(k)
         return got[0]
 
+    def nth(self, n: int) -> str:
+        """Line `n` counted from the top of the file (0 is the first); needs the full scan."""
+        with self._lock:
+            if not self._done:
+                raise LookupError("the top of the log is still being read")
+            lo, _ = self._bounds()
+        return self.line(lo + n)
+
     def tail(self, n: int) -> list[str]:
         """The last `n` known lines."""
         lo, hi = self.bounds()

@@ -255,6 +255,7 @@ def test_every_line_is_indexed_and_readable_by_id(tmp_path: Path) -> None:
     assert lines[0] == "line 0" and lines[-1] == "line 19999"
     assert lines == [f"line {i}" for i in range(20_000)], "the scan misplaced a line"
     assert log.line(lo + 12_345) == "line 12345", "random access gave the wrong line"
+    assert log.nth(12_345) == "line 12345" and log.nth(0) == "line 0"
     assert log.line(hi - 1) == "line 19999"
     with pytest.raises(IndexError):
         log.line(hi)
@@ -267,6 +268,8 @@ def test_the_tail_is_readable_before_the_scan_reaches_the_top(tmp_path: Path) ->
     stop = threading.Event()
     finished = log.scan(progress=lambda n: stop.set(), stop=stop)  # one chunk, then stop
     assert not finished and not log.scanned, "the test meant to stop the scan early"
+    with pytest.raises(LookupError):
+        log.nth(0)  # line numbers from the top are not known yet
     assert log.tail(3) == ["line 499997", "line 499998", "line 499999"], (
         "the tail was not available after the first chunk from the end"
     )
