@@ -362,6 +362,7 @@ class LogFile:
         self._poll_lock = threading.Lock()
         self._fd: int | None = None
         self._ino: int | None = None
+        self._closed = False
         self.generation = 0
         self._start(None)
 
@@ -389,11 +390,15 @@ class LogFile:
                 fd = os.open(self.path, os.O_RDONLY)
             except FileNotFoundError:
                 fd = None
+            self._closed = False
             self._start(fd)
         return self
 
     def close(self) -> None:
+        """Release the file; a scan or poll still running in another thread stops short."""
         with self._lock:
+            self._closed = True
+            self.generation += 1  # whatever a thread read from the old descriptor is dropped
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
@@ -589,11 +594,15 @@ class LogFile:
         replaced or appeared: the index starts over, `scan` must run again).
         """
         with self._poll_lock:
+            if self._closed:
+                return "same"
             try:
                 st = os.stat(self.path)
             except FileNotFoundError:
                 return "same"
             with self._lock:
+                if self._closed:
+                    return "same"
                 fd = self._fd
                 replaced = fd is None or st.st_ino != self._ino
                 if replaced or st.st_size < self._size:
@@ -612,8 +621,8 @@ class LogFile:
                 return "same"
             ends = array("Q", [m.end() + offset for m in _NL.finditer(data)])
             with self._lock:
-                if fd != self._fd:
-                    return "reset"
+                if fd != self._fd or self._closed:
+                    return "same" if self._closed else "reset"
                 self._fwd.extend(ends)
                 self._size = offset + len(data)
             return "grew"

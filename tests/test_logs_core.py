@@ -369,6 +369,18 @@ def test_a_replaced_log_is_read_anew(tmp_path: Path) -> None:
     assert all_lines(log)[0] == "line 500"
 
 
+def test_a_closed_log_is_not_reopened_by_a_late_poll_or_scan(tmp_path: Path) -> None:
+    path = tmp_path / "1.log"
+    path.write_bytes(numbered(100))
+    log = LogFile(path).open()
+    log.close()
+    with open(path, "ab") as fh:
+        fh.write(b"more\n")
+    assert log.poll() == "same", "a poll after close opened the file again"
+    assert not log.scan(), "a scan after close claimed to finish"
+    assert log._fd is None and log.lines(-10, 10) == []
+
+
 def test_a_missing_log_is_empty_until_it_appears(tmp_path: Path) -> None:
     path = tmp_path / "c-1" / "1.log"
     log = LogFile(path).open()

@@ -250,6 +250,25 @@ async def test_switching_drives_while_lines_arrive_shows_only_the_chosen_log(boa
             thread.join()
 
 
+async def test_switching_drives_many_times_leaves_no_file_open(board) -> None:
+    cfg, store = board
+    app = LogsApp(cfg, store)
+
+    def open_logs() -> int:
+        fds = os.listdir("/proc/self/fd")
+        return sum(1 for fd in fds if os.path.realpath(f"/proc/self/fd/{fd}").endswith(".log"))
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        for i in range(20):
+            card, attempt = ("c-3", 1) if i % 2 else ("c-1", 2)
+            view.open(logs.log_path(cfg, card, attempt))
+            await wait_for(pilot, settled(app))
+        assert open_logs() == 1, f"{open_logs()} logs open after switching: descriptors leak"
+    assert open_logs() == 0, "the log stayed open after the screen closed"
+
+
 async def test_wrap_and_timestamps_toggle(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store)

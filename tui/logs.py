@@ -251,6 +251,8 @@ class LogView(ScrollView, can_focus=True):
         """Show `path` (None: nothing). The file is opened and scanned in a worker thread."""
         self._scan_stop.set()
         self._tail_shown.set()
+        if self._log is not None:
+            self._log.close()
         self._session += 1
         self._scan_stop = threading.Event()
         self._tail_shown = threading.Event()
@@ -278,6 +280,8 @@ class LogView(ScrollView, can_focus=True):
         self._watch_stop.set()
         self._scan_stop.set()
         self._tail_shown.set()
+        if self._log is not None:
+            self._log.close()
 
     def _notify(self, session: int) -> None:
         """From a thread: tell the view the index changed, unless a notice is still queued."""
