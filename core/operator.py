@@ -314,8 +314,8 @@ def _card_tree(cfg: Config, card: Card) -> Path | None:
     return trees[0] if len(trees) == 1 else None
 
 
-def _tree_for_fold(cfg: Config, card: Card) -> Path:
-    """A tree with the card branch checked out: its own, or a new one on the branch."""
+def _fold_source(cfg: Config, card: Card) -> Path | str:
+    """The card's tree to fold from, or its branch when no tree is left (refused: neither)."""
     tree = _card_tree(cfg, card)
     if tree is not None:
         return tree
@@ -324,8 +324,16 @@ def _tree_for_fold(cfg: Config, card: Card) -> Path:
     path = cfg.worktrees_dir / worktrees.tree_name(card.id)
     if os.path.lexists(path):
         raise Refused(f"{card.id}: {path} is in the way and is not on {card.branch}")
+    return card.branch
+
+
+def _tree_on(cfg: Config, card: Card, source: Path | str) -> Path:
+    """A tree with the card branch checked out: its own, or a new one on the branch."""
+    if isinstance(source, Path):
+        return source
+    path = cfg.worktrees_dir / worktrees.tree_name(card.id)
     cfg.worktrees_dir.mkdir(parents=True, exist_ok=True)
-    gitutil.git(cfg.root, *gitutil.NO_HOOKS, "worktree", "add", "-q", str(path), card.branch)
+    gitutil.git(cfg.root, *gitutil.NO_HOOKS, "worktree", "add", "-q", str(path), source)
     return path
 
 
@@ -364,19 +372,22 @@ def approve(
     with card_lock(cfg, card_id, f"an approve of {card_id}"):
         card = store.get(card_id)
         _check_approvable(card, expect_version)
+        pushing = cfg.publish_mode == "push"
+        source = _branch_to_push(cfg, card) if pushing else _fold_source(cfg, card)
         note = "approved" + (f": {' '.join(reason.split())}" if reason and reason.strip() else "")
         card = store.update(
             card.id, Expect(lane="review", version=card.version), {"blocked": None}, who, note
         )
         owner = Owner("review", "", card.version)
-        if cfg.publish_mode == "push":
-            out = push.publish(cfg, store, card, _branch_to_push(cfg, card), owner)
+        if pushing:
+            assert isinstance(source, str)
+            out = push.publish(cfg, store, card, source, owner)
             if out.stood_aside:
                 raise Conflict(f"{card.id}: {'; '.join(out.lines)}")
             now = store.get(card.id)
             outcome = "blocked" if out.blocked else "review"
             return ApproveResult(now, outcome, pr_url=out.pr_url, lines=out.lines)
-        tree = _tree_for_fold(cfg, card)
+        tree = _tree_on(cfg, card, source)
         res = publish.publish(cfg, store, card, tree, "", owner=owner, approved=True)
         if res.outcome == "stood-aside":
             raise Conflict(f"{card.id}: {res.reason}; nothing was published")

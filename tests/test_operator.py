@@ -273,6 +273,28 @@ def test_approve_folds_a_reviewed_card(repo: Path, store):
     assert any("approved: looks right" in e.text for e in store.timeline(card.id))
 
 
+def test_approve_folds_from_the_branch_when_the_tree_is_gone(repo: Path, store):
+    cfg, card = _reviewed(repo, store)
+    git(repo, "worktree", "remove", "--force", str(cfg.worktrees_dir / f"feat-{card.id}"))
+
+    result = operator.approve(store, cfg, card.id)
+
+    assert result.outcome == "done", result.lines
+    assert _show(cfg, cfg.run_branch, f"work/{card.id}.txt"), "the branch's work was not folded"
+
+
+def test_approve_with_nothing_to_publish_is_refused_and_changes_nothing(repo: Path, store):
+    cfg, card = _reviewed(repo, store)
+    git(repo, "worktree", "remove", "--force", str(cfg.worktrees_dir / f"feat-{card.id}"))
+    git(repo, "branch", "-D", card.branch)
+    before = _state(store)
+
+    with pytest.raises(Refused, match="nothing to publish"):
+        operator.approve(store, cfg, card.id)
+
+    assert _state(store) == before, "a refused approve still wrote to the card"
+
+
 def test_approve_pushes_and_records_the_pr(repo: Path, store, tmp_path):
     """The PR service is stubbed (pr_ok.py); review=operator holds the push until approve."""
     record = tmp_path / "pr.jsonl"
