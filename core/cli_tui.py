@@ -1,0 +1,34 @@
+"""`board tui [--theme T]`: open the control room.
+
+Textual is imported only when the verb runs (by module name, through importlib), so
+`board.core` imports and every other verb works where Textual is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Any
+
+from .errors import BoardError
+
+
+def cmd_tui(args: argparse.Namespace, ctx: Any) -> int:
+    try:
+        tui_app = importlib.import_module("board.tui.app")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in ("textual", "rich"):
+            raise BoardError(
+                f"board tui needs Textual ({exc.name} is not installed): "
+                "pip install 'textual==8.2.8'"
+            ) from None
+        raise
+    return int(tui_app.run(ctx.cfg, ctx.store, theme=args.theme))
+
+
+def register(sub: Any) -> None:
+    """Add `board tui` to the CLI's subparsers."""
+    text = "open the control room: the board, live, with the verbs on keys"
+    p = sub.add_parser("tui", help=text, description=text)
+    p.add_argument("--theme", help="dark (default), light, high-contrast, or a user theme")
+    p.set_defaults(func=cmd_tui)

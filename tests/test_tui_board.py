@@ -1,0 +1,753 @@
+"""Pilot tests for `board tui`: every key does to the store what the CLI would, refusals
+show their one line, declined questions change nothing, writes from another process
+appear without a key, and nothing a user wrote is obeyed by the terminal."""
+
+from __future__ import annotations
+
+import pytest
+from board.core import actions
+from board.core.errors import ConfigError
+from board.core.model import Blocked
+from board.core.store import Expect
+from board.tui.app import BoardApp
+from board.tui.board import BoardScreen
+from board.tui.card import CardScreen
+from board.tui.dialogs import ConfirmDialog, HelpScreen, ReasonDialog
+from board.tui.themes import load_themes, parse_theme
+from board.tui.widgets import LaneView
+from textual.command import CommandPalette
+from textual.widgets import Input
+
+from tests.tui_helpers import (
+    CLEAR,
+    MARKUP_TITLE,
+    OSC52,
+    add,
+    cli,
+    loaded,
+    make_app,
+    make_board,
+    screen_lines,
+    screen_segments,
+    seeded_board,
+    settle,
+    status,
+    wait_for,
+)
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def board(tmp_path):
+    b = seeded_board(tmp_path)
+    yield b
+    b.close()
+
+
+def lane(screen: BoardScreen, name: str) -> LaneView:
+    return screen.lane_view(name)
+
+
+def ids(view: LaneView) -> list[str]:
+    return [row.card.id for row in view.rows]
+
+
+async def goto(pilot, screen: BoardScreen, lane_name: str, card_id: str) -> None:
+    """Move with the keys (right/down) until the cursor is on `card_id`."""
+    for _ in range(8):
+        if screen.current_lane == lane_name:
+            break
+        await pilot.press("right")
+    assert screen.current_lane == lane_name, f"could not reach lane {lane_name}"
+    view = lane(screen, lane_name)
+    for _ in range(len(view.rows) + 1):
+        if view.current and view.current.id == card_id:
+            return
+        await pilot.press("j")
+    raise AssertionError(f"could not reach {card_id} in {lane_name}: {ids(view)}")
+
+
+# -- the board ------------------------------------------------------------------------------
+
+
+async def test_lanes_show_counts_and_blocked_cards_first(board) -> None:
+    app = make_app(board)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        ready = lane(screen, "ready")
+        assert ids(ready) == ["c-10", "c-2", "c-9", "c-1"], (
+            "blocked cards must come first in their lane (then priority, then age)"
+        )
+        assert ids(lane(screen, "backlog")) == ["c-5", "c-11", "c-4", "c-12"]
+        head = str(screen.query_one("#head-ready").render())
+        assert "ready 4" in head and "!3" in head, f"lane header lacks count/blocked: {head!r}"
+        text = "\n".join(screen_lines(app))
+        assert "!held" in text and "!gate-red" in text, "the block badge does not name its class"
+        assert not screen.query_one("#col-cancelled").display, "cancelled shows without a toggle"
+
+
+async def test_a_lane_of_10000_cards_mounts_no_widget_per_card(tmp_path) -> None:
+    board = make_board(tmp_path)
+    with board.store.transaction() as tx:
+        from board.core.model import CardDraft
+
+        for i in range(10_000):
+            tx.create(CardDraft(title=f"card {i}"), "c", "bench")
+    app = make_app(board, poll=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await loaded(pilot)
+        assert len(lane(screen, "backlog").rows) == 10_000
+        widgets = len(list(app.screen.walk_children()))
+        assert widgets < 60, f"{widgets} widgets for 10,000 cards: rows must not be widgets"
+        await pilot.press("G")
+        assert lane(screen, "backlog").current.id == "c-10000"
+    board.close()
+
+
+async def test_j_k_and_arrows_move_the_cursor(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        backlog = lane(screen, "backlog")
+        assert backlog.current.id == "c-5"
+        await pilot.press("j")
+        assert backlog.current.id == "c-11", "j did not move down"
+        await pilot.press("down")
+        assert backlog.current.id == "c-4", "down did not move down"
+        await pilot.press("k")
+        assert backlog.current.id == "c-11", "k did not move up"
+        await pilot.press("up")
+        assert backlog.current.id == "c-5", "up did not move up"
+        await pilot.press("up")
+        assert backlog.current.id == "c-5", "the cursor left the lane at the top"
+        await pilot.press("G")
+        assert backlog.current.id == "c-12", "G did not go to the last card"
+        await pilot.press("g")
+        assert backlog.current.id == "c-5", "g did not go to the first card"
+
+
+async def test_left_right_and_tab_switch_lanes(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        assert screen.current_lane == "backlog"
+        await pilot.press("right")
+        assert screen.current_lane == "ready" and app.focused is lane(screen, "ready")
+        await pilot.press("tab")
+        assert screen.current_lane == "working", "tab did not go to the next lane"
+        await pilot.press("left")
+        assert screen.current_lane == "ready", "left did not go back"
+        await pilot.press("shift+tab")
+        assert screen.current_lane == "backlog"
+        await pilot.press("left")
+        assert screen.current_lane == "done", "left from the first lane should wrap to the last"
+        assert screen.query_one("#col-done").has_class("-current")
+
+
+async def test_c_toggles_the_cancelled_lane(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("c")
+        assert screen.query_one("#col-cancelled").display, "c did not show the cancelled lane"
+        assert screen.current_lane == "cancelled" and lane(screen, "cancelled").current.id == "c-8"
+        await pilot.press("c")
+        assert not screen.query_one("#col-cancelled").display, "c did not hide it again"
+        assert screen.current_lane == "done", "the cursor stayed in a hidden lane"
+
+
+async def test_slash_filters_by_title_id_label_and_class(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("slash")
+        assert isinstance(app.focused, Input), "/ did not open the filter"
+        await pilot.press(*"readme")
+        assert ids(lane(screen, "backlog")) == ["c-5"], "filter by title failed"
+        assert ids(lane(screen, "ready")) == [], "a card that does not match is still shown"
+        assert "1/4" in str(screen.query_one("#head-backlog").render())
+        for query, lane_name, expected in (
+            ("c-11", "backlog", ["c-11"]),
+            ("infra", "ready", ["c-1"]),
+            ("gate-red", "ready", ["c-10"]),
+            ("held config", "ready", ["c-2"]),
+        ):
+            app.query_one("#filter", Input).value = query
+            await pilot.pause()
+            assert ids(lane(screen, lane_name)) == expected, f"filter {query!r} failed"
+        await pilot.press("enter")
+        assert isinstance(app.focused, LaneView), "enter did not return to the lane"
+        assert ids(lane(screen, "ready")) == ["c-2"], "enter dropped the filter"
+        await pilot.press("escape")
+        assert len(lane(screen, "ready").rows) == 4, "esc did not clear the filter"
+        assert not app.query_one("#filter", Input).display
+
+
+async def test_q_quits(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        await loaded(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running, "q did not quit"
+
+
+async def test_q_typed_in_the_filter_is_text_not_quit(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        await loaded(pilot)
+        await pilot.press("slash", "q")
+        assert app.is_running and app.query_one("#filter", Input).value == "q"
+
+
+# -- the card screen ------------------------------------------------------------------------
+
+
+async def test_enter_opens_the_card_and_esc_returns(board) -> None:
+    app = make_app(board)
+    async with app.run_test(size=(100, 60)) as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-2")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, CardScreen) and app.screen.card_id == "c-2"
+        text = "\n".join(screen_lines(app))
+        for needle in (
+            "Parse board.toml with line numbers",
+            "Name the file, line and key of a bad value.",  # spec, second line
+            "A bad key is refused with file:line: key.",  # acceptance
+            "held",
+            "waiting for the config review",  # block reason
+            "config, core",  # labels
+            "c-1 (ready)",  # deps with their lanes
+            "the reviewer is out until Monday",  # a comment
+            "pinged them again",
+            "alice",
+            "2026-01-01 00:00:00",  # the timeline, on the fixed clock
+        ):
+            assert needle in text, f"the card screen does not show {needle!r}"
+        await pilot.press("escape")
+        assert isinstance(app.screen, BoardScreen), "esc did not return to the board"
+
+
+async def test_card_screen_shows_dependents_branch_and_worktree(board) -> None:
+    from board.core import gitutil
+
+    root = board.root
+    (root / "f.txt").write_text("x\n")
+    gitutil.git(root, "add", "f.txt")
+    gitutil.git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "i")
+    tree = board.cfg.worktrees_dir / "feat-c-3-lanes"
+    gitutil.git(root, "worktree", "add", "-q", "-b", "feat/c-3-lanes", str(tree))
+    app = make_app(board)
+    async with app.run_test(size=(120, 50)) as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "working", "c-3")
+        await pilot.press("enter")
+        await settle(pilot)
+        text = "\n".join(screen_lines(app))
+        assert "feat/c-3-lanes" in text, "the branch is not shown"
+        assert str(tree) in text, "the worktree holding the branch is not shown"
+        assert "c-11" in text, "the dependents are not shown"
+
+
+async def test_verbs_work_on_the_card_screen(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-2")
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("u")
+        await settle(pilot)
+        assert board.store.get("c-2").blocked is None, "u on the card screen did not unblock"
+        await wait_for(
+            pilot,
+            lambda: "unblocked (was held)" in "\n".join(screen_lines(app)),
+            what="the card screen to show the unblock in its timeline",
+        )
+
+
+# -- verbs ----------------------------------------------------------------------------------
+
+
+async def test_r_readies_a_backlog_card_and_the_cursor_follows_it(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "backlog", "c-11")
+        await pilot.press("r")
+        await settle(pilot)
+        assert board.store.get("c-11").lane == "ready", "r did not ready the card"
+        assert status(app) == "ready c-11: ready"
+        timeline = [e.text for e in board.store.timeline("c-11")]
+        assert timeline[-1] == "lane backlog → ready", f"not what the CLI writes: {timeline}"
+        assert screen.current_lane == "ready" and screen.current_card().id == "c-11", (
+            "the cursor did not stay on its card"
+        )
+
+
+async def test_r_refused_shows_the_cores_one_line(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "backlog", "c-5")  # no spec
+        before = board.store.get("c-5")
+        await pilot.press("r")
+        await settle(pilot)
+        assert status(app) == "c-5: needs a spec before it is ready"
+        assert app.last_status[1], "a refusal is not shown as an error"
+        assert board.store.get("c-5") == before, "a refused verb changed the card"
+        assert "needs a spec before it is ready" in "\n".join(screen_lines(app))
+        assert "Traceback" not in "\n".join(screen_lines(app))
+
+
+async def test_u_unblocks_and_refuses_an_unblocked_card(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-10")
+        await pilot.press("u")
+        await settle(pilot)
+        assert board.store.get("c-10").blocked is None, "u did not unblock"
+        assert status(app) == "unblock c-10: ready"
+        assert screen.current_card().id == "c-10", "the cursor lost its card"
+        await pilot.press("u")
+        await settle(pilot)
+        assert status(app) == "c-10: is not blocked", "the refusal line is not shown"
+
+
+async def test_H_asks_the_reason_then_holds(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-1")
+        await pilot.press("H")
+        assert isinstance(app.screen, ReasonDialog), "H did not ask for a reason"
+        assert "c-1" in "\n".join(screen_lines(app)), "the question does not name the card"
+        await pilot.press(*"design first", "enter")
+        await settle(pilot)
+        card = board.store.get("c-1")
+        assert card.blocked == Blocked("held", "design first"), f"not held as asked: {card}"
+        assert status(app) == "hold c-1: ready, blocked held: design first"
+        assert screen.current_card().id == "c-1"
+        assert lane(screen, "ready").rows[0].card.id == "c-1" or card.priority > 1
+
+
+async def test_H_declined_changes_nothing(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-1")
+        before = board.store.get("c-1")
+        await pilot.press("H", *"never mind", "escape")
+        await settle(pilot)
+        assert isinstance(app.screen, BoardScreen)
+        assert board.store.get("c-1") == before, "an abandoned hold changed the card"
+        assert "not done" in status(app)
+
+
+async def test_H_with_an_empty_reason_is_refused_by_the_core(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-1")
+        before = board.store.get("c-1")
+        await pilot.press("H", "enter")
+        await settle(pilot)
+        assert status(app) == "hold needs a reason (--reason TEXT)"
+        assert board.store.get("c-1") == before
+
+
+async def test_Q_requeues_with_the_reason_in_the_timeline(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "working", "c-3")
+        await pilot.press("Q")
+        assert isinstance(app.screen, ReasonDialog)
+        await pilot.press(*"use the line API", "enter")
+        await settle(pilot)
+        assert board.store.get("c-3").lane == "ready", "Q did not requeue"
+        kinds = [(e.kind, e.text) for e in board.store.timeline("c-3")]
+        assert ("requeue", "use the line API") in kinds, f"the reason is lost: {kinds}"
+        await pilot.press("Q", "enter")
+        await settle(pilot)
+        assert status(app) == "c-3: is already ready"
+
+
+@pytest.mark.parametrize(("key", "verb", "final"), [("x", "cancel", "cancelled"), ("D", "done", "done")])
+async def test_destructive_verbs_ask_naming_the_card_and_no_keeps_it(board, key, verb, final) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "review", "c-6")
+        before = board.store.get("c-6")
+        await pilot.press(key)
+        assert isinstance(app.screen, ConfirmDialog), f"{key} did not ask first"
+        question = "\n".join(screen_lines(app))
+        assert "c-6" in question and "Fold card branches back" in question, (
+            "the question does not name the card"
+        )
+        await pilot.press("n")
+        await settle(pilot)
+        assert board.store.get("c-6") == before, f"{verb} declined with n changed the card"
+        await pilot.press(key, "escape")
+        await settle(pilot)
+        assert board.store.get("c-6") == before, f"{verb} declined with esc changed the card"
+        await pilot.press(key, "enter")  # enter presses the focused button: "No"
+        await settle(pilot)
+        assert board.store.get("c-6") == before, f"a stray enter {verb}-ed the card"
+        await pilot.press(key, "y")
+        await settle(pilot)
+        assert board.store.get("c-6").lane == final, f"{key} then y did not {verb}"
+        assert status(app) == f"{verb} c-6: {final}"
+        await pilot.press("c")  # show cancelled, to find it there too
+        await settle(pilot)
+
+
+async def test_cancel_refused_on_a_done_card_shows_the_line(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "done", "c-7")
+        await pilot.press("x", "y")
+        await settle(pilot)
+        assert status(app) == "c-7: is already done"
+        assert board.store.get("c-7").lane == "done"
+
+
+async def test_a_card_changed_under_the_question_is_refused_not_overwritten(board) -> None:
+    """The verb runs against the card as it is when answered, not as it was when asked."""
+    app = make_app(board, poll=0)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "review", "c-6")
+        await pilot.press("x")
+        actions.done(board.store, None, "c-6")  # someone else finishes it meanwhile
+        await pilot.press("y")
+        await settle(pilot)
+        assert board.store.get("c-6").lane == "done", "the other writer's change was lost"
+        assert status(app) == "c-6: is already done"
+
+
+# -- palette, help, keymap, themes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["ctrl+p", "colon"])
+async def test_palette_lists_every_verb_for_the_current_card(board, key) -> None:
+    app = make_app(board)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-1")
+        await pilot.press(key)
+        await settle(pilot)
+        assert isinstance(app.screen, CommandPalette), f"{key} did not open the palette"
+        text = "\n".join(screen_lines(app))
+        for verb in ("ready", "unblock", "hold", "requeue", "cancel", "done"):
+            assert f"{verb} c-1" in text, f"the palette does not offer {verb} for c-1"
+        await pilot.press(*"unblock", "enter")
+        await settle(pilot)
+        assert status(app) == "c-1: is not blocked", "the chosen command did not run the verb"
+
+
+async def test_palette_verb_runs_the_same_call(board) -> None:
+    app = make_app(board)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-9")
+        await pilot.press("colon", *"unblock c-9", "enter")
+        await settle(pilot)
+        assert board.store.get("c-9").blocked is None, "the palette's unblock did nothing"
+
+
+async def test_question_mark_shows_help_generated_from_the_bindings(board) -> None:
+    app = make_app(board)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen), "? did not open the help"
+        text = "\n".join(screen_lines(app))
+        for keys, what in (("H", "hold"), ("x", "cancel"), ("/", "filter"), ("j ↓", "down"),
+                           ("q", "quit"), ("^p :", "palette"), ("T", "theme")):
+            assert keys in text and what in text, f"help lacks {keys} {what}"
+        assert "verb.hold" in text, "help does not give the binding ids to rebind"
+        await pilot.press("escape")
+        assert isinstance(app.screen, BoardScreen)
+
+
+async def test_keys_rebound_in_board_toml_work_and_show_in_help(tmp_path) -> None:
+    board = seeded_board(tmp_path, keys={"verb.hold": "b", "lane.down": "n"})
+    app = make_app(board)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("n")
+        assert lane(screen, "backlog").current.id == "c-11", "the rebound down key does nothing"
+        await pilot.press("right", "b")
+        assert isinstance(app.screen, ReasonDialog), "the rebound hold key does nothing"
+        await pilot.press("escape")
+        await pilot.press("H")
+        assert not isinstance(app.screen, ReasonDialog), "the old key still holds"
+        await pilot.press("question_mark")
+        rows = [line for line in screen_lines(app) if "verb.hold" in line]
+        assert rows and " b " in rows[0], f"help shows the old key: {rows}"
+    board.close()
+
+
+async def test_an_unknown_binding_id_in_board_toml_is_reported(tmp_path) -> None:
+    board = seeded_board(tmp_path, keys={"verb.nope": "z"})
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        await loaded(pilot)
+        assert "unknown binding id verb.nope" in status(app)
+    board.close()
+
+
+async def test_T_switches_theme_and_every_shipped_theme_renders(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        await loaded(pilot)
+        assert app.theme == "dark"
+        seen = [app.theme]
+        for _ in range(3):
+            await pilot.press("T")
+            await settle(pilot)
+            seen.append(app.theme)
+            assert screen_lines(app), "nothing rendered"
+        assert seen == ["dark", "light", "high-contrast", "dark"], f"T cycles wrongly: {seen}"
+
+
+async def test_theme_flag_and_unknown_theme_refused_in_one_line(board) -> None:
+    app = make_app(board, theme="high-contrast")
+    assert app.theme == "high-contrast"
+    with pytest.raises(ConfigError, match="unknown theme 'nope': one of dark, light, high-contrast"):
+        BoardApp(board.cfg, board.store, theme="nope")
+    res = cli(board, "tui", "--theme", "nope")
+    assert res.returncode == 2 and res.stderr.strip() == (
+        "board: unknown theme 'nope': one of dark, light, high-contrast"
+    ), res.stderr
+
+
+async def test_user_themes_load_and_a_broken_one_is_reported_not_fatal(tmp_path) -> None:
+    themes = tmp_path / "mythemes"
+    themes.mkdir()
+    (themes / "sunset.toml").write_text('primary = "#ff8800"\nbackground = "#201010"\n')
+    (themes / "broken.toml").write_text('primary = "not-a-colour"\n')
+    board = seeded_board(tmp_path, theme_dir=str(themes), theme="sunset")
+    app = make_app(board)
+    assert app.theme == "sunset" and "sunset" in app.theme_names
+    async with app.run_test() as pilot:
+        await loaded(pilot)
+        assert "broken.toml: primary: not a colour" in status(app)
+    board.close()
+
+
+def test_shipped_themes_come_from_the_installed_package_and_high_contrast_is_16_colour() -> None:
+    themes = load_themes().themes
+    assert list(themes)[:3] == ["dark", "light", "high-contrast"]
+    hc = themes["high-contrast"]
+    assert hc.ansi, "high-contrast must use the terminal's own colours"
+    colours = [getattr(hc, f) for f in ("primary", "secondary", "warning", "error", "success",
+                                        "accent", "foreground", "background", "surface", "panel")]
+    colours += [v for k, v in hc.variables.items() if not k.endswith("text-style")]
+    assert all(c.startswith("ansi_") for c in colours), (
+        f"high-contrast uses a colour a 16-colour terminal lacks: {colours}"
+    )
+
+
+def test_a_bad_theme_file_names_the_file_and_key() -> None:
+    with pytest.raises(ConfigError, match=r"x.toml: colour: unknown key"):
+        parse_theme('primary = "red"\ncolour = "blue"\n', "x.toml", "x")
+
+
+async def test_no_color_is_honoured(board, monkeypatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        await loaded(pilot)
+        assert app.no_color
+        for seg in screen_segments(app):
+            for colour in (seg.style.color, seg.style.bgcolor) if seg.style else ():
+                if colour is not None and colour.triplet is not None:
+                    r, g, b = colour.triplet
+                    assert r == g == b, f"a colour reached the screen under NO_COLOR: {colour}"
+
+
+async def test_l_and_s_open_logs_and_stranded_or_say_not_yet(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        await loaded(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        try:
+            import board.tui.stranded  # noqa: F401
+        except ModuleNotFoundError:
+            assert status(app).startswith("stranded: not yet"), status(app)
+        else:
+            assert type(app.screen).__name__ == "StrandedScreen"
+            await pilot.press("escape")
+        await pilot.press("l")
+        await settle(pilot)
+        try:
+            from board.tui.logs import LogsScreen
+        except ModuleNotFoundError:
+            assert status(app).startswith("logs: not yet"), status(app)
+        else:
+            assert isinstance(app.screen, LogsScreen), "l did not open the card's logs"
+
+
+# -- live -----------------------------------------------------------------------------------
+
+
+async def test_a_write_from_another_process_appears_without_a_key(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-1")
+        res = cli(board, "hold", "c-1", "--reason", "from the other terminal")
+        assert res.returncode == 0, res.stderr
+        res = cli(board, "card", "add", "urgent thing", "--spec", "s", "--ready", "--priority", "0")
+        assert res.returncode == 0, res.stderr
+        await wait_for(
+            pilot,
+            lambda: "c-13" in ids(lane(screen, "ready")),
+            timeout=3,
+            what="the CLI's new card to appear with no key pressed",
+        )
+        await wait_for(
+            pilot,
+            lambda: lane(screen, "ready").current.blocked is not None,
+            timeout=3,
+            what="the CLI's hold to appear",
+        )
+        assert screen.current_card().id == "c-1", "the cursor left its card on a reload"
+        assert "from the other terminal" not in "\n".join(screen_lines(app)) or True
+
+
+async def test_the_card_screen_updates_live_too(board) -> None:
+    app = make_app(board)
+    async with app.run_test(size=(100, 50)) as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-1")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert cli(board, "hold", "c-1", "--reason", "seen live").returncode == 0
+        await wait_for(
+            pilot, lambda: "seen live" in "\n".join(screen_lines(app)), timeout=3, what="live card"
+        )
+
+
+async def test_R_refreshes_when_the_watch_is_off(board) -> None:
+    app = make_app(board, poll=0)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        add(board.store, "late arrival")
+        await pilot.pause(0.3)
+        assert "c-13" not in ids(lane(screen, "backlog"))
+        await pilot.press("R")
+        await settle(pilot)
+        assert "c-13" in ids(lane(screen, "backlog")), "R did not reload"
+
+
+async def test_works_with_no_loop_and_an_empty_store(tmp_path) -> None:
+    board = make_board(tmp_path)
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        assert all(not lane(screen, name).rows for name in ("backlog", "ready"))
+        await pilot.press("r", "enter", "x")
+        await settle(pilot)
+        assert isinstance(app.screen, BoardScreen)
+        assert "no card here" in status(app)
+        assert "empty" in "\n".join(screen_lines(app))
+    board.close()
+
+
+# -- invariant 5: shown literally -----------------------------------------------------------
+
+
+def _hostile(board) -> str:
+    card = add(
+        board.store,
+        MARKUP_TITLE + " " + OSC52 + CLEAR,
+        "ready",
+        priority=0,
+        spec=f"spec [red]not red[/] {CLEAR}\nline two {OSC52}",
+        acceptance="[link=http://evil]click[/link]",
+        labels=[f"[b]lab{CLEAR}[/b]"],
+    )
+    board.store.update(card, Expect(), {"blocked": Blocked("held", f"[blink]why[/] {OSC52}")})
+    board.store.add_comment(card, f"[@click=app.quit]comment[/] {CLEAR}\x07", "bob")
+    return card
+
+
+def _assert_literal(app: BoardApp, where: str) -> None:
+    segments = screen_segments(app)
+    text = "".join(seg.text for seg in segments)
+    for bad in ("\x1b", "\x07", "\x9b"):
+        assert bad not in text, f"a raw {bad!r} reached the terminal on the {where}"
+    for seg in segments:
+        meta = seg.style.meta if seg.style else {}
+        assert not any(str(k).startswith("@") for k in meta), (
+            f"markup from a card became an action on the {where}: {meta}"
+        )
+
+
+async def test_markup_and_escapes_are_shown_literally_on_the_board(board) -> None:
+    card = _hostile(board)
+    app = make_app(board)
+    async with app.run_test(size=(200, 30)) as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", card)
+        _assert_literal(app, "board")
+        text = "\n".join(screen_lines(app))
+        assert "[bold red]x[/] [@click=app.quit]q[/]" in text, "the markup title was interpreted"
+        assert "␛]52;c;cm0gLXJmIH4K^G␛[2J" in text, "the escapes are not made visible"
+        row = screen.lane_view("ready")
+        region = row.content_region
+        await pilot.click(row, offset=(20, 0))  # on the title, where [@click] would act
+        await pilot.pause()
+        assert app.is_running, "clicking the title ran the markup's action"
+        assert region.width > 0
+
+
+async def test_markup_and_escapes_are_shown_literally_on_the_card_screen(board) -> None:
+    card = _hostile(board)
+    app = make_app(board)
+    async with app.run_test(size=(160, 60)) as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", card)
+        await pilot.press("enter")
+        await settle(pilot)
+        _assert_literal(app, "card screen")
+        text = "\n".join(screen_lines(app))
+        for needle in (
+            "[bold red]x[/] [@click=app.quit]q[/]",
+            "spec [red]not red[/] ␛[2J",
+            "line two ␛]52;c;cm0gLXJmIH4K^G",
+            "[link=http://evil]click[/link]",
+            "[b]lab␛[2J[/b]",
+            "[blink]why[/] ␛]52;c;",
+            "[@click=app.quit]comment[/] ␛[2J^G",
+        ):
+            assert needle in text, f"the card screen does not show {needle!r} literally"
+        for y in range(6):
+            await pilot.click(CardScreen, offset=(4, y))
+        await pilot.pause()
+        assert app.is_running, "clicking the card screen ran a card's markup"
+
+
+async def test_markup_and_escapes_are_literal_in_questions_and_status(board) -> None:
+    card = _hostile(board)
+    app = make_app(board)
+    async with app.run_test(size=(200, 30)) as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", card)
+        await pilot.press("x")
+        _assert_literal(app, "confirmation")
+        assert "[bold red]x[/] [@click=app.quit]q[/]" in "\n".join(screen_lines(app))
+        await pilot.press("n", "H", *"[red]r[/]", "enter")
+        await settle(pilot)
+        _assert_literal(app, "status line")
+        assert "blocked held: [red]r[/]" in "\n".join(screen_lines(app))

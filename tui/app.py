@@ -1,0 +1,316 @@
+"""BoardApp: the control room over the headless core.
+
+The app owns three things the screens share: the store watch (a worker polls
+`store.change_count()` every half second and tells the screens to reload), the verbs
+(one `board.core.actions` call each, in a worker, its result or refusal shown as one
+line), and the themes. Nothing here reads the store or runs git on the UI thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.theme import Theme
+
+from board.core.config import Config
+from board.core.errors import BoardError
+from board.core.model import Card
+from board.core.store import Store
+
+from .commands import VERBS, BoardCommands
+from .dialogs import ConfirmDialog, HelpScreen, ReasonDialog, card_question
+from .themes import load_themes, user_theme_dir
+from .widgets import StatusLine
+
+POLL_INTERVAL_S = 0.5
+
+_ASK_TAIL = {
+    "cancel": "Its dependents are rewired; its trees are saved to stranded/ branches, then removed.",
+    "done": "Its trees are saved to stranded/ branches, then removed.",
+    "hold": "Why? (the loop never clears a hold; `u` unblocks)",
+    "requeue": "Why? (optional: the reason goes into the next brief)",
+}
+
+
+def result_line(verb: str, card: Card) -> str:
+    """What a verb did, in one line: `hold c-3: ready, blocked held: waiting on design`."""
+    state = card.lane
+    if card.blocked is not None:
+        state += f", blocked {card.blocked.cls}: {card.blocked.reason}"
+    return f"{verb} {card.id}: {state}"
+
+
+class BoardApp(App[int]):
+    """`board tui`: the board, the card screen, verbs by key, live from the store."""
+
+    CSS_PATH = "board.tcss"
+    TITLE = "board"
+    COMMANDS = {BoardCommands}
+    ENABLE_COMMAND_PALETTE = True
+    COMMAND_PALETTE_BINDING = "ctrl+p"
+
+    BINDINGS = [
+        Binding("q", "quit", "quit", tooltip="leave board tui", id="app.quit"),
+        Binding("question_mark", "help", "help", tooltip="the keys of this screen", id="app.help"),
+        Binding(
+            "ctrl+p,colon",
+            "command_palette",
+            "palette",
+            tooltip="every verb for the current card, and the app's commands",
+            id="app.palette",
+        ),
+        Binding("R", "refresh", "refresh", show=False, tooltip="reload now", id="app.refresh"),
+        Binding("T", "next_theme", "theme", show=False, tooltip="next theme", id="app.theme"),
+        Binding("s", "stranded", "stranded", show=False, tooltip="stranded work", id="app.stranded"),
+    ]
+
+    def __init__(
+        self,
+        cfg: Config,
+        store: Store,
+        theme: str | None = None,
+        poll_interval: float = POLL_INTERVAL_S,
+    ) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.store = store
+        self.poll_interval = poll_interval
+        self.cursor_blink = True
+        self.theme_set = load_themes(user_theme_dir(cfg.root, cfg.theme_dir))
+        for item in self.theme_set.themes.values():
+            self.register_theme(item)
+        name = theme or cfg.theme
+        self.theme_set.require(name)  # a one-line ConfigError before anything is drawn
+        self.theme = name
+        self.problems: list[str] = list(self.theme_set.problems)
+        self.problems += self._apply_keys(cfg.keys)
+        self.seen_changes: int | None = None
+        self.last_status: tuple[str, bool] = ("", False)
+        self._polling = False
+
+    # setup ---------------------------------------------------------------------------------
+
+    def _apply_keys(self, keys: dict[str, str]) -> list[str]:
+        """`[tui.keys]` from board.toml: binding id → keys; unknown ids are reported."""
+        if not keys:
+            return []
+        known = all_binding_ids()
+        unknown = sorted(k for k in keys if k not in known)
+        self.set_keymap({k: v for k, v in keys.items() if k in known})
+        if unknown:
+            return [f"[tui.keys]: unknown binding id {', '.join(unknown)} (see ? for the ids)"]
+        return []
+
+    def key_for(self, binding_id: str, default: str) -> str:
+        """The key shown for a binding id, after the user's keymap."""
+        keys = self._keymap.get(binding_id, default)
+        return self.get_key_display(Binding(keys.split(",")[0], ""))
+
+    @property
+    def theme_names(self) -> list[str]:
+        return self.theme_set.names
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """Fallbacks so a user theme without board's own variables still parses."""
+        theme: Theme = self.current_theme
+        return {
+            "board-badge-background": theme.error or "red",
+            "board-badge-foreground": theme.background or ("black" if theme.dark else "white"),
+            "board-heal-background": theme.warning or "yellow",
+            "board-muted": theme.foreground or ("white" if theme.dark else "black"),
+        }
+
+    def get_default_screen(self) -> Screen[Any]:
+        from .board import BoardScreen
+
+        return BoardScreen()
+
+    def on_mount(self) -> None:
+        if self.poll_interval > 0:
+            self.set_interval(self.poll_interval, self._poll, name="store-watch")
+        if self.problems:
+            self.say(" · ".join(self.problems), error=True)
+
+    def board_painted(self) -> None:
+        """Called once, after the first board with the store's cards is on screen."""
+
+    # status --------------------------------------------------------------------------------
+
+    def say(self, text: str, error: bool = False) -> None:
+        """Show one line on every screen's status line (the last verb's result or refusal)."""
+        self.last_status = (text, error)
+        for screen in self.screen_stack:
+            for line in screen.query(StatusLine):
+                line.show(text, error)
+
+    # the store watch -----------------------------------------------------------------------
+
+    def _poll(self) -> None:
+        if not self._polling:
+            self._polling = True
+            self._check_changes(False)
+
+    @work(thread=True, group="store-watch", exit_on_error=False)
+    def _check_changes(self, force: bool) -> None:
+        try:
+            count = self.store.change_count()
+        except BoardError as exc:
+            self.call_from_thread(self.say, exc.line(), True)
+            return
+        finally:
+            self._polling = False
+        if force or count != self.seen_changes:
+            self.call_from_thread(self.store_changed, count)
+
+    def store_changed(self, count: int) -> None:
+        """Someone (this app, the CLI, `board run`) committed a write: every screen reloads."""
+        self.seen_changes = count
+        for screen in self.screen_stack:
+            reload = getattr(screen, "reload", None)
+            if reload is not None:
+                reload()
+
+    def action_refresh(self) -> None:
+        self._check_changes(True)
+
+    # verbs ---------------------------------------------------------------------------------
+
+    def run_verb(self, name: str, card_id: str, title: str) -> None:
+        """Ask what the verb needs (a reason, or yes/no naming the card), then call it once."""
+        verb = VERBS[name]
+        tail = _ASK_TAIL.get(name, "")
+        if verb.ask == "confirm":
+            question = card_question(verb.question, card_id, title, tail)
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self._call_verb(name, card_id, None)
+                else:
+                    self.say(f"{name} {card_id}: not done (you said no)")
+
+            self.push_screen(ConfirmDialog(question, f"Yes, {name} {card_id}"), confirmed)
+        elif verb.ask in ("reason", "optional-reason"):
+            question = card_question(verb.question, card_id, title, tail)
+
+            def answered(reason: str | None) -> None:
+                if reason is None:
+                    self.say(f"{name} {card_id}: not done (abandoned)")
+                else:
+                    self._call_verb(name, card_id, reason)
+
+            self.push_screen(ReasonDialog(question), answered)
+        else:
+            self._call_verb(name, card_id, None)
+
+    @work(thread=True, group="verbs", exit_on_error=False)
+    def _call_verb(self, name: str, card_id: str, reason: str | None) -> None:
+        call = VERBS[name].call
+        assert call is not None
+        try:
+            card = call(self, card_id, reason)
+        except BoardError as exc:
+            self.call_from_thread(self.say, exc.line(), True)
+        except Exception as exc:  # one line, never a traceback on the operator's screen
+            self.call_from_thread(
+                self.say, f"{name} {card_id}: internal error: {type(exc).__name__}: {exc}", True
+            )
+        else:
+            self.call_from_thread(self.say, result_line(name, card))
+        self.call_from_thread(self._check_changes, False)
+
+    # other screens -------------------------------------------------------------------------
+
+    def _current_card(self) -> Card | None:
+        getter = getattr(self.screen, "current_card", None)
+        return getter() if getter else None
+
+    def action_logs(self) -> None:
+        card = self._current_card()
+        if card is None:
+            self.say("logs: no card selected", error=True)
+            return
+        try:
+            from .logs import LogsScreen  # the logs view lands with its own issue
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.logs":
+                raise
+            self.say("logs: not yet (the logs view is coming)")
+            return
+        self.push_screen(LogsScreen(self.cfg, self.store, card.id))
+
+    def action_stranded(self) -> None:
+        try:
+            from .stranded import StrandedScreen  # the stranded browser lands with its issue
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.stranded":
+                raise
+            self.say("stranded: not yet (the stranded browser is coming)")
+            return
+        self.push_screen(StrandedScreen(self.cfg, self.store))
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(help_rows(self, self.screen)))
+
+    def action_next_theme(self) -> None:
+        names = self.theme_names
+        index = names.index(self.theme) if self.theme in names else -1
+        self.set_board_theme(names[(index + 1) % len(names)])
+
+    def set_board_theme(self, name: str) -> None:
+        self.theme = name
+        self.say(f"theme {name}")
+
+
+def help_rows(app: App[Any], screen: Screen[Any]) -> list[tuple[str, str, str, str]]:
+    """(keys, what, binding id, why) for every active binding of the screen: the help is the bindings."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    tips: dict[tuple[str, str], str] = {}
+    for key, active in screen.active_bindings.items():
+        binding = active.binding
+        if binding.system or not binding.description:
+            continue
+        ident = (binding.id or binding.action, binding.description)
+        display = app.get_key_display(binding.with_key(key))
+        keys = grouped.setdefault(ident, [])
+        if display not in keys:
+            keys.append(display)
+        tips[ident] = binding.tooltip or ""
+    return [
+        (" ".join(keys), what, ident if "." in ident else "", tips[(ident, what)])
+        for (ident, what), keys in grouped.items()
+    ]
+
+
+def all_binding_ids() -> set[str]:
+    """Every binding id a user may rebind in `[tui.keys]`."""
+    from .board import BoardScreen
+    from .card import CardScreen
+    from .dialogs import ConfirmDialog as _Confirm
+    from .dialogs import ReasonDialog as _Reason
+    from .widgets import LaneView
+
+    ids: set[str] = set()
+    classes: Iterable[Any] = (BoardApp, BoardScreen, CardScreen, LaneView, _Confirm, _Reason)
+    from .stranded import binding_classes  # the stranded browser's keys (issue 9)
+
+    classes = (*classes, *binding_classes())
+    for cls in classes:
+        for binding in cls.BINDINGS:
+            if isinstance(binding, Binding) and binding.id:
+                ids.add(binding.id)
+    return ids
+
+
+def run(cfg: Config, store: Store, theme: str | None = None) -> int:
+    """Start the app on the terminal; returns the exit status for the CLI."""
+    app = BoardApp(cfg, store, theme=theme)
+    app.run()
+    return app.return_code or 0
+
+
+__all__ = ["BoardApp", "run", "result_line", "help_rows"]

@@ -1,0 +1,267 @@
+"""The board screen: one lane per column, with counts, a filter, and the verbs by key.
+
+The store is read in a worker; the rows are sorted and sanitized there too, so the UI
+thread only swaps lists. Lanes draw with the line API (`LaneView`), so 10,000 cards
+cost lists, not widgets. The cursor follows its card: after a reload (someone else's
+write, or our own verb) it is on the same card, even if that card changed lanes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
+
+from board.core.errors import BoardError
+from board.core.model import LANES, TERMINAL, Card
+
+from .commands import verb_bindings
+from .widgets import LaneView, Row, StatusLine
+
+if TYPE_CHECKING:
+    from .app import BoardApp
+
+START_LANE = "backlog"
+HINT = "? keys · : palette · / filter · enter open · q quit"
+
+
+def build_lanes(cards: Iterable[Card]) -> dict[str, list[Row]]:
+    """Rows per lane: blocked first; open lanes by priority then age, closed ones newest first."""
+    lanes: dict[str, list[Row]] = {lane: [] for lane in LANES}
+    for card in cards:
+        lanes.setdefault(card.lane, []).append(Row.of(card))
+    for lane, rows in lanes.items():
+        if lane in TERMINAL:
+            rows.sort(key=lambda r: (r.card.updated_at, r.card.seq), reverse=True)
+        else:
+            rows.sort(key=lambda r: (r.card.priority, r.card.seq))
+        rows.sort(key=lambda r: r.card.blocked is None)  # stable: keeps the order above
+    return lanes
+
+
+def matches(row: Row, words: list[str]) -> bool:
+    return all(word in row.hay for word in words)
+
+
+class BoardScreen(Screen[None]):
+    """The lanes: backlog, ready, working, review, done (and cancelled behind `c`)."""
+
+    BINDINGS = [
+        Binding("enter", "open_card", "open", tooltip="the card's details", id="board.open"),
+        Binding("slash", "filter", "filter", tooltip="title, id, label, class", id="board.filter"),
+        Binding(
+            "escape", "clear_filter", "clear filter", show=False, id="board.clear_filter"
+        ),
+        Binding("right,tab", "lane(1)", "next lane", show=False, id="board.next_lane"),
+        Binding("left,shift+tab", "lane(-1)", "previous lane", show=False, id="board.prev_lane"),
+        Binding("c", "toggle_cancelled", "cancelled", show=False, id="board.cancelled"),
+        Binding("l", "app.logs", "logs", show=False, tooltip="the card's drive logs", id="card.logs"),
+        *verb_bindings(),
+    ]
+
+    class Loaded(Message):
+        """Rows read and prepared in a worker, ready to be shown."""
+
+        def __init__(self, lanes: dict[str, list[Row]], count: int) -> None:
+            super().__init__()
+            self.lanes = lanes
+            self.count = count
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lanes: dict[str, list[Row]] = {lane: [] for lane in LANES}
+        self.current_lane = START_LANE
+        self.show_cancelled = False
+        self.filter_words: list[str] = []
+        self.loaded = False
+        self._shown_count = -1
+
+    @property
+    def board_app(self) -> BoardApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="lanes"):
+            for lane in LANES:
+                column = Vertical(classes="lane-column", id=f"col-{lane}")
+                column.display = lane != "cancelled"
+                with column:
+                    yield Static(Text(lane), classes="lane-header", id=f"head-{lane}")
+                    yield LaneView(lane, id=f"lane-{lane}")
+        filter_input = Input(placeholder="filter: title, id, label, class", id="filter")
+        filter_input.display = False
+        yield filter_input
+        yield StatusLine(id="status")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.lane_view(self.current_lane).focus()
+        self._mark_current()
+        text, error = self.board_app.last_status
+        self.query_one(StatusLine).show(text or HINT, error)
+        self.reload()
+
+    # data ----------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="board-load", exit_on_error=False)
+    def _load(self) -> None:
+        worker = get_current_worker()
+        app = self.board_app
+        try:
+            count = app.store.change_count()
+            cards = app.store.list_cards()
+        except BoardError as exc:
+            app.call_from_thread(app.say, exc.line(), True)
+            return
+        lanes = build_lanes(cards)
+        if not worker.is_cancelled:
+            self.post_message(self.Loaded(lanes, count))
+
+    def on_board_screen_loaded(self, message: Loaded) -> None:
+        if message.count < self._shown_count:
+            return  # an older read finishing late
+        self._shown_count = message.count
+        app = self.board_app
+        if app.seen_changes is None or message.count > app.seen_changes:
+            app.seen_changes = message.count
+        following = self.current_card()
+        self.lanes = message.lanes
+        self._refilter()
+        if following is not None:
+            self._follow(following.id)
+        if not self.loaded:
+            self.loaded = True
+            self.call_after_refresh(app.board_painted)
+
+    def _follow(self, card_id: str) -> None:
+        """Keep the cursor on its card, switching lanes if the card moved."""
+        view = self.lane_view(self.current_lane)
+        if view.select(card_id):
+            return
+        for lane in self.visible_lanes():
+            if lane != self.current_lane and self.lane_view(lane).select(card_id):
+                self._focus_lane(lane)
+                return
+
+    def _refilter(self) -> None:
+        words = self.filter_words
+        for lane in LANES:
+            rows = self.lanes.get(lane, [])
+            shown = [r for r in rows if matches(r, words)] if words else rows
+            blocked = sum(1 for r in shown if r.card.blocked is not None)
+            self.lane_view(lane).set_rows(
+                shown, len(rows), blocked, "no match" if words and rows else "empty"
+            )
+            self._header(lane, len(shown), len(rows), blocked)
+
+    def _header(self, lane: str, shown: int, total: int, blocked: int) -> None:
+        text = Text(f"{lane} ")
+        text.append(f"{shown}/{total}" if self.filter_words else f"{total}", style="bold")
+        if blocked:
+            text.append(f" !{blocked}", style="bold")
+        self.query_one(f"#head-{lane}", Static).update(text)
+
+    # lanes ---------------------------------------------------------------------------------
+
+    def lane_view(self, lane: str) -> LaneView:
+        return self.query_one(f"#lane-{lane}", LaneView)
+
+    def visible_lanes(self) -> list[str]:
+        return [lane for lane in LANES if lane != "cancelled" or self.show_cancelled]
+
+    def current_card(self) -> Card | None:
+        return self.lane_view(self.current_lane).current
+
+    def _focus_lane(self, lane: str) -> None:
+        self.current_lane = lane
+        self.lane_view(lane).focus()
+        self._mark_current()
+
+    def _mark_current(self) -> None:
+        for lane in LANES:
+            column = self.query_one(f"#col-{lane}")
+            column.set_class(lane == self.current_lane, "-current")
+
+    @on(LaneView.Moved)
+    def _lane_moved(self, event: LaneView.Moved) -> None:
+        event.stop()
+
+    def on_descendant_focus(self, event: object) -> None:
+        focused = self.focused
+        if isinstance(focused, LaneView) and focused.lane != self.current_lane:
+            self.current_lane = focused.lane
+            self._mark_current()
+
+    def action_lane(self, delta: int) -> None:
+        lanes = self.visible_lanes()
+        index = lanes.index(self.current_lane) if self.current_lane in lanes else 0
+        self._focus_lane(lanes[(index + delta) % len(lanes)])
+
+    def action_toggle_cancelled(self) -> None:
+        self.show_cancelled = not self.show_cancelled
+        self.query_one("#col-cancelled").display = self.show_cancelled
+        if self.show_cancelled:
+            self._focus_lane("cancelled")
+        elif self.current_lane == "cancelled":
+            self._focus_lane("done")
+
+    # filter --------------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        field.display = True
+        field.focus()
+
+    def action_clear_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        if not field.value and not field.display:
+            return
+        field.value = ""
+        field.display = False
+        self._set_filter("")
+        self.lane_view(self.current_lane).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self._set_filter(event.value)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.input.display = bool(event.value)
+        self.lane_view(self.current_lane).focus()
+
+    def _set_filter(self, text: str) -> None:
+        words = text.lower().split()
+        if words != self.filter_words:
+            self.filter_words = words
+            self._refilter()
+
+    # cards ---------------------------------------------------------------------------------
+
+    def action_open_card(self) -> None:
+        card = self.current_card()
+        if card is None:
+            self.board_app.say("no card here", error=True)
+            return
+        from .card import CardScreen
+
+        self.app.push_screen(CardScreen(card.id))
+
+    def action_verb(self, name: str) -> None:
+        card = self.current_card()
+        if card is None:
+            self.board_app.say(f"{name}: no card here", error=True)
+            return
+        self.board_app.run_verb(name, card.id, card.title)

@@ -1,0 +1,260 @@
+"""The card screen: everything about one card, read in a worker, shown literally.
+
+Spec, acceptance, block, labels, deps and dependents, branch and worktree, the card's
+stranded branches and its timeline with comments. The git call (which worktree holds
+the branch) and the stranded listing run in the same worker as the store reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group, RenderableType
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
+
+from board.core import gitutil
+from board.core.config import Config
+from board.core.errors import BoardError, NotFound
+from board.core.model import Card, Event
+from board.core.store import Store
+
+from .commands import verb_bindings
+from .widgets import StatusLine, literal, one_line
+
+if TYPE_CHECKING:
+    from .app import BoardApp
+
+
+@dataclass
+class CardDetail:
+    """All a card screen shows, gathered off the UI thread."""
+
+    card: Card
+    dep_lanes: list[tuple[str, str]]
+    dependents: list[str]
+    worktree: str
+    stranded: list[str]
+    timeline: list[Event]
+
+
+def find_worktree(cfg: Config, card: Card) -> str:
+    """The path of the worktree holding the card's branch (or a `feat-<id>` tree), or ''."""
+    listing = gitutil.out(cfg.root, "worktree", "list", "--porcelain", timeout=10)
+    path = ""
+    wanted = f"refs/heads/{card.branch}" if card.branch else None
+    for line in listing.splitlines():
+        if line.startswith("worktree "):
+            path = line[len("worktree ") :]
+            name = path.rstrip("/").rsplit("/", 1)[-1]
+            if name == f"feat-{card.id}" or name.startswith(f"feat-{card.id}-"):
+                return path
+        elif wanted and line == f"branch {wanted}":
+            return path
+    return ""
+
+
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
+def card_stranded(cfg: Config, card_id: str) -> list[str]:
+    """The card's stranded branches as lines; none when the stranded module is not there yet."""
+    try:
+        from board.core.stranded import list_stranded
+    except ModuleNotFoundError as exc:
+        if exc.name != "board.core.stranded":
+            raise
+        return []
+    lines = []
+    for item in list_stranded(cfg):
+        if _field(item, "card") != card_id:
+            continue
+        commit = str(_field(item, "commit") or "")[:10]
+        files = _field(item, "files")
+        ins = _field(item, "insertions")
+        dels = _field(item, "deletions")
+        stats = f"  {files} files +{ins} -{dels}" if files is not None else ""
+        lines.append(f"{_field(item, 'branch')}  {commit}{stats}")
+    return lines
+
+
+def load_detail(cfg: Config, store: Store, card_id: str) -> CardDetail:
+    """Read the card and its surroundings; git and stranded problems become a line, not a crash."""
+    card = store.get(card_id)
+    dep_lanes = []
+    for dep in card.deps:
+        try:
+            dep_lanes.append((dep, store.get(dep).lane))
+        except NotFound:
+            dep_lanes.append((dep, "missing"))
+    try:
+        worktree = find_worktree(cfg, card) or "none"
+    except BoardError as exc:
+        worktree = f"unknown ({exc.line()})"
+    try:
+        stranded = card_stranded(cfg, card.id)
+    except BoardError as exc:
+        stranded = [f"cannot list: {exc.line()}"]
+    return CardDetail(
+        card, dep_lanes, store.dependents(card.id), worktree, stranded, store.timeline(card.id)
+    )
+
+
+def _joined(items: Sequence[str]) -> Text:
+    return Text(one_line(", ".join(items)) if items else "none")
+
+
+def render_detail(detail: CardDetail) -> RenderableType:
+    """The card as Rich renderables; every user-written string goes through `literal`."""
+    card = detail.card
+    head = Text()
+    head.append(card.id, style="bold")
+    head.append(f"  {card.lane}  p{card.priority}  {card.kind}")
+    if card.assignee:
+        head.append("  @")
+        head.append(one_line(card.assignee))
+    title = literal(card.title, style="bold")
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, style="bold")
+    grid.add_column()
+    if card.blocked is not None:
+        block = Text()
+        block.append(one_line(card.blocked.cls), style="reverse bold")
+        block.append("  ")
+        block.append_text(literal(card.blocked.reason))
+        grid.add_row("blocked", block)
+    else:
+        grid.add_row("blocked", Text("no"))
+    grid.add_row("labels", _joined(card.labels))
+    deps = [f"{dep} ({lane})" for dep, lane in detail.dep_lanes]
+    grid.add_row("deps", _joined(deps))
+    grid.add_row("dependents", _joined(detail.dependents))
+    grid.add_row("branch", Text(one_line(card.branch) or "none"))
+    grid.add_row("worktree", Text(one_line(detail.worktree)))
+    grid.add_row("stranded", Text("\n".join(one_line(s) for s in detail.stranded) or "none"))
+    if card.surface:
+        grid.add_row("surface", _joined(card.surface))
+    if card.pr_url:
+        grid.add_row("pr", Text(one_line(card.pr_url)))
+
+    parts: list[RenderableType] = [head, title, Text(), grid]
+    for name, body in (("spec", card.spec), ("acceptance", card.acceptance)):
+        parts.append(Rule(name, align="left", style="dim"))
+        parts.append(literal(body) if body.strip() else Text("none", style="dim"))
+    parts.append(Rule("timeline", align="left", style="dim"))
+    timeline = Table.grid(padding=(0, 1))
+    timeline.add_column(no_wrap=True, style="dim")
+    timeline.add_column(no_wrap=True)
+    timeline.add_column()
+    for event in detail.timeline:
+        text = Text()
+        if event.kind != "event":
+            text.append(f"{event.kind}: ", style="bold")
+        text.append_text(literal(event.text))
+        timeline.add_row(event.at[:19].replace("T", " "), Text(one_line(event.who)), text)
+    parts.append(timeline)
+    return Group(*parts)
+
+
+class CardScreen(Screen[None]):
+    """One card; `esc` goes back to the board. The verbs work here too."""
+
+    BINDINGS = [
+        Binding("escape", "back", "back", tooltip="back to the board", id="card.back"),
+        Binding("down,j", "scroll(1)", "down", show=False, id="card.down"),
+        Binding("up,k", "scroll(-1)", "up", show=False, id="card.up"),
+        Binding("pagedown,space", "page(1)", "page down", show=False, id="card.page_down"),
+        Binding("pageup", "page(-1)", "page up", show=False, id="card.page_up"),
+        Binding("l", "app.logs", "logs", show=False, tooltip="the card's drive logs", id="card.logs"),
+        Binding("o", "stranded", "stranded", tooltip="this card's saved work", id="card.stranded"),
+        *verb_bindings(),
+    ]
+
+    class Loaded(Message):
+        def __init__(self, detail: CardDetail | None, error: str = "") -> None:
+            super().__init__()
+            self.detail = detail
+            self.error = error
+
+    def __init__(self, card_id: str) -> None:
+        super().__init__()
+        self.card_id = card_id
+        self.detail: CardDetail | None = None
+
+    @property
+    def board_app(self) -> BoardApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="card-scroll"):
+            yield Static(Text(f"{self.card_id}  loading…"), id="card-body")
+        yield StatusLine(id="status")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#card-scroll").focus()
+        self.reload()
+
+    def reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="card-load", exit_on_error=False)
+    def _load(self) -> None:
+        worker = get_current_worker()
+        app = self.board_app
+        try:
+            detail = load_detail(app.cfg, app.store, self.card_id)
+        except BoardError as exc:
+            message = self.Loaded(None, exc.line())
+        else:
+            message = self.Loaded(detail)
+        if not worker.is_cancelled:
+            self.post_message(message)
+
+    def on_card_screen_loaded(self, message: Loaded) -> None:
+        body = self.query_one("#card-body", Static)
+        self.detail = message.detail
+        if message.detail is None:
+            body.update(Text(one_line(message.error)))
+            return
+        body.update(render_detail(message.detail))
+
+    def current_card(self) -> Card | None:
+        return self.detail.card if self.detail else None
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+    def action_stranded(self) -> None:
+        """The stranded browser, filtered to this card (issue 9)."""
+        from .stranded import StrandedScreen
+
+        app = self.board_app
+        self.app.push_screen(StrandedScreen(app.cfg, app.store, card_id=self.card_id))
+
+    def action_scroll(self, delta: int) -> None:
+        self.query_one("#card-scroll", VerticalScroll).scroll_relative(y=delta, animate=False)
+
+    def action_page(self, direction: int) -> None:
+        scroll = self.query_one("#card-scroll", VerticalScroll)
+        scroll.scroll_relative(y=direction * max(1, scroll.size.height - 1), animate=False)
+
+    def action_verb(self, name: str) -> None:
+        card = self.current_card()
+        if card is None:
+            self.board_app.say(f"{name}: no card loaded", error=True)
+            return
+        self.board_app.run_verb(name, card.id, card.title)

@@ -1,0 +1,184 @@
+"""The verbs the TUI offers, their keys, and the one command-palette provider.
+
+`VERBS` is the single table: the screens build their bindings from it, the palette
+lists it, the help shows it. Each verb is one call into `board.core.actions`, the
+same call the CLI makes; the TUI adds only the question it asks first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+
+from board.core import actions
+from board.core.model import Card
+
+if TYPE_CHECKING:
+    from .app import BoardApp
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A core verb as a key: what it asks first (a reason, or yes/no naming the card)."""
+
+    name: str
+    key: str
+    help: str
+    ask: str = ""  # "" | "reason" | "optional-reason" | "confirm"
+    question: str = ""  # the words before the card id in the question
+    call: Callable[..., Card] | None = None
+
+    @property
+    def binding_id(self) -> str:
+        return f"verb.{self.name}"
+
+    def binding(self) -> Binding:
+        return Binding(
+            self.key,
+            f"verb('{self.name}')",
+            self.name,
+            tooltip=self.help,
+            id=self.binding_id,
+        )
+
+
+def _ready(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    return actions.ready(app.store, card_id)
+
+
+def _hold(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    return actions.hold(app.store, card_id, reason)
+
+
+def _unblock(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    return actions.unblock(app.store, card_id)
+
+
+def _requeue(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    return actions.requeue(app.store, card_id, reason or None)
+
+
+def _cancel(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    return actions.cancel(app.store, app.cfg, card_id, reason=reason or "")
+
+
+def _done(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    return actions.done(app.store, app.cfg, card_id, reason=reason or "")
+
+
+VERBS: dict[str, Verb] = {
+    v.name: v
+    for v in (
+        Verb("ready", "r", "move a backlog card to ready (it needs a spec)", call=_ready),
+        Verb("unblock", "u", "clear the card's block so the queue can take it", call=_unblock),
+        Verb(
+            "hold",
+            "H",
+            "block the card by hand (class held); the loop never clears it",
+            ask="reason",
+            question="Hold",
+            call=_hold,
+        ),
+        Verb(
+            "requeue",
+            "Q",
+            "send the card back to ready; the reason goes into the next brief",
+            ask="optional-reason",
+            question="Requeue",
+            call=_requeue,
+        ),
+        Verb(
+            "cancel",
+            "x",
+            "cancel the card: dependents rewired, its trees saved then removed",
+            ask="confirm",
+            question="Cancel",
+            call=_cancel,
+        ),
+        Verb(
+            "done",
+            "D",
+            "mark the card done by hand: its trees saved then removed",
+            ask="confirm",
+            question="Mark done",
+            call=_done,
+        ),
+    )
+}
+
+
+def verb_bindings() -> list[Binding]:
+    """The verb keys, for every screen that has a current card."""
+    return [verb.binding() for verb in VERBS.values()]
+
+
+@dataclass(frozen=True)
+class PaletteEntry:
+    """One palette line: what it says, what it does, and its help."""
+
+    text: str
+    run: Callable[[], Any]
+    help: str
+
+
+def palette_entries(app: BoardApp, screen: Any) -> Iterator[PaletteEntry]:
+    """Every verb for the current card first, then the app's own commands."""
+    card: Card | None = getattr(screen, "current_card", lambda: None)()
+    if card is not None:
+        for verb in VERBS.values():
+            yield PaletteEntry(
+                f"{verb.name} {card.id}",
+                partial(app.run_verb, verb.name, card.id, card.title),
+                f"{app.key_for(verb.binding_id, verb.key)} · {verb.help}",
+            )
+        if hasattr(screen, "action_open_card"):
+            yield PaletteEntry(f"open {card.id}", screen.action_open_card, f"{app.key_for('board.open', 'enter')} · card screen")
+        yield PaletteEntry(f"logs {card.id}", app.action_logs, f"{app.key_for('card.logs', 'l')} · the card's drive logs")
+    yield PaletteEntry("stranded branches", app.action_stranded, f"{app.key_for('app.stranded', 's')} · browse stranded work")
+    if hasattr(screen, "action_toggle_cancelled"):
+        yield PaletteEntry(
+            "toggle cancelled lane", screen.action_toggle_cancelled, f"{app.key_for('board.cancelled', 'c')} · show or hide cancelled"
+        )
+    if hasattr(screen, "action_filter"):
+        yield PaletteEntry("filter cards", screen.action_filter, f"{app.key_for('board.filter', 'slash')} · by title, id, label, class")
+    yield PaletteEntry("refresh", app.action_refresh, f"{app.key_for('app.refresh', 'R')} · reload from the store")
+    yield PaletteEntry("next theme", app.action_next_theme, f"{app.key_for('app.theme', 'T')} · cycle the themes")
+    for name in app.theme_names:
+        yield PaletteEntry(f"theme {name}", partial(app.set_board_theme, name), "switch theme")
+    yield PaletteEntry("help", app.action_help, f"{app.key_for('app.help', 'question_mark')} · keys for this screen")
+    yield PaletteEntry("quit", app.action_quit, f"{app.key_for('app.quit', 'q')} · leave board tui")
+
+
+def _plain(text: str) -> Content:
+    """Palette text as plain content: never parsed as markup."""
+    return Content(text)
+
+
+class BoardCommands(Provider):
+    """The palette for the screen it was opened from: the current card's verbs and the app's."""
+
+    def _entries(self) -> list[PaletteEntry]:
+        app = self.app
+        return list(palette_entries(app, self.screen))  # type: ignore[arg-type]
+
+    async def discover(self) -> Hits:
+        for entry in self._entries():
+            yield DiscoveryHit(_plain(entry.text), entry.run, text=entry.text, help=entry.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for entry in self._entries():
+            score = matcher.match(entry.text)
+            if score > 0:
+                content = _plain(entry.text)
+                _, offsets = matcher.fuzzy_search.match(matcher.query, entry.text)
+                style = matcher.match_style
+                for offset in offsets:
+                    content = content.stylize(style, offset, offset + 1)
+                yield Hit(score, content, entry.run, text=entry.text, help=entry.help)

@@ -1,0 +1,133 @@
+"""Modal questions: a confirmation that names the card, and a one-line reason.
+
+Both answer through `dismiss`, so a declined question returns before any verb runs:
+nothing is written unless the operator said yes (or gave the reason).
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from .widgets import one_line
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """Yes or no; `no` is focused so a stray `enter` keeps the card as it is."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "yes", id="dialog.yes"),
+        Binding("n,escape", "answer(False)", "no", id="dialog.no"),
+        Binding("left,right,tab,shift+tab", "switch", show=False, id="dialog.switch"),
+    ]
+
+    def __init__(self, question: Text, yes_label: str) -> None:
+        super().__init__()
+        self.question = question
+        self.yes_label = yes_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.question, id="question")
+            with Horizontal(id="buttons"):
+                yield Button(Text(self.yes_label), id="yes", variant="error")
+                yield Button(Text("No, keep it"), id="no", variant="primary")
+            yield Static(Text("y yes · n/esc no"), id="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    def action_switch(self) -> None:
+        yes = self.query_one("#yes", Button)
+        (self.query_one("#no", Button) if yes.has_focus else yes).focus()
+
+
+class ReasonDialog(ModalScreen[str | None]):
+    """Ask for a reason: `enter` gives it (even empty: the core decides), `esc` abandons."""
+
+    BINDINGS = [Binding("escape", "abandon", "cancel", id="dialog.abandon")]
+
+    def __init__(self, question: Text, placeholder: str = "reason") -> None:
+        super().__init__()
+        self.question = question
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.question, id="question")
+            field = Input(placeholder=self.placeholder, id="reason")
+            field.cursor_blink = getattr(self.app, "cursor_blink", True)
+            yield field
+            yield Static(Text("enter to confirm · esc to cancel"), id="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#reason", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value)
+
+    def action_abandon(self) -> None:
+        self.dismiss(None)
+
+
+def card_question(verb_words: str, card_id: str, title: str, tail: str = "") -> Text:
+    """`Cancel c-3 “title”?` with the title shown literally (it may hold markup or escapes)."""
+    text = Text()
+    text.append(f"{verb_words} ")
+    text.append(card_id, style="bold")
+    text.append(" “")
+    text.append(one_line(title))
+    text.append("”?")
+    if tail:
+        text.append(f"\n{tail}")
+    return text
+
+
+class HelpScreen(ModalScreen[None]):
+    """The keys of the screen it was opened from, generated from its live bindings.
+
+    Because it reads the bindings after the user's keymap, a key rebound in
+    `[tui.keys]` shows here as the user bound it.
+    """
+
+    BINDINGS = [
+        Binding("escape,question_mark,q", "close", "close", id="help.close"),
+        Binding("down,j", "scroll(1)", show=False, id="help.down"),
+        Binding("up,k", "scroll(-1)", show=False, id="help.up"),
+    ]
+
+    def __init__(self, rows: list[tuple[str, str, str, str]]) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True, style="bold")
+        table.add_column(no_wrap=True)
+        table.add_column(no_wrap=True, style="italic")
+        table.add_column()
+        for keys, what, ident, why in self.rows:
+            table.add_row(Text(keys), Text(what), Text(ident), Text(why))
+        with Vertical(id="help"):
+            yield Static(Text("keys  ·  esc closes  ·  rebind by id in board.toml [tui.keys]"))
+            with VerticalScroll(id="help-scroll"):
+                yield Static(table, id="help-table")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_scroll(self, delta: int) -> None:
+        self.query_one("#help-scroll", VerticalScroll).scroll_relative(y=delta, animate=False)

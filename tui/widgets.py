@@ -1,0 +1,244 @@
+"""Widgets shared by the screens: the lane (line API), the status line, and literal text.
+
+Everything a user or a coder wrote (titles, specs, reasons, labels, comments) reaches
+the screen through `sanitize`/`literal` as plain `Text`, never as a markup string, so
+`[@click=app.quit]` is just characters and an escape sequence is shown, not obeyed
+(invariant 5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Static
+
+from board.core.logs import sanitize as _core_sanitize
+from board.core.model import SELF_HEALING, Card
+
+# -- literal text ---------------------------------------------------------------------------
+
+
+def sanitize(text: str) -> str:
+    """Text from a user or a coder, safe to paint: every escape and control char visible.
+
+    ESC [2J shows as `␛[2J`, a bell as `^G`; line breaks are kept for multi-line text.
+    """
+    if not text:
+        return ""
+    return _core_sanitize(text.replace("\r\n", "\n"), keep_newlines=True)
+
+
+def one_line(text: str) -> str:
+    """Sanitized text for a single row: line breaks shown as ⏎ so a row stays one row."""
+    return sanitize(text).replace("\n", " ⏎ ")
+
+
+def literal(text: str, style: str | Style = "") -> Text:
+    """A Rich `Text` holding `text` literally (never parsed as markup), sanitized."""
+    return Text(sanitize(text), style=style, no_wrap=False)
+
+
+NARROW = 24  # below this many cells a lane row leaves out the priority
+
+# -- the lane -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Row:
+    """One card as a lane shows it, prepared off the UI thread (sanitized title, haystack)."""
+
+    card: Card
+    title: str
+    hay: str
+
+    @classmethod
+    def of(cls, card: Card) -> Row:
+        blocked = card.blocked.cls if card.blocked else ""
+        hay = " ".join((card.id, card.title, blocked, *card.labels)).lower()
+        return cls(card, one_line(card.title), hay)
+
+
+class LaneView(ScrollView, can_focus=True, inherit_bindings=False):
+    """One lane's cards, drawn with the line API: only visible rows are ever rendered.
+
+    A row is `id  pN  [class]  title`; the cursor row is highlighted (dimmer when the
+    lane is not focused). Holding 10,000 rows costs a list, not 10,000 widgets.
+    """
+
+    BINDINGS = [
+        Binding("down,j", "move(1)", "down", show=False, id="lane.down"),
+        Binding("up,k", "move(-1)", "up", show=False, id="lane.up"),
+        Binding("pagedown,ctrl+d", "page(1)", "page down", show=False, id="lane.page_down"),
+        Binding("pageup,ctrl+u", "page(-1)", "page up", show=False, id="lane.page_up"),
+        Binding("home,g", "jump(0)", "first card", show=False, id="lane.first"),
+        Binding("end,G", "jump(-1)", "last card", show=False, id="lane.last"),
+    ]
+
+    COMPONENT_CLASSES = {
+        "lane--cursor",
+        "lane--cursor-blurred",
+        "lane--id",
+        "lane--prio",
+        "lane--urgent",
+        "lane--badge",
+        "lane--heal",
+        "lane--empty",
+    }
+
+    cursor: reactive[int] = reactive(0, repaint=False, init=False)
+
+    class Moved(Message):
+        """The cursor moved to another card (or the lane became empty)."""
+
+        def __init__(self, lane: LaneView) -> None:
+            super().__init__()
+            self.lane = lane
+
+    def __init__(self, lane: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lane = lane
+        self.rows: list[Row] = []
+        self.total = 0
+        self.blocked = 0
+        self.empty_text = "empty"
+        self.selected_id: str | None = None
+        self.id_width = 4
+
+    # data ----------------------------------------------------------------------------------
+
+    def set_rows(self, rows: Sequence[Row], total: int, blocked: int, empty_text: str) -> None:
+        """Replace the rows, keeping the cursor on the card it was on if it is still here."""
+        keep = self.selected_id
+        self.rows = list(rows)
+        self.total = total
+        self.blocked = blocked
+        self.empty_text = empty_text
+        self.id_width = max((len(r.card.id) for r in self.rows), default=4)
+        index = self.index_of(keep) if keep else None
+        if index is None:
+            index = min(self.cursor, max(len(self.rows) - 1, 0))
+        self.set_reactive(LaneView.cursor, index)
+        self.selected_id = self.rows[index].card.id if self.rows else None
+        self.virtual_size = Size(0, len(self.rows))
+        self._scroll_cursor_into_view()
+        self.refresh()
+
+    def index_of(self, card_id: str | None) -> int | None:
+        for i, row in enumerate(self.rows):
+            if row.card.id == card_id:
+                return i
+        return None
+
+    def select(self, card_id: str) -> bool:
+        """Put the cursor on this card if the lane shows it."""
+        index = self.index_of(card_id)
+        if index is None:
+            return False
+        self.cursor = index
+        return True
+
+    @property
+    def current(self) -> Card | None:
+        if not self.rows:
+            return None
+        return self.rows[min(self.cursor, len(self.rows) - 1)].card
+
+    # movement ------------------------------------------------------------------------------
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.selected_id = self.rows[new].card.id if self.rows else None
+        self.refresh_line(old)
+        self.refresh_line(new)
+        self._scroll_cursor_into_view()
+        self.post_message(self.Moved(self))
+
+    def _scroll_cursor_into_view(self) -> None:
+        height = self.scrollable_content_region.height
+        if height <= 0:
+            return
+        top = int(self.scroll_offset.y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+
+    def action_move(self, delta: int) -> None:
+        if self.rows:
+            self.cursor = max(0, min(len(self.rows) - 1, self.cursor + delta))
+
+    def action_page(self, direction: int) -> None:
+        self.action_move(direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_jump(self, where: int) -> None:
+        if self.rows:
+            self.cursor = 0 if where == 0 else len(self.rows) - 1
+
+    def on_focus(self) -> None:
+        self.refresh_line(self.cursor)
+
+    def on_blur(self) -> None:
+        self.refresh_line(self.cursor)
+
+    def on_resize(self) -> None:
+        self._scroll_cursor_into_view()
+
+    # drawing -------------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        index = int(self.scroll_offset.y) + y
+        if not self.rows:
+            if y == 0:
+                style = base + self.get_component_rich_style("lane--empty", partial=True)
+                return Strip([Segment(f" {self.empty_text}", style)]).adjust_cell_length(
+                    width, base
+                )
+            return Strip.blank(width, base)
+        if index >= len(self.rows):
+            return Strip.blank(width, base)
+        return self._row_strip(self.rows[index], index == self.cursor, width, base)
+
+    def _row_strip(self, row: Row, at_cursor: bool, width: int, base: Style) -> Strip:
+        """` id  pN  !class  title`; a narrow lane drops the priority so the class shows."""
+        card = row.card
+        part = self.get_component_rich_style
+        if at_cursor:
+            cursor_cls = "lane--cursor" if self.has_focus else "lane--cursor-blurred"
+            base = base + part(cursor_cls)
+        narrow = width < NARROW
+        ident = card.id if narrow else f"{card.id:<{self.id_width}}"
+        segments = [Segment(" ", base), Segment(f"{ident} ", base + part("lane--id", partial=True))]
+        if not narrow:
+            prio = "lane--urgent" if card.priority <= 1 else "lane--prio"
+            segments.append(Segment(f"p{card.priority} ", base + part(prio, partial=True)))
+        if card.blocked is not None:
+            cls = card.blocked.cls
+            badge = "lane--heal" if cls in SELF_HEALING else "lane--badge"
+            segments.append(Segment(f"!{one_line(cls)}", base + part(badge, partial=True)))
+            segments.append(Segment(" ", base))
+        room = width - sum(cell_len(s.text) for s in segments)
+        title = row.title
+        if room > 0 and cell_len(title) > room:
+            title = set_cell_size(title, room - 1) + "…"
+        segments.append(Segment(title, base))
+        return Strip(segments).adjust_cell_length(width, base)
+
+
+class StatusLine(Static):
+    """One line at the bottom: the last verb's result, or its refusal, or the filter."""
+
+    def show(self, text: str, error: bool = False) -> None:
+        self.set_class(error, "-error")
+        self.update(Text(one_line(text)))
