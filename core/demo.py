@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import importlib
 import os
 import shutil
 import signal
@@ -233,9 +234,13 @@ def cmd_demo(args: argparse.Namespace, ctx: Any) -> int:
             while time.monotonic() < deadline and child.poll() is None:
                 time.sleep(0.5)
         else:
-            from ..tui.app import run_app  # late: core never imports the TUI at import time
-
-            run_app(config.load(repo), theme=args.theme)
+            tui_app = importlib.import_module("board.tui.app")  # core never imports the TUI
+            cfg = config.load(repo)
+            store = SQLiteStore(cfg.db_path)
+            try:
+                tui_app.run(cfg, store, theme=args.theme)
+            finally:
+                store.close()
     finally:
         stop_loop(target, child)
     return 0
