@@ -252,8 +252,13 @@ def _conflict_paths(tree: Path) -> list[str]:
     return sorted({p for p in res.stdout.split("\0") if p})
 
 
-def _rebase(cfg: Any, tree: Path, onto: str, upstream: str) -> tuple[bool, list[str], str]:
-    """Rebase HEAD's own commits (upstream..HEAD) onto `onto`; on conflict abort, name paths."""
+def _rebase(cfg: Any, tree: Path, onto: str) -> tuple[bool, list[str], str]:
+    """`git rebase <onto>` in the card's tree; on conflict abort it and name the paths.
+
+    Every commit the run branch lacks is replayed (the card's, and any newer base commits
+    its tree started from, which its work may rely on); a commit whose patch the run
+    branch already holds is dropped by git, so a base commit folded once is not doubled.
+    """
     res = gitutil.git(
         tree,
         *gitutil.NO_HOOKS,
@@ -263,9 +268,7 @@ def _rebase(cfg: Any, tree: Path, onto: str, upstream: str) -> tuple[bool, list[
         "rebase.updateRefs=false",
         "rebase",
         "--no-autosquash",
-        "--onto",
         onto,
-        upstream,
         env=_COMMITTER,
         check=False,
         timeout=cfg.publish_timeout_s or gitutil.GIT_TIMEOUT_S,
@@ -291,10 +294,10 @@ def fold(
 ) -> PublishResult:
     """Fold the card branch checked out in `tree` onto the run branch; the card goes `done`.
 
-    `start` is the commit the card's own work sits on (the drive records it when it
-    creates the tree); without it, the merge-base with the base branch is used, so
-    only the card's own commits are replayed. A conflict aborts the rebase, keeps
-    the card branch as it was, and blocks the card `fold-conflict` naming the paths.
+    `start` is the commit the card's tree started from (the drive records it); a HEAD
+    still at `start` has nothing to publish and is refused. Without it, the merge-base
+    with the base branch is used. A conflict aborts the rebase, keeps the card branch
+    and its tree as they were, and blocks the card `fold-conflict` naming the paths.
     """
     tree = Path(tree)
     owner = owner or Owner("working", token)
@@ -323,7 +326,7 @@ def fold(
             if gitutil.rev(tree, "HEAD") != tip and not gitutil.ok(
                 tree, "merge-base", "--is-ancestor", tip, "HEAD"
             ):
-                ok, paths, said = _rebase(cfg, tree, tip, start)
+                ok, paths, said = _rebase(cfg, tree, tip)
                 if not ok:
                     where = ", ".join(paths) if paths else said
                     branch = gitutil.out(tree, "branch", "--show-current") or "its branch"
@@ -333,7 +336,6 @@ def fold(
                         f"there by hand (or `board stranded salvage {card.id}`), then unblock"
                     )
                     return _fold_block(store, card, owner, reason, paths)
-                start = tip
             new = gitutil.rev(tree, "HEAD")
             assert new is not None
             try:

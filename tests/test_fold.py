@@ -136,6 +136,26 @@ def test_a_fold_through_the_drive_keeps_tree_and_branch_on_conflict(tmp_path: Pa
     store.close()
 
 
+def test_a_card_built_on_a_newer_base_folds_with_the_base_commit_it_relies_on(
+    tmp_path: Path,
+) -> None:
+    cfg, store = make_board(tmp_path)
+    (cfg.root / "lib.txt").write_text("lib v1\n")  # main moves on after the run branch
+    git(cfg.root, "add", "lib.txt")
+    git(cfg.root, "commit", "-q", "-m", "add lib")
+    git(cfg.root, "push", "-q", "origin", "main")
+    card = add_card(store, "extends lib", surface=["lib.txt"])
+    token, tree, start = _built_tree(cfg, store, card, "lib.txt", "lib v2\n")
+    _commit_on_run(cfg, "README.md", "the run branch moved too\n")  # so the fold rebases
+
+    res = publish.fold(cfg, store, store.get(card.id), tree, token, start=start)
+
+    assert res.outcome == "done", f"a card relying on a newer base could not fold: {res}"
+    assert show(cfg, cfg.run_branch, "lib.txt") == "lib v2"
+    assert show(cfg, cfg.run_branch, "README.md") == "the run branch moved too"
+    store.close()
+
+
 def test_a_fold_refuses_while_a_worktree_has_the_run_branch_checked_out(tmp_path: Path) -> None:
     cfg, store = make_board(tmp_path)
     card = add_card(store, "blocked by a checkout", surface=["work/**"])
