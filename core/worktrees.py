@@ -526,7 +526,9 @@ def _snapshot(cfg: Config, tree: Path) -> Work:
     env = {"GIT_INDEX_FILE": str(private)}
     try:
         with contextlib.suppress(FileNotFoundError):
-            shutil.copyfile(gitdir / "index", private)
+            # copy2 keeps the index's mtime: git's racy-clean check compares it with each
+            # file's, and a fresh mtime would hide a same-size edit made in the same second
+            shutil.copy2(gitdir / "index", private)
         try:
             _add_all(cfg, tree, env)
         except GitError:

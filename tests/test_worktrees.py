@@ -129,6 +129,23 @@ def test_untracked_file_is_saved_not_destroyed(r: Repo) -> None:
     )
 
 
+def test_a_same_size_edit_in_the_same_second_is_saved_not_destroyed(r: Repo) -> None:
+    """git's racy-clean check: the save's private index must keep the real index's mtime."""
+    t = tree(r)
+    r.git("config", "core.trustctime", "false")
+    app = t / "app.py"
+    past = app.stat().st_mtime_ns - 100 * 10**9
+    os.utime(app, ns=(past, past))
+    r.git("update-index", "--refresh", cwd=t)  # the index now records that mtime
+    app.write_text("print('SAVED')\n")  # the same size as print('hello')
+    os.utime(app, ns=(past, past))  # and the same mtime as indexed
+    index = Path(r.git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=t))
+    os.utime(index, ns=(past, past))  # the index was written in that same second
+    res = worktrees.discard_worktree(r.cfg, t)
+    assert res.saved is not None, "a same-second, same-size edit was destroyed, not saved"
+    assert r.show(res.saved.branch, "app.py") == "print('SAVED')\n"
+
+
 def test_committed_but_unpushed_commit_is_saved_not_destroyed(r: Repo) -> None:
     t = tree(r)
     commit = r.commit(t, {"feature.py": "feature = 1\n"}, "feature")

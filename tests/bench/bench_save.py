@@ -51,7 +51,7 @@ def baseline(tree: Path) -> float:
     gitdir = Path(git(tree, "rev-parse", "--path-format=absolute", "--git-dir"))
     private = gitdir / "bench.index"
     start = time.perf_counter()
-    shutil.copyfile(gitdir / "index", private)
+    shutil.copy2(gitdir / "index", private)
     env = {**GIT_ENV, "GIT_INDEX_FILE": str(private)}
     for args in (("add", "-A"), ("write-tree",)):
         res = proc.run(("git", *args), cwd=tree, env=env, timeout=300)
