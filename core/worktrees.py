@@ -324,11 +324,12 @@ def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None) -> None:
     A scratch directory git already ignores (`board init` puts it in info/exclude) is left
     out of the pathspec: naming an ignored path, even to exclude it, makes `git add` fail.
     """
-    excludes = [
-        f":(exclude,literal){name}"
-        for name in (s.strip("/") for s in cfg.scratch)
-        if name and git(tree, "check-ignore", "-q", name, check=False).returncode != 0
-    ]
+    names = [n for n in (s.strip("/") for s in cfg.scratch) if n]
+    ignored: set[str] = set()
+    if names:  # one call for all of them
+        res = git(tree, "check-ignore", "--", *names, env=env, check=False)
+        ignored = {line.strip().rstrip("/") for line in res.stdout.splitlines()}
+    excludes = [f":(exclude,literal){n}" for n in names if n not in ignored]
     git(
         tree,
         "-c",

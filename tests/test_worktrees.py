@@ -13,6 +13,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -217,7 +218,11 @@ def test_a_commit_another_ref_holds_is_not_stranded(r: Repo) -> None:
     assert worktrees.unpublished_work(r.cfg, t).empty, "a pushed commit read as stranded"
 
 
-def test_scratch_only_tree_counts_as_empty_and_is_never_saved(r: Repo) -> None:
+@pytest.mark.parametrize("ignored", [False, True], ids=["not-ignored", "in-info-exclude"])
+def test_scratch_only_tree_counts_as_empty_and_is_never_saved(r: Repo, ignored: bool) -> None:
+    if ignored:  # as `board init` leaves it
+        with (r.root / ".git" / "info" / "exclude").open("a") as fh:
+            fh.write(".board-scratch/\n")
     t = tree(r)
     (t / ".board-scratch" / "sub").mkdir(parents=True)
     (t / ".board-scratch" / "sub" / "notes.txt").write_text("coder scratch\n")
@@ -235,7 +240,13 @@ def test_node_modules_link_only_tree_counts_as_empty(r: Repo) -> None:
     assert work.empty, f"the board's node_modules link counted as work: {work.changes}"
 
 
-def test_scratch_and_node_modules_link_stay_out_of_a_save_with_real_work(r: Repo) -> None:
+@pytest.mark.parametrize("ignored", [False, True], ids=["not-ignored", "in-info-exclude"])
+def test_scratch_and_node_modules_link_stay_out_of_a_save_with_real_work(
+    r: Repo, ignored: bool
+) -> None:
+    if ignored:
+        with (r.root / ".git" / "info" / "exclude").open("a") as fh:
+            fh.write(".board-scratch/\n")
     t = tree(r)
     os.symlink("/nonexistent", t / "node_modules")
     (t / ".board-scratch").mkdir()
@@ -491,6 +502,35 @@ def test_two_processes_removing_one_tree_make_one_save_and_one_removal(r: Repo) 
     assert len(saves) == 1, f"two edges made {len(saves)} saves of one tree"
     assert len(removals) == 1, f"two edges made {len(removals)} removals of one tree"
     assert len(r.stranded()) == 1, f"one tree, several stranded branches: {r.stranded()}"
+
+
+def test_a_branch_that_does_not_read_back_keeps_the_tree(r: Repo) -> None:
+    """The save is verified: a branch moved between its creation and the read-back fails it."""
+    t = tree(r)
+    (t / "app.py").write_text("mine\n")
+    code = (
+        "from pathlib import Path; from board.core import config, worktrees\n"
+        "from board.core.errors import StrandedWorkError\n"
+        f"cfg = config.load(Path({str(r.root)!r}))\n"
+        "try:\n"
+        f"    worktrees.discard_worktree(cfg, Path({str(t)!r}))\n"
+        "except StrandedWorkError as exc:\n"
+        "    print('REFUSED', exc.line())\n"
+    )
+    env = child_env(BOARD_TEST_PAUSE_AT="after-update-ref:1.5")
+    done: list[proc.Result] = []
+    child = threading.Thread(
+        target=lambda: done.append(proc.run(python_argv(code), cwd=r.root, timeout=60, env=env))
+    )
+    child.start()
+    deadline = time.monotonic() + 30
+    while not r.stranded() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (name,) = r.stranded()
+    r.git("update-ref", f"refs/heads/{name}", "main")  # someone moves it before the read-back
+    child.join()
+    assert "REFUSED" in done[0].stdout and "read-back" in done[0].stdout, done[0].stdout
+    assert (t / "app.py").read_text() == "mine\n", "the tree went on an unverified save"
 
 
 def test_a_clean_tree_goes_without_a_save(r: Repo) -> None:
