@@ -22,6 +22,7 @@ from board.core.store import Expect, SQLiteStore
 from board.tui.app import BoardApp
 from board.tui.stranded import DiffScreen, StrandedScreen
 from textual.pilot import Pilot
+from textual.widgets._footer import FooterKey
 
 from tests.git_helpers import Repo, make_repo
 
@@ -175,6 +176,7 @@ async def open_browser(pilot: Pilot[Any], fx: Fixture, poll_s: float = 0) -> Str
     screen = stranded_screen(fx, poll_s)
     await pilot.app.push_screen(screen)
     await wait_for(pilot, lambda: screen.loaded, what="the first stranded list")
+    await wait_for(pilot, lambda: bool(screen.query(FooterKey)), what="the footer keys")
     await pilot.pause()
     return screen
 

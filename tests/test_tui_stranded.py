@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from pathlib import Path
 
 import pytest
-from board.core import config, stranded, worktrees
+from board.core import config, proc, stranded, worktrees
 from board.core.gitutil import git as core_git
 from board.tui.card import CardScreen
 from board.tui.dialogs import ConfirmDialog
@@ -213,6 +214,43 @@ async def test_the_diff_file_keys_jump_between_files(fx) -> None:
         assert diff.view.top_line == diff.buffer.files[0].line, "[ did not go back a file"
         await pilot.press("tab", "down", "enter")
         assert diff.view.top_line == diff.buffer.files[1].line, "enter on a file did not open it"
+
+
+async def test_leaving_the_diff_mid_load_kills_git(fx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operator leaves a huge diff while git still writes it: git must not run on."""
+    big = "stranded/feat-c-1/20260101T120000.000Z"
+    body = b"".join(b"generated line %d with some words\n" % i for i in range(100_000))
+    base = fx.repo.git("rev-parse", "main")
+    head = b"commit refs/heads/%s\ncommitter t <t@t> 1767225600 +0000\ndata 3\nbig\n" % (
+        big.encode()
+    )
+    head += b"from %s\nM 100644 inline big.txt\ndata %d\n" % (base.encode(), len(body))
+    res = proc.run(("git", "fast-import", "--quiet"), cwd=fx.cfg.root, input_bytes=head + body)
+    assert res.returncode == 0, res.stderr
+    gate_open = threading.Event()
+    real_feed = DiffBuffer.feed
+
+    def slow_feed(self: DiffBuffer, data: bytes) -> None:
+        real_feed(self, data)
+        gate_open.wait(10)  # the reader stalls, the pipe fills, git blocks mid-write
+
+    monkeypatch.setattr(DiffBuffer, "feed", slow_feed)
+    app = make_app(fx)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_browser(pilot, fx)
+            await select(pilot, screen, big)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), what="the diff")
+            diff = app.screen
+            await wait_for(pilot, lambda: diff.buffer.count > 0, what="the first lines")
+            pgid = diff._pgid
+            assert pgid and proc.group_alive(pgid) and not diff.buffer.done
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not proc.group_alive(pgid), timeout=3, what="git's end")
+            assert app.screen is screen, "esc did not return to the list"
+    finally:
+        gate_open.set()
 
 
 def test_the_diff_buffer_indexes_any_chunking_exactly_like_git(fx) -> None:
@@ -436,6 +474,37 @@ async def test_o_opens_the_card_and_refuses_a_card_that_is_gone(fx) -> None:
         await pilot.press("o")
         await wait_for(pilot, lambda: isinstance(app.screen, CardScreen), what="the card")
         assert app.screen.card_id == "c-1"
+
+
+async def test_o_on_the_card_screen_lists_only_that_cards_saves(fx) -> None:
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await app.push_screen(CardScreen("c-1"))
+        await pilot.pause()
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, StrandedScreen), what="the browser")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.loaded, what="the list")
+        assert sorted(names(screen)) == sorted([fx.saves["dirty"], fx.saves["kept"]]), (
+            f"the card screen's o did not list exactly c-1's saves: {names(screen)}"
+        )
+        await pilot.press("escape")
+        assert len(names(screen)) == 5, "esc did not clear the card filter"
+
+
+async def test_the_keys_are_rebound_by_id_from_board_toml(fx) -> None:
+    reconfigure(fx, tui={"keys": {"stranded.pick": "P", "stranded.discard": "X"}})
+    app = make_app(fx)
+    assert not any("unknown binding id" in p for p in app.problems), app.problems
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["dirty"])
+        await pilot.press("p")
+        await pilot.pause()
+        assert app.screen is screen, "the old key still picks after it was rebound"
+        await pilot.press("P")
+        await wait_for(pilot, lambda: isinstance(app.screen, TargetDialog), what="the question")
 
 
 # --- live ----------------------------------------------------------------------------------

@@ -1,0 +1,303 @@
+"""Benchmark: the stranded browser and its diff view in the running app, with big inputs.
+
+1. Browser: time from pushing the stranded screen to the first paint of its rows, over
+   2,000 stranded branches (500 of whose cards are on the board), against the bare git
+   command producing the same data in the same run: `git for-each-ref` with each save's
+   `Board-Save` trailer (branch, commit, card, tree, diffstat). The plain ref listing
+   (no trailers: what `list_stranded` itself runs) is printed too.
+   Targets: at most 2x the same-data command, and under 0.5 s.
+2. Diff: time from pushing the diff screen to the first screenful of the diff painted,
+   for a 1,000,000-line diff, against the bare `git diff` of the same range run to its
+   end. Two shapes: 500 files of 2,000 lines, and one file of 1,000,000 lines (git
+   itself writes nothing of a file until it has diffed all of it).
+   Targets: at most 2x, and under 0.5 s.
+3. Keys: key-to-repaint latency (a `j` arriving as from the terminal, to the repaint that
+   shows the view one line down) while the 1,000,000-line diff is still streaming in,
+   against the same view idle. Target: at most 2x.
+
+    /tmp/venv/bin/python tests/bench/bench_stranded_tui.py [--branches 2000] [--rounds 5]
+        [--lines 1000000] [--keys 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from board.core import proc, stranded  # noqa: E402
+from board.core.model import CardDraft  # noqa: E402
+from board.core.store import SQLiteStore  # noqa: E402
+from board.tui.app import BoardApp  # noqa: E402
+from board.tui.stranded import DiffScreen, StrandedScreen, load_rows  # noqa: E402
+from textual import events  # noqa: E402
+
+from tests.bench.bench_stranded_list import make_branches  # noqa: E402
+from tests.git_helpers import GIT_ENV, git, make_repo  # noqa: E402
+
+RATIO = 2.0
+LIMIT_S = 0.5
+KEY_RATIO = 2.0
+SIZE = (120, 40)
+
+
+def fmt(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f} ms"
+
+
+def bare(root: Path, *args: str) -> float:
+    start = time.perf_counter()
+    res = proc.run(("git", *args), cwd=root, timeout=300, env=GIT_ENV)
+    took = time.perf_counter() - start
+    assert res.returncode == 0, res.stderr
+    return took
+
+
+def make_diff_branch(root: Path, name: str, files: int, lines_per_file: int) -> str:
+    """A stranded/… branch adding `files` files of `lines_per_file` lines, by fast-import."""
+    base = git(root, "rev-parse", "main")
+    out = [f"commit refs/heads/{name}", "committer bench <b@b> 1767225600 +0000", "data 5"]
+    out.append("bench")
+    out.append(f"from {base}")
+    chunks = [("\n".join(out) + "\n").encode()]
+    for f in range(files):
+        body = b"".join(
+            b"value_%d = compute(%d, 'some words to look like code')  # line %d\n" % (i, f, i)
+            for i in range(lines_per_file)
+        )
+        chunks.append(b"M 100644 inline gen/file_%04d.py\ndata %d\n" % (f, len(body)))
+        chunks.append(body + b"\n")
+    res = proc.run(
+        ("git", "fast-import", "--quiet"), cwd=root, timeout=600, input_bytes=b"".join(chunks)
+    )
+    assert res.returncode == 0, res.stderr
+    return name
+
+
+def make_board(tmp: Path, branches: int, cards: int) -> tuple[Any, SQLiteStore]:
+    repo = make_repo(tmp)
+    make_branches(repo.root, branches)
+    cfg = repo.cfg
+    cfg.board_dir.mkdir(parents=True, exist_ok=True)
+    store = SQLiteStore(cfg.db_path, create=True)
+    for i in range(cards):
+        store.create(CardDraft(title=f"card number {i} with a title of ordinary length"), "c")
+    stranded.list_stranded(cfg)  # the stats file, as the saves would have written it
+    return cfg, store
+
+
+async def wait(predicate: Any, timeout: float = 60.0, step: float = 0.0005) -> None:
+    end = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > end:
+            raise AssertionError(f"timed out waiting for {predicate}")
+        await asyncio.sleep(step)
+
+
+async def time_browser(app: BoardApp, expected: int) -> float:
+    screen = StrandedScreen(app.cfg, app.store, poll_s=0)
+    start = time.perf_counter()
+    app.push_screen(screen)
+    await wait(lambda: screen.is_mounted and screen.table.painted_items == expected)
+    took = time.perf_counter() - start
+    await asyncio.sleep(0.05)
+    app.pop_screen()
+    await asyncio.sleep(0.05)
+    return took
+
+
+async def time_diff(app: BoardApp, row: Any) -> tuple[float, DiffScreen]:
+    screen = DiffScreen(app.cfg, row)
+    start = time.perf_counter()
+    app.push_screen(screen)
+
+    def painted() -> bool:
+        if not screen.is_mounted:
+            return False
+        view = screen.view
+        height = view.scrollable_content_region.height
+        return height > 0 and view.painted_rows >= height
+
+    await wait(painted)
+    return time.perf_counter() - start, screen
+
+
+async def key_latencies(app: BoardApp, screen: DiffScreen, keys: int, loading: bool) -> list[float]:
+    """Seconds from a `j` arriving to the repaint one line down; only while (not) loading."""
+    view = screen.view
+    out: list[float] = []
+    for _ in range(keys):
+        if loading and screen.buffer.done:
+            break
+        want = view.top_line + 1
+        if want > view.max_scroll_y:
+            break
+        event = events.Key("j", "j")
+        event.set_sender(app)
+        start = time.perf_counter()
+        app._driver.send_message(event)  # type: ignore[union-attr]
+        await wait(lambda want=want: view.painted_top == want, step=0.0002)
+        if (not screen.buffer.done) == loading:
+            out.append(time.perf_counter() - start)
+        await asyncio.sleep(0.03)
+    return out
+
+
+def git_first_byte(cfg: Any, name: str) -> float:
+    """Seconds until bare `git diff` writes its first byte (git diffs a file before writing it)."""
+    first: list[float] = []
+    start = time.perf_counter()
+
+    def on_chunk(_data: bytes) -> None:
+        if not first:
+            first.append(time.perf_counter() - start)
+
+    stranded.stream_diff(cfg, name, on_chunk)
+    return first[0]
+
+
+async def browser_rounds(app: BoardApp, rounds: int, expected: int) -> tuple[float, ...]:
+    """(ours, same-data git, refs-only git): medians, alternating so all see the same load."""
+    root = app.cfg.root
+    same_fmt = "--format=%(objectname) %(refname) %(trailers:key=Board-Save,valueonly)"
+    plain_fmt = "--format=%(objectname) %(refname)"
+    ours, same, plain = [], [], []
+    for _ in range(rounds):
+        same.append(bare(root, "for-each-ref", same_fmt, "refs/heads/stranded/"))
+        plain.append(bare(root, "for-each-ref", plain_fmt, "refs/heads/stranded/"))
+        ours.append(await time_browser(app, expected))
+    return statistics.median(ours), statistics.median(same), statistics.median(plain)
+
+
+async def diff_rounds(app: BoardApp, row: Any, rounds: int) -> tuple[float, float, float]:
+    """(first paint, bare git diff to its end, bare git diff's first byte): medians."""
+    firsts, wholes, bytes1 = [], [], []
+    args = stranded.diff_args(app.cfg, row.name)
+    for _ in range(rounds):
+        wholes.append(bare(app.cfg.root, *args))
+        bytes1.append(git_first_byte(app.cfg, row.name))
+        took, _screen = await time_diff(app, row)
+        firsts.append(took)
+        app.pop_screen()  # git is killed if it is still writing
+        await asyncio.sleep(0.2)
+    return statistics.median(firsts), statistics.median(wholes), statistics.median(bytes1)
+
+
+async def key_rounds(app: BoardApp, row: Any, keys: int) -> tuple[list[float], list[float]]:
+    """Key latencies with the diff idle (all read), then while it streams in."""
+    _, screen = await time_diff(app, row)
+    await wait(lambda: screen.buffer.done, timeout=120, step=0.01)
+    await asyncio.sleep(0.2)
+    idle = await key_latencies(app, screen, keys, loading=False)
+    app.pop_screen()
+    await asyncio.sleep(0.2)
+    loading: list[float] = []
+    for _ in range(10):
+        if len(loading) >= keys:
+            break
+        _, screen = await time_diff(app, row)
+        loading += await key_latencies(app, screen, keys - len(loading), loading=True)
+        app.pop_screen()
+        await asyncio.sleep(0.2)
+    return idle, loading
+
+
+def verdict(ok: bool) -> str:
+    return "OK" if ok else "MISSED"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--branches", type=int, default=2000)
+    ap.add_argument("--cards", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--keys", type=int, default=40)
+    opts = ap.parse_args()
+    os.environ.update(GIT_ENV)
+    oks: list[bool] = []
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="board-bench-stranded-tui-") as tmp:
+        t = time.perf_counter()
+        cfg, store = make_board(Path(tmp), opts.branches, opts.cards)
+        shapes = {
+            "500 files x 2,000 lines": make_diff_branch(
+                cfg.root, "stranded/feat-c-1/20260101T000000.000Z", 500, opts.lines // 500
+            ),
+            "1 file x 1,000,000 lines": make_diff_branch(
+                cfg.root, "stranded/feat-c-2/20260101T000000.000Z", 1, opts.lines
+            ),
+        }
+        made = time.perf_counter() - t
+        print(f"fixture: {opts.branches + 2} stranded branches, {opts.cards} cards, two")
+        print(f"{opts.lines:,}-line diffs, made in {made:.1f} s")
+        rows = {r.name: r for r in load_rows(cfg, store, datetime.now(UTC))}
+
+        async def run_app() -> None:
+            app = BoardApp(cfg, store, poll_interval=0)
+            app.animation_level = "none"
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.pause(0.5)
+                results["loose"] = await browser_rounds(app, opts.rounds, len(rows))
+                git(cfg.root, "pack-refs", "--all")
+                results["packed"] = await browser_rounds(app, opts.rounds, len(rows))
+                for label, name in shapes.items():
+                    results[label] = await diff_rounds(app, rows[name], max(3, opts.rounds // 2))
+                wide = rows[shapes["500 files x 2,000 lines"]]
+                results["keys"] = await key_rounds(app, wide, opts.keys)
+
+        asyncio.run(run_app())
+        store.close()
+
+    print(f"\n1. browser: push to first paint of its {len(rows):,} rows")
+    for refs in ("loose", "packed"):
+        ours, same, plain = results[refs]
+        ratio = ours / same
+        ok = ratio <= RATIO and ours <= LIMIT_S
+        oks.append(ok)
+        print(f"   {refs} refs:")
+        print(f"     stranded screen:                                  {fmt(ours)}")
+        print(f"     bare git for-each-ref + Board-Save trailers:      {fmt(same)} (same data)")
+        print(f"     bare git for-each-ref, refs only:                 {fmt(plain)}")
+        print(f"     ratio {ratio:.2f}x the same data (target <= {RATIO}x and <= {LIMIT_S} s): ")
+        print(f"     {verdict(ok)}   [{ours / plain:.2f}x the refs-only listing]")
+    print(f"\n2. diff: push to the first screenful painted, {opts.lines:,} lines")
+    for label in shapes:
+        first, whole, byte1 = results[label]
+        ratio = first / whole
+        ok = ratio <= RATIO and first <= LIMIT_S
+        oks.append(ok)
+        print(f"   {label}:")
+        print(f"     diff screen first paint:          {fmt(first)}")
+        print(f"     bare git diff, to its end:        {fmt(whole)}")
+        print(f"     bare git diff, its first byte:    {fmt(byte1)}")
+        print(f"     ratio {ratio:.2f}x (target <= {RATIO}x and <= {LIMIT_S} s): {verdict(ok)}")
+    idle, loading = results["keys"]
+    med_idle = statistics.median(idle)
+    med_load = statistics.median(loading) if loading else float("nan")
+    ratio = med_load / med_idle
+    ok = ratio <= KEY_RATIO
+    oks.append(ok)
+    print("\n3. key-to-repaint latency (j, one line down), the 500-file diff:")
+    print(f"   idle:             median {fmt(med_idle)}  max {fmt(max(idle))}  ({len(idle)} keys)")
+    if loading:
+        print(
+            f"   while streaming:  median {fmt(med_load)}  max {fmt(max(loading))}"
+            f"  ({len(loading)} keys)"
+        )
+    print(f"   ratio {ratio:.2f}x (target <= {KEY_RATIO}x): {verdict(ok)}")
+    print(f"\n{'all targets met' if all(oks) else 'some targets missed'}")
+    return 0 if all(oks) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
