@@ -7,9 +7,6 @@ verb sees that and refuses with what it found.
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -243,26 +240,6 @@ def _rewire_dependents(tx: Tx, card: Card, who: str) -> None:
         tx.update(dependent.id, Expect(version=dependent.version), {"deps": tuple(new)}, who, note)
 
 
-def end_live_drive(store: Store, card_id: str) -> list[str]:
-    """Kill the process group of each live drive of the card on this host; say what was done."""
-    said: list[str] = []
-    list_drives = getattr(store, "list_drives", None)
-    if list_drives is None:
-        return said
-    for drive in list_drives(card=card_id, limit=20):
-        if not drive.live or not drive.pgid:
-            continue
-        if drive.host and drive.host != socket.gethostname():
-            said.append(f"drive {drive.id} runs on {drive.host}; it will stand aside there")
-            continue
-        try:
-            os.killpg(drive.pgid, signal.SIGKILL)
-            said.append(f"killed drive {drive.id}'s process group {drive.pgid}")
-        except (ProcessLookupError, PermissionError):
-            pass
-    return said
-
-
 def _close(store: Store, cfg: Any, card_id: str, lane: str, who: str, reason: str) -> Card:
     def fn(tx: Tx, card: Card) -> dict[str, Any]:
         if card.lane in TERMINAL:
@@ -272,7 +249,10 @@ def _close(store: Store, cfg: Any, card_id: str, lane: str, who: str, reason: st
         return {"lane": lane, "drive": ""}
 
     card = _mutate(store, card_id, fn, who, note=reason)
-    for line in end_live_drive(store, card_id):
+    from . import operator  # late: operator builds on these verbs
+
+    ended = operator.end_drives(store, card_id, f"{lane} by {who}", status=lane)
+    for line in ended.lines:
         store.add_event(card_id, line, who)
     if cfg is not None:
         reap_trees(store, cfg, card_id)
