@@ -63,11 +63,31 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
 
 
 def group_alive(pgid: int) -> bool:
+    """True while a live (non-zombie) process is in the group.
+
+    killpg(pgid, 0) alone counts zombies, and where PID 1 does not reap orphans a
+    killed group stays "alive" for ever; /proc tells a zombie from a live process.
+    """
     try:
         os.killpg(pgid, 0)
-        return True
     except (ProcessLookupError, PermissionError):
         return False
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # no /proc: trust killpg
+        return True
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
 
 
 def _terminate(proc: subprocess.Popen[bytes]) -> None:
