@@ -15,6 +15,7 @@ signing) and put on a new ref created with an empty old value, so no branch is o
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import logging
@@ -989,7 +990,16 @@ def _move_out(cfg: Config, tree: Path, admin: Path | None) -> str:
     try:
         _rename(tree, dest)  # atomic: a kill leaves the tree whole at its path, or in .trash
     except OSError as exc:
-        return f"it could not be moved out of its path ({exc.strerror or exc})"
+        if exc.errno != errno.EXDEV:
+            return f"it could not be moved out of its path ({exc.strerror or exc})"
+        # another filesystem (a tree outside the worktrees root): delete it in place; its
+        # work is on a verified branch, so even a half-finished delete loses nothing
+        _forget_admin(cfg, admin)
+        try:
+            _rmtree_force(tree)
+        except OSError as rm_exc:
+            return f"it could not be deleted ({rm_exc.strerror or rm_exc})"
+        return ""
     _fault("during-remove")
     _forget_admin(cfg, admin)
     with contextlib.suppress(OSError):

@@ -533,6 +533,23 @@ def test_a_branch_that_does_not_read_back_keeps_the_tree(r: Repo) -> None:
     assert (t / "app.py").read_text() == "mine\n", "the tree went on an unverified save"
 
 
+@pytest.mark.skipif(
+    not Path("/dev/shm").is_dir() or os.stat("/dev/shm").st_dev == os.stat("/tmp").st_dev,
+    reason="needs a second filesystem (tmpfs at /dev/shm)",
+)
+def test_a_tree_on_another_filesystem_is_saved_then_deleted(r: Repo) -> None:
+    far = Path(tempfile.mkdtemp(dir="/dev/shm")) / "feat-c-1"
+    try:
+        r.git("worktree", "add", "-q", "-b", "feat/c-1", str(far), "main")
+        (far / "app.py").write_text("far away\n")
+        res = worktrees.discard_worktree(r.cfg, far)
+        assert res.saved is not None and r.show(res.saved.branch, "app.py") == "far away\n"
+        assert res.removed and not far.exists(), f"the saved tree was kept: {res.kept}"
+        assert "feat-c-1" not in r.git("worktree", "list"), "its admin entry outlived it"
+    finally:
+        shutil.rmtree(far.parent, ignore_errors=True)
+
+
 def test_a_clean_tree_goes_without_a_save(r: Repo) -> None:
     t = tree(r)
     res = worktrees.discard_worktree(r.cfg, t)
