@@ -119,11 +119,19 @@ def make_app(board: Board, theme: str | None = None, poll: float = 0.5) -> Board
     return app
 
 
+OUR_WORKERS = ("board-load", "card-load", "verbs", "store-watch")
+
+
 async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
-    """Let workers finish and their messages land (loads, verbs, the store watch)."""
+    """Let the board's workers finish and their messages land (loads, verbs, the store watch).
+
+    Only the board's own worker groups: other screens (logs) keep watcher threads alive.
+    """
     app = pilot.app
     for _ in range(rounds):
-        await app.workers.wait_for_complete()
+        ours = [w for w in app.workers if w.group in OUR_WORKERS]
+        if ours:  # an empty list would mean "every worker", watchers included
+            await app.workers.wait_for_complete(ours)
         await pilot.pause()
 
 

@@ -11,16 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from board.core.config import Config
+from board.core.errors import BoardError
+from board.core.model import Card
+from board.core.store import Store
 from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.theme import Theme
-
-from board.core.config import Config
-from board.core.errors import BoardError
-from board.core.model import Card
-from board.core.store import Store
 
 from .commands import VERBS, BoardCommands
 from .dialogs import ConfirmDialog, HelpScreen, ReasonDialog, card_question
@@ -30,9 +29,10 @@ from .widgets import StatusLine
 POLL_INTERVAL_S = 0.5
 
 _ASK_TAIL = {
-    "cancel": "Its dependents are rewired; its trees are saved to stranded/ branches, then removed.",
+    "cancel": "Its dependents are rewired; its trees are saved to stranded/ branches, "
+    "then removed.",
     "done": "Its trees are saved to stranded/ branches, then removed.",
-    "hold": "Why? (the loop never clears a hold; `u` unblocks)",
+    "hold": "Why? (the loop never clears a hold; only unblock does)",
     "requeue": "Why? (optional: the reason goes into the next brief)",
 }
 
@@ -61,12 +61,15 @@ class BoardApp(App[int]):
             "ctrl+p,colon",
             "command_palette",
             "palette",
+            show=False,
             tooltip="every verb for the current card, and the app's commands",
             id="app.palette",
         ),
         Binding("R", "refresh", "refresh", show=False, tooltip="reload now", id="app.refresh"),
         Binding("T", "next_theme", "theme", show=False, tooltip="next theme", id="app.theme"),
-        Binding("s", "stranded", "stranded", show=False, tooltip="stranded work", id="app.stranded"),
+        Binding(
+            "s", "stranded", "stranded", show=False, tooltip="stranded work", id="app.stranded"
+        ),
     ]
 
     def __init__(
@@ -267,7 +270,7 @@ class BoardApp(App[int]):
 
 
 def help_rows(app: App[Any], screen: Screen[Any]) -> list[tuple[str, str, str, str]]:
-    """(keys, what, binding id, why) for every active binding of the screen: the help is the bindings."""
+    """(keys, what, binding id, why) for each active binding: the help *is* the bindings."""
     grouped: dict[tuple[str, str], list[str]] = {}
     tips: dict[tuple[str, str], str] = {}
     for key, active in screen.active_bindings.items():

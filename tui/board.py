@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from board.core.errors import BoardError
+from board.core.model import LANES, TERMINAL, Card
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,9 +22,6 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
-
-from board.core.errors import BoardError
-from board.core.model import LANES, TERMINAL, Card
 
 from .commands import verb_bindings
 from .widgets import LaneView, Row, StatusLine
@@ -58,13 +57,13 @@ class BoardScreen(Screen[None]):
     BINDINGS = [
         Binding("enter", "open_card", "open", tooltip="the card's details", id="board.open"),
         Binding("slash", "filter", "filter", tooltip="title, id, label, class", id="board.filter"),
-        Binding(
-            "escape", "clear_filter", "clear filter", show=False, id="board.clear_filter"
-        ),
+        Binding("escape", "clear_filter", "clear filter", show=False, id="board.clear_filter"),
         Binding("right,tab", "lane(1)", "next lane", show=False, id="board.next_lane"),
         Binding("left,shift+tab", "lane(-1)", "previous lane", show=False, id="board.prev_lane"),
         Binding("c", "toggle_cancelled", "cancelled", show=False, id="board.cancelled"),
-        Binding("l", "app.logs", "logs", show=False, tooltip="the card's drive logs", id="card.logs"),
+        Binding(
+            "l", "app.logs", "logs", show=False, tooltip="the card's drive logs", id="card.logs"
+        ),
         *verb_bindings(),
     ]
 

@@ -11,6 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from board.core import gitutil
+from board.core.config import Config
+from board.core.errors import BoardError, NotFound
+from board.core.model import Card, Event
+from board.core.store import Store
 from rich.console import Group, RenderableType
 from rich.rule import Rule
 from rich.table import Table
@@ -23,12 +28,6 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
-
-from board.core import gitutil
-from board.core.config import Config
-from board.core.errors import BoardError, NotFound
-from board.core.model import Card, Event
-from board.core.store import Store
 
 from .commands import verb_bindings
 from .widgets import StatusLine, literal, one_line
@@ -178,7 +177,9 @@ class CardScreen(Screen[None]):
         Binding("up,k", "scroll(-1)", "up", show=False, id="card.up"),
         Binding("pagedown,space", "page(1)", "page down", show=False, id="card.page_down"),
         Binding("pageup", "page(-1)", "page up", show=False, id="card.page_up"),
-        Binding("l", "app.logs", "logs", show=False, tooltip="the card's drive logs", id="card.logs"),
+        Binding(
+            "l", "app.logs", "logs", show=False, tooltip="the card's drive logs", id="card.logs"
+        ),
         Binding("o", "stranded", "stranded", tooltip="this card's saved work", id="card.stranded"),
         *verb_bindings(),
     ]

@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from board.core import actions
+from board.core.model import Card
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
-
-from board.core import actions
-from board.core.model import Card
 
 if TYPE_CHECKING:
     from .app import BoardApp
@@ -138,20 +137,46 @@ def palette_entries(app: BoardApp, screen: Any) -> Iterator[PaletteEntry]:
                 f"{app.key_for(verb.binding_id, verb.key)} · {verb.help}",
             )
         if hasattr(screen, "action_open_card"):
-            yield PaletteEntry(f"open {card.id}", screen.action_open_card, f"{app.key_for('board.open', 'enter')} · card screen")
-        yield PaletteEntry(f"logs {card.id}", app.action_logs, f"{app.key_for('card.logs', 'l')} · the card's drive logs")
-    yield PaletteEntry("stranded branches", app.action_stranded, f"{app.key_for('app.stranded', 's')} · browse stranded work")
+            yield PaletteEntry(
+                f"open {card.id}",
+                screen.action_open_card,
+                f"{app.key_for('board.open', 'enter')} · card screen",
+            )
+        yield PaletteEntry(
+            f"logs {card.id}",
+            app.action_logs,
+            f"{app.key_for('card.logs', 'l')} · the card's drive logs",
+        )
+    yield PaletteEntry(
+        "stranded branches",
+        app.action_stranded,
+        f"{app.key_for('app.stranded', 's')} · browse stranded work",
+    )
     if hasattr(screen, "action_toggle_cancelled"):
         yield PaletteEntry(
-            "toggle cancelled lane", screen.action_toggle_cancelled, f"{app.key_for('board.cancelled', 'c')} · show or hide cancelled"
+            "toggle cancelled lane",
+            screen.action_toggle_cancelled,
+            f"{app.key_for('board.cancelled', 'c')} · show or hide cancelled",
         )
     if hasattr(screen, "action_filter"):
-        yield PaletteEntry("filter cards", screen.action_filter, f"{app.key_for('board.filter', 'slash')} · by title, id, label, class")
-    yield PaletteEntry("refresh", app.action_refresh, f"{app.key_for('app.refresh', 'R')} · reload from the store")
-    yield PaletteEntry("next theme", app.action_next_theme, f"{app.key_for('app.theme', 'T')} · cycle the themes")
+        yield PaletteEntry(
+            "filter cards",
+            screen.action_filter,
+            f"{app.key_for('board.filter', 'slash')} · by title, id, label, class",
+        )
+    yield PaletteEntry(
+        "refresh", app.action_refresh, f"{app.key_for('app.refresh', 'R')} · reload from the store"
+    )
+    yield PaletteEntry(
+        "next theme", app.action_next_theme, f"{app.key_for('app.theme', 'T')} · cycle the themes"
+    )
     for name in app.theme_names:
         yield PaletteEntry(f"theme {name}", partial(app.set_board_theme, name), "switch theme")
-    yield PaletteEntry("help", app.action_help, f"{app.key_for('app.help', 'question_mark')} · keys for this screen")
+    yield PaletteEntry(
+        "help",
+        app.action_help,
+        f"{app.key_for('app.help', 'question_mark')} · keys for this screen",
+    )
     yield PaletteEntry("quit", app.action_quit, f"{app.key_for('app.quit', 'q')} · leave board tui")
 
 

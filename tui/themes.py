@@ -23,10 +23,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from board.core.errors import ConfigError
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
-
-from board.core.errors import ConfigError
 
 DEFAULT_THEME = "dark"
 SHIPPED_ORDER = ("dark", "light", "high-contrast")
@@ -102,9 +101,7 @@ def parse_theme(text: str, where: str, default_name: str) -> Theme:
                 raise ConfigError(f"{where}: {key}: expected true or false, got {value!r}")
             kwargs[key] = value
         elif key == "variables":
-            if not isinstance(value, dict) or not all(
-                isinstance(v, str) for v in value.values()
-            ):
+            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
                 raise ConfigError(f"{where}: variables: expected a table of strings")
             kwargs["variables"] = dict(value)
         else:

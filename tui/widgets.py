@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from board.core.logs import sanitize as _core_sanitize
+from board.core.model import SELF_HEALING, Card
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -22,9 +24,6 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
-
-from board.core.logs import sanitize as _core_sanitize
-from board.core.model import SELF_HEALING, Card
 
 # -- literal text ---------------------------------------------------------------------------
 
