@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     brief = Path(args.brief).read_text(encoding="utf-8", errors="replace")
     worktree = Path(args.worktree)
-    m = re.search(r"demo:\s*(\w+)(?:\s+(\S+))?", brief)
+    m = re.search(r"demo:[ \t]*(\w+)(?:[ \t]+(\S+))?", brief)
     behaviour, target = (
         (m.group(1), m.group(2) or "calc/extra.py") if m else ("ok", "calc/extra.py")
     )
