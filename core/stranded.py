@@ -275,7 +275,13 @@ def show(cfg: Config, branch: str) -> str:
     short, _ = _branch(cfg, branch)
     base = worktrees.base_ref(cfg)
     return git(
-        cfg.root, "diff", "--stat", "--patch", "--no-color", f"{base}...refs/heads/{short}"
+        cfg.root,
+        "diff",
+        "--stat",
+        "--patch",
+        "--no-color",
+        "--no-ext-diff",
+        f"{base}...refs/heads/{short}",
     ).stdout
 
 
