@@ -201,6 +201,7 @@ async def diff_loaded(pilot: Pilot[Any]) -> DiffScreen:
     screen = pilot.app.screen
     assert isinstance(screen, DiffScreen)
     await wait_for(pilot, lambda: screen.buffer.done, what="the diff to load")
+    await wait_for(pilot, lambda: bool(screen.query(FooterKey)), what="the footer keys")
     await pilot.pause()
     await pilot.pause()
     return screen

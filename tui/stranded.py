@@ -32,6 +32,7 @@ import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -498,6 +499,21 @@ def _fit(text: str, width: int, right: bool = False) -> str:
     return pad + text if right else text + pad
 
 
+def content_widths(rows: Sequence[StrandedRow]) -> dict[str, int]:
+    """How wide the card, lane, tree and +/− columns must be for `rows` (capped)."""
+    changes = max(
+        [7, *(len(f"+{r.insertions} −{r.deletions}") for r in rows if r.files is not None)]
+    )
+    if any(r.is_husk for r in rows):
+        changes = max(changes, len("moved aside"))
+    return {
+        "card": min(max([4, *(cell_len(r.card_id) for r in rows)]), 10),
+        "lane": min(max([4, *(len(r.lane) for r in rows)]), 9),
+        "tree": min(max([4, *(cell_len(r.tree) for r in rows)]), 28),
+        "changes": changes,
+    }
+
+
 @dataclass(frozen=True)
 class _Columns:
     card: int
@@ -560,26 +576,22 @@ class StrandedTable(LineList):
         self.reverse = False
         self.empty_text = "loading…"
         self._widths: tuple[int, _Columns] | None = None
+        self.content: dict[str, int] | None = None
 
     def key_of(self, item: Any) -> Any:
         return (item.kind, item.name)
 
-    def set_items(self, items: Sequence[Any]) -> None:
+    def set_items(self, items: Sequence[Any], content: dict[str, int] | None = None) -> None:
+        """`content`: the column widths the rows need, measured in the worker (2,000 rows)."""
         self._widths = None
+        self.content = content
         super().set_items(items)
 
     def columns(self, width: int) -> _Columns:
         if self._widths is not None and self._widths[0] == width:
             return self._widths[1]
-        rows: list[StrandedRow] = self.items
-        card = min(max([4, *(cell_len(r.card_id) for r in rows)]), 10)
-        lane = min(max([4, *(len(r.lane) for r in rows)]), 9)
-        tree = min(max([4, *(cell_len(r.tree) for r in rows)]), 28)
-        changes = max(
-            [7, *(len(f"+{r.insertions} −{r.deletions}") for r in rows if r.files is not None)]
-        )
-        if any(r.is_husk for r in rows):
-            changes = max(changes, len("moved aside"))
+        content = self.content or content_widths(self.items)
+        card, lane, tree, changes = (content[k] for k in ("card", "lane", "tree", "changes"))
         age, files = 4, 5
         fixed = 1 + card + 1 + lane + 1 + 1 + age + 1 + files + 1 + changes + 1
         title = width - fixed - tree - 1
@@ -1136,13 +1148,13 @@ class DiffScreen(Screen[None]):
         self.buffer = DiffBuffer()
         self._pgid = 0
         self._left = threading.Event()
+        self._footer = False
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="diff-title")
         yield FileList(id="diff-files")
         yield DiffView(id="diff-view")
         yield Static(Text("starting git diff…"), id="diff-status")
-        yield Footer(compact=True)
 
     def _title(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis", end="")
@@ -1190,10 +1202,18 @@ class DiffScreen(Screen[None]):
         if not self._left.is_set():
             self.post_message(self.Ended())
 
+    async def _mount_footer(self) -> None:
+        await self.mount(Footer(compact=True))
+        self.refresh_bindings()  # a footer draws its keys when the bindings next change
+
     def on_diff_screen_ended(self, message: Ended) -> None:
         self.view.sync()
 
     def on_diff_view_status(self, message: DiffView.Status) -> None:
+        if not self._footer:
+            # after the first lines are on screen: the footer costs a restyle per key
+            self._footer = True
+            self.call_after_refresh(self._mount_footer)
         files = self.buffer.files
         if len(files) != len(self.files.items) or self.buffer.done:
             self.files.set_items(files)
@@ -1337,10 +1357,11 @@ class StrandedScreen(Screen[None]):
     class Loaded(Message):
         """Rows read in a worker."""
 
-        def __init__(self, rows: list[StrandedRow], error: str) -> None:
+        def __init__(self, rows: list[StrandedRow], error: str, widths: dict[str, int]) -> None:
             super().__init__()
             self.rows = rows
             self.error = error
+            self.widths = widths
 
     class Changed(Message):
         """The poll saw the refs, the stats file or the husks change (or looked first)."""
@@ -1370,6 +1391,7 @@ class StrandedScreen(Screen[None]):
         self.clock = clock
         self.poll_s = poll_s
         self.rows: list[StrandedRow] = []
+        self.widths: dict[str, int] | None = None
         self.card_only = card_id or ""  # the card screen opens the list on one card's saves
         self.filter_words: list[str] = []
         self.loaded = False
@@ -1379,6 +1401,20 @@ class StrandedScreen(Screen[None]):
         self._signature: Any = None
         self._common: Path | None = None
         self._polling = False
+        self._first: Future[list[StrandedRow]] | None = self._start_first_read()
+
+    def _start_first_read(self) -> Future[list[StrandedRow]]:
+        """Read the list in a thread now, while the screen mounts (as the app's board does)."""
+        future: Future[list[StrandedRow]] = Future()
+
+        def read() -> None:
+            try:
+                future.set_result(load_rows(self.cfg, self.store, self.clock()))
+            except BaseException as exc:  # handed to the loader, which says it in one line
+                future.set_exception(exc)
+
+        threading.Thread(target=read, name="stranded-first-read", daemon=True).start()
+        return future
 
     # layout ---------------------------------------------------------------------------------
 
@@ -1424,14 +1460,15 @@ class StrandedScreen(Screen[None]):
         worker = get_current_worker()
         error = ""
         rows: list[StrandedRow] = []
+        first, self._first = self._first, None
         try:
-            rows = load_rows(self.cfg, self.store, self.clock())
+            rows = first.result() if first else load_rows(self.cfg, self.store, self.clock())
         except BoardError as exc:
             error = exc.line()
         except Exception as exc:  # one line, never a traceback
             error = f"stranded list: internal error: {type(exc).__name__}: {exc}"
         if not worker.is_cancelled:
-            self.post_message(self.Loaded(rows, error))
+            self.post_message(self.Loaded(rows, error, content_widths(rows)))
 
     def on_stranded_screen_loaded(self, message: Loaded) -> None:
         if message.error:
@@ -1439,6 +1476,7 @@ class StrandedScreen(Screen[None]):
             if self.loaded:
                 return
         self.rows = message.rows
+        self.widths = message.widths
         self.loaded = True
         self.load_count += 1
         self._show()
@@ -1492,7 +1530,7 @@ class StrandedScreen(Screen[None]):
             if self.rows
             else "no stranded branches or husks: nothing was left behind"
         )
-        table.set_items(sort_rows(shown, table.sort_by, table.reverse))
+        table.set_items(sort_rows(shown, table.sort_by, table.reverse), self.widths)
         branches = sum(1 for r in self.rows if not r.is_husk)
         husks = len(self.rows) - branches
         title = Text(no_wrap=True, overflow="ellipsis", end="")
