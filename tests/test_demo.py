@@ -1,0 +1,107 @@
+"""`board demo` headless: the real sandbox, the real loop and coder, the TUI under Pilot.
+
+Within a bounded time the newcomer's promises must all be visible: cards move through
+the lanes to done, a drive log grows, a stranded branch appears, a card is parked
+too-wide for its split and another is blocked with its reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+from board.core import config, demo, stranded
+from board.core.errors import Refused
+from board.core.store import SQLiteStore
+from board.tui.app import BoardApp
+
+DEADLINE_S = 120
+
+
+def _lane_ids(app: BoardApp, lane: str) -> list[str]:
+    screen = app.screen
+    view = screen.lane_view(lane)  # type: ignore[attr-defined]
+    return [row.card.id for row in view.rows]
+
+
+async def test_demo_shows_every_promise_on_the_board(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("BOARD_DEMO_PACE", "0.15")
+    target = tmp_path / "board-demo"
+    repo = demo.create_sandbox(target)
+    cfg = config.load(repo)
+    store = SQLiteStore(cfg.db_path)
+    loop = demo.start_loop(repo)
+    seen: dict[str, bool] = {}
+    log_sizes: list[int] = []
+    try:
+        app = BoardApp(cfg, store, poll_interval=0.3)
+        async with app.run_test(size=(160, 48)) as pilot:
+            start = time.monotonic()
+            while time.monotonic() - start < DEADLINE_S:
+                await pilot.pause(0.5)
+                done = _lane_ids(app, "done")
+                cards = {c.id: c for c in store.list_cards()}
+                seen["done on the board"] = any(
+                    cards[i].title == "Add multiply to calc" for i in done if i in cards
+                )
+                seen["a card worked"] = any(
+                    e.text.startswith("drive ") or "working" in e.text
+                    for e in store.timeline("c-2")
+                )
+                logs = sorted(cfg.logs_dir.glob("*/*.log"))
+                total = sum(p.stat().st_size for p in logs)
+                log_sizes.append(total)
+                seen["a log grew"] = len(set(log_sizes)) >= 3
+                seen["a stranded branch"] = bool(stranded.list_stranded(cfg))
+                seen["too-wide park"] = any(
+                    c.blocked and c.blocked.cls == "too-wide" for c in cards.values()
+                )
+                seen["blocked with a reason"] = any(
+                    c.blocked
+                    and c.blocked.cls in ("terminal", "gate-red", "dispatch-infra")
+                    and c.blocked.reason.strip()
+                    for c in cards.values()
+                )
+                if all(seen.values()) and len(seen) == 6:
+                    break
+            missing = [k for k, v in seen.items() if not v]
+            assert not missing, f"the demo did not show: {missing} within {DEADLINE_S}s"
+            # the board itself (not only the store) shows the parked card's badge
+            ready = _lane_ids(app, "ready")
+            parked = [c for c in store.list_cards() if c.blocked and c.blocked.cls == "too-wide"]
+            assert parked[0].id in ready
+    finally:
+        demo.stop_loop(target, loop)
+        store.close()
+    assert loop.poll() is not None, "the demo's loop did not stop"
+
+
+def test_demo_twice_refreshes_the_sandbox(tmp_path: Path) -> None:
+    target = tmp_path / "d"
+    first = demo.create_sandbox(target)
+    (first / "scribble.txt").write_text("old")
+    second = demo.create_sandbox(target)
+    assert second == first and not (second / "scribble.txt").exists()
+    cfg = config.load(second)
+    store = SQLiteStore(cfg.db_path)
+    try:
+        lanes = {c.lane for c in store.list_cards()}
+    finally:
+        store.close()
+    assert lanes == {"backlog", "ready", "review", "done", "cancelled"}
+
+
+def test_demo_refuses_a_directory_that_is_not_its_own(tmp_path: Path) -> None:
+    target = tmp_path / "mine"
+    target.mkdir()
+    (target / "precious.txt").write_text("keep")
+    with pytest.raises(Refused, match="not a board demo sandbox"):
+        demo.create_sandbox(target)
+    assert (target / "precious.txt").read_text() == "keep"
+    assert sorted(os.listdir(target)) == ["precious.txt"]
+
+
+_ = asyncio  # pilot tests run on pytest-asyncio (asyncio_mode=auto)
