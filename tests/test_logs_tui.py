@@ -265,7 +265,17 @@ async def test_switching_drives_many_times_leaves_no_file_open(board) -> None:
             card, attempt = ("c-3", 1) if i % 2 else ("c-1", 2)
             view.open(logs.log_path(cfg, card, attempt))
             await wait_for(pilot, settled(app))
-        assert open_logs() == 1, f"{open_logs()} logs open after switching: descriptors leak"
+
+        def one_open() -> bool:
+            """only the log on screen is open (old ones close in their workers)"""
+            return open_logs() == 1
+
+        try:
+            await wait_for(pilot, one_open, timeout=15)
+        except AssertionError:
+            raise AssertionError(
+                f"{open_logs()} logs open after switching: descriptors leak"
+            ) from None
     assert open_logs() == 0, "the log stayed open after the screen closed"
 
 
