@@ -520,6 +520,31 @@ async def test_a_save_made_by_the_loop_appears_without_a_key(fx) -> None:
         await wait_for(pilot, lambda: new not in names(screen), what="the deleted save to go")
 
 
+async def test_every_theme_draws_the_browser_and_the_diff(fx) -> None:
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        for name in app.theme_names:
+            app.set_board_theme(name)
+            screen = await open_browser(pilot, fx)
+            await select(pilot, screen, fx.saves["dirty"])
+            await pilot.press("enter")
+            diff = await diff_loaded(pilot)
+            assert "diff --git a/app.py b/app.py" in "\n".join(screen_lines(app)), name
+            await pilot.press("escape", "escape")
+            assert app.screen is not diff and not isinstance(app.screen, StrandedScreen)
+
+
+async def test_help_lists_the_browser_keys_by_id(fx) -> None:
+    app = make_app(fx)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await open_browser(pilot, fx)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = "\n".join(screen_lines(app))
+        for ident in ("stranded.pick", "stranded.salvage", "stranded.discard", "stranded.copy"):
+            assert ident in text, f"the help does not show {ident}"
+
+
 def test_every_binding_has_an_id() -> None:
     for cls in binding_classes():
         for binding in cls.BINDINGS:

@@ -6,16 +6,25 @@ is where the operator brings that work home or lets it go. Each key is one call 
 core verbs the CLI offers too (`stranded.pick`, `operator.salvage`, `stranded.discard`),
 run in a worker and reported as one line, never a traceback.
 
+Keys (each a Binding with an id, rebindable in board.toml `[tui.keys]`): `enter` the diff,
+`p` cherry-pick onto a branch (asks which, the base by default), `S` salvage (publishes
+through the gate), `d` discard (asks, naming the branch and its diffstat), `y` copy the
+recovery commands (OSC 52, and shown on screen), `o` the card, `/` filter, `s`/`r` sort,
+`esc` back. After each verb the list is read again.
+
 Speed, because operators meet this screen with thousands of saves and million-line diffs:
 
-- the list is read in a worker (one `git for-each-ref`, stats recorded at save time, one
-  store read) and drawn with the line API, so 2,000 branches cost a list, not widgets;
+- the list is read in a thread started with the screen (one `git for-each-ref`, stats
+  recorded at save time, one store read) and drawn with the line API, so 2,000 branches
+  cost a list, not widgets; the footer is mounted after the first rows are painted;
 - the diff streams from `git diff` through a thread into `DiffBuffer`, which indexes
   whole blocks of lines at C speed (a `count` per block, no Python call per line); the
   view (`DiffView`, the line API as in `tui/logs.py`) pages the first screen while the
-  rest is still arriving, and tells the UI about growth one notice at a time;
+  rest is still arriving, and redraws for new lines at most five times a second, so
+  keys are not queued behind repaints; leaving the diff kills git;
 - new saves made by the loop show up live: a worker stats the refs and the stats file
-  every second and reloads only when they changed.
+  every second and reloads when they changed (and once at the first look, so a save that
+  landed during the first read is not missed).
 
 Everything that came from a coder or a user (branch names, titles, paths, diff lines) is
 painted as plain text through `sanitize`: no markup, no escape sequence (invariant 5).
@@ -64,7 +73,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from .dialogs import ConfirmDialog
-from .widgets import StatusLine
+from .widgets import StatusLine, one_line
 
 POLL_S = 1.0  # how often the screen looks for saves made by the loop (a few stat calls)
 LANE_ORDER = {"backlog": 0, "ready": 1, "working": 2, "review": 3, "done": 4, "cancelled": 5}
@@ -75,11 +84,6 @@ HINT = "enter diff · p pick · S salvage · d discard · y recovery · o card �
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def one_line(text: str) -> str:
-    """Untrusted text for a single row: escapes visible, line breaks shown as ⏎."""
-    return sanitize(text.replace("\r\n", "\n").replace("\n", " ⏎ "))
 
 
 # ---------------------------------------------------------------------------------------------
