@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from board.core import config
 from board.core.store import SQLiteStore
 

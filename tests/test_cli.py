@@ -49,7 +49,18 @@ def test_the_readme_walkthrough_in_a_new_repository(tmp_path: Path) -> None:
     res = board(repo, "card", "add", "x", "--spec", "y", "--ready", "--json")
     card = json.loads(res.stdout)
     assert card["lane"] == "ready" and card["blocked"] is None
-    for key in ("id", "title", "spec", "kind", "lane", "blocked", "labels", "deps", "branch", "pr_url"):
+    for key in (
+        "id",
+        "title",
+        "spec",
+        "kind",
+        "lane",
+        "blocked",
+        "labels",
+        "deps",
+        "branch",
+        "pr_url",
+    ):
         assert key in card
     cid = card["id"]
 
@@ -92,7 +103,9 @@ def test_init_twice_keeps_what_is_there(repo: Path) -> None:
         (("card", "add", "x", "--spec-file", "/nonexistent"), "cannot read --spec-file"),
     ],
 )
-def test_bad_input_is_one_clear_line_and_changes_nothing(repo: Path, args: tuple, needle: str) -> None:
+def test_bad_input_is_one_clear_line_and_changes_nothing(
+    repo: Path, args: tuple, needle: str
+) -> None:
     board(repo, "card", "add", "first", "--spec", "s", "--ready")
     before = state(repo)
     res = board(repo, *args)
@@ -114,7 +127,9 @@ def test_a_1mb_spec_from_a_file_is_stored_whole(repo: Path, tmp_path: Path) -> N
 
 
 def test_spec_from_stdin(repo: Path) -> None:
-    res = board(repo, "card", "add", "piped", "--spec-file", "-", "--json", input_text="from stdin\n")
+    res = board(
+        repo, "card", "add", "piped", "--spec-file", "-", "--json", input_text="from stdin\n"
+    )
     assert json.loads(res.stdout)["spec"] == "from stdin\n"
 
 
@@ -125,7 +140,9 @@ def test_markup_escapes_and_controls_are_stored_byte_for_byte(repo: Path) -> Non
     held = json.loads(board(repo, "hold", card["id"], "--reason", title, "--json").stdout)
     assert held["blocked"]["reason"] == title
     human = board(repo, "card", "show", card["id"])
-    assert "\x1b" not in human.stdout and "\x07" not in human.stdout, "an escape reached the terminal"
+    assert "\x1b" not in human.stdout and "\x07" not in human.stdout, (
+        "an escape reached the terminal"
+    )
     assert "[bold red]x[/]" in human.stdout
 
 
@@ -143,7 +160,9 @@ def test_without_board_toml_says_run_init(tmp_path: Path) -> None:
 
 def test_bad_board_toml_is_refused_naming_line_and_key(repo: Path) -> None:
     path = repo / "board.toml"
-    path.write_text(path.read_text().replace("max_concurrent = 2", "max_concurrent = 2\nturbo = true"))
+    path.write_text(
+        path.read_text().replace("max_concurrent = 2", "max_concurrent = 2\nturbo = true")
+    )
     res = board(repo, "card", "list")
     assert res.returncode != 0
     assert "board.toml:" in res.stderr and "board.turbo: unknown key" in res.stderr

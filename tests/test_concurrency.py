@@ -68,7 +68,8 @@ def test_two_processes_500_transitions_each_lose_no_update(tmp_path: Path) -> No
         accepted = sum(r["accepted"].get(card.id, 0) for r in results)
         events = [e for e in st.timeline(card.id) if e.who in ("loop", "tui")]
         assert len(events) == accepted, (
-            f"{card.id}: {accepted} accepted writes but {len(events)} timeline events: an update was lost"
+            f"{card.id}: {accepted} accepted writes but {len(events)} timeline events: "
+            "an update was lost"
         )
         assert card.version == 1 + accepted, f"{card.id}: version does not count every write"
         counted = int(card.labels[0].split("=")[1]) if card.labels else 0

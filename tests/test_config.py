@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from board.core import config
 from board.core.errors import ConfigError
 

@@ -22,10 +22,15 @@ def test_every_core_module_imports_without_textual_or_the_tui() -> None:
         "sys.meta_path.insert(0, Block())\n"
         f"for name in {names!r}:\n"
         "    importlib.import_module(name)\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('textual', 'board.tui')))))\n"
+        "loaded = [m for m in sys.modules if m.startswith(('textual', 'board.tui'))]\n"
+        "print(json.dumps(sorted(loaded)))\n"
     )
     res = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
     )
     assert res.returncode == 0, f"a core module needs Textual or the TUI: {res.stderr}"
     assert json.loads(res.stdout) == [], "Textual was loaded by core"

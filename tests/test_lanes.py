@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from board.core import actions
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.model import Blocked, CardDraft
@@ -56,11 +55,11 @@ def test_done_and_cancelled_are_terminal(st: SQLiteStore, tmp_path: Path) -> Non
     for cid, lane in ((a, "cancelled"), (b, "done")):
         before = st.get(cid)
         for verb in (
-            lambda: actions.ready(st, cid),
-            lambda: actions.hold(st, cid, "r"),
-            lambda: actions.requeue(st, cid, "r"),
-            lambda: actions.cancel(st, None, cid),
-            lambda: actions.done(st, None, cid),
+            lambda cid=cid: actions.ready(st, cid),
+            lambda cid=cid: actions.hold(st, cid, "r"),
+            lambda cid=cid: actions.requeue(st, cid, "r"),
+            lambda cid=cid: actions.cancel(st, None, cid),
+            lambda cid=cid: actions.done(st, None, cid),
         ):
             with pytest.raises(Refused):
                 verb()
