@@ -256,7 +256,8 @@ async def test_leaving_the_diff_mid_load_kills_git(fx, monkeypatch: pytest.Monke
 def test_the_diff_buffer_indexes_any_chunking_exactly_like_git(fx) -> None:
     args = stranded.diff_args(fx.cfg, fx.saves["dirty"])
     raw = core_git(fx.cfg.root, *args).stdout.encode()
-    raw += b"+" * 5000 + b"\n"  # a line longer than the display cap, and odd bytes
+    raw += b"+windows line\r\n"  # a CR must stay (a line-ending change must show)
+    raw += b"+" * 5000 + b"\n"  # a line longer than the display cap
     numstat = core_git(fx.cfg.root, *args[:1], "--numstat", *args[3:]).stdout.split("\n")
     expected = {line.split("\t")[2]: line.split("\t")[:2] for line in numstat if line}
     rng = random.Random(7)
@@ -273,7 +274,8 @@ def test_the_diff_buffer_indexes_any_chunking_exactly_like_git(fx) -> None:
         want = raw.decode().split("\n")[:-1]
         assert lines == want, f"chunks of {sizes[:3]}: the buffer's lines differ from git's"
         counts = {f.path: [str(f.added), str(f.deleted)] for f in buffer.files}
-        counts["config.py"][0] = str(int(counts["config.py"][0]) - 1)  # the extra long line
+        counts["config.py"][0] = str(int(counts["config.py"][0]) - 2)  # the two extra lines
+        assert lines[-2] == "+windows line\r", "the CR of a CRLF line was dropped"
         assert counts == expected, f"per-file +/- differ from git --numstat: {counts}"
 
 

@@ -696,6 +696,16 @@ BLOCK_CACHE = 16
 SYNC_S = 0.2  # the diff view redraws for new lines at most this often while git writes
 
 
+def _decode(raw: bytes) -> str:
+    """One diff line as text: long lines cut with a marker, and a CR kept (shown as ^M).
+
+    A diff that only changes line endings must still show a difference.
+    """
+    if raw.endswith(b"\r"):
+        return decode_line(raw[:-1], len(raw) - 1) + "\r"
+    return decode_line(raw)
+
+
 @dataclass(slots=True)
 class DiffFile:
     """One file of the diff: where its header is, where its hunks start, its +/− so far."""
@@ -867,7 +877,7 @@ class DiffBuffer:
                 lines = self._block_lines(b)
                 n = len(lines) - 1
                 take = min(stop, first + n)
-                out.extend(decode_line(raw) for raw in lines[k - first : take - first])
+                out.extend(_decode(raw) for raw in lines[k - first : take - first])
                 k = take
                 b += 1
             return out
@@ -1748,7 +1758,12 @@ class StrandedScreen(Screen[None]):
             outcome = Outcome(
                 f"{verb} {label}: internal error: {type(exc).__name__}: {exc}", error=True
             )
-        self.post_message(self.VerbDone(verb, outcome))
+        if self.is_attached:
+            self.post_message(self.VerbDone(verb, outcome))
+        else:  # the operator left the screen meanwhile: the result still gets said
+            say = getattr(self.app, "say", None)
+            if say is not None:
+                self.app.call_from_thread(say, outcome.line, outcome.error)
 
     def on_stranded_screen_verb_done(self, message: VerbDone) -> None:
         self.busy = ""
