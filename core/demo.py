@@ -229,7 +229,9 @@ def cmd_demo(args: argparse.Namespace, ctx: Any) -> int:
     print(f"demo sandbox: {repo}  (the loop's output: {repo}/.board/loop.out)", flush=True)
     child = start_loop(repo)
     try:
-        if args.no_tui:
+        if args.screenshot:
+            _screenshot(repo, Path(args.screenshot), args.seconds, args.theme)
+        elif args.no_tui:
             deadline = time.monotonic() + args.seconds
             while time.monotonic() < deadline and child.poll() is None:
                 time.sleep(0.5)
@@ -246,6 +248,25 @@ def cmd_demo(args: argparse.Namespace, ctx: Any) -> int:
     return 0
 
 
+def _screenshot(repo: Path, path: Path, seconds: float, theme: str | None) -> None:
+    """Run the TUI headless for `seconds`, then save what it shows as SVG (for the README)."""
+    tui_app = importlib.import_module("board.tui.app")
+    cfg = config.load(repo)
+    store = SQLiteStore(cfg.db_path)
+    try:
+        app = tui_app.BoardApp(cfg, store, theme=theme)
+
+        def shoot() -> None:
+            app.save_screenshot(filename=path.name, path=str(path.parent.resolve()))
+            app.exit()
+
+        app.call_later(lambda: app.set_timer(seconds, shoot))
+        app.run(headless=True, size=(120, 30))
+    finally:
+        store.close()
+    print(f"saved {path}", flush=True)
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "demo",
@@ -256,5 +277,8 @@ def register(sub: Any) -> None:
     p.add_argument("dir", nargs="?", metavar="DIR")
     p.add_argument("--theme", default=None, help="TUI theme")
     p.add_argument("--no-tui", action="store_true", help="run the loop only, for --seconds")
-    p.add_argument("--seconds", type=float, default=60, help="with --no-tui: how long to run")
+    p.add_argument(
+        "--seconds", type=float, default=60, help="with --no-tui or --screenshot: how long to run"
+    )
+    p.add_argument("--screenshot", metavar="SVG", help="run headless, then save the board as SVG")
     p.set_defaults(func=cmd_demo)
