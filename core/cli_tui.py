@@ -14,7 +14,10 @@ from .errors import BoardError
 
 
 def cmd_tui(args: argparse.Namespace, ctx: Any) -> int:
+    store = ctx.store  # opened first: a missing store is refused before anything starts
     try:
+        # start reading the board now, in a thread, so it overlaps Textual's import
+        preload = importlib.import_module("board.tui.rows").Preload(store)
         tui_app = importlib.import_module("board.tui.app")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("textual", "rich"):
@@ -23,7 +26,7 @@ def cmd_tui(args: argparse.Namespace, ctx: Any) -> int:
                 "pip install 'textual==8.2.8'"
             ) from None
         raise
-    return int(tui_app.run(ctx.cfg, ctx.store, theme=args.theme))
+    return int(tui_app.run(ctx.cfg, store, theme=args.theme, preload=preload))
 
 
 def register(sub: Any) -> None:

@@ -9,6 +9,7 @@ line), and the themes. Nothing here reads the store or runs git on the UI thread
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from board.core.config import Config
@@ -23,6 +24,7 @@ from textual.theme import Theme
 
 from .commands import VERBS, BoardCommands
 from .dialogs import ConfirmDialog, HelpScreen, ReasonDialog, card_question
+from .rows import Preload
 from .themes import load_themes, user_theme_dir
 from .widgets import StatusLine
 
@@ -48,7 +50,7 @@ def result_line(verb: str, card: Card) -> str:
 class BoardApp(App[int]):
     """`board tui`: the board, the card screen, verbs by key, live from the store."""
 
-    CSS_PATH = "board.tcss"
+    CSS_PATH = str(Path(__file__).with_name("board.tcss"))  # absolute: subclasses live elsewhere
     TITLE = "board"
     COMMANDS = {BoardCommands}
     ENABLE_COMMAND_PALETTE = True
@@ -78,6 +80,7 @@ class BoardApp(App[int]):
         store: Store,
         theme: str | None = None,
         poll_interval: float = POLL_INTERVAL_S,
+        preload: Preload | None = None,
     ) -> None:
         super().__init__()
         self.cfg = cfg
@@ -95,6 +98,9 @@ class BoardApp(App[int]):
         self.seen_changes: int | None = None
         self.last_status: tuple[str, bool] = ("", False)
         self._polling = False
+        # the first read of the board: started by `board tui` before Textual was imported,
+        # or here, so it runs while the app starts either way
+        self._preload: Preload | None = preload or Preload(store)
 
     # setup ---------------------------------------------------------------------------------
 
@@ -128,6 +134,11 @@ class BoardApp(App[int]):
             "board-muted": theme.foreground or ("white" if theme.dark else "black"),
         }
 
+    def take_preload(self) -> Preload | None:
+        """The preloaded board, once: later loads read the store afresh."""
+        preload, self._preload = self._preload, None
+        return preload
+
     def get_default_screen(self) -> Screen[Any]:
         from .board import BoardScreen
 
@@ -141,6 +152,13 @@ class BoardApp(App[int]):
 
     def board_painted(self) -> None:
         """Called once, after the first board with the store's cards is on screen."""
+
+    def post_display_hook(self) -> None:
+        """After each display: the first one that drew the board's cards calls board_painted."""
+        screen = self.screen
+        if getattr(screen, "paint_pending", False) and screen.painted():  # type: ignore[attr-defined]
+            screen.paint_pending = False  # type: ignore[attr-defined]
+            self.board_painted()
 
     # status --------------------------------------------------------------------------------
 
@@ -309,9 +327,9 @@ def all_binding_ids() -> set[str]:
     return ids
 
 
-def run(cfg: Config, store: Store, theme: str | None = None) -> int:
+def run(cfg: Config, store: Store, theme: str | None = None, preload: Preload | None = None) -> int:
     """Start the app on the terminal; returns the exit status for the CLI."""
-    app = BoardApp(cfg, store, theme=theme)
+    app = BoardApp(cfg, store, theme=theme, preload=preload)
     app.run()
     return app.return_code or 0
 

@@ -8,11 +8,10 @@ write, or our own verb) it is on the same card, even if that card changed lanes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from board.core.errors import BoardError
-from board.core.model import LANES, TERMINAL, Card
+from board.core.model import LANES, Card
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -24,31 +23,15 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from .commands import verb_bindings
-from .widgets import LaneView, Row, StatusLine
+from .rows import Lanes, Preload, Row, matches, read_board
+from .widgets import LaneView, StatusLine
 
 if TYPE_CHECKING:
     from .app import BoardApp
 
 START_LANE = "backlog"
+FIRST_READ_WAIT_S = 0.5  # how long the first paint may wait for the first read
 HINT = "? keys · : palette · / filter · enter open · q quit"
-
-
-def build_lanes(cards: Iterable[Card]) -> dict[str, list[Row]]:
-    """Rows per lane: blocked first; open lanes by priority then age, closed ones newest first."""
-    lanes: dict[str, list[Row]] = {lane: [] for lane in LANES}
-    for card in cards:
-        lanes.setdefault(card.lane, []).append(Row.of(card))
-    for lane, rows in lanes.items():
-        if lane in TERMINAL:
-            rows.sort(key=lambda r: (r.card.updated_at, r.card.seq), reverse=True)
-        else:
-            rows.sort(key=lambda r: (r.card.priority, r.card.seq))
-        rows.sort(key=lambda r: r.card.blocked is None)  # stable: keeps the order above
-    return lanes
-
-
-def matches(row: Row, words: list[str]) -> bool:
-    return all(word in row.hay for word in words)
 
 
 class BoardScreen(Screen[None]):
@@ -82,6 +65,7 @@ class BoardScreen(Screen[None]):
         self.show_cancelled = False
         self.filter_words: list[str] = []
         self.loaded = False
+        self.paint_pending = False  # the first board with cards is not on screen yet
         self._shown_count = -1
 
     @property
@@ -89,7 +73,12 @@ class BoardScreen(Screen[None]):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="lanes"):
+        # The lanes stay hidden until the first read lands, so the board is painted once,
+        # with its cards, rather than empty and then again.
+        yield Static(Text("reading the board…"), id="loading")
+        lanes = Horizontal(id="lanes")
+        lanes.display = False
+        with lanes:
             for lane in LANES:
                 column = Vertical(classes="lane-column", id=f"col-{lane}")
                 column.display = lane != "cancelled"
@@ -107,42 +96,64 @@ class BoardScreen(Screen[None]):
         self._mark_current()
         text, error = self.board_app.last_status
         self.query_one(StatusLine).show(text or HINT, error)
-        self.reload()
+        preload = self.board_app.take_preload()
+        if preload is None:
+            self.reload()
+            return
+        # The read started before Textual did; a board that is read by now (or within a
+        # moment: nothing else is on screen yet) is painted once, with its cards.
+        try:
+            lanes, count = preload.result(timeout=FIRST_READ_WAIT_S)
+        except TimeoutError:
+            self._load(preload)  # a big or slow store: say "reading" and let a worker wait
+        except BoardError as exc:
+            self.board_app.say(exc.line(), error=True)
+            self._show(self.lanes, -1)  # an empty board; the store watch retries
+        else:
+            self._show(lanes, count)
 
     # data ----------------------------------------------------------------------------------
 
     def reload(self) -> None:
-        self._load()
+        self._load(None)
 
     @work(thread=True, exclusive=True, group="board-load", exit_on_error=False)
-    def _load(self) -> None:
+    def _load(self, preload: Preload | None) -> None:
         worker = get_current_worker()
         app = self.board_app
         try:
-            count = app.store.change_count()
-            cards = app.store.list_cards()
+            lanes, count = preload.result() if preload else read_board(app.store)
         except BoardError as exc:
             app.call_from_thread(app.say, exc.line(), True)
             return
-        lanes = build_lanes(cards)
         if not worker.is_cancelled:
             self.post_message(self.Loaded(lanes, count))
 
     def on_board_screen_loaded(self, message: Loaded) -> None:
-        if message.count < self._shown_count:
+        self._show(message.lanes, message.count)
+
+    def _show(self, lanes: Lanes, count: int) -> None:
+        if count < self._shown_count:
             return  # an older read finishing late
-        self._shown_count = message.count
+        self._shown_count = count
         app = self.board_app
-        if app.seen_changes is None or message.count > app.seen_changes:
-            app.seen_changes = message.count
+        if count >= 0 and (app.seen_changes is None or count > app.seen_changes):
+            app.seen_changes = count
         following = self.current_card()
-        self.lanes = message.lanes
+        self.lanes = lanes
         self._refilter()
         if following is not None:
             self._follow(following.id)
         if not self.loaded:
             self.loaded = True
-            self.call_after_refresh(app.board_painted)
+            self.query_one("#loading").display = False
+            self.query_one("#lanes").display = True
+            self.lane_view(self.current_lane).focus()
+            self.paint_pending = True
+
+    def painted(self) -> bool:
+        """True once the lanes have drawn rows (called after each display)."""
+        return any(view.painted for view in self.query(LaneView)) or not any(self.lanes.values())
 
     def _follow(self, card_id: str) -> None:
         """Keep the cursor on its card, switching lanes if the card moved."""

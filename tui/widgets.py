@@ -9,9 +9,7 @@ the screen through `sanitize`/`literal` as plain `Text`, never as a markup strin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from board.core.logs import sanitize as _core_sanitize
 from board.core.model import SELF_HEALING, Card
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -25,22 +23,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
+from .rows import Row, one_line, sanitize
+
 # -- literal text ---------------------------------------------------------------------------
-
-
-def sanitize(text: str) -> str:
-    """Text from a user or a coder, safe to paint: every escape and control char visible.
-
-    ESC [2J shows as `␛[2J`, a bell as `^G`; line breaks are kept for multi-line text.
-    """
-    if not text:
-        return ""
-    return _core_sanitize(text.replace("\r\n", "\n"), keep_newlines=True)
-
-
-def one_line(text: str) -> str:
-    """Sanitized text for a single row: line breaks shown as ⏎ so a row stays one row."""
-    return sanitize(text).replace("\n", " ⏎ ")
 
 
 def literal(text: str, style: str | Style = "") -> Text:
@@ -51,21 +36,6 @@ def literal(text: str, style: str | Style = "") -> Text:
 NARROW = 24  # below this many cells a lane row leaves out the priority
 
 # -- the lane -------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Row:
-    """One card as a lane shows it, prepared off the UI thread (sanitized title, haystack)."""
-
-    card: Card
-    title: str
-    hay: str
-
-    @classmethod
-    def of(cls, card: Card) -> Row:
-        blocked = card.blocked.cls if card.blocked else ""
-        hay = " ".join((card.id, card.title, blocked, *card.labels)).lower()
-        return cls(card, one_line(card.title), hay)
 
 
 class LaneView(ScrollView, can_focus=True, inherit_bindings=False):
@@ -105,6 +75,7 @@ class LaneView(ScrollView, can_focus=True, inherit_bindings=False):
             self.lane = lane
 
     def __init__(self, lane: str, *, id: str | None = None) -> None:
+        self._row_styles: dict[tuple[Style, tuple[str, ...]], Style] = {}
         super().__init__(id=id)
         self.lane = lane
         self.rows: list[Row] = []
@@ -113,6 +84,7 @@ class LaneView(ScrollView, can_focus=True, inherit_bindings=False):
         self.empty_text = "empty"
         self.selected_id: str | None = None
         self.id_width = 4
+        self.painted = False  # a row has been drawn (the bench and the first-paint hook ask)
 
     # data ----------------------------------------------------------------------------------
 
@@ -194,38 +166,52 @@ class LaneView(ScrollView, can_focus=True, inherit_bindings=False):
 
     # drawing -------------------------------------------------------------------------------
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._row_styles.clear()
+
+    def _style(self, base: Style, *names: str) -> Style:
+        """base + the named component styles, cached until the styles change (theme, focus)."""
+        key = (base, names)
+        style = self._row_styles.get(key)
+        if style is None:
+            style = base
+            for name in names:
+                style = style + self.get_component_rich_style(name, partial=True)
+            self._row_styles[key] = style
+        return style
+
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         base = self.rich_style
         index = int(self.scroll_offset.y) + y
         if not self.rows:
             if y == 0:
-                style = base + self.get_component_rich_style("lane--empty", partial=True)
+                style = self._style(base, "lane--empty")
                 return Strip([Segment(f" {self.empty_text}", style)]).adjust_cell_length(
                     width, base
                 )
             return Strip.blank(width, base)
         if index >= len(self.rows):
             return Strip.blank(width, base)
+        self.painted = True
         return self._row_strip(self.rows[index], index == self.cursor, width, base)
 
     def _row_strip(self, row: Row, at_cursor: bool, width: int, base: Style) -> Strip:
         """` id  pN  !class  title`; a narrow lane drops the priority so the class shows."""
         card = row.card
-        part = self.get_component_rich_style
         if at_cursor:
-            cursor_cls = "lane--cursor" if self.has_focus else "lane--cursor-blurred"
-            base = base + part(cursor_cls)
+            base = self._style(base, "lane--cursor" if self.has_focus else "lane--cursor-blurred")
         narrow = width < NARROW
         ident = card.id if narrow else f"{card.id:<{self.id_width}}"
-        segments = [Segment(" ", base), Segment(f"{ident} ", base + part("lane--id", partial=True))]
+        segments = [Segment(" ", base), Segment(f"{ident} ", self._style(base, "lane--id"))]
         if not narrow:
             prio = "lane--urgent" if card.priority <= 1 else "lane--prio"
-            segments.append(Segment(f"p{card.priority} ", base + part(prio, partial=True)))
+            segments.append(Segment(f"p{card.priority} ", self._style(base, prio)))
         if card.blocked is not None:
             cls = card.blocked.cls
             badge = "lane--heal" if cls in SELF_HEALING else "lane--badge"
-            segments.append(Segment(f"!{one_line(cls)}", base + part(badge, partial=True)))
+            segments.append(Segment(f"!{one_line(cls)}", self._style(base, badge)))
             segments.append(Segment(" ", base))
         room = width - sum(cell_len(s.text) for s in segments)
         title = row.title

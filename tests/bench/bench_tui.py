@@ -1,0 +1,238 @@
+"""Benchmark: `board tui` with 10,000 cards against baselines measured in the same run.
+
+1. Start: time from process start to the first painted board holding every card of a
+   10,000-card store, against an empty Textual app started the same way (a fresh Python
+   process, headless, exiting right after its first paint). Target: at most 1.5x.
+2. Keys: key-to-repaint time moving the cursor (`j`/`k` arriving as from the terminal,
+   to the repaint that shows the cursor on its new row) with 10,000 cards in the lane,
+   against 10 cards. Target: at most 1.5x. A third figure walks 300 rows down the big
+   lane, so each step also scrolls.
+
+    /tmp/venv/bin/python tests/bench/bench_tui.py [--cards 10000] [--rounds 7] [--keys 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+START_RATIO = 1.5
+KEY_RATIO = 1.5
+SIZE = (160, 48)
+
+
+# -- the child processes (kept import-light: each imports only what its mode needs) ----------
+
+
+def painted() -> None:
+    """Say when the first paint happened (wall clock, compared with the parent's spawn time)."""
+    print(f"PAINTED {time.time():.6f}", flush=True)
+
+
+def child_empty() -> None:
+    from textual.app import App
+
+    class Empty(App[None]):
+        done = False
+
+        def post_display_hook(self) -> None:  # the first display: the same hook the board uses
+            if not self.done:
+                self.done = True
+                painted()
+                self.exit()
+
+    Empty().run(headless=True, size=SIZE)
+
+
+def child_board(root: str) -> None:
+    """What `board tui` does (core/cli_tui.py), headless, exiting at the first painted board."""
+    from board.core import config
+    from board.core.store import SQLiteStore
+    from board.tui.rows import Preload
+
+    cfg = config.load(Path(root))
+    store = SQLiteStore(cfg.db_path)
+    preload = Preload(store)  # before Textual is imported, as `board tui` does
+    from board.tui.app import BoardApp
+
+    class FirstPaint(BoardApp):
+        def board_painted(self) -> None:
+            painted()
+            self.exit()
+
+    FirstPaint(cfg, store, preload=preload).run(headless=True, size=SIZE)
+
+
+# -- the parent ---------------------------------------------------------------------------
+
+
+def make_board(root: Path, cards: int, lanes: dict[str, float]) -> None:
+    """A board.toml and a store holding `cards` cards spread over lanes by `lanes` shares."""
+    from board.core import config
+    from board.core.model import Blocked, CardDraft
+    from board.core.store import Expect, SQLiteStore
+
+    root.mkdir(parents=True)
+    config.write_default(root)
+    cfg = config.load(root)
+    cfg.board_dir.mkdir(parents=True, exist_ok=True)
+    store = SQLiteStore(cfg.db_path, create=True)
+    plan: list[str] = []
+    for lane, share in lanes.items():
+        plan += [lane] * round(cards * share)
+    plan = (plan + ["backlog"] * cards)[:cards]
+    with store.transaction() as tx:
+        for i, lane in enumerate(plan):
+            card = tx.create(
+                CardDraft(
+                    title=f"card {i}: a title of a typical length for a unit of work",
+                    spec="do it",
+                    priority=i % 5,
+                    labels=[f"area-{i % 7}"],
+                    lane="backlog" if lane == "backlog" else "ready",
+                ),
+                "c",
+                "bench",
+            )
+            changes: dict[str, Any] = {}
+            if lane not in ("backlog", "ready"):
+                changes["lane"] = lane
+            if i % 17 == 0 and lane in ("backlog", "ready"):
+                changes["blocked"] = Blocked("held", f"reason {i}")
+            if changes:
+                tx.update(card.id, Expect(), changes, "bench")
+    store.close()
+
+
+def spawn(*args: str) -> float:
+    """Seconds from spawning the child to its first paint (teardown after it is not counted)."""
+    from board.core import proc
+
+    start = time.time()
+    res = proc.run((sys.executable, __file__, *args), timeout=120)
+    stamps = [line.split()[1] for line in res.stdout.splitlines() if line.startswith("PAINTED ")]
+    if res.returncode != 0 or not stamps:
+        raise SystemExit(f"child {args} failed: {res.stderr[-2000:]}")
+    return float(stamps[0]) - start
+
+
+def start_rounds(root: Path, rounds: int) -> tuple[list[float], list[float]]:
+    empty, board = [], []
+    spawn("--child", "empty")  # warm the file cache for both
+    spawn("--child", "board", str(root))
+    for _ in range(rounds):
+        empty.append(spawn("--child", "empty"))
+        board.append(spawn("--child", "board", str(root)))
+    return empty, board
+
+
+async def key_latencies(root: Path, keys: int, walk: bool = False) -> list[float]:
+    """Seconds from a key arriving (as from the terminal) to the repaint showing the move."""
+    from board.core import config
+    from board.core.store import SQLiteStore
+    from board.tui.app import BoardApp
+    from textual import events
+
+    displays: list[float] = []
+
+    class Timed(BoardApp):
+        def post_display_hook(self) -> None:
+            super().post_display_hook()
+            displays.append(time.perf_counter())
+
+    cfg = config.load(root)
+    store = SQLiteStore(cfg.db_path)
+    app = Timed(cfg, store, poll_interval=0)
+    out: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        while not getattr(app.screen, "loaded", False):
+            await pilot.pause(0.01)
+        await pilot.pause(0.2)
+        lane = app.screen.lane_view("backlog")  # type: ignore[attr-defined]
+        for i in range(keys):
+            key = "j" if walk or i % 2 == 0 else "k"
+            want = lane.cursor + (1 if key == "j" else -1)
+            event = events.Key(key, key)
+            event.set_sender(app)
+            seen = len(displays)
+            start = time.perf_counter()
+            app._driver.send_message(event)  # type: ignore[union-attr]
+            while not (lane.cursor == want and len(displays) > seen):
+                await asyncio.sleep(0.0002)
+            out.append(displays[-1] - start)
+            await asyncio.sleep(0.005)
+    store.close()
+    return out
+
+
+def fmt(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f} ms"
+
+
+def summary(name: str, values: list[float]) -> str:
+    values = sorted(values)
+    p95 = values[min(len(values) - 1, int(len(values) * 0.95))]
+    return f"  {name:<34} median {fmt(statistics.median(values))}   p95 {fmt(p95)}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cards", type=int, default=10_000)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--keys", type=int, default=200)
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    opts = ap.parse_args()
+    if opts.child:
+        if opts.child[0] == "empty":
+            child_empty()
+        else:
+            child_board(opts.child[1])
+        return 0
+
+    spread = {"backlog": 0.3, "ready": 0.2, "working": 0.005, "review": 0.005, "done": 0.45}
+    oks = []
+    with tempfile.TemporaryDirectory(prefix="board-bench-tui-") as tmp:
+        t = time.perf_counter()
+        big = Path(tmp) / "big"
+        make_board(big, opts.cards, spread)
+        lane_big = Path(tmp) / "lane-big"
+        make_board(lane_big, opts.cards, {"backlog": 1.0})
+        small = Path(tmp) / "small"
+        make_board(small, 10, {"backlog": 1.0})
+        print(f"made stores with {opts.cards} and 10 cards in {time.perf_counter() - t:.1f} s")
+
+        print(f"\n1. start to first painted board ({opts.rounds} rounds, medians, {SIZE})")
+        empty, board = start_rounds(big, opts.rounds)
+        e, b = statistics.median(empty), statistics.median(board)
+        ok = b <= START_RATIO * e
+        oks.append(ok)
+        print(f"  empty Textual app                  {fmt(e)}")
+        print(f"  board, {opts.cards} cards                {fmt(b)}")
+        print(f"  ratio {b / e:.2f}x (target <= {START_RATIO}x): {'OK' if ok else 'MISSED'}")
+
+        print(f"\n2. key to repaint ({opts.keys} keys each)")
+        lat_small = asyncio.run(key_latencies(small, opts.keys))
+        lat_big = asyncio.run(key_latencies(lane_big, opts.keys))
+        lat_walk = asyncio.run(key_latencies(lane_big, min(opts.keys, 300), walk=True))
+        print(summary("10 cards, j/k", lat_small))
+        print(summary(f"{opts.cards} cards in the lane, j/k", lat_big))
+        print(summary(f"{opts.cards} cards, j walking (scrolls)", lat_walk))
+        ratio = statistics.median(lat_big) / statistics.median(lat_small)
+        walk_ratio = statistics.median(lat_walk) / statistics.median(lat_small)
+        ok = ratio <= KEY_RATIO
+        oks.append(ok)
+        print(f"  ratio {ratio:.2f}x (target <= {KEY_RATIO}x): {'OK' if ok else 'MISSED'}")
+        print(f"  walking ratio {walk_ratio:.2f}x")
+    return 0 if all(oks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""The board's data, without Textual: literal text, rows, lanes, and the early read.
+
+`board tui` starts reading the store (`Preload`) before Textual is imported, so the
+10,000-card read overlaps the import and start-up of the UI. Nothing here imports
+Textual; the widgets import this.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from board.core.logs import sanitize as _core_sanitize
+from board.core.model import LANES, TERMINAL, Card
+from board.core.store import Store
+
+
+def sanitize(text: str) -> str:
+    """Text from a user or a coder, safe to paint: every escape and control char visible.
+
+    ESC [2J shows as `␛[2J`, a bell as `^G`; line breaks are kept for multi-line text.
+    """
+    if not text:
+        return ""
+    return _core_sanitize(text.replace("\r\n", "\n"), keep_newlines=True)
+
+
+def one_line(text: str) -> str:
+    """Sanitized text for a single row: line breaks shown as ⏎ so a row stays one row."""
+    return sanitize(text).replace("\n", " ⏎ ")
+
+
+class Row:
+    """One card as a lane shows it. The sanitized title and the filter's haystack are made
+    on first use: a 10,000-card board sanitizes only the rows it paints."""
+
+    __slots__ = ("card", "_title", "_hay")
+
+    def __init__(self, card: Card) -> None:
+        self.card = card
+        self._title: str | None = None
+        self._hay: str | None = None
+
+    @classmethod
+    def of(cls, card: Card) -> Row:
+        return cls(card)
+
+    @property
+    def title(self) -> str:
+        if self._title is None:
+            self._title = one_line(self.card.title)
+        return self._title
+
+    @property
+    def hay(self) -> str:
+        """What the filter searches: id, title, block class and labels, lower-cased."""
+        if self._hay is None:
+            card = self.card
+            blocked = card.blocked.cls if card.blocked else ""
+            self._hay = " ".join((card.id, card.title, blocked, *card.labels)).lower()
+        return self._hay
+
+
+Lanes = dict[str, list[Row]]
+
+
+def build_lanes(cards: Iterable[Card]) -> Lanes:
+    """Rows per lane: blocked first; open lanes by priority then age, closed ones newest first."""
+    lanes: Lanes = {lane: [] for lane in LANES}
+    for card in cards:
+        lanes.setdefault(card.lane, []).append(Row(card))
+    for lane, rows in lanes.items():
+        if lane in TERMINAL:
+            rows.sort(key=lambda r: (r.card.updated_at, r.card.seq), reverse=True)
+        else:
+            rows.sort(key=lambda r: (r.card.priority, r.card.seq))
+        rows.sort(key=lambda r: r.card.blocked is None)  # stable: keeps the order above
+    return lanes
+
+
+def read_board(store: Store) -> tuple[Lanes, int]:
+    """The whole board as lanes of rows, with the change count it is at least as new as."""
+    count = store.change_count()
+    return build_lanes(store.list_cards()), count
+
+
+def matches(row: Row, words: list[str]) -> bool:
+    return all(word in row.hay for word in words)
+
+
+class Preload:
+    """The first read of the board, started in a thread at once; `result()` waits for it."""
+
+    def __init__(self, store: Store) -> None:
+        self._done = threading.Event()
+        self._value: tuple[Lanes, int] | None = None
+        self._error: BaseException | None = None
+        threading.Thread(
+            target=self._read, args=(store,), name="board-preload", daemon=True
+        ).start()
+
+    def _read(self, store: Store) -> None:
+        try:
+            self._value = read_board(store)
+        except BaseException as exc:  # handed to whoever asks, who says it in one line
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def result(self, timeout: float | None = None) -> tuple[Lanes, int]:
+        if not self._done.wait(timeout):
+            raise TimeoutError("the board is still being read")
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+
+__all__ = ["Preload", "Row", "build_lanes", "matches", "one_line", "read_board", "sanitize"]
+_ = Any
