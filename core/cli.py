@@ -12,16 +12,14 @@ from typing import Any
 
 from . import actions, config, gitutil
 from .errors import BoardError, ConfigError, Refused
+from .logs import sanitize
 from .model import KINDS, LANES, PRIORITY_DEFAULT, Card, CardDraft
 from .store import SQLiteStore, Store
 
-_CONTROL = {i: f"^{chr(i + 64)}" for i in range(32) if chr(i) not in "\n\t"}
-_CONTROL[0x7F] = "^?"
-
 
 def visible(text: str) -> str:
-    """Control characters shown as ^X so a card's text cannot drive the terminal."""
-    return text.translate(_CONTROL)
+    """A card's text as the terminal may show it: escapes and controls made visible."""
+    return sanitize(text, keep_newlines=True)
 
 
 class Context:
