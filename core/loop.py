@@ -43,6 +43,7 @@ from typing import Any
 from . import actions, drive, proc
 from .errors import BoardError, Refused, StrandedWorkError
 from .model import SELF_HEALING, TERMINAL, Card, Drive
+from .proc import pid_alive
 from .publish import lock_path
 from .store import Expect, Store, utc_now
 
@@ -152,23 +153,6 @@ class BoardLock:
                 fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
-
-
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie is dead for our purposes
-    with contextlib.suppress(OSError):
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rsplit(")", 1)[1].split()[0] == "Z":
-            return False
-    return True
 
 
 @dataclass

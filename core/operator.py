@@ -58,21 +58,6 @@ TAIL_LINES = 20
 # small helpers
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    with contextlib.suppress(OSError, IndexError):
-        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-            return False
-    return True
-
-
 def _group_running(pgid: int) -> bool:
     """Whether any process of the group still runs (a zombie holds nothing and is not counted).
 
@@ -204,7 +189,7 @@ def end_drives(store: Store, card_id: str, why: str, status: str = "stopped") ->
             result.lines.append(f"drive {row.id} runs on {row.host}; it stands aside there")
     killed: set[int] = set()
     settle_until = time.monotonic() + (
-        STOP_SETTLE_S if any(_pid_alive(r.owner_pid) for r in local) else 0
+        STOP_SETTLE_S if any(proc.pid_alive(r.owner_pid) for r in local) else 0
     )
     while True:
         for row in local:
