@@ -229,7 +229,7 @@ async def test_enter_opens_the_card_and_esc_returns(board) -> None:
         assert isinstance(app.screen, BoardScreen), "esc did not return to the board"
 
 
-async def test_card_screen_shows_dependents_branch_and_worktree(board) -> None:
+async def test_card_screen_shows_dependents_branch_worktree_and_stranded_work(board) -> None:
     from board.core import gitutil
 
     root = board.root
@@ -238,6 +238,8 @@ async def test_card_screen_shows_dependents_branch_and_worktree(board) -> None:
     gitutil.git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "i")
     tree = board.cfg.worktrees_dir / "feat-c-3-lanes"
     gitutil.git(root, "worktree", "add", "-q", "-b", "feat/c-3-lanes", str(tree))
+    gitutil.git(root, "branch", "stranded/feat-c-3-lanes/20260101T000000000Z")
+    gitutil.git(root, "branch", "stranded/feat-c-2/20260101T000000001Z")
     app = make_app(board)
     async with app.run_test(size=(120, 50)) as pilot:
         screen = await loaded(pilot)
@@ -248,6 +250,10 @@ async def test_card_screen_shows_dependents_branch_and_worktree(board) -> None:
         assert "feat/c-3-lanes" in text, "the branch is not shown"
         assert str(tree) in text, "the worktree holding the branch is not shown"
         assert "c-11" in text, "the dependents are not shown"
+        assert "stranded/feat-c-3-lanes/20260101T000000000Z" in text, (
+            "the card's stranded branch is not shown"
+        )
+        assert "stranded/feat-c-2/" not in text, "another card's stranded branch is shown"
 
 
 async def test_verbs_work_on_the_card_screen(board) -> None:
@@ -688,6 +694,34 @@ async def test_works_with_no_loop_and_an_empty_store(tmp_path) -> None:
         assert "no card here" in status(app)
         assert "empty" in "\n".join(screen_lines(app))
     board.close()
+
+
+async def test_a_slow_first_read_says_reading_then_shows_the_board(board) -> None:
+    board.store._lock.acquire()  # the store is busy: the first read waits behind this
+    try:
+        app = make_app(board)
+        async with app.run_test() as pilot:
+            await pilot.pause(0.8)
+            assert not app.screen.loaded, "the board claims to be loaded before its read"
+            assert "reading the board" in "\n".join(screen_lines(app))
+            await pilot.press("j", "r")  # keys while reading: nothing to act on, no crash
+            board.store._lock.release()
+            screen = await loaded(pilot)
+            assert ids(lane(screen, "backlog")) == ["c-5", "c-11", "c-4", "c-12"]
+    finally:
+        if board.store._lock._is_owned():  # type: ignore[attr-defined]
+            board.store._lock.release()
+
+
+async def test_a_broken_store_is_one_line_not_a_traceback(board) -> None:
+    board.store.conn.execute("DROP TABLE meta")
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        await pilot.pause(0.8)
+        await settle(pilot)
+        assert app.is_running
+        assert "is not a board database" in status(app), status(app)
+        assert "Traceback" not in "\n".join(screen_lines(app))
 
 
 # -- invariant 5: shown literally -----------------------------------------------------------
