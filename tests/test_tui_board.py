@@ -4,8 +4,10 @@ appear without a key, and nothing a user wrote is obeyed by the terminal."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
-from board.core import actions
+from board.core import actions, proc
 from board.core.errors import ConfigError
 from board.core.model import Blocked
 from board.core.store import Expect
@@ -628,6 +630,44 @@ async def test_l_and_s_open_logs_and_stranded_or_say_not_yet(board) -> None:
             assert status(app).startswith("logs: not yet"), status(app)
         else:
             assert isinstance(app.screen, LogsScreen), "l did not open the card's logs"
+
+
+def test_the_early_read_and_core_import_without_textual(tmp_path) -> None:
+    """`board tui` reads the board before Textual loads; without Textual it says so in a line."""
+    board = seeded_board(tmp_path)
+    board.close()
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'textual' or name.startswith('textual.'):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from board.core import config\n"
+        "from board.core.store import SQLiteStore\n"
+        "from board.tui.rows import Preload\n"
+        f"cfg = config.load(__import__('pathlib').Path({str(board.root)!r}))\n"
+        "lanes, count = Preload(SQLiteStore(cfg.db_path)).result(10)\n"
+        "print(len(lanes['ready']), count)\n"
+        "from board.core.cli import main\n"
+        f"sys.exit(main(['-C', {str(board.root)!r}, 'tui']))\n"
+    )
+    res = proc.run((sys.executable, "-c", code), timeout=60)
+    assert res.stdout.split()[:2] == ["4", str(board_count(board))], res.stdout + res.stderr
+    assert res.returncode == 1, res.stderr
+    assert res.stderr.strip() == (
+        "board: board tui needs Textual (textual is not installed): pip install 'textual==8.2.8'"
+    ), res.stderr
+
+
+def board_count(board) -> int:
+    from board.core.store import SQLiteStore
+
+    store = SQLiteStore(board.cfg.db_path)
+    try:
+        return store.change_count()
+    finally:
+        store.close()
 
 
 # -- live -----------------------------------------------------------------------------------

@@ -312,11 +312,12 @@ def all_binding_ids() -> set[str]:
     from .board import BoardScreen
     from .card import CardScreen
     from .dialogs import ConfirmDialog as _Confirm
+    from .dialogs import HelpScreen as _Help
     from .dialogs import ReasonDialog as _Reason
     from .widgets import LaneView
 
     ids: set[str] = set()
-    classes: Iterable[Any] = (BoardApp, BoardScreen, CardScreen, LaneView, _Confirm, _Reason)
+    classes: Iterable[Any] = (BoardApp, BoardScreen, CardScreen, LaneView, _Confirm, _Reason, _Help)
     from .stranded import binding_classes  # the stranded browser's keys (issue 9)
 
     classes = (*classes, *binding_classes())
