@@ -206,8 +206,10 @@ class LaneView(ScrollView, can_focus=True, inherit_bindings=False):
         ident = card.id if narrow else f"{card.id:<{self.id_width}}"
         segments = [Segment(" ", base), Segment(f"{ident} ", self._style(base, "lane--id"))]
         if not narrow:
+            # on the cursor row the cursor's colours win (a muted colour would not read)
             prio = "lane--urgent" if card.priority <= 1 else "lane--prio"
-            segments.append(Segment(f"p{card.priority} ", self._style(base, prio)))
+            style = base if at_cursor else self._style(base, prio)
+            segments.append(Segment(f"p{card.priority} ", style))
         if card.blocked is not None:
             cls = card.blocked.cls
             badge = "lane--heal" if cls in SELF_HEALING else "lane--badge"
