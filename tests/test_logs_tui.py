@@ -254,9 +254,13 @@ async def test_switching_drives_many_times_leaves_no_file_open(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store)
 
+    mine = str(cfg.logs_dir.resolve())
+
     def open_logs() -> int:
+        """descriptors open on this test's logs (other tests' leftovers are not counted)"""
         fds = os.listdir("/proc/self/fd")
-        return sum(1 for fd in fds if os.path.realpath(f"/proc/self/fd/{fd}").endswith(".log"))
+        paths = [os.path.realpath(f"/proc/self/fd/{fd}") for fd in fds]
+        return sum(1 for p in paths if p.startswith(mine) and p.endswith(".log"))
 
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
