@@ -851,3 +851,97 @@ async def test_markup_and_escapes_are_literal_in_questions_and_status(board) -> 
         await settle(pilot)
         _assert_literal(app, "status line")
         assert "blocked held: [red]r[/]" in "\n".join(screen_lines(app))
+
+
+# -- stop and approve (operator verbs on live work) ------------------------------------------
+
+
+async def test_S_asks_then_stops_the_drive_leaving_the_card_held_in_ready(board) -> None:
+    """c-3 is working with no live drive here: stop still ends it and holds the card."""
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "working", "c-3")
+        before = board.store.get("c-3")
+        await pilot.press("S")
+        assert isinstance(app.screen, ReasonDialog), "S did not ask first"
+        assert "c-3" in "\n".join(screen_lines(app)), "the question does not name the card"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert board.store.get("c-3") == before, "an abandoned stop changed the card"
+        await pilot.press("S")
+        app.screen.query_one(Input).value = "runaway"
+        await pilot.press("enter")
+        await settle(pilot)
+        card = board.store.get("c-3")
+        assert card.lane == "ready", "stop did not put the card back in ready"
+        assert card.blocked == Blocked("held", "stopped: runaway"), card.blocked
+        assert status(app).startswith("stop c-3: ready"), status(app)
+
+
+async def test_S_on_a_card_that_is_not_working_shows_the_refusal(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "review", "c-6")
+        before = board.store.get("c-6")
+        await pilot.press("S")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "expects working" in status(app) or "not working" in status(app), status(app)
+        assert board.store.get("c-6") == before
+
+
+def _reviewable(board) -> None:
+    """Give c-6 (in review) a real branch with a commit, as a build would leave it."""
+    from board.core import gitutil
+
+    root = board.root
+    env = gitutil.identity_env()
+    (root / "README.md").write_text("base\n")
+    gitutil.git(root, "add", "README.md")
+    gitutil.git(root, *gitutil.NO_HOOKS, "commit", "-q", "-m", "base", env=env)
+    gitutil.git(root, "branch", board.cfg.run_branch)
+    gitutil.git(root, "checkout", "-q", "-b", "feat/c-6")
+    (root / "fold.txt").write_text("folded\n")
+    gitutil.git(root, "add", "fold.txt")
+    gitutil.git(root, *gitutil.NO_HOOKS, "commit", "-q", "-m", "c-6 work", env=env)
+    gitutil.git(root, "checkout", "-q", "main")
+    card = board.store.get("c-6")
+    board.store.update("c-6", Expect(version=card.version), {"branch": "feat/c-6"})
+
+
+async def test_a_asks_then_approves_a_review_card_and_it_folds(board) -> None:
+    from board.core import gitutil
+
+    _reviewable(board)
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "review", "c-6")
+        await pilot.press("a")
+        assert isinstance(app.screen, ConfirmDialog), "a did not ask first"
+        await pilot.press("n")
+        await settle(pilot)
+        assert board.store.get("c-6").lane == "review", "a declined approve published"
+        await pilot.press("a", "y")
+        await wait_for(pilot, lambda: board.store.get("c-6").lane == "done", 20, "the fold")
+        await settle(pilot)
+        run_files = gitutil.out(board.root, "ls-tree", "--name-only", board.cfg.run_branch)
+        assert "fold.txt" in run_files.split(), "approve did not fold the branch onto the run"
+        assert status(app).startswith("approve c-6: done"), status(app)
+
+
+async def test_a_refuses_a_card_requeued_after_the_operator_looked(board) -> None:
+    _reviewable(board)
+    app = make_app(board, poll=0)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "review", "c-6")
+        await pilot.press("a")
+        actions.requeue(board.store, "c-6", "not yet", who="alice")  # someone else, meanwhile
+        await pilot.press("y")
+        await settle(pilot)
+        card = board.store.get("c-6")
+        assert card.lane == "ready", "the approve overrode another operator's requeue"
+        assert "c-6" in status(app) and "approve c-6: done" not in status(app), status(app)

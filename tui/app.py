@@ -36,6 +36,9 @@ _ASK_TAIL = {
     "done": "Its trees are saved to stranded/ branches, then removed.",
     "hold": "Why? (the loop never clears a hold; only unblock does)",
     "requeue": "Why? (optional: the reason goes into the next brief)",
+    "stop": "Its drive is killed, its tree saved to a stranded/ branch; unblock resumes it. "
+    "Why? (optional)",
+    "approve": "It is published the configured way (fold or push), unless it changed since.",
 }
 
 
@@ -86,6 +89,7 @@ class BoardApp(App[int]):
         self.cfg = cfg
         self.store = store
         self.poll_interval = poll_interval
+        self.verb_versions: dict[str, int] = {}  # card version seen when a verb key was pressed
         self.cursor_blink = True
         self.theme_set = load_themes(user_theme_dir(cfg.root, cfg.theme_dir))
         for item in self.theme_set.themes.values():
@@ -201,9 +205,11 @@ class BoardApp(App[int]):
 
     # verbs ---------------------------------------------------------------------------------
 
-    def run_verb(self, name: str, card_id: str, title: str) -> None:
+    def run_verb(self, name: str, card_id: str, title: str, version: int | None = None) -> None:
         """Ask what the verb needs (a reason, or yes/no naming the card), then call it once."""
         verb = VERBS[name]
+        if version is not None:
+            self.verb_versions[card_id] = version
         tail = _ASK_TAIL.get(name, "")
         if verb.ask == "confirm":
             question = card_question(verb.question, card_id, title, tail)

@@ -274,4 +274,4 @@ class BoardScreen(Screen[None]):
         if card is None:
             self.board_app.say(f"{name}: no card here", error=True)
             return
-        self.board_app.run_verb(name, card.id, card.title)
+        self.board_app.run_verb(name, card.id, card.title, card.version)

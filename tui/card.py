@@ -258,4 +258,4 @@ class CardScreen(Screen[None]):
         if card is None:
             self.board_app.say(f"{name}: no card loaded", error=True)
             return
-        self.board_app.run_verb(name, card.id, card.title)
+        self.board_app.run_verb(name, card.id, card.title, card.version)

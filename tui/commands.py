@@ -71,6 +71,19 @@ def _done(app: BoardApp, card_id: str, reason: str | None) -> Card:
     return actions.done(app.store, app.cfg, card_id, reason=reason or "")
 
 
+def _stop(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    from board.core import operator
+
+    return operator.stop(app.store, app.cfg, card_id, reason or None).card
+
+
+def _approve(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    from board.core import operator
+
+    seen = app.verb_versions.get(card_id)  # the version the operator was looking at
+    return operator.approve(app.store, app.cfg, card_id, expect_version=seen).card
+
+
 VERBS: dict[str, Verb] = {
     v.name: v
     for v in (
@@ -91,6 +104,22 @@ VERBS: dict[str, Verb] = {
             ask="optional-reason",
             question="Requeue",
             call=_requeue,
+        ),
+        Verb(
+            "stop",
+            "S",
+            "stop the card's drive: its tree saved to stranded/, the card held in ready",
+            ask="optional-reason",
+            question="Stop",
+            call=_stop,
+        ),
+        Verb(
+            "approve",
+            "a",
+            "publish a card waiting in review (fold or push), as you saw it",
+            ask="confirm",
+            question="Approve and publish",
+            call=_approve,
         ),
         Verb(
             "cancel",
