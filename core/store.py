@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Conflict, NotFound, Refused, StoreError
-from .model import DRIVE_LIVE, Blocked, Card, CardDraft, Drive, Event
+from .model import DRIVE_LIVE, TERMINAL, Blocked, Card, CardDraft, Drive, Event
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 5000
@@ -98,6 +98,32 @@ def describe_changes(old: Card, changes: Mapping[str, Any]) -> str:
         else:
             parts.append(f"{key} {before or '∅'} → {new or '∅'}")
     return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class LaneHeads:
+    """Per-lane counts and the first rows of each lane in board order, from one read.
+
+    Lets a screen paint the real top of every lane and its real counts without reading
+    every card; `complete` says no lane was cut short (the heads are the whole board).
+    """
+
+    totals: dict[str, int]  # cards per lane
+    blocked: dict[str, int]  # blocked cards per lane
+    cards: dict[str, list[Card]]  # each lane's first rows in board order
+    changes: int  # change_count() as of the read
+    complete: bool
+
+
+def board_order(lane: str, cards: Iterable[Card]) -> list[Card]:
+    """A lane in board order: blocked first; open lanes by priority then seq, closed
+    lanes (done, cancelled) newest first."""
+    if lane in TERMINAL:
+        rows = sorted(cards, key=lambda c: (c.updated_at, c.seq), reverse=True)
+    else:
+        rows = sorted(cards, key=lambda c: (c.priority, c.seq))
+    rows.sort(key=lambda c: c.blocked is None)  # stable: keeps the order above
+    return rows
 
 
 class Tx(abc.ABC):
@@ -202,11 +228,33 @@ class Store(abc.ABC):
         except NotFound:
             return None
 
+    def lane_heads(self, limit: int) -> LaneHeads:
+        """Counts per lane and each lane's first `limit` cards in board order (see
+        `board_order`), so a board paints without reading every card. This default reads
+        everything; a store overrides it with a cheaper query."""
+        if limit < 0:
+            raise StoreError(f"lane_heads: limit must be 0 or more, not {limit}")
+        changes = self.change_count()
+        lanes: dict[str, list[Card]] = {}
+        for card in self.list_cards():
+            lanes.setdefault(card.lane, []).append(card)
+        return LaneHeads(
+            totals={lane: len(cards) for lane, cards in lanes.items()},
+            blocked={
+                lane: sum(c.blocked is not None for c in cards) for lane, cards in lanes.items()
+            },
+            cards={lane: board_order(lane, cards)[:limit] for lane, cards in lanes.items()},
+            changes=changes,
+            complete=all(len(cards) <= limit for cards in lanes.values()),
+        )
+
 
 _CARD_COLS = (
     "id, seq, title, spec, acceptance, kind, lane, priority, assignee, branch, pr_url, "
     "blocked_class, blocked_reason, labels, surface, drive, created_at, updated_at, version"
 )
+# 1 for a blocked card (a block class that is set and not empty, as _card_from_row reads it)
+_IS_BLOCKED = "CASE WHEN blocked_class IS NULL OR blocked_class = '' THEN 0 ELSE 1 END"
 _DRIVE_COLS = (
     "id, card, attempt, tier, status, started_at, ended_at, pgid, host, owner_pid, log, result"
 )
@@ -546,6 +594,58 @@ class SQLiteStore(Store):
                     self.conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise _translate(exc, self.path) from None
+
+    def lane_heads(self, limit: int) -> LaneHeads:
+        """One read transaction: a GROUP BY for the counts, then an ORDER BY ... LIMIT per
+        lane (the lane index and a top-N sort), and the deps of only those cards."""
+        if limit < 0:
+            raise StoreError(f"lane_heads: limit must be 0 or more, not {limit}")
+        with self._lock:
+            try:
+                self.conn.execute("BEGIN")
+                try:
+                    return self._read_heads(self.conn, limit)
+                finally:
+                    self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+
+    def _read_heads(self, conn: sqlite3.Connection, limit: int) -> LaneHeads:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'changes'").fetchone()
+        changes = int(row[0]) if row else 0
+        totals: dict[str, int] = {}
+        blocked: dict[str, int] = {}
+        for lane, total, nblocked in conn.execute(
+            f"SELECT lane, COUNT(*), SUM({_IS_BLOCKED}) FROM cards GROUP BY lane"
+        ):
+            totals[lane], blocked[lane] = total, int(nblocked or 0)
+        rows: dict[str, list[tuple[Any, ...]]] = {}
+        for lane in totals:
+            order = "updated_at DESC, seq DESC" if lane in TERMINAL else "priority, seq"
+            rows[lane] = conn.execute(
+                f"SELECT {_CARD_COLS} FROM cards WHERE lane = ? "
+                f"ORDER BY {_IS_BLOCKED} DESC, {order} LIMIT ?",
+                (lane, limit),
+            ).fetchall()
+        ids = [r[0] for lane_rows in rows.values() for r in lane_rows]
+        deps: dict[str, list[str]] = {}
+        for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for card, dep in conn.execute(
+                f"SELECT card, dep FROM deps WHERE card IN ({marks})", chunk
+            ):
+                deps.setdefault(card, []).append(dep)
+        return LaneHeads(
+            totals=totals,
+            blocked=blocked,
+            cards={
+                lane: [_card_from_row(r, deps.get(r[0], ())) for r in lane_rows]
+                for lane, lane_rows in rows.items()
+            },
+            changes=changes,
+            complete=all(total <= limit for total in totals.values()),
+        )
 
     def timeline(self, card_id: str) -> list[Event]:
         rows = self._read(

@@ -1,0 +1,136 @@
+"""`Store.lane_heads`: the cheap first read the board paints from, against the real SQLite file.
+
+The board paints each lane's first rows and its counts from this read before the whole
+board is read, so a wrong order, a wrong count or a missing dependency here would show
+the operator a board that is not the store's.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from board.core.errors import StoreError
+from board.core.model import Blocked, CardDraft
+from board.core.store import Expect, SQLiteStore, Store
+from board.tui.rows import build_lanes
+
+
+def ticking_clock():
+    """Timestamps that repeat in threes, so closed lanes need the seq tie-break."""
+    counter = itertools.count()
+    return lambda: f"2026-01-01T00:{next(counter) // 3:06d}Z"
+
+
+def make_store(path: Path, cards: int) -> SQLiteStore:
+    """Cards over every lane, some blocked (open and closed lanes), priorities that tie."""
+    store = SQLiteStore(path, create=True, clock=ticking_clock())
+    lanes = ("backlog", "ready", "working", "review", "done", "cancelled")
+    with store.transaction() as tx:
+        for i in range(cards):
+            lane = lanes[(i * 7) % len(lanes)] if i % 3 else "done"
+            card = tx.create(
+                CardDraft(
+                    title=f"card {i}",
+                    spec="s",
+                    priority=(i * 3) % 4,
+                    lane="backlog" if lane == "backlog" else "ready",
+                    deps=[f"c-{i - 1}"] if i and i % 5 == 0 else [],
+                ),
+                "c",
+                "t",
+            )
+            changes: dict = {}
+            if lane not in ("backlog", "ready"):
+                changes["lane"] = lane
+            if i % 4 == 0:
+                changes["blocked"] = Blocked("held", f"r{i}")
+            if changes:
+                tx.update(card.id, Expect(), changes, "t")
+    return store
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    st = make_store(tmp_path / "board.db", 700)
+    yield st
+    st.close()
+
+
+def full_board(store: SQLiteStore) -> dict[str, list]:
+    """What the board shows after reading every card (the TUI's own ordering)."""
+    return {
+        lane: [row.card for row in rows] for lane, rows in build_lanes(store.list_cards()).items()
+    }
+
+
+@pytest.mark.parametrize("limit", [0, 1, 7, 60, 1000])
+def test_heads_are_the_top_of_each_lane_in_board_order(store: SQLiteStore, limit: int) -> None:
+    heads = store.lane_heads(limit)
+    board = full_board(store)
+    for lane, cards in board.items():
+        assert heads.cards.get(lane, []) == cards[:limit], (
+            f"the first {limit} rows of {lane} differ from the board's order: the first paint "
+            "would show other cards (or cards with other fields) than the full read"
+        )
+
+
+def test_heads_counts_are_the_whole_lanes_not_the_heads(store: SQLiteStore) -> None:
+    heads = store.lane_heads(5)
+    board = full_board(store)
+    assert {k: v for k, v in heads.totals.items()} == {
+        lane: len(cards) for lane, cards in board.items() if cards
+    }, "the lane counts are not the store's: the first paint would show wrong counts"
+    assert heads.blocked == {
+        lane: sum(c.blocked is not None for c in cards) for lane, cards in board.items() if cards
+    }, "the blocked counts are not the store's"
+    assert not heads.complete, "lanes were cut at 5 rows but the read claims to be complete"
+    biggest = max(heads.totals.values())
+    assert store.lane_heads(biggest).complete, "no lane was cut, yet the read says incomplete"
+    assert not store.lane_heads(biggest - 1).complete, "a lane was cut by one, yet 'complete'"
+
+
+def test_heads_carry_their_deps_across_read_chunks(tmp_path: Path) -> None:
+    # 1200 cards, limit 400: more head ids than one chunk of the deps read
+    st = make_store(tmp_path / "big.db", 1200)
+    try:
+        heads = st.lane_heads(400)
+        got = {c.id: c.deps for cards in heads.cards.values() for c in cards}
+        assert sum(1 for deps in got.values() if deps) > 10, "the fixture lost its deps"
+        want = {c.id: c.deps for c in st.list_cards() if c.id in got}
+        assert got == want, "a head card lost its dependencies (the card screen would lie)"
+    finally:
+        st.close()
+
+
+def test_heads_change_count_and_an_empty_store(tmp_path: Path, store: SQLiteStore) -> None:
+    assert store.lane_heads(3).changes == store.change_count(), "the read's change count is off"
+    empty = SQLiteStore(tmp_path / "empty.db", create=True)
+    try:
+        heads = empty.lane_heads(10)
+        assert (heads.totals, heads.cards, heads.complete) == ({}, {}, True), heads
+    finally:
+        empty.close()
+
+
+def test_an_empty_block_class_counts_as_not_blocked(store: SQLiteStore) -> None:
+    """A block class stored as '' reads as no block (`_card_from_row`); the heads agree."""
+    store.conn.execute("UPDATE cards SET blocked_class = '' WHERE seq % 8 = 0")
+    heads = store.lane_heads(1000)
+    board = full_board(store)
+    assert heads.cards == {lane: cards for lane, cards in board.items() if cards}
+    assert heads.blocked == {
+        lane: sum(c.blocked is not None for c in cards) for lane, cards in board.items() if cards
+    }, "a card with an empty block class was counted as blocked"
+
+
+def test_the_interface_default_agrees_with_sqlite(store: SQLiteStore) -> None:
+    """A store without its own query (the interface's default) gives the same answer."""
+    for limit in (0, 4, 1000):
+        assert Store.lane_heads(store, limit) == store.lane_heads(limit), limit
+
+
+def test_a_negative_limit_is_a_one_line_error(store: SQLiteStore) -> None:
+    with pytest.raises(StoreError, match="limit must be 0 or more"):
+        store.lane_heads(-1)
