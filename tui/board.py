@@ -1,9 +1,11 @@
 """The board screen: one lane per column, with counts, a filter, and the verbs by key.
 
 The store is read in a worker; the rows are sorted and sanitized there too, so the UI
-thread only swaps lists. Lanes draw with the line API (`LaneView`), so 10,000 cards
-cost lists, not widgets. The cursor follows its card: after a reload (someone else's
-write, or our own verb) it is on the same card, even if that card changed lanes.
+thread only swaps lists. The first paint comes from the early read's lane heads (real
+counts, the real top rows); the whole board is read after that paint. Lanes draw with
+the line API (`LaneView`), so 10,000 cards cost lists, not widgets. The cursor follows
+its card: after a reload (someone else's write, or our own verb) it is on the same
+card, even if that card changed lanes.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from .commands import verb_bindings
-from .rows import Lanes, Preload, Row, matches, read_board
+from .rows import Lanes, Preload, Row, Totals, matches, read_board
 from .widgets import LaneView, StatusLine
 
 if TYPE_CHECKING:
@@ -53,10 +55,13 @@ class BoardScreen(Screen[None]):
     class Loaded(Message):
         """Rows read and prepared in a worker, ready to be shown."""
 
-        def __init__(self, lanes: dict[str, list[Row]], count: int) -> None:
+        def __init__(
+            self, lanes: dict[str, list[Row]], count: int, totals: Totals | None = None
+        ) -> None:
             super().__init__()
             self.lanes = lanes
             self.count = count
+            self.totals = totals  # set when the rows are only each lane's head
 
     def __init__(self) -> None:
         super().__init__()
@@ -64,7 +69,9 @@ class BoardScreen(Screen[None]):
         self.current_lane = START_LANE
         self.show_cancelled = False
         self.filter_words: list[str] = []
-        self.loaded = False
+        self.loaded = False  # every card is in (not only the lane heads)
+        self.shown = False  # the lanes are on screen (perhaps only their heads)
+        self.totals: Totals | None = None  # lane counts while only the heads are in
         self.paint_pending = False  # the first board with cards is not on screen yet
         self._shown_count = -1
 
@@ -110,7 +117,7 @@ class BoardScreen(Screen[None]):
             self.board_app.say(exc.line(), error=True)
             self._show(self.lanes, -1)  # an empty board; the store watch retries
         else:
-            self._show(lanes, count)
+            self._show(lanes, count, preload.totals)
 
     # data ----------------------------------------------------------------------------------
 
@@ -121,21 +128,27 @@ class BoardScreen(Screen[None]):
     def _load(self, preload: Preload | None) -> None:
         worker = get_current_worker()
         app = self.board_app
+        totals: Totals | None = None
         try:
-            lanes, count = preload.result() if preload else read_board(app.store)
+            if preload:
+                lanes, count = preload.result()
+                totals = preload.totals
+            else:
+                lanes, count = read_board(app.store)
         except BoardError as exc:
             app.call_from_thread(app.say, exc.line(), True)
             return
         if not worker.is_cancelled:
-            self.post_message(self.Loaded(lanes, count))
+            self.post_message(self.Loaded(lanes, count, totals))
 
     def on_board_screen_loaded(self, message: Loaded) -> None:
-        self._show(message.lanes, message.count)
+        self._show(message.lanes, message.count, message.totals)
 
-    def _show(self, lanes: Lanes, count: int) -> None:
-        if count < self._shown_count:
-            return  # an older read finishing late
+    def _show(self, lanes: Lanes, count: int, totals: Totals | None = None) -> None:
+        if count < self._shown_count or (totals is not None and self.loaded):
+            return  # an older read finishing late, or heads after the whole board
         self._shown_count = count
+        self.totals = totals
         app = self.board_app
         if count >= 0 and (app.seen_changes is None or count > app.seen_changes):
             app.seen_changes = count
@@ -144,12 +157,16 @@ class BoardScreen(Screen[None]):
         self._refilter()
         if following is not None:
             self._follow(following.id)
-        if not self.loaded:
-            self.loaded = True
+        if not self.shown:
+            self.shown = True
             self.query_one("#loading").display = False
             self.query_one("#lanes").display = True
             self.lane_view(self.current_lane).focus()
             self.paint_pending = True
+        if totals is None:
+            self.loaded = True
+        else:  # only the heads: read every card once they are on screen
+            self.call_after_refresh(self.reload)
 
     def painted(self) -> bool:
         """True once the lanes have drawn rows (called after each display)."""
@@ -171,10 +188,14 @@ class BoardScreen(Screen[None]):
             rows = self.lanes.get(lane, [])
             shown = [r for r in rows if matches(r, words)] if words else rows
             blocked = sum(1 for r in shown if r.card.blocked is not None)
+            total = len(rows)
+            if self.totals is not None:  # only the heads are in: the counts come with them
+                total, all_blocked = self.totals.get(lane, (total, blocked))
+                blocked = blocked if words else all_blocked
             self.lane_view(lane).set_rows(
-                shown, len(rows), blocked, "no match" if words and rows else "empty"
+                shown, total, blocked, "no match" if words and rows else "empty"
             )
-            self._header(lane, len(shown), len(rows), blocked)
+            self._header(lane, len(shown), total, blocked)
 
     def _header(self, lane: str, shown: int, total: int, blocked: int) -> None:
         text = Text(f"{lane} ")

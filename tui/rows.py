@@ -1,8 +1,10 @@
 """The board's data, without Textual: literal text, rows, lanes, and the early read.
 
-`board tui` starts reading the store (`Preload`) before Textual is imported, so the
-10,000-card read overlaps the import and start-up of the UI. Nothing here imports
-Textual; the widgets import this.
+`board tui` starts reading the store (`Preload`) before Textual is imported. That first
+read is cheap whatever the board's size: each lane's count and its first `HEAD_ROWS`
+rows in board order (`Store.lane_heads`), enough to paint every visible row of a tall
+terminal. The board paints from it, then reads every card in a worker. Nothing here
+imports Textual; the widgets import this.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 from board.core.logs import sanitize as _core_sanitize
 from board.core.model import LANES, TERMINAL, Card
 from board.core.store import Store
+
+HEAD_ROWS = 200  # rows per lane in the first read: more than a terminal shows
 
 
 def sanitize(text: str) -> str:
@@ -65,6 +69,9 @@ class Row:
 Lanes = dict[str, list[Row]]
 
 
+Totals = dict[str, tuple[int, int]]  # lane -> (cards, blocked cards), for a partial read
+
+
 def build_lanes(cards: Iterable[Card]) -> Lanes:
     """Rows per lane: blocked first; open lanes by priority then age, closed ones newest first."""
     lanes: Lanes = {lane: [] for lane in LANES}
@@ -85,16 +92,31 @@ def read_board(store: Store) -> tuple[Lanes, int]:
     return build_lanes(store.list_cards()), count
 
 
+def read_heads(store: Store, limit: int = HEAD_ROWS) -> tuple[Lanes, int, Totals | None]:
+    """Each lane's first `limit` rows in board order, the change count, and the lanes'
+    real totals when some lane was cut short (None: these rows are the whole board)."""
+    heads = store.lane_heads(limit)
+    lanes: Lanes = {lane: [] for lane in LANES}
+    for lane, cards in heads.cards.items():
+        lanes[lane] = [Row(card) for card in cards]
+    if heads.complete:
+        return lanes, heads.changes, None
+    totals = {lane: (heads.totals.get(lane, 0), heads.blocked.get(lane, 0)) for lane in lanes}
+    return lanes, heads.changes, totals
+
+
 def matches(row: Row, words: list[str]) -> bool:
     return all(word in row.hay for word in words)
 
 
 class Preload:
-    """The first read of the board, started in a thread at once; `result()` waits for it."""
+    """The first read of the board (its lane heads), started in a thread at once;
+    `result()` waits for it. `totals` is set when the heads are not the whole board."""
 
     def __init__(self, store: Store) -> None:
         self._done = threading.Event()
         self._value: tuple[Lanes, int] | None = None
+        self.totals: Totals | None = None
         self._error: BaseException | None = None
         threading.Thread(
             target=self._read, args=(store,), name="board-preload", daemon=True
@@ -102,7 +124,8 @@ class Preload:
 
     def _read(self, store: Store) -> None:
         try:
-            self._value = read_board(store)
+            lanes, count, self.totals = read_heads(store)
+            self._value = (lanes, count)
         except BaseException as exc:  # handed to whoever asks, who says it in one line
             self._error = exc
         finally:
@@ -117,5 +140,16 @@ class Preload:
         return self._value
 
 
-__all__ = ["Preload", "Row", "build_lanes", "matches", "one_line", "read_board", "sanitize"]
+__all__ = [
+    "HEAD_ROWS",
+    "Preload",
+    "Row",
+    "Totals",
+    "build_lanes",
+    "matches",
+    "one_line",
+    "read_board",
+    "read_heads",
+    "sanitize",
+]
 _ = Any
