@@ -81,8 +81,8 @@ class BoardScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         # The lanes stay hidden until the first read lands, so the board is painted once,
-        # with its cards, rather than empty and then again.
-        yield Static(Text("reading the board…"), id="loading")
+        # with its cards, rather than empty and then again. Widgets the first paint does
+        # not show (the "reading" line, the filter field) are mounted when first needed.
         lanes = Horizontal(id="lanes")
         lanes.display = False
         with lanes:
@@ -92,9 +92,6 @@ class BoardScreen(Screen[None]):
                 with column:
                     yield Static(Text(lane), classes="lane-header", id=f"head-{lane}")
                     yield LaneView(lane, id=f"lane-{lane}")
-        filter_input = Input(placeholder="filter: title, id, label, class", id="filter")
-        filter_input.display = False
-        yield filter_input
         yield StatusLine(id="status")
         yield Footer(compact=True)
 
@@ -111,8 +108,9 @@ class BoardScreen(Screen[None]):
         # moment: nothing else is on screen yet) is painted once, with its cards.
         try:
             lanes, count = preload.result(timeout=FIRST_READ_WAIT_S)
-        except TimeoutError:
-            self._load(preload)  # a big or slow store: say "reading" and let a worker wait
+        except TimeoutError:  # a slow store: say "reading" and let a worker wait
+            self.mount(Static(Text("reading the board…"), id="loading"), before=0)
+            self._load(preload)
         except BoardError as exc:
             self.board_app.say(exc.line(), error=True)
             self._show(self.lanes, -1)  # an empty board; the store watch retries
@@ -159,7 +157,8 @@ class BoardScreen(Screen[None]):
             self._follow(following.id)
         if not self.shown:
             self.shown = True
-            self.query_one("#loading").display = False
+            for loading in self.query("#loading"):
+                loading.display = False
             self.query_one("#lanes").display = True
             self.lane_view(self.current_lane).focus()
             self.paint_pending = True
@@ -250,14 +249,22 @@ class BoardScreen(Screen[None]):
 
     # filter --------------------------------------------------------------------------------
 
+    def filter_field(self) -> Input | None:
+        """The filter's input, once `/` has mounted it."""
+        found = self.query("#filter").results(Input)
+        return next(found, None)
+
     def action_filter(self) -> None:
-        field = self.query_one("#filter", Input)
+        field = self.filter_field()
+        if field is None:
+            field = Input(placeholder="filter: title, id, label, class", id="filter")
+            self.mount(field, before=self.query_one(StatusLine))
         field.display = True
         field.focus()
 
     def action_clear_filter(self) -> None:
-        field = self.query_one("#filter", Input)
-        if not field.value and not field.display:
+        field = self.filter_field()
+        if field is None or (not field.value and not field.display):
             return
         field.value = ""
         field.display = False

@@ -76,6 +76,7 @@ class LaneView(ScrollView, can_focus=True, inherit_bindings=False):
 
     def __init__(self, lane: str, *, id: str | None = None) -> None:
         self._row_styles: dict[tuple[Style, tuple[str, ...]], Style] = {}
+        self._base_style: Style | None = None  # rich_style walks every ancestor: once
         super().__init__(id=id)
         self.lane = lane
         self.rows: list[Row] = []
@@ -169,6 +170,14 @@ class LaneView(ScrollView, can_focus=True, inherit_bindings=False):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._row_styles.clear()
+        self._base_style = None
+
+    @property
+    def base_style(self) -> Style:
+        """`rich_style`, cached until the styles change (it was computed for every line)."""
+        if self._base_style is None:
+            self._base_style = self.rich_style
+        return self._base_style
 
     def _style(self, base: Style, *names: str) -> Style:
         """base + the named component styles, cached until the styles change (theme, focus)."""
@@ -183,7 +192,7 @@ class LaneView(ScrollView, can_focus=True, inherit_bindings=False):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base = self.base_style
         index = int(self.scroll_offset.y) + y
         if not self.rows:
             if y == 0:
