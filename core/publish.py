@@ -19,18 +19,14 @@ with `push` and the operator's `approve`.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import socket
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitutil
+from . import gitutil, locks
 from .errors import BoardError, Conflict, Refused
 from .model import BLOCK_CLASSES, DRIVE_LIVE, Blocked, Card
 from .store import Expect, Store
@@ -151,37 +147,14 @@ def lock_path(cfg: Any, name: str) -> Path:
     return folder / f"{_safe(name)}.lock"
 
 
-@contextmanager
-def file_lock(path: Path, timeout: float, what: str) -> Iterator[None]:
-    """An exclusive fcntl lock on `path`, waited for up to `timeout` seconds.
-
-    Each call opens its own file description, so threads of one process exclude
-    each other as well as other processes; the kernel drops it if we die.
-    """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + max(timeout, 0.0)
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise Refused(
-                        f"{what} is busy: {path} stayed locked for {timeout:g}s"
-                    ) from None
-                time.sleep(LOCK_POLL_S)
-        try:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())
-        except OSError:
-            pass
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+def file_lock(path: Path, timeout: float, what: str) -> Any:
+    """The board's file lock (`locks.file_lock`), refusing with what is busy."""
+    return locks.file_lock(
+        path,
+        timeout,
+        f"{what} is busy: {path} stayed locked for {timeout:g}s",
+        holder=f"{os.getpid()} {socket.gethostname()}",
+    )
 
 
 def run_lock(cfg: Any, timeout: float | None = None) -> Any:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import logging
 import os
@@ -32,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from . import locks
 from .config import Config
 from .errors import BoardError, GitError, NotFound, Refused, StrandedWorkError
 from .gitutil import NO_HOOKS, git, identity_env, out
@@ -839,29 +839,13 @@ def tree_lock(cfg: Config, tree: Path, timeout: float = LOCK_TIMEOUT_S) -> Itera
     lock_dir = cfg.board_dir / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
     path = lock_dir / f"tree-{hashlib.sha1(key.encode()).hexdigest()[:20]}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise BoardError(
-                        f"{tree} is being saved or removed by another process "
-                        f"(lock {path}); try again"
-                    ) from None
-                time.sleep(0.02)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()} {key}\n".encode())
+    busy = f"{tree} is being saved or removed by another process (lock {path}); try again"
+    with locks.file_lock(path, timeout, busy, holder=f"{os.getpid()} {key}"):
         held.add(key)
         try:
             yield
         finally:
             held.discard(key)
-    finally:
-        os.close(fd)
 
 
 def _admin_entries(cfg: Config) -> list[Path]:
