@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -187,21 +188,41 @@ def test_read_only_store(repo: Path) -> None:  # pragma: no cover - CI runs as r
     assert res.returncode != 0 and "read-only" in res.stderr
 
 
-def test_read_only_store_via_immutable_directory(repo: Path) -> None:
-    """As root chmod cannot stop writes, so make the store a read-only SQLite URI's view."""
-    db = repo / ".board" / "board.db"
-    board(repo, "card", "add", "x")
-    from board.core.errors import StoreError
-    from board.core.store import _translate
-
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root to drop to nobody"
+)
+def test_read_only_store_is_one_clear_line_and_changes_nothing() -> None:
+    """As root chmod stops nothing, so the CLI runs as nobody on a store nobody may not write."""
+    base = Path(tempfile.mkdtemp(prefix="board-ro-store-"))
     try:
-        with pytest.raises(sqlite3.OperationalError) as err:
-            conn.execute("INSERT INTO meta (key, value) VALUES ('x', 'y')")
-        line = _translate(err.value, db)
-        assert isinstance(line, StoreError) and "read-only" in str(line)
+        repo = make_repo(base)
+        board(repo, "card", "add", "keep me")
+        nobody = 65534
+        for dirpath, dirnames, filenames in os.walk(base):
+            for name in [*dirnames, *filenames]:
+                os.lchown(Path(dirpath) / name, nobody, nobody)
+        os.chown(base, nobody, nobody)
+        db = repo / ".board" / "board.db"
+        for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            if path.exists():
+                path.chmod(0o444)
+        (repo / ".board").chmod(0o555)
+        before = db.read_bytes()
+        res = subprocess.run(
+            ["setpriv", f"--reuid={nobody}", f"--regid={nobody}", "--clear-groups",
+             sys.executable, "-m", "board.core.cli", "card", "add", "x"],
+            cwd=repo, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+            env={**os.environ, "HOME": str(base)},
+        )  # fmt: skip
+        assert res.returncode != 0, "a write to a read-only store was accepted"
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+        assert "read-only" in lines[0] or "cannot be opened" in lines[0], lines[0]
+        assert db.read_bytes() == before, "the read-only store was changed"
     finally:
-        conn.close()
+        for dirpath, _, _ in os.walk(base):
+            os.chmod(dirpath, 0o755)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_store_locked_past_the_timeout(repo: Path) -> None:
