@@ -117,6 +117,16 @@ class PickResult:
 _CachedStats = tuple[str, str | None, int | None, int | None, int | None]
 
 
+def _parse_stats_line(line: str) -> _CachedStats | None:
+    """One stats-file line as (tree, card, files, insertions, deletions); None if malformed."""
+    f = line.split("\t")
+    if len(f) != 6:
+        return None
+    if f[1] == "-" or not f[3].isdigit():
+        return ("", None, None, None, None)
+    return (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]))
+
+
 def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
     """commit -> (tree, card, files, insertions, deletions) from the stats file."""
     try:
@@ -125,14 +135,34 @@ def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
         return {}
     cache: dict[str, _CachedStats] = {}
     for line in text.splitlines():
-        f = line.split("\t")
-        if len(f) != 6:
-            continue
-        if f[1] == "-" or not f[3].isdigit():
-            cache[f[0]] = ("", None, None, None, None)
-        else:
-            cache[f[0]] = (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]))
+        parsed = _parse_stats_line(line)
+        if parsed is not None:
+            cache[line[: line.index("\t")]] = parsed
     return cache
+
+
+def _lookup_stats(cfg: Config, commits: list[str]) -> dict[str, _CachedStats]:
+    """The stats of just `commits`, found in the file's text (a screenful, not 2,000 lines).
+
+    The last well-formed line of a commit wins, as in `_read_stats`.
+    """
+    try:
+        text = worktrees.stats_file(cfg).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    found: dict[str, _CachedStats] = {}
+    for commit in commits:
+        key = commit + "\t"
+        end = len(text)
+        while (i := text.rfind(key, 0, end)) >= 0:
+            if i == 0 or text[i - 1] in "\n\r":
+                stop = text.find("\n", i)
+                parsed = _parse_stats_line(text[i : len(text) if stop < 0 else stop].rstrip("\r"))
+                if parsed is not None:
+                    found[commit] = parsed
+                    break
+            end = i + len(key) - 1
+    return found
 
 
 def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedStats]:
@@ -183,6 +213,81 @@ def _compact_stats(cfg: Config, cache: dict[str, _CachedStats], live: set[str]) 
         os.replace(tmp, path)
 
 
+_RefRow = tuple[str, str, str, str]  # (stamp, branch, commit, tree)
+
+
+@dataclass
+class StrandedRefs:
+    """The stranded refs as ONE `git for-each-ref` read them, newest first.
+
+    `newest(n)` gives a screenful with its stats looked up for those commits only (the
+    browser paints that first); `all()` gives every branch, as `list_stranded` does.
+    """
+
+    cfg: Config
+    refs: list[_RefRow]
+
+    def __len__(self) -> int:
+        return len(self.refs)
+
+    def newest(self, count: int) -> list[StrandedBranch]:
+        head = self.refs[: max(0, count)]
+        commits = [r[2] for r in head]
+        cache = _lookup_stats(self.cfg, commits)
+        missing = [c for c in commits if c not in cache]
+        if missing:
+            cache.update(_stats_from_trailers(self.cfg, sorted(set(missing))))
+        return _branches(self.cfg, head, cache)
+
+    def all(self) -> list[StrandedBranch]:
+        cache = _read_stats(self.cfg)
+        missing = [r[2] for r in self.refs if r[2] not in cache]
+        if missing:
+            cache.update(_stats_from_trailers(self.cfg, sorted(set(missing))))
+        if len(cache) > 2 * len(self.refs) + 200:  # mostly discarded branches: keep it small
+            _compact_stats(self.cfg, cache, {r[2] for r in self.refs})
+        return _branches(self.cfg, self.refs, cache)
+
+
+def read_refs(cfg: Config, newest: int | None = None) -> StrandedRefs:
+    """Every ref under stranded/ (or only the `newest`), newest first, from ONE git call.
+
+    The age order is the stamp, the last part of the name: git sorts by it and cuts the
+    list, so a first screenful costs git's read of the refs but only a screenful's output.
+    """
+    limit = []
+    if newest is not None:
+        limit = ["--sort=-refname", "--sort=-refname:lstrip=-1", f"--count={max(1, newest)}"]
+    fmt = "--format=%(objectname) %(refname)"
+    text = git(cfg.root, "for-each-ref", *limit, fmt, worktrees.STRANDED_REFS).stdout
+    refs: list[_RefRow] = []
+    for line in text.splitlines():
+        commit, _, refname = line.partition(" ")
+        branch = refname[11:]  # len("refs/heads/")
+        tree, _, stamp = branch[9:].rpartition("/")  # len("stranded/")
+        if "/" in tree:
+            tree = tree.split("/", 1)[0]
+        refs.append((stamp, branch, commit, tree))
+    refs.sort(reverse=True)  # (stamp, branch): the order `list_stranded` gives
+    return StrandedRefs(cfg, refs)
+
+
+def _branches(
+    cfg: Config, refs: list[_RefRow], cache: dict[str, _CachedStats]
+) -> list[StrandedBranch]:
+    card_of = worktrees.card_id_of
+    prefix = cfg.prefix
+    found = []
+    empty: _CachedStats = ("", None, None, None, None)
+    for stamp, branch, commit, tree in refs:
+        cached = cache.get(commit, empty)
+        card = cached[1] if cached[1] is not None else card_of(tree, prefix)
+        found.append(
+            StrandedBranch(branch, card, tree, stamp, commit, cached[2], cached[3], cached[4])
+        )
+    return found
+
+
 def list_stranded(cfg: Config) -> list[StrandedBranch]:
     """Every branch under stranded/, newest first, from ONE `git for-each-ref` call.
 
@@ -191,39 +296,7 @@ def list_stranded(cfg: Config) -> list[StrandedBranch]:
     A commit the file does not know (a save made elsewhere, a branch made by hand) has its
     trailer read once, by one more git call, and is added to the file.
     """
-    text = git(
-        cfg.root, "for-each-ref", "--format=%(objectname) %(refname)", worktrees.STRANDED_REFS
-    ).stdout
-    cache = _read_stats(cfg)
-    rows = []
-    for line in text.splitlines():
-        commit, _, refname = line.partition(" ")
-        rows.append((commit, refname[11:]))  # len("refs/heads/")
-    missing = [c for c, _ in rows if c not in cache]
-    if missing:
-        cache.update(_stats_from_trailers(cfg, sorted(set(missing))))
-    if len(cache) > 2 * len(rows) + 200:  # mostly discarded branches: keep the file small
-        _compact_stats(cfg, cache, {c for c, _ in rows})
-    card_of = worktrees.card_id_of
-    prefix = cfg.prefix
-    found = []
-    empty: _CachedStats = ("", None, None, None, None)
-    for commit, branch in rows:
-        rest = branch[9:]  # len("stranded/")
-        tree, _, stamp = rest.rpartition("/")
-        if "/" in tree:
-            tree = tree.split("/", 1)[0]
-        cached = cache.get(commit, empty)
-        card = cached[1] if cached[1] is not None else card_of(tree, prefix)
-        found.append(
-            StrandedBranch(branch, card, tree, stamp, commit, cached[2], cached[3], cached[4])
-        )
-    found.sort(key=_newest_first, reverse=True)
-    return found
-
-
-def _newest_first(b: StrandedBranch) -> tuple[str, str]:
-    return (b.stamp, b.branch)
+    return read_refs(cfg).all()
 
 
 def husk_dir(cfg: Config) -> Path:

@@ -75,6 +75,9 @@ from textual.worker import get_current_worker
 from .dialogs import ConfirmDialog
 from .widgets import StatusLine, one_line
 
+FIRST_ROWS = 50  # at least this many of the newest rows are painted before the rest is read
+HEAD_WAIT_S = 0.15  # the screen waits this long at most for its first rows before mounting
+FILL_WAIT_S = 1.0  # the whole list is built once the first rows are painted, or after this
 POLL_S = 1.0  # how often the screen looks for saves made by the loop (a few stat calls)
 LANE_ORDER = {"backlog": 0, "ready": 1, "working": 2, "review": 3, "done": 4, "cancelled": 5}
 GONE = "gone"  # the lane column of a branch whose card is no longer on the board
@@ -220,10 +223,31 @@ def _row(
     return row
 
 
-def load_rows(cfg: Config, store: Store, now: datetime) -> list[StrandedRow]:
+def load_rows(
+    cfg: Config, store: Store, now: datetime, refs: stranded.StrandedRefs | None = None
+) -> list[StrandedRow]:
     """Every stranded branch, then every husk, with its card's title and lane (in a worker)."""
-    branches = stranded.list_stranded(cfg)
-    husks = stranded.list_husks(cfg)
+    branches = (refs or stranded.read_refs(cfg)).all()
+    return _rows_of(store, branches, stranded.list_husks(cfg), now)
+
+
+def first_rows(
+    cfg: Config, store: Store, now: datetime, refs: stranded.StrandedRefs, count: int
+) -> list[StrandedRow]:
+    """The `count` newest branches (then the husks): the head of the list as sorted by age.
+
+    Their stats are looked up for those commits only and their cards found one by one, so the
+    first screenful costs a screenful's work, not 2,000 rows'.
+    """
+    return _rows_of(store, refs.newest(count), stranded.list_husks(cfg), now)
+
+
+def _rows_of(
+    store: Store,
+    branches: Sequence[stranded.StrandedBranch],
+    husks: Sequence[stranded.Husk],
+    now: datetime,
+) -> list[StrandedRow]:
     ids = {b.card for b in branches if b.card} | {h.card for h in husks if h.card}
     cards = {cid: (card, one_line(card.title)) for cid, card in _cards_for(store, ids).items()}
     rows = []
@@ -399,6 +423,7 @@ class LineList(ScrollView, can_focus=True, inherit_bindings=False):
         self.selected_key: Any = None
         self.paint_count = 0
         self.painted_items = -1  # how many items the list held when it last drew a row (bench)
+        self.on_painted: Callable[[], None] | None = None  # called once, at the next row drawn
 
     def key_of(self, item: Any) -> Any:
         return item
@@ -477,6 +502,9 @@ class LineList(ScrollView, can_focus=True, inherit_bindings=False):
         if index >= len(self.items):
             return Strip.blank(width, base)
         self.painted_items = len(self.items)
+        if self.on_painted is not None:
+            hook, self.on_painted = self.on_painted, None
+            hook()
         return self.render_row(self.items[index], index == self.cursor, width, base)
 
     def cursor_style(self, base: Style) -> Style:
@@ -1371,11 +1399,18 @@ class StrandedScreen(Screen[None]):
     class Loaded(Message):
         """Rows read in a worker."""
 
-        def __init__(self, rows: list[StrandedRow], error: str, widths: dict[str, int]) -> None:
+        def __init__(
+            self,
+            rows: list[StrandedRow],
+            error: str,
+            widths: dict[str, int],
+            head_of: int | None = None,
+        ) -> None:
             super().__init__()
             self.rows = rows
             self.error = error
             self.widths = widths
+            self.head_of = head_of  # set: only the first screenful, of this many branches
 
     class Changed(Message):
         """The poll saw the refs, the stats file or the husks change (or looked first)."""
@@ -1415,16 +1450,46 @@ class StrandedScreen(Screen[None]):
         self._signature: Any = None
         self._common: Path | None = None
         self._polling = False
-        self._first: Future[list[StrandedRow]] | None = self._start_first_read()
+        self.head_of: int | None = None  # while only the first screenful is shown: branches
+        self._footer = False
+        self._head_painted = threading.Event()
+        self._head: Future[tuple[list[StrandedRow], int] | None] | None = Future()
+        self._early: tuple[list[StrandedRow], int] | None = None
+        self._first: Future[list[StrandedRow]] | None = self._start_first_read(self._head)
 
-    def _start_first_read(self) -> Future[list[StrandedRow]]:
-        """Read the list in a thread now, while the screen mounts (as the app's board does)."""
+    def _head_count(self) -> int:
+        """Rows enough to fill the screen (the terminal's height), before the rest is read."""
+        try:
+            return max(FIRST_ROWS, self.app.size.height)
+        except Exception:  # no app yet: a tall terminal's worth
+            return 2 * FIRST_ROWS
+
+    def _start_first_read(
+        self, head: Future[tuple[list[StrandedRow], int] | None]
+    ) -> Future[list[StrandedRow]]:
+        """Read the list in a thread now, while the screen mounts (as the app's board does).
+
+        One `git for-each-ref`; the newest screenful (the age order is in the ref names) is
+        handed over first with its stats and cards looked up for those rows only, and the
+        whole list is built once that screenful is painted, so it does not compete with
+        the first paint for the interpreter.
+        """
         future: Future[list[StrandedRow]] = Future()
+        count = self._head_count()
 
         def read() -> None:
             try:
-                future.set_result(load_rows(self.cfg, self.store, self.clock()))
+                now = self.clock()
+                if self.card_only:  # one card's saves: not the newest screenful of all
+                    head.set_result(None)
+                else:
+                    newest = stranded.read_refs(self.cfg, newest=count)
+                    head.set_result((first_rows(self.cfg, self.store, now, newest, count), count))
+                    self._head_painted.wait(FILL_WAIT_S)
+                future.set_result(load_rows(self.cfg, self.store, now))
             except BaseException as exc:  # handed to the loader, which says it in one line
+                if not head.done():
+                    head.set_result(None)
                 future.set_exception(exc)
 
         threading.Thread(target=read, name="stranded-first-read", daemon=True).start()
@@ -1433,7 +1498,8 @@ class StrandedScreen(Screen[None]):
     # layout ---------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        self.reload()  # the read starts now, while the widgets mount
+        self._early = self._take_head(HEAD_WAIT_S)
+        self.reload()  # the rest of the read goes on while the widgets mount
         yield Static(Text("stranded work  loading…"), id="stranded-title")
         yield StrandedTable(id="stranded-table")
         yield Static(Text(""), id="stranded-detail")
@@ -1444,6 +1510,23 @@ class StrandedScreen(Screen[None]):
         yield filter_input
         yield StatusLine(id="status")
 
+    def _take_head(self, timeout: float) -> tuple[list[StrandedRow], int] | None:
+        """The newest screenful if it is read within `timeout` (else the loader posts it).
+
+        Waiting here, for a read that takes a few milliseconds, lets the first frame show
+        rows instead of "loading…", and the reader runs without competing for the
+        interpreter with the mounting widgets; a slow read does not hold the screen longer.
+        """
+        head = self._head
+        if head is None:
+            return None
+        try:
+            got = head.result(timeout=timeout)
+        except TimeoutError:
+            return None
+        self._head = None
+        return got
+
     @property
     def table(self) -> StrandedTable:
         return self.query_one(StrandedTable)
@@ -1451,6 +1534,12 @@ class StrandedScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#stranded-result", Static).display = False
         self.table.focus()
+        if self._early is not None:
+            rows, self.head_of = self._early
+            self._early = None
+            self.rows, self.widths = rows, content_widths(rows)
+            self._show()
+            self.table.on_painted = self._rows_painted
         last = getattr(self.app, "last_status", ("", False))
         self.query_one(StatusLine).show(last[0] or HINT, last[1])
         if self.poll_s > 0:
@@ -1475,6 +1564,10 @@ class StrandedScreen(Screen[None]):
         error = ""
         rows: list[StrandedRow] = []
         first, self._first = self._first, None
+        head, self._head = self._head, None
+        got = head.result() if head is not None else None
+        if got is not None and not worker.is_cancelled:
+            self.post_message(self.Loaded(got[0], "", content_widths(got[0]), head_of=got[1]))
         try:
             rows = first.result() if first else load_rows(self.cfg, self.store, self.clock())
         except BoardError as exc:
@@ -1485,19 +1578,39 @@ class StrandedScreen(Screen[None]):
             self.post_message(self.Loaded(rows, error, content_widths(rows)))
 
     def on_stranded_screen_loaded(self, message: Loaded) -> None:
+        if message.head_of is not None:  # the first screenful; the rest follows
+            if not self.loaded:
+                self.rows = message.rows
+                self.widths = message.widths
+                self.head_of = message.head_of
+                self._show()
+                self.table.on_painted = self._rows_painted
+            else:
+                self._head_painted.set()
+            return
         if message.error:
             self._say(message.error, True)
             if self.loaded:
                 return
         self.rows = message.rows
         self.widths = message.widths
+        self.head_of = None
         self.loaded = True
         self.load_count += 1
         self._show()
-        if self.load_count == 1:
-            # The footer restyles a widget per key each time the bindings change (~60 ms
-            # here); it comes after the first rows are on screen, not before.
-            self.call_after_refresh(self._mount_footer)
+        if not self._footer:
+            self.table.on_painted = self._rows_painted
+
+    def _rows_painted(self) -> None:
+        """Rows are being drawn: once the frame is out, the whole list may be built.
+
+        The footer restyles a widget per key each time the bindings change (~60 ms here);
+        it comes after the first rows are on screen, not before.
+        """
+        self.call_later(self._head_painted.set)  # once this frame is written
+        if not self._footer:
+            self._footer = True
+            self.call_later(self._mount_footer)
 
     async def _mount_footer(self) -> None:
         await self.mount(Footer(compact=True))
@@ -1549,8 +1662,11 @@ class StrandedScreen(Screen[None]):
         husks = len(self.rows) - branches
         title = Text(no_wrap=True, overflow="ellipsis", end="")
         title.append("stranded work", "bold")
-        title.append(f"  {branches:,} branch{'es' * (branches != 1)} · {husks:,} husk")
-        title.append("s" * (husks != 1))
+        if self.head_of is not None:
+            title.append(f"  the newest {branches:,} branch{'es' * (branches != 1)} (reading all…)")
+        else:
+            title.append(f"  {branches:,} branch{'es' * (branches != 1)} · {husks:,} husk")
+            title.append("s" * (husks != 1))
         if self.filter_words or self.card_only:
             title.append(f" · {len(shown):,} shown")
         if self.card_only:

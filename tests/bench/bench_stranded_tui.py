@@ -3,9 +3,12 @@
 1. Browser: time from pushing the stranded screen to the first paint of its rows, over
    2,000 stranded branches (500 of whose cards are on the board), against the bare git
    command producing the same data in the same run: `git for-each-ref` with each save's
-   `Board-Save` trailer (branch, commit, card, tree, diffstat). The plain ref listing
-   (no trailers: what `list_stranded` itself runs) is printed too.
-   Targets: at most 2x the same-data command, and under 0.5 s.
+   `Board-Save` trailer (branch, commit, card, tree, diffstat). The first paint is the
+   newest screenful, checked to be the head of the whole list as the screen sorts it,
+   with the same card, title, lane and stats; the rest fills in after, and the time to
+   the whole table painted is printed too. The plain ref listing (no trailers: what
+   `list_stranded` itself runs) is printed as well. Loose refs, then packed refs.
+   Targets (first paint): at most 2x the same-data command, and under 0.5 s.
 2. Diff: time from pushing the diff screen to the first screenful of the diff painted,
    for a 1,000,000-line diff, against the bare `git diff` of the same range run to its
    end. Two shapes: 500 files of 2,000 lines, and one file of 1,000,000 lines (git
@@ -16,7 +19,7 @@
    against the same view idle. Target: at most 2x.
 
     /tmp/venv/bin/python tests/bench/bench_stranded_tui.py [--branches 2000] [--rounds 5]
-        [--lines 1000000] [--keys 40]
+        [--lines 1000000] [--keys 40] [--browser-only]
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from board.core import proc, stranded  # noqa: E402
 from board.core.model import CardDraft  # noqa: E402
 from board.core.store import SQLiteStore  # noqa: E402
 from board.tui.app import BoardApp  # noqa: E402
-from board.tui.stranded import DiffScreen, StrandedScreen, load_rows  # noqa: E402
+from board.tui.stranded import DiffScreen, StrandedScreen, load_rows, sort_rows  # noqa: E402
 from textual import events  # noqa: E402
 
 from tests.bench.bench_stranded_list import make_branches  # noqa: E402
@@ -103,16 +106,51 @@ async def wait(predicate: Any, timeout: float = 60.0, step: float = 0.0005) -> N
         await asyncio.sleep(step)
 
 
-async def time_browser(app: BoardApp, expected: int) -> float:
+def _shown(row: Any) -> tuple[Any, ...]:
+    """What a row shows: the first paint must show exactly this for the head of the list."""
+    return (row.name, row.card_id, row.title, row.lane, row.files, row.insertions, row.deletions)
+
+
+async def time_browser(app: BoardApp, expected: list[Any]) -> tuple[float, float]:
+    """(push to the first rows painted, push to the whole table painted), in seconds.
+
+    The first rows must be the head of `expected` (the whole list as the screen sorts it),
+    with their real cards and stats, at least a screenful of them.
+    """
     screen = StrandedScreen(app.cfg, app.store, poll_s=0)
+    frames: list[tuple[float, int]] = []  # (when, rows the list held) per frame written
+    first_rows: list[Any] = []  # the rows the list held at the first frame with rows
+    display = app._display
+
+    def timed_display(on: Any, update: Any) -> None:
+        """The moment a frame leaves the compositor (headless: where it would be written)."""
+        display(on, update)
+        if on is screen and update is not None and screen.is_mounted:
+            frames.append((time.perf_counter(), screen.table.painted_items))
+            if frames[-1][1] > 0 and not first_rows:
+                first_rows.extend(screen.table.items)
+
+    app._display = timed_display  # type: ignore[method-assign]
     start = time.perf_counter()
     app.push_screen(screen)
-    await wait(lambda: screen.is_mounted and screen.table.painted_items == expected)
-    took = time.perf_counter() - start
+    try:
+        await wait(lambda: any(n > 0 for _, n in frames))
+        table = screen.table
+        await wait(lambda: any(n == len(expected) for _, n in frames))
+    finally:
+        app._display = display  # type: ignore[method-assign]
+    first = next(t for t, n in frames if n > 0) - start
+    whole = next(t for t, n in frames if n == len(expected)) - start
+    rows = first_rows
+    height = table.scrollable_content_region.height - table.header_rows
+    assert len(rows) >= min(height, len(expected)), f"first paint: {len(rows)} rows < {height}"
+    head = [_shown(r) for r in rows[:height]]
+    want = [_shown(r) for r in expected[:height]]
+    assert head == want, f"the first paint is not the head of the list: {head[:3]} != {want[:3]}"
     await asyncio.sleep(0.05)
     app.pop_screen()
     await asyncio.sleep(0.05)
-    return took
+    return first, whole
 
 
 async def time_diff(app: BoardApp, row: Any) -> tuple[float, DiffScreen]:
@@ -165,17 +203,20 @@ def git_first_byte(cfg: Any, name: str) -> float:
     return first[0]
 
 
-async def browser_rounds(app: BoardApp, rounds: int, expected: int) -> tuple[float, ...]:
-    """(ours, same-data git, refs-only git): medians, alternating so all see the same load."""
+async def browser_rounds(app: BoardApp, rounds: int, expected: list[Any]) -> tuple[float, ...]:
+    """(first paint, whole table, same-data git, refs-only git): medians, alternating so
+    all see the same load."""
     root = app.cfg.root
     same_fmt = "--format=%(objectname) %(refname) %(trailers:key=Board-Save,valueonly)"
     plain_fmt = "--format=%(objectname) %(refname)"
-    ours, same, plain = [], [], []
+    firsts, wholes, same, plain = [], [], [], []
     for _ in range(rounds):
         same.append(bare(root, "for-each-ref", same_fmt, "refs/heads/stranded/"))
         plain.append(bare(root, "for-each-ref", plain_fmt, "refs/heads/stranded/"))
-        ours.append(await time_browser(app, expected))
-    return statistics.median(ours), statistics.median(same), statistics.median(plain)
+        first, whole = await time_browser(app, expected)
+        firsts.append(first)
+        wholes.append(whole)
+    return tuple(statistics.median(x) for x in (firsts, wholes, same, plain))
 
 
 async def diff_rounds(app: BoardApp, row: Any, rounds: int) -> tuple[float, float, float]:
@@ -222,6 +263,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--keys", type=int, default=40)
+    ap.add_argument("--browser-only", action="store_true", help="skip the diff and key parts")
     opts = ap.parse_args()
     os.environ.update(GIT_ENV)
     oks: list[bool] = []
@@ -240,16 +282,19 @@ def main() -> int:
         made = time.perf_counter() - t
         print(f"fixture: {opts.branches + 2} stranded branches, {opts.cards} cards, two")
         print(f"{opts.lines:,}-line diffs, made in {made:.1f} s")
-        rows = {r.name: r for r in load_rows(cfg, store, datetime.now(UTC))}
+        listed = sort_rows(load_rows(cfg, store, datetime.now(UTC)), "age")
+        rows = {r.name: r for r in listed}
 
         async def run_app() -> None:
             app = BoardApp(cfg, store, poll_interval=0)
             app.animation_level = "none"
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.pause(0.5)
-                results["loose"] = await browser_rounds(app, opts.rounds, len(rows))
+                results["loose"] = await browser_rounds(app, opts.rounds, listed)
                 git(cfg.root, "pack-refs", "--all")
-                results["packed"] = await browser_rounds(app, opts.rounds, len(rows))
+                results["packed"] = await browser_rounds(app, opts.rounds, listed)
+                if opts.browser_only:
+                    return
                 for label, name in shapes.items():
                     results[label] = await diff_rounds(app, rows[name], max(3, opts.rounds // 2))
                 wide = rows[shapes["500 files x 2,000 lines"]]
@@ -258,18 +303,27 @@ def main() -> int:
         asyncio.run(run_app())
         store.close()
 
-    print(f"\n1. browser: push to first paint of its {len(rows):,} rows")
+    print(f"\n1. browser over {len(rows):,} rows: push to the first paint of the newest rows")
     for refs in ("loose", "packed"):
-        ours, same, plain = results[refs]
+        ours, whole, same, plain = results[refs]
         ratio = ours / same
         ok = ratio <= RATIO and ours <= LIMIT_S
         oks.append(ok)
         print(f"   {refs} refs:")
-        print(f"     stranded screen:                                  {fmt(ours)}")
+        print(f"     stranded screen, first paint:                     {fmt(ours)}")
+        print(f"     stranded screen, the whole table painted:         {fmt(whole)}")
         print(f"     bare git for-each-ref + Board-Save trailers:      {fmt(same)} (same data)")
         print(f"     bare git for-each-ref, refs only:                 {fmt(plain)}")
-        print(f"     ratio {ratio:.2f}x the same data (target <= {RATIO}x and <= {LIMIT_S} s): ")
-        print(f"     {verdict(ok)}   [{ours / plain:.2f}x the refs-only listing]")
+        print(
+            f"     first paint {ratio:.2f}x the same data (target <= {RATIO}x and <= {LIMIT_S} s):"
+        )
+        print(
+            f"     {verdict(ok)}   [{ours / plain:.2f}x the refs-only listing; whole table"
+            f" {whole / same:.2f}x the same data]"
+        )
+    if opts.browser_only:
+        print(f"\n{'all targets met' if all(oks) else 'some targets missed'} (browser only)")
+        return 0 if all(oks) else 1
     print(f"\n2. diff: push to the first screenful painted, {opts.lines:,} lines")
     for label in shapes:
         first, whole, byte1 = results[label]
