@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -178,14 +177,6 @@ def test_store_that_is_not_a_database(repo: Path) -> None:
     assert res.returncode != 0 and "not a board database" in res.stderr
     assert "Traceback" not in res.stderr
     assert db.read_bytes() == b"this is not sqlite" * 100
-
-
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through read-only permissions")
-def test_read_only_store(repo: Path) -> None:  # pragma: no cover - CI runs as root
-    db = repo / ".board" / "board.db"
-    db.chmod(stat.S_IRUSR)
-    res = board(repo, "card", "add", "x")
-    assert res.returncode != 0 and "read-only" in res.stderr
 
 
 @pytest.mark.skipif(
