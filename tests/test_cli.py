@@ -248,3 +248,21 @@ def test_help_says_what_each_verb_does(repo: Path) -> None:
         assert verb in res.stdout
     res = board(repo, "hold", "--help")
     assert "block a card by hand" in res.stdout
+
+
+def test_a_missing_git_is_one_clear_line(repo: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "bin-without-git"
+    empty.mkdir()
+    res = subprocess.run(
+        [sys.executable, "-m", "board.core.cli", "card", "list"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        env={**os.environ, "PATH": str(empty)},
+    )
+    assert res.returncode != 0
+    assert (
+        res.stderr.strip() == "board: git is not installed or not on PATH: board needs git >= 2.38"
+    )
