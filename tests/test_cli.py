@@ -266,3 +266,25 @@ def test_a_missing_git_is_one_clear_line(repo: Path, tmp_path: Path) -> None:
     assert (
         res.stderr.strip() == "board: git is not installed or not on PATH: board needs git >= 2.38"
     )
+
+
+def test_git_older_than_2_38_is_refused_at_start(repo: Path, tmp_path: Path) -> None:
+    """A real executable named git that reports 2.30 (no merge-tree --write-tree)."""
+    old = tmp_path / "old-git"
+    old.mkdir()
+    fake = old / "git"
+    fake.write_text('#!/bin/sh\necho "git version 2.30.1"\n')
+    fake.chmod(0o755)
+    for verb in (("init",), ("run", "--once")):
+        res = subprocess.run(
+            [sys.executable, "-m", "board.core.cli", *verb],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+            env={**os.environ, "PATH": f"{old}:{os.environ['PATH']}"},
+        )
+        assert res.returncode != 0, f"board {verb[0]} ran on git 2.30"
+        assert res.stderr.strip().endswith("board needs git >= 2.38 (for merge-tree --write-tree)")
+        assert len(res.stderr.strip().splitlines()) == 1
