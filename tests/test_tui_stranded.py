@@ -60,7 +60,10 @@ def names(screen: StrandedScreen) -> list[str]:
 
 
 def result_text(screen: StrandedScreen) -> str:
-    panel = screen.query_one("#stranded-result", Static)
+    found = screen.query("#stranded-result")  # mounted by the first verb that reports
+    if not found:
+        return ""
+    panel = found.first(Static)
     return str(panel.render()) if panel.display else ""
 
 

@@ -75,7 +75,7 @@ from textual.worker import get_current_worker
 from .dialogs import ConfirmDialog
 from .widgets import StatusLine, one_line
 
-FIRST_ROWS = 50  # at least this many of the newest rows are painted before the rest is read
+FIRST_ROWS = 20  # at least this many of the newest rows are painted before the rest is read
 HEAD_WAIT_S = 0.15  # the screen waits this long at most for its first rows before mounting
 FILL_WAIT_S = 1.0  # the whole list is built once the first rows are painted, or after this
 POLL_S = 1.0  # how often the screen looks for saves made by the loop (a few stat calls)
@@ -180,9 +180,9 @@ class StrandedRow:
         return f"{self.label} ({card}, {self.stat_text()}, commit {self.commit[:10]})"
 
 
-def _cards_for(store: Store, ids: set[str]) -> dict[str, Card]:
+def _cards_for(store: Store, ids: set[str], few: int = 40) -> dict[str, Card]:
     """The cards the rows name: a few lookups, or one read of the board when there are many."""
-    if len(ids) <= 40:
+    if len(ids) <= few:
         found = {}
         for card_id in ids:
             card = store.find(card_id)
@@ -239,7 +239,7 @@ def first_rows(
     Their stats are looked up for those commits only and their cards found one by one, so the
     first screenful costs a screenful's work, not 2,000 rows'.
     """
-    return _rows_of(store, refs.newest(count), stranded.list_husks(cfg), now)
+    return _rows_of(store, refs.newest(count), stranded.list_husks(cfg), now, few=count + 20)
 
 
 def _rows_of(
@@ -247,9 +247,11 @@ def _rows_of(
     branches: Sequence[stranded.StrandedBranch],
     husks: Sequence[stranded.Husk],
     now: datetime,
+    few: int = 40,
 ) -> list[StrandedRow]:
     ids = {b.card for b in branches if b.card} | {h.card for h in husks if h.card}
-    cards = {cid: (card, one_line(card.title)) for cid, card in _cards_for(store, ids).items()}
+    found = _cards_for(store, ids, few)
+    cards = {cid: (card, one_line(card.title)) for cid, card in found.items()}
     rows = []
     for b in branches:
         row = _row("branch", b.branch, b.card, cards, b.tree, b.stamp, now)
@@ -423,7 +425,7 @@ class LineList(ScrollView, can_focus=True, inherit_bindings=False):
         self.selected_key: Any = None
         self.paint_count = 0
         self.painted_items = -1  # how many items the list held when it last drew a row (bench)
-        self.on_painted: Callable[[], None] | None = None  # called once, at the next row drawn
+        self.on_painted: Callable[[], None] | None = None  # called once, at the next line drawn
 
     def key_of(self, item: Any) -> Any:
         return item
@@ -492,6 +494,9 @@ class LineList(ScrollView, can_focus=True, inherit_bindings=False):
         base = self.rich_style
         if y == 0:
             self.paint_count += 1
+        if self.on_painted is not None:
+            hook, self.on_painted = self.on_painted, None
+            hook()
         if y < self.header_rows:
             return self.render_header(y, width, base)
         index = int(self.scroll_offset.y) + y - self.header_rows
@@ -502,9 +507,6 @@ class LineList(ScrollView, can_focus=True, inherit_bindings=False):
         if index >= len(self.items):
             return Strip.blank(width, base)
         self.painted_items = len(self.items)
-        if self.on_painted is not None:
-            hook, self.on_painted = self.on_painted, None
-            hook()
         return self.render_row(self.items[index], index == self.cursor, width, base)
 
     def cursor_style(self, base: Style) -> Style:
@@ -1454,15 +1456,14 @@ class StrandedScreen(Screen[None]):
         self._footer = False
         self._head_painted = threading.Event()
         self._head: Future[tuple[list[StrandedRow], int] | None] | None = Future()
-        self._early: tuple[list[StrandedRow], int] | None = None
         self._first: Future[list[StrandedRow]] | None = self._start_first_read(self._head)
 
     def _head_count(self) -> int:
         """Rows enough to fill the screen (the terminal's height), before the rest is read."""
         try:
-            return max(FIRST_ROWS, self.app.size.height)
+            return max(FIRST_ROWS, self.app.size.height - 3)
         except Exception:  # no app yet: a tall terminal's worth
-            return 2 * FIRST_ROWS
+            return 3 * FIRST_ROWS
 
     def _start_first_read(
         self, head: Future[tuple[list[StrandedRow], int] | None]
@@ -1498,16 +1499,11 @@ class StrandedScreen(Screen[None]):
     # layout ---------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        self._early = self._take_head(HEAD_WAIT_S)
-        self.reload()  # the rest of the read goes on while the widgets mount
         yield Static(Text("stranded work  loading…"), id="stranded-title")
         yield StrandedTable(id="stranded-table")
         yield Static(Text(""), id="stranded-detail")
-        yield Static(Text(""), id="stranded-result")
-        filter_input = Input(placeholder="filter: card, title, tree, lane", id="stranded-filter")
-        filter_input.cursor_blink = getattr(self.app, "cursor_blink", True)
-        filter_input.display = False
-        yield filter_input
+        # the result panel and the filter field are mounted when first needed (fewer
+        # widgets to style and lay out before the first paint)
         yield StatusLine(id="status")
 
     def _take_head(self, timeout: float) -> tuple[list[StrandedRow], int] | None:
@@ -1532,14 +1528,14 @@ class StrandedScreen(Screen[None]):
         return self.query_one(StrandedTable)
 
     def on_mount(self) -> None:
-        self.query_one("#stranded-result", Static).display = False
         self.table.focus()
-        if self._early is not None:
-            rows, self.head_of = self._early
-            self._early = None
+        early = self._take_head(HEAD_WAIT_S)
+        if early is not None:
+            rows, self.head_of = early
             self.rows, self.widths = rows, content_widths(rows)
             self._show()
-            self.table.on_painted = self._rows_painted
+            self.table.on_painted = self._head_drawn
+        self.reload()  # the rest of the first read (or all of it) comes through the loader
         last = getattr(self.app, "last_status", ("", False))
         self.query_one(StatusLine).show(last[0] or HINT, last[1])
         if self.poll_s > 0:
@@ -1584,7 +1580,7 @@ class StrandedScreen(Screen[None]):
                 self.widths = message.widths
                 self.head_of = message.head_of
                 self._show()
-                self.table.on_painted = self._rows_painted
+                self.table.on_painted = self._head_drawn
             else:
                 self._head_painted.set()
             return
@@ -1601,13 +1597,17 @@ class StrandedScreen(Screen[None]):
         if not self._footer:
             self.table.on_painted = self._rows_painted
 
+    def _head_drawn(self) -> None:
+        """The newest rows are being drawn: once the frame is out, build the whole list."""
+        self.call_later(self._head_painted.set)
+
     def _rows_painted(self) -> None:
-        """Rows are being drawn: once the frame is out, the whole list may be built.
+        """The whole list is being drawn: now the footer.
 
         The footer restyles a widget per key each time the bindings change (~60 ms here);
-        it comes after the first rows are on screen, not before.
+        it comes after the rows are on screen, not before.
         """
-        self.call_later(self._head_painted.set)  # once this frame is written
+        self._head_painted.set()
         if not self._footer:
             self._footer = True
             self.call_later(self._mount_footer)
@@ -1688,7 +1688,12 @@ class StrandedScreen(Screen[None]):
         self.query_one("#stranded-detail", Static).update(text)
 
     def _show_result(self, title: str, lines: Sequence[str]) -> None:
-        panel = self.query_one("#stranded-result", Static)
+        found = self.query("#stranded-result")
+        if found:
+            panel = found.first(Static)
+        else:
+            panel = Static(Text(""), id="stranded-result")
+            self.mount(panel, after=self.query_one("#stranded-detail"))
         self.result_lines = [title, *lines]
         panel.update(Text("\n".join(one_line(x) for x in self.result_lines)))
         panel.display = True
@@ -1721,8 +1726,16 @@ class StrandedScreen(Screen[None]):
         self.table.reverse = not self.table.reverse
         self._show()
 
-    def action_filter(self) -> None:
-        field_ = self.query_one("#stranded-filter", Input)
+    def _filter_field(self) -> Input | None:
+        found = self.query("#stranded-filter")
+        return found.first(Input) if found else None
+
+    async def action_filter(self) -> None:
+        field_ = self._filter_field()
+        if field_ is None:
+            field_ = Input(placeholder="filter: card, title, tree, lane", id="stranded-filter")
+            field_.cursor_blink = getattr(self.app, "cursor_blink", True)
+            await self.mount(field_, before=self.query_one(StatusLine))
         field_.display = True
         field_.focus()
 
@@ -1739,10 +1752,12 @@ class StrandedScreen(Screen[None]):
         self.table.focus()
 
     def action_back(self) -> None:
-        field_ = self.query_one("#stranded-filter", Input)
-        if field_.display or self.filter_words or self.card_only:
-            field_.value = ""
-            field_.display = False
+        field_ = self._filter_field()
+        shown = field_ is not None and field_.display
+        if shown or self.filter_words or self.card_only:
+            if field_ is not None:
+                field_.value = ""
+                field_.display = False
             self.filter_words = []
             self.card_only = ""
             self._show()
