@@ -10,6 +10,7 @@ import pytest
 from board.core import cli, stranded, worktrees
 from board.core.errors import NotFound, Refused
 
+from tests.bench.bench_stranded_list import make_branches
 from tests.git_helpers import Repo, make_repo
 
 
@@ -99,6 +100,48 @@ def test_list_reads_a_hand_made_branch_without_stats(r: Repo) -> None:
         "20250101T000000.000Z",
         None,
     )
+
+
+def test_the_newest_screenful_is_the_head_of_the_whole_list_with_the_same_stats(r: Repo) -> None:
+    """The browser paints `read_refs(newest=n).newest(n)` first: it must be what the whole
+    list shows first (same order, stamp ties included, same stats, the last stats line
+    winning, trailers read for a commit the stats file does not know)."""
+    make_branches(r.root, 30)
+    base = r.git("rev-parse", "main")
+    tie = "20991231T235959.000Z"  # newer than every other save; three names share it
+    for name in (f"stranded/aa/{tie}", f"stranded/zz/{tie}", f"stranded/zz/{tie}-1"):
+        r.git("branch", name, base)  # made by hand: no trailer, no stats line
+    stranded.list_stranded(r.cfg)  # writes the stats file
+    listed = stranded.list_stranded(r.cfg)
+    newest_saved = next(b for b in listed if b.files is not None)
+    worktrees.record_stats(  # a later line for the same commit wins
+        r.cfg,
+        [
+            worktrees.stats_line(
+                newest_saved.commit, newest_saved.tree, "c-99", worktrees.Stats(9, 8, 7)
+            )
+        ],
+    )
+    with worktrees.stats_file(r.cfg).open("a") as f:
+        f.write(f"{newest_saved.commit}\tbroken line\n")  # malformed: ignored by both
+    unknown = listed[5].commit  # not in the file: its trailer is read
+
+    def forget_unknown() -> None:
+        text = worktrees.stats_file(r.cfg).read_text()
+        worktrees.stats_file(r.cfg).write_text(
+            "".join(x for x in text.splitlines(keepends=True) if not x.startswith(unknown))
+        )
+
+    whole = stranded.list_stranded(r.cfg)
+    assert [b.files for b in whole if b.commit == newest_saved.commit] == [9], whole[:5]
+    for n in (1, 3, 4, 12, len(whole) + 5):
+        forget_unknown()
+        head = stranded.read_refs(r.cfg, newest=n).newest(n)
+        assert head == whole[:n], (
+            f"the first {n} rows painted differ from the head of the whole list: "
+            f"{[(b.branch, b.files) for b in head[:6]]} != "
+            f"{[(b.branch, b.files) for b in whole[:6]]}"
+        )
 
 
 def test_list_also_lists_husks(r: Repo) -> None:

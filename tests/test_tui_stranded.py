@@ -41,6 +41,7 @@ from tests.stranded_tui_helpers import (
     screen_lines,
     select,
     status,
+    stranded_screen,
     wait_for,
     wait_loaded_again,
 )
@@ -112,6 +113,50 @@ async def test_every_save_and_husk_is_listed_with_its_card_title_lane_and_stats(
         text = "\n".join(screen_lines(app))
         assert "4 branches · 1 husk" in text
         assert "moved aside" in text, "the husk row does not say what it is"
+
+
+async def test_the_first_paint_is_the_head_of_the_sorted_list_with_real_stats(
+    fx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the newest rows are read before the first paint; they must be the rows the whole
+    list starts with (order, card, stats), not placeholders, and the rest must follow."""
+    from board.tui import stranded as tui_stranded
+
+    hold = threading.Event()
+    real_load = tui_stranded.load_rows
+
+    def held_load(*args, **kw):  # the whole list waits until the first paint was checked
+        hold.wait(10)
+        return real_load(*args, **kw)
+
+    monkeypatch.setattr(tui_stranded, "load_rows", held_load)
+    monkeypatch.setattr(StrandedScreen, "_head_count", lambda self: 2)
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = stranded_screen(fx)
+        await pilot.app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.table.painted_items > 0, what="the first rows")
+        first = [
+            (r.name, r.card_id, r.files, r.insertions, r.deletions) for r in screen.table.items
+        ]
+        assert not screen.loaded, "the whole list was read before the first paint"
+        assert "the newest 2 branches" in "\n".join(screen_lines(app))
+        hold.set()
+        await wait_for(pilot, lambda: screen.loaded, what="the whole list")
+        whole = [
+            (r.name, r.card_id, r.files, r.insertions, r.deletions) for r in screen.table.items
+        ]
+        assert len(whole) == 5, f"the rest of the list did not fill in: {whole}"
+        assert first[:2] == whole[:2], (
+            f"the first paint was not the head of the list as sorted: {first} vs {whole}"
+        )
+        assert first[2:] == whole[-1:], f"the husk is not listed after the first rows: {first}"
+        listed = {b.branch: b for b in stranded.list_stranded(fx.cfg)}
+        for name, _card, files, ins, dels in first[:2]:
+            b = listed[name]
+            assert (files, ins, dels) == (b.files, b.insertions, b.deletions), (
+                f"the first paint showed other stats for {name} than the recorded ones"
+            )
 
 
 async def test_titles_and_names_are_shown_literally_never_as_markup_or_escapes(fx) -> None:
