@@ -14,9 +14,14 @@ recovery commands (OSC 52, and shown on screen), `o` the card, `/` filter, `s`/`
 
 Speed, because operators meet this screen with thousands of saves and million-line diffs:
 
-- the list is read in a thread started with the screen (one `git for-each-ref`, stats
-  recorded at save time, one store read) and drawn with the line API, so 2,000 branches
-  cost a list, not widgets; the footer is mounted after the first rows are painted;
+- the list is read in a thread started with the screen. First the newest screenful:
+  git sorts the refs by the stamp in their names and cuts them (`--count`), their stats
+  are looked up in the stats file for those commits only, their cards found one by one;
+  the screen waits briefly for them in `on_mount`, so its first frame has real rows.
+  Once that frame is out, the whole list (one `git for-each-ref`, stats recorded at save
+  time, one store read) replaces it. Rows are drawn with the line API, so 2,000 branches
+  cost a list, not widgets; the result panel and the filter field are mounted when first
+  needed, the footer after the whole list is painted;
 - the diff streams from `git diff` through a thread into `DiffBuffer`, which indexes
   whole blocks of lines at C speed (a `count` per block, no Python call per line); the
   view (`DiffView`, the line API as in `tui/logs.py`) pages the first screen while the
