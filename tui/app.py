@@ -24,7 +24,7 @@ from textual.theme import Theme
 
 from .commands import VERBS, BoardCommands
 from .dialogs import ConfirmDialog, HelpScreen, ReasonDialog, card_question
-from .rows import Preload
+from .rows import Preload, resume_gc
 from .themes import load_themes, user_theme_dir
 from .widgets import StatusLine
 
@@ -162,7 +162,11 @@ class BoardApp(App[int]):
         screen = self.screen
         if getattr(screen, "paint_pending", False) and screen.painted():  # type: ignore[attr-defined]
             screen.paint_pending = False  # type: ignore[attr-defined]
+            resume_gc()  # paused by the early read until this first paint
             self.board_painted()
+
+    def on_unmount(self) -> None:
+        resume_gc()  # an app that ends before its first paint leaves the collector on
 
     # status --------------------------------------------------------------------------------
 

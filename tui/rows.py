@@ -9,6 +9,7 @@ imports Textual; the widgets import this.
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -109,11 +110,34 @@ def matches(row: Row, words: list[str]) -> bool:
     return all(word in row.hay for word in words)
 
 
+_gc_paused = False  # the cyclic collector is off until the first board is painted
+
+
+def pause_gc() -> None:
+    """Start-up allocates a great deal and frees almost nothing (imports, widgets, styles,
+    the first rows), yet the cyclic collector rescans it all, again and again: tens of
+    milliseconds before the first paint. It is paused until the board is painted
+    (`resume_gc`, also called when the app exits); nothing is lost, only deferred."""
+    global _gc_paused
+    if not _gc_paused and gc.isenabled():
+        gc.disable()
+        _gc_paused = True
+
+
+def resume_gc() -> None:
+    """Turn the collector back on if `pause_gc` turned it off (idempotent)."""
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.enable()
+
+
 class Preload:
     """The first read of the board (its lane heads), started in a thread at once;
     `result()` waits for it. `totals` is set when the heads are not the whole board."""
 
     def __init__(self, store: Store) -> None:
+        pause_gc()  # until the first paint: the app resumes it (see pause_gc)
         self._done = threading.Event()
         self._value: tuple[Lanes, int] | None = None
         self.totals: Totals | None = None
@@ -148,8 +172,10 @@ __all__ = [
     "build_lanes",
     "matches",
     "one_line",
+    "pause_gc",
     "read_board",
     "read_heads",
+    "resume_gc",
     "sanitize",
 ]
 _ = Any
