@@ -134,3 +134,47 @@ def test_the_interface_default_agrees_with_sqlite(store: SQLiteStore) -> None:
 def test_a_negative_limit_is_a_one_line_error(store: SQLiteStore) -> None:
     with pytest.raises(StoreError, match="limit must be 0 or more"):
         store.lane_heads(-1)
+
+
+# -- the board paints from the heads, then reads every card -------------------------------
+
+
+async def test_the_board_paints_the_heads_then_loads_every_card_and_gc_is_back_on(
+    tmp_path: Path,
+) -> None:
+    """The first paint shows the lane's real top rows and real counts; the whole lane
+    follows; the collector paused for start-up is running again."""
+    import gc
+
+    from board.tui.rows import HEAD_ROWS
+
+    from tests.tui_helpers import loaded, make_app, make_board
+
+    board = make_board(tmp_path)
+    with board.store.transaction() as tx:
+        for i in range(HEAD_ROWS + 50):
+            tx.create(CardDraft(title=f"c{i}", spec="s", priority=i % 3, lane="ready"), "c", "t")
+    app = make_app(board, poll=0)
+    heads_seen: list[tuple[int, str]] = []
+    original = app.board_painted
+
+    def painted() -> None:
+        screen = app.screen
+        view = screen.lane_view("ready")  # type: ignore[attr-defined]
+        header = str(screen.query_one("#head-ready").render())  # type: ignore[attr-defined]
+        heads_seen.append((len(view.rows), header))
+        original()
+
+    app.board_painted = painted  # type: ignore[method-assign]
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        rows = screen.lane_view("ready").rows
+        assert len(rows) == HEAD_ROWS + 50, "the whole lane never replaced the heads"
+        assert heads_seen, "the first paint was never reported"
+        first_rows, first_header = heads_seen[0]
+        assert first_rows == HEAD_ROWS, f"the first paint held {first_rows} rows, not the heads"
+        assert str(HEAD_ROWS + 50) in first_header, (
+            f"the first paint's count was not the lane's real count: {first_header!r}"
+        )
+        assert gc.isenabled(), "the garbage collector was left off after the first paint"
+    board.store.close()
