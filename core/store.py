@@ -583,32 +583,27 @@ class SQLiteStore(Store):
         deps = [r[0] for r in self._read("SELECT dep FROM deps WHERE card = ?", (card_id,))]
         return _card_from_row(rows[0], deps)
 
-    def list_cards(self, lane: str | None = None) -> list[Card]:
+    def _in_read_tx(self, read: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run several reads in one read transaction, so what they return agrees."""
         with self._lock:
             try:
-                # one read transaction so cards and deps agree
                 self.conn.execute("BEGIN")
                 try:
-                    return self._read_cards(self.conn, lane)
+                    return read(self.conn)
                 finally:
                     self.conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise _translate(exc, self.path) from None
+
+    def list_cards(self, lane: str | None = None) -> list[Card]:
+        return self._in_read_tx(lambda conn: self._read_cards(conn, lane))  # cards, deps agree
 
     def lane_heads(self, limit: int) -> LaneHeads:
         """One read transaction: a GROUP BY for the counts, then an ORDER BY ... LIMIT per
         lane (the lane index and a top-N sort), and the deps of only those cards."""
         if limit < 0:
             raise StoreError(f"lane_heads: limit must be 0 or more, not {limit}")
-        with self._lock:
-            try:
-                self.conn.execute("BEGIN")
-                try:
-                    return self._read_heads(self.conn, limit)
-                finally:
-                    self.conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise _translate(exc, self.path) from None
+        return self._in_read_tx(lambda conn: self._read_heads(conn, limit))
 
     def _read_heads(self, conn: sqlite3.Connection, limit: int) -> LaneHeads:
         row = conn.execute("SELECT value FROM meta WHERE key = 'changes'").fetchone()
