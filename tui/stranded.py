@@ -78,7 +78,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from .dialogs import ConfirmDialog
-from .widgets import StatusLine, one_line
+from .widgets import CursorMoves, StatusLine, one_line
 
 FIRST_ROWS = 20  # at least this many of the newest rows are painted before the rest is read
 HEAD_WAIT_S = 0.15  # the screen waits this long at most for its first rows before mounting
@@ -401,7 +401,7 @@ def salvage_outcome(result: operator.SalvageResult) -> Outcome:
 # a list drawn with the line API
 
 
-class LineList(ScrollView, can_focus=True, inherit_bindings=False):
+class LineList(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
     """Rows drawn line by line with a cursor that stays on its item across reloads.
 
     Subclasses draw a row (`render_row`) and may draw a fixed header (`header_rows`).
@@ -463,27 +463,8 @@ class LineList(ScrollView, can_focus=True, inherit_bindings=False):
         self._scroll_cursor_into_view()
         self.post_message(self.Moved(self))
 
-    def _scroll_cursor_into_view(self) -> None:
-        height = self.scrollable_content_region.height - self.header_rows
-        if height <= 0:
-            return
-        top = int(self.scroll_offset.y)
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
-
-    def action_move(self, delta: int) -> None:
-        if self.items:
-            self.cursor = max(0, min(len(self.items) - 1, self.cursor + delta))
-
-    def action_page(self, direction: int) -> None:
-        step = max(1, self.scrollable_content_region.height - self.header_rows - 1)
-        self.action_move(direction * step)
-
-    def action_jump(self, where: int) -> None:
-        if self.items:
-            self.cursor = 0 if where == 0 else len(self.items) - 1
+    def row_count(self) -> int:
+        return len(self.items)
 
     def on_focus(self) -> None:
         self.refresh()

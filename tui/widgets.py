@@ -38,7 +38,42 @@ NARROW = 24  # below this many cells a lane row leaves out the priority
 # -- the lane -------------------------------------------------------------------------------
 
 
-class LaneView(ScrollView, can_focus=True, inherit_bindings=False):
+class CursorMoves:
+    """Cursor movement shared by the line-API lists: moves clamp, pages and jumps keep the
+    cursor in view below any fixed header rows. A list says how many rows it has."""
+
+    header_rows = 0
+    cursor: int
+
+    def row_count(self) -> int:
+        raise NotImplementedError
+
+    def _scroll_cursor_into_view(self) -> None:
+        height = self.scrollable_content_region.height - self.header_rows  # type: ignore[attr-defined]
+        if height <= 0:
+            return
+        top = int(self.scroll_offset.y)  # type: ignore[attr-defined]
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)  # type: ignore[attr-defined]
+        elif self.cursor >= top + height:
+            self.scroll_to(  # type: ignore[attr-defined]
+                y=self.cursor - height + 1, animate=False, immediate=True
+            )
+
+    def action_move(self, delta: int) -> None:
+        if self.row_count():
+            self.cursor = max(0, min(self.row_count() - 1, self.cursor + delta))
+
+    def action_page(self, direction: int) -> None:
+        region = self.scrollable_content_region  # type: ignore[attr-defined]
+        self.action_move(direction * max(1, region.height - self.header_rows - 1))
+
+    def action_jump(self, where: int) -> None:
+        if self.row_count():
+            self.cursor = 0 if where == 0 else self.row_count() - 1
+
+
+class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
     """One lane's cards, drawn with the line API: only visible rows are ever rendered.
 
     A row is `id  pN  [class]  title`; the cursor row is highlighted (dimmer when the
@@ -135,26 +170,8 @@ class LaneView(ScrollView, can_focus=True, inherit_bindings=False):
         self._scroll_cursor_into_view()
         self.post_message(self.Moved(self))
 
-    def _scroll_cursor_into_view(self) -> None:
-        height = self.scrollable_content_region.height
-        if height <= 0:
-            return
-        top = int(self.scroll_offset.y)
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
-
-    def action_move(self, delta: int) -> None:
-        if self.rows:
-            self.cursor = max(0, min(len(self.rows) - 1, self.cursor + delta))
-
-    def action_page(self, direction: int) -> None:
-        self.action_move(direction * max(1, self.scrollable_content_region.height - 1))
-
-    def action_jump(self, where: int) -> None:
-        if self.rows:
-            self.cursor = 0 if where == 0 else len(self.rows) - 1
+    def row_count(self) -> int:
+        return len(self.rows)
 
     def on_focus(self) -> None:
         self.refresh_line(self.cursor)
