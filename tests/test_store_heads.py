@@ -140,19 +140,32 @@ def test_a_negative_limit_is_a_one_line_error(store: SQLiteStore) -> None:
 
 
 async def test_the_board_paints_the_heads_then_loads_every_card_and_gc_is_back_on(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The first paint shows the lane's real top rows and real counts; the whole lane
-    follows; the collector paused for start-up is running again."""
+    """The first paint shows the lane's real top rows (as many as the terminal has lines)
+    and real counts; the whole lane is read only after that paint (a read racing the
+    paint would slow it) and then replaces the heads; the collector paused for start-up
+    is running again."""
     import gc
 
-    from board.tui.rows import HEAD_ROWS
+    import board.tui.board as board_screen
 
     from tests.tui_helpers import loaded, make_app, make_board
 
+    events: list[str] = []
+    read_board = board_screen.read_board
+
+    def recorded_read(store):  # type: ignore[no-untyped-def]
+        events.append("full read")
+        return read_board(store)
+
+    monkeypatch.setattr(board_screen, "read_board", recorded_read)
+
+    lines = 48
+    monkeypatch.setenv("LINES", str(lines))  # what a terminal of 48 lines says
     board = make_board(tmp_path)
     with board.store.transaction() as tx:
-        for i in range(HEAD_ROWS + 50):
+        for i in range(lines + 50):
             tx.create(CardDraft(title=f"c{i}", spec="s", priority=i % 3, lane="ready"), "c", "t")
     app = make_app(board, poll=0)
     heads_seen: list[tuple[int, str]] = []
@@ -161,20 +174,41 @@ async def test_the_board_paints_the_heads_then_loads_every_card_and_gc_is_back_o
     def painted() -> None:
         screen = app.screen
         view = screen.lane_view("ready")  # type: ignore[attr-defined]
-        header = str(screen.query_one("#head-ready").render())  # type: ignore[attr-defined]
+        header = screen.lane_view("ready").heading  # type: ignore[attr-defined]
         heads_seen.append((len(view.rows), header))
+        events.append("painted")
         original()
 
     app.board_painted = painted  # type: ignore[method-assign]
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await loaded(pilot)
         rows = screen.lane_view("ready").rows
-        assert len(rows) == HEAD_ROWS + 50, "the whole lane never replaced the heads"
+        assert len(rows) == lines + 50, "the whole lane never replaced the heads"
         assert heads_seen, "the first paint was never reported"
         first_rows, first_header = heads_seen[0]
-        assert first_rows == HEAD_ROWS, f"the first paint held {first_rows} rows, not the heads"
-        assert str(HEAD_ROWS + 50) in first_header, (
+        assert first_rows == lines, f"the first paint held {first_rows} rows, not the heads"
+        assert str(lines + 50) in first_header, (
             f"the first paint's count was not the lane's real count: {first_header!r}"
         )
         assert gc.isenabled(), "the garbage collector was left off after the first paint"
+        assert events[:2] == ["painted", "full read"], f"the whole board was read early: {events}"
     board.store.close()
+
+
+def test_the_first_read_is_as_tall_as_the_terminal_or_head_rows_without_one(
+    tmp_path: Path,
+) -> None:
+    """LINES (or the terminal) sizes the first read; with neither, HEAD_ROWS rows."""
+    import sys
+
+    from board.core import proc
+    from board.tui.rows import HEAD_ROWS
+
+    code = "from board.tui.rows import head_rows; print(head_rows())"
+    env = {"LINES": "", "COLUMNS": ""}  # empty: unset, for shutil.get_terminal_size
+    # stdout is a pipe here, so there is no terminal to ask
+    res = proc.run((sys.executable, "-c", code), timeout=60, env=env)
+    assert res.returncode == 0, res.stderr
+    assert int(res.stdout) == HEAD_ROWS
+    res = proc.run((sys.executable, "-c", code), timeout=60, env={**env, "LINES": "37"})
+    assert int(res.stdout) == 37

@@ -80,11 +80,11 @@ async def test_lanes_show_counts_and_blocked_cards_first(board) -> None:
             "blocked cards must come first in their lane (then priority, then age)"
         )
         assert ids(lane(screen, "backlog")) == ["c-5", "c-11", "c-4", "c-12"]
-        head = str(screen.query_one("#head-ready").render())
+        head = screen.lane_view("ready").heading
         assert "ready 4" in head and "!3" in head, f"lane header lacks count/blocked: {head!r}"
         text = "\n".join(screen_lines(app))
         assert "!held" in text and "!gate-red" in text, "the block badge does not name its class"
-        assert not screen.query_one("#col-cancelled").display, "cancelled shows without a toggle"
+        assert not screen.query_one("#lane-cancelled").display, "cancelled shows without a toggle"
 
 
 async def test_a_lane_of_10000_cards_mounts_no_widget_per_card(tmp_path) -> None:
@@ -102,6 +102,42 @@ async def test_a_lane_of_10000_cards_mounts_no_widget_per_card(tmp_path) -> None
         assert widgets < 60, f"{widgets} widgets for 10,000 cards: rows must not be widgets"
         await pilot.press("G")
         assert lane(screen, "backlog").current.id == "c-10000"
+    board.close()
+
+
+async def test_the_cursor_stays_in_view_under_the_lane_heading(tmp_path) -> None:
+    """The heading is the lane's first line and stays put; the cursor's card is always on
+    screen below it, however the lane is scrolled (jump, page, walk)."""
+    board = make_board(tmp_path)
+    with board.store.transaction() as tx:
+        from board.core.model import CardDraft
+
+        for i in range(100):
+            tx.create(CardDraft(title=f"card {i}"), "c", "t")
+    app = make_app(board, poll=0)
+
+    def check(where: str) -> None:
+        view = lane(screen, "backlog")
+        lines = screen_lines(app)
+        assert lines[0].lstrip().startswith("backlog 100"), f"{where}: heading gone: {lines[0]!r}"
+        shown = [line.split()[0] for line in lines[1:] if line.strip()]
+        assert view.current.id in shown, f"{where}: {view.current.id} is off screen: {shown}"
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await loaded(pilot)
+        check("at the top")
+        await pilot.press("G")
+        assert lane(screen, "backlog").current.id == "c-100"
+        check("after G")
+        await pilot.press("pageup")
+        check("after pageup")
+        await pilot.press("g")
+        check("after g")
+        for step in range(30):
+            await pilot.press("j")
+            check(f"after {step + 1} j")
+        await pilot.press("pagedown", "pagedown")
+        check("after pagedown")
     board.close()
 
 
@@ -142,7 +178,7 @@ async def test_left_right_and_tab_switch_lanes(board) -> None:
         assert screen.current_lane == "backlog"
         await pilot.press("left")
         assert screen.current_lane == "done", "left from the first lane should wrap to the last"
-        assert screen.query_one("#col-done").has_class("-current")
+        assert screen.query_one("#lane-done").has_class("-current")
 
 
 async def test_c_toggles_the_cancelled_lane(board) -> None:
@@ -150,10 +186,10 @@ async def test_c_toggles_the_cancelled_lane(board) -> None:
     async with app.run_test() as pilot:
         screen = await loaded(pilot)
         await pilot.press("c")
-        assert screen.query_one("#col-cancelled").display, "c did not show the cancelled lane"
+        assert screen.query_one("#lane-cancelled").display, "c did not show the cancelled lane"
         assert screen.current_lane == "cancelled" and lane(screen, "cancelled").current.id == "c-8"
         await pilot.press("c")
-        assert not screen.query_one("#col-cancelled").display, "c did not hide it again"
+        assert not screen.query_one("#lane-cancelled").display, "c did not hide it again"
         assert screen.current_lane == "done", "the cursor stayed in a hidden lane"
 
 
@@ -166,7 +202,7 @@ async def test_slash_filters_by_title_id_label_and_class(board) -> None:
         await pilot.press(*"readme")
         assert ids(lane(screen, "backlog")) == ["c-5"], "filter by title failed"
         assert ids(lane(screen, "ready")) == [], "a card that does not match is still shown"
-        assert "1/4" in str(screen.query_one("#head-backlog").render())
+        assert "1/4" in screen.lane_view("backlog").heading
         for query, lane_name, expected in (
             ("c-11", "backlog", ["c-11"]),
             ("infra", "ready", ["c-1"]),
@@ -804,8 +840,10 @@ async def test_markup_and_escapes_are_shown_literally_on_the_board(board) -> Non
         text = "\n".join(screen_lines(app))
         assert "[bold red]x[/] [@click=app.quit]q[/]" in text, "the markup title was interpreted"
         assert "␛]52;c;cm0gLXJmIH4K^G␛[2J" in text, "the escapes are not made visible"
+        view = lane(screen, "ready")
+        line = view.cursor - int(view.scroll_offset.y) + view.header_rows  # the card's row
         for x in range(30):  # every cell of the row's start, where the title begins
-            await pilot.click("#lane-ready", offset=(x, 0))
+            await pilot.click("#lane-ready", offset=(x, line))
         await pilot.pause()
         assert app.is_running, "clicking the title ran the markup's action"
 

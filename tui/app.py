@@ -161,9 +161,9 @@ class BoardApp(App[int]):
         """After each display: the first one that drew the board's cards calls board_painted."""
         screen = self.screen
         if getattr(screen, "paint_pending", False) and screen.painted():  # type: ignore[attr-defined]
-            screen.paint_pending = False  # type: ignore[attr-defined]
             resume_gc()  # paused by the early read until this first paint
             self.board_painted()
+            screen.first_painted()  # type: ignore[attr-defined]
 
     def on_unmount(self) -> None:
         resume_gc()  # an app that ends before its first paint leaves the collector on

@@ -18,7 +18,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 START_LANE = "backlog"
 FIRST_READ_WAIT_S = 0.5  # how long the first paint may wait for the first read
+FULL_READ_FALLBACK_S = 1.0  # every card is read by then even if no row could be painted
 HINT = "? keys · : palette · / filter · enter open · q quit"
 
 
@@ -74,6 +75,7 @@ class BoardScreen(Screen[None]):
         self.totals: Totals | None = None  # lane counts while only the heads are in
         self.paint_pending = False  # the first board with cards is not on screen yet
         self._shown_count = -1
+        self._reading_rest = False  # the read of every card after the heads has started
 
     @property
     def board_app(self) -> BoardApp:
@@ -83,15 +85,14 @@ class BoardScreen(Screen[None]):
         # The lanes stay hidden until the first read lands, so the board is painted once,
         # with its cards, rather than empty and then again. Widgets the first paint does
         # not show (the "reading" line, the filter field) are mounted when first needed.
+        # A lane is one widget, heading included: fewer widgets, a quicker first paint.
         lanes = Horizontal(id="lanes")
         lanes.display = False
         with lanes:
             for lane in LANES:
-                column = Vertical(classes="lane-column", id=f"col-{lane}")
-                column.display = lane != "cancelled"
-                with column:
-                    yield Static(Text(lane), classes="lane-header", id=f"head-{lane}")
-                    yield LaneView(lane, id=f"lane-{lane}")
+                view = LaneView(lane, id=f"lane-{lane}")
+                view.display = lane != "cancelled"
+                yield view
         yield StatusLine(id="status")
         yield Footer(compact=True)
 
@@ -164,8 +165,24 @@ class BoardScreen(Screen[None]):
             self.paint_pending = True
         if totals is None:
             self.loaded = True
-        else:  # only the heads: read every card once they are on screen
-            self.call_after_refresh(self.reload)
+        elif not self.paint_pending:
+            self.reload()
+        else:
+            # Only the heads are in. Every card is read once they are on screen
+            # (`first_painted`), not while they are painted: that read would hold the
+            # interpreter from the paint. A board that cannot paint rows (no room) reads
+            # them anyway, a moment later.
+            self.set_timer(FULL_READ_FALLBACK_S, self._read_rest)
+
+    def first_painted(self) -> None:
+        """The app saw the first board with cards on screen: read the rest, if any."""
+        self.paint_pending = False
+        self._read_rest()
+
+    def _read_rest(self) -> None:
+        if not self.loaded and not self._reading_rest:
+            self._reading_rest = True
+            self.reload()
 
     def painted(self) -> bool:
         """True once the lanes have drawn rows (called after each display)."""
@@ -194,14 +211,7 @@ class BoardScreen(Screen[None]):
             self.lane_view(lane).set_rows(
                 shown, total, blocked, "no match" if words and rows else "empty"
             )
-            self._header(lane, len(shown), total, blocked)
-
-    def _header(self, lane: str, shown: int, total: int, blocked: int) -> None:
-        text = Text(f"{lane} ")
-        text.append(f"{shown}/{total}" if self.filter_words else f"{total}", style="bold")
-        if blocked:
-            text.append(f" !{blocked}", style="bold")
-        self.query_one(f"#head-{lane}", Static).update(text)
+            self.lane_view(lane).set_heading(len(shown), total, blocked, bool(words))
 
     # lanes ---------------------------------------------------------------------------------
 
@@ -221,8 +231,7 @@ class BoardScreen(Screen[None]):
 
     def _mark_current(self) -> None:
         for lane in LANES:
-            column = self.query_one(f"#col-{lane}")
-            column.set_class(lane == self.current_lane, "-current")
+            self.lane_view(lane).set_class(lane == self.current_lane, "-current")
 
     @on(LaneView.Moved)
     def _lane_moved(self, event: LaneView.Moved) -> None:
@@ -241,7 +250,7 @@ class BoardScreen(Screen[None]):
 
     def action_toggle_cancelled(self) -> None:
         self.show_cancelled = not self.show_cancelled
-        self.query_one("#col-cancelled").display = self.show_cancelled
+        self.lane_view("cancelled").display = self.show_cancelled
         if self.show_cancelled:
             self._focus_lane("cancelled")
         elif self.current_lane == "cancelled":

@@ -1,15 +1,16 @@
 """The board's data, without Textual: literal text, rows, lanes, and the early read.
 
 `board tui` starts reading the store (`Preload`) before Textual is imported. That first
-read is cheap whatever the board's size: each lane's count and its first `HEAD_ROWS`
-rows in board order (`Store.lane_heads`), enough to paint every visible row of a tall
-terminal. The board paints from it, then reads every card in a worker. Nothing here
-imports Textual; the widgets import this.
+read is cheap whatever the board's size: each lane's count and its first rows in board
+order (`Store.lane_heads`, served by an index), as many as the terminal has lines, so
+every visible row is painted from it. The board paints from it, then reads every card
+in a worker. Nothing here imports Textual; the widgets import this.
 """
 
 from __future__ import annotations
 
 import gc
+import shutil
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -18,7 +19,14 @@ from board.core.logs import sanitize as _core_sanitize
 from board.core.model import LANES, TERMINAL, Card
 from board.core.store import Store
 
-HEAD_ROWS = 200  # rows per lane in the first read: more than a terminal shows
+HEAD_ROWS = 200  # rows per lane in the first read when the terminal's height is unknown
+
+
+def head_rows() -> int:
+    """Rows per lane the first paint can show: the terminal's height (a lane shows fewer,
+    under its heading), or HEAD_ROWS when there is no terminal to ask (nor LINES)."""
+    lines = shutil.get_terminal_size(fallback=(0, 0)).lines
+    return lines if lines > 0 else HEAD_ROWS
 
 
 def sanitize(text: str) -> str:
@@ -125,10 +133,15 @@ def pause_gc() -> None:
 
 
 def resume_gc() -> None:
-    """Turn the collector back on if `pause_gc` turned it off (idempotent)."""
+    """Turn the collector back on if `pause_gc` turned it off (idempotent).
+
+    What start-up made is frozen first (`gc.freeze`): modules, classes, widgets and
+    styles live as long as the app, and the collector's first pass over all of them
+    cost some 20 ms just after the first paint, and more at every full collection."""
     global _gc_paused
     if _gc_paused:
         _gc_paused = False
+        gc.freeze()
         gc.enable()
 
 
@@ -136,8 +149,9 @@ class Preload:
     """The first read of the board (its lane heads), started in a thread at once;
     `result()` waits for it. `totals` is set when the heads are not the whole board."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, rows: int | None = None) -> None:
         pause_gc()  # until the first paint: the app resumes it (see pause_gc)
+        self.rows = head_rows() if rows is None else rows
         self._done = threading.Event()
         self._value: tuple[Lanes, int] | None = None
         self.totals: Totals | None = None
@@ -148,7 +162,7 @@ class Preload:
 
     def _read(self, store: Store) -> None:
         try:
-            lanes, count, self.totals = read_heads(store)
+            lanes, count, self.totals = read_heads(store, self.rows)
             self._value = (lanes, count)
         except BaseException as exc:  # handed to whoever asks, who says it in one line
             self._error = exc
@@ -170,6 +184,7 @@ __all__ = [
     "Row",
     "Totals",
     "build_lanes",
+    "head_rows",
     "matches",
     "one_line",
     "pause_gc",

@@ -16,7 +16,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -33,6 +33,7 @@ def literal(text: str, style: str | Style = "") -> Text:
     return Text(sanitize(text), style=style, no_wrap=False)
 
 
+_BOLD = Style(bold=True)
 NARROW = 24  # below this many cells a lane row leaves out the priority
 
 # -- the lane -------------------------------------------------------------------------------
@@ -74,11 +75,16 @@ class CursorMoves:
 
 
 class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
-    """One lane's cards, drawn with the line API: only visible rows are ever rendered.
+    """One lane: its heading (`ready 12 !3`) and its cards, drawn with the line API, so only
+    visible rows are ever rendered and the whole lane is one widget.
 
     A row is `id  pN  [class]  title`; the cursor row is highlighted (dimmer when the
-    lane is not focused). Holding 10,000 rows costs a list, not 10,000 widgets.
+    lane is not focused). Holding 10,000 rows costs a list, not 10,000 widgets. The
+    heading is the first line and stays put while the rows scroll under it; the
+    current lane (class `-current`) draws it highlighted.
     """
+
+    header_rows = 1
 
     BINDINGS = [
         Binding("down,j", "move(1)", "down", show=False, id="lane.down"),
@@ -90,6 +96,8 @@ class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
     ]
 
     COMPONENT_CLASSES = {
+        "lane--header",
+        "lane--header-current",
         "lane--cursor",
         "lane--cursor-blurred",
         "lane--id",
@@ -120,6 +128,8 @@ class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
         self.empty_text = "empty"
         self.selected_id: str | None = None
         self.id_width = 4
+        # the heading: (text, bold) parts of `lane N !B`, or `lane shown/N` while filtered
+        self._heading_parts: list[tuple[str, bool]] = [(lane, False)]
         self.painted = False  # a row has been drawn (the bench and the first-paint hook ask)
 
     # data ----------------------------------------------------------------------------------
@@ -137,9 +147,24 @@ class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
             index = min(self.cursor, max(len(self.rows) - 1, 0))
         self.set_reactive(LaneView.cursor, index)
         self.selected_id = self.rows[index].card.id if self.rows else None
-        self.virtual_size = Size(0, len(self.rows))
+        self.virtual_size = Size(0, len(self.rows) + self.header_rows)
         self._scroll_cursor_into_view()
         self.refresh()
+
+    def set_heading(self, shown: int, total: int, blocked: int, filtering: bool) -> None:
+        """The first line: the lane's name, its count (`shown/total` while filtering) and
+        how many of its cards are blocked."""
+        parts = [(f"{self.lane} ", False), (f"{shown}/{total}" if filtering else f"{total}", True)]
+        if blocked:
+            parts.append((f" !{blocked}", True))
+        if parts != self._heading_parts:
+            self._heading_parts = parts
+            self.refresh(Region(0, 0, self.size.width, self.header_rows))
+
+    @property
+    def heading(self) -> str:
+        """The heading as plain text: `ready 12 !3`."""
+        return "".join(text for text, _ in self._heading_parts)
 
     def index_of(self, card_id: str | None) -> int | None:
         for i, row in enumerate(self.rows):
@@ -165,19 +190,23 @@ class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
 
     def watch_cursor(self, old: int, new: int) -> None:
         self.selected_id = self.rows[new].card.id if self.rows else None
-        self.refresh_line(old)
-        self.refresh_line(new)
+        self.refresh_row(old)
+        self.refresh_row(new)
         self._scroll_cursor_into_view()
         self.post_message(self.Moved(self))
+
+    def refresh_row(self, index: int) -> None:
+        """Repaint the line showing row `index` (rows sit below the heading)."""
+        self.refresh_line(index + self.header_rows)
 
     def row_count(self) -> int:
         return len(self.rows)
 
     def on_focus(self) -> None:
-        self.refresh_line(self.cursor)
+        self.refresh_row(self.cursor)
 
     def on_blur(self) -> None:
-        self.refresh_line(self.cursor)
+        self.refresh_row(self.cursor)
 
     def on_resize(self) -> None:
         self._scroll_cursor_into_view()
@@ -210,9 +239,11 @@ class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         base = self.base_style
-        index = int(self.scroll_offset.y) + y
+        if y < self.header_rows:
+            return self._heading_strip(width, base)
+        index = int(self.scroll_offset.y) + y - self.header_rows
         if not self.rows:
-            if y == 0:
+            if y == self.header_rows:
                 style = self._style(base, "lane--empty")
                 return Strip([Segment(f" {self.empty_text}", style)]).adjust_cell_length(
                     width, base
@@ -222,6 +253,24 @@ class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
             return Strip.blank(width, base)
         self.painted = True
         return self._row_strip(self.rows[index], index == self.cursor, width, base)
+
+    def _heading_strip(self, width: int, base: Style) -> Strip:
+        """` ready 12 !3`, cut with `…` when the lane is narrower than that."""
+        part = "lane--header-current" if self.has_class("-current") else "lane--header"
+        style = self._style(base, part)
+        bold = style + _BOLD
+        segments = [Segment(" ", style)]
+        room = width - 2  # a space either side, as the padding of a header would leave
+        for text, strong in self._heading_parts:
+            if room <= 0:
+                break
+            if cell_len(text) > room:
+                text = set_cell_size(text, room - 1) + "…"
+            segments.append(Segment(text, bold if strong else style))
+            room -= cell_len(text)
+        # one segment per style run, as a Static would paint it (an SVG of the screen
+        # draws a lone leading space as nothing)
+        return Strip(Segment.simplify(segments)).adjust_cell_length(width, style)
 
     def _row_strip(self, row: Row, at_cursor: bool, width: int, base: Style) -> Strip:
         """` id  pN  !class  title`; a narrow lane drops the priority so the class shows."""
