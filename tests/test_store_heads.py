@@ -212,3 +212,87 @@ def test_the_first_read_is_as_tall_as_the_terminal_or_head_rows_without_one(
     assert int(res.stdout) == HEAD_ROWS
     res = proc.run((sys.executable, "-c", code), timeout=60, env={**env, "LINES": "37"})
     assert int(res.stdout) == 37
+
+
+# -- the board-order indexes, on a store made before they existed ----------------------------
+
+ORDER_INDEXES = ("cards_open_order", "cards_closed_order")
+
+
+def _indexes(path: Path) -> set[str]:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    finally:
+        conn.close()
+
+
+def _make_older_store(path: Path) -> None:
+    """A store as made before the board-order indexes: the same, without them."""
+    import sqlite3
+
+    make_store(path, 40).close()
+    conn = sqlite3.connect(path)
+    for name in ORDER_INDEXES:
+        conn.execute(f"DROP INDEX {name}")
+    conn.commit()
+    conn.close()
+
+
+def test_an_older_store_gets_the_board_order_indexes_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "board.db"
+    _make_older_store(path)
+    assert not _indexes(path) & set(ORDER_INDEXES)
+    store = SQLiteStore(path)
+    try:
+        assert set(ORDER_INDEXES) <= _indexes(path), "opening did not add the indexes"
+        heads = store.lane_heads(3)
+        assert heads == Store.lane_heads(store, 3), "the heads differ from board order"
+        for lane, order in (("ready", "priority, seq"), ("done", "updated_at DESC, seq DESC")):
+            from board.core.store import _IS_BLOCKED
+
+            plan = store.conn.execute(
+                f"EXPLAIN QUERY PLAN SELECT id FROM cards WHERE lane = ? "
+                f"ORDER BY {_IS_BLOCKED} DESC, {order} LIMIT 3",
+                (lane,),
+            ).fetchall()
+            assert "USING INDEX cards_" in str(plan) and "TEMP B-TREE" not in str(plan), plan
+    finally:
+        store.close()
+
+
+def test_a_busy_older_store_opens_at_once_and_keeps_its_busy_timeout(tmp_path: Path) -> None:
+    """Another process is writing: the index waits for a later open, the open does not."""
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "board.db"
+    _make_older_store(path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3,sys,time\n"
+         f"c=sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+         "c.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\ntime.sleep(30)\n"],
+        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"locked"
+        start = time.monotonic()
+        store = SQLiteStore(path)
+        waited = time.monotonic() - start
+        try:
+            assert waited < 3, f"the open waited {waited:.1f} s on the busy store"
+            assert not _indexes(path) & set(ORDER_INDEXES)
+            assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+            assert store.lane_heads(3) == Store.lane_heads(store, 3)
+        finally:
+            store.close()
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+    store = SQLiteStore(path)  # free now: the next open adds them
+    store.close()
+    assert set(ORDER_INDEXES) <= _indexes(path)
