@@ -263,7 +263,13 @@ def stream(
         if first_output_timeout and not got_output.is_set() and elapsed >= first_output_timeout:
             first_timed_out = timed_out = True
             break
-        time.sleep(0.05)
+        # wake at the end of the output, not up to 50 ms after it (a caller may be waiting
+        # for a short child's last bytes); the timeouts are still checked every 50 ms
+        if thread.is_alive():
+            thread.join(0.05)
+        else:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.05)
     if timed_out:
         _terminate(proc)
     else:

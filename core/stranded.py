@@ -362,6 +362,18 @@ DIFF_TIMEOUT_S = 600.0
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
 
 
+# How the diff view's patch is written. Pinned (a/ b/ prefixes, the files' own bytes
+# rather than a textconv rendering), so the start of it can also be known without git
+# (`diff_preview`).
+_DIFF_OPTS = (
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+)
+
+
 def diff_args(cfg: Config, branch: str) -> list[str]:
     """The git arguments of a stranded branch's patch against the base (`show`'s range).
 
@@ -369,7 +381,87 @@ def diff_args(cfg: Config, branch: str) -> list[str]:
     """
     short, _ = _branch(cfg, branch)
     base = worktrees.base_ref(cfg)
-    return ["diff", "--patch", "--no-color", "--no-ext-diff", f"{base}...refs/heads/{short}"]
+    return ["diff", "--patch", *_DIFF_OPTS, f"{base}...refs/heads/{short}"]
+
+
+PREVIEW_MIN_BYTES = 1 << 20  # a smaller new file: git's own first bytes come soon enough
+PREVIEW_BYTES = 256 << 10  # of the new file shown before git's diff arrives
+PREVIEW_MAX_BYTES = 256 << 20  # bigger: git may call it binary (core.bigFileThreshold)
+_BINARY_PROBE = 8000  # git looks for a NUL in this many first bytes (buffer_is_binary)
+_PLAIN_PATH = re.compile(r"[ !#-\[\]-~]+")  # printable ASCII but `"` and `\\`: never quoted
+
+
+def diff_preview(cfg: Config, branch: str, timeout: float = 60.0) -> bytes | None:
+    """The first bytes the diff view's `git diff` will write, when its first file is a big
+    new text file; None when they cannot be known this way.
+
+    For a new file of a million lines git diffs all of it before writing its first byte
+    (half a second here), yet that patch starts with a header and the file's first lines,
+    each behind a `+`. `git diff --raw` names the files at once, `git cat-file` streams
+    the blob, and the line count for the hunk header comes from counting its newlines. The
+    viewer shows these bytes at once and checks git's own output against them as it
+    arrives (see the TUI's DiffScreen): a preview that differs is replaced, never kept.
+    """
+    short, _ = _branch(cfg, branch)
+    base = worktrees.base_ref(cfg)
+    raw = proc.run(
+        # the ids abbreviated as the patch's `index` line has them (the same git call)
+        ("git", "diff", "--raw", "-z", f"{base}...refs/heads/{short}"),
+        cfg.root,
+        timeout=timeout,
+        env=_GIT_ENV,
+    )
+    fields = raw.stdout.split("\0", 2)
+    if raw.returncode != 0 or len(fields) < 2:
+        return None
+    meta, path = fields[0].split(), fields[1]
+    if len(meta) != 5 or meta[4] != "A" or meta[1] not in ("100644", "100755"):
+        return None  # only a new regular file: a change, rename or link needs git's diff
+    if not _PLAIN_PATH.fullmatch(path):
+        return None  # git would quote it
+    attr = proc.run(
+        ("git", "check-attr", "diff", "--", path), cfg.root, timeout=timeout, env=_GIT_ENV
+    )
+    if attr.returncode != 0 or attr.stdout.strip() != f"{path}: diff: unspecified":
+        return None  # marked binary, or with a diff driver of its own
+    head = bytearray()
+    size = newlines = 0
+    last = b""
+
+    def take(chunk: bytes) -> None:
+        nonlocal size, newlines, last
+        size += len(chunk)
+        newlines += chunk.count(b"\n")
+        last = chunk[-1:] or last
+        if len(head) < PREVIEW_BYTES:
+            head.extend(chunk[: PREVIEW_BYTES - len(head)])
+
+    blob = meta[3]
+    res = proc.stream(
+        ("git", "cat-file", "blob", blob),
+        cfg.root,
+        timeout,
+        on_line=_ignore_line,
+        env=_GIT_ENV,
+        on_chunk=take,
+    )
+    if res.returncode != 0 or not PREVIEW_MIN_BYTES <= size <= PREVIEW_MAX_BYTES:
+        return None
+    if b"\0" in head[:_BINARY_PROBE]:
+        return None  # git says "Binary files … differ"
+    cut = head.rfind(b"\n")
+    if cut < 0:
+        return None  # no whole line in the preview
+    lines = newlines + (last != b"\n")  # a last line without a newline is a line too
+    header = (
+        f"diff --git a/{path} b/{path}\n"
+        f"new file mode {meta[1]}\n"
+        f"index {meta[2]}..{blob}\n"
+        f"--- /dev/null\n"
+        f"+++ b/{path}\n"
+        f"@@ -0,0 +1{f',{lines}' if lines != 1 else ''} @@\n"
+    ).encode()
+    return header + b"+" + bytes(head[:cut]).replace(b"\n", b"\n+") + b"\n"
 
 
 def stream_diff(

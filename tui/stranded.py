@@ -756,6 +756,20 @@ class DiffBuffer:
 
     def __init__(self, on_grow: Callable[[], None] | None = None) -> None:
         self._lock = threading.Lock()
+        self._feed_lock = threading.Lock()  # git's reader and the preview feed in turn
+        self._preview: bytes | None = None  # shown ahead of git, not yet all matched by it
+        self._matched = 0  # bytes of the preview git has written the same
+        self._git_started = False
+        self.previewed = False  # a preview was shown (tests, status)
+        self.preview_replaced = False  # git wrote something else: its bytes replaced it
+        self.generation = 0  # bumped when the lines are replaced: a viewer drops its cache
+        self.on_grow = on_grow
+        self._clear()
+        self.done = False
+        self.result: proc.Result | None = None
+        self.error = ""
+
+    def _clear(self) -> None:
         self._blocks: list[bytes] = []
         self._starts = array("q")
         self._count = 0
@@ -766,10 +780,6 @@ class DiffBuffer:
         self.files: list[DiffFile] = []
         self._file_lines = array("q")
         self.bytes = 0
-        self.done = False
-        self.result: proc.Result | None = None
-        self.error = ""
-        self.on_grow = on_grow
 
     @property
     def count(self) -> int:
@@ -778,8 +788,53 @@ class DiffBuffer:
 
     # feeding (the reader thread) --------------------------------------------------------------
 
+    @property
+    def previewing(self) -> bool:
+        """Lines from a preview are shown that git has not yet written itself."""
+        return self._preview is not None
+
+    def preview(self, data: bytes) -> bool:
+        """Show `data` (what git is expected to write first, `stranded.diff_preview`)
+        before git writes anything; False if git has already begun, so it is not used."""
+        with self._feed_lock:
+            if self._git_started or self.done:
+                return False
+            self._preview = data
+            self.previewed = True
+            self._take(data)
+        return True
+
     def feed(self, data: bytes) -> None:
-        """Bytes as read from git; whole lines are indexed at once, a partial line waits."""
+        """Bytes as read from git. What a preview already showed is checked, not added
+        again; at the first byte that differs, git's bytes replace the preview's lines."""
+        with self._feed_lock:
+            self._git_started = True
+            shown = self._preview
+            if shown is not None:
+                n = min(len(data), len(shown) - self._matched)
+                if data[:n] != shown[self._matched : self._matched + n]:
+                    self._replace(shown[: self._matched] + data)
+                    return
+                self._matched += n
+                if self._matched == len(shown):
+                    self._preview = None
+                data = data[n:]
+            if data:
+                self._take(data)
+
+    def _replace(self, data: bytes) -> None:
+        """Drop every line (the preview was wrong) and index `data`, git's own bytes."""
+        self._preview = None
+        self.preview_replaced = True
+        with self._lock:
+            self._clear()
+            self.generation += 1
+        self._take(data)
+        if self.on_grow is not None:
+            self.on_grow()
+
+    def _take(self, data: bytes) -> None:
+        """Whole lines are indexed at once, a partial line waits."""
         self.bytes += len(data)
         if self._long_len:
             nl = data.find(b"\n")
@@ -808,6 +863,13 @@ class DiffBuffer:
 
     def finish(self, result: proc.Result | None = None, error: str = "") -> None:
         """The stream ended: the last partial line becomes a line; say how git ended."""
+        with self._feed_lock:
+            if self._preview is not None:  # git wrote less than the preview showed
+                self._replace(self._preview[: self._matched])
+            self._git_started = True
+            self._finish(result, error)
+
+    def _finish(self, result: proc.Result | None, error: str) -> None:
         if self._long_len:
             text = decode_line(bytes(self._long_head), self._long_len)
             self._add(text.encode("utf-8", "replace") + b"\n")
@@ -967,6 +1029,7 @@ class DiffView(ScrollView, can_focus=True):
         self._cache: LRUCache[int, Strip] = LRUCache(2048)
         self._rows_key: tuple[Any, ...] | None = None
         self._rows: list[Strip] = []
+        self._generation = 0
         self.paint_count = 0
         self.painted_top = -1  # the first line id drawn at the last layout (tests, bench)
         self.painted_rows = 0  # how many diff lines that layout drew
@@ -983,6 +1046,7 @@ class DiffView(ScrollView, can_focus=True):
         """Show `buffer` (already or soon growing in another thread)."""
         self.buffer = buffer
         buffer.on_grow = self.notify_grew
+        self._generation = buffer.generation
         self._known = buffer.count
         self._cache.clear()
         self._rows_key = None
@@ -1017,6 +1081,11 @@ class DiffView(ScrollView, can_focus=True):
         """Take the buffer's current length and redraw."""
         if self.buffer is None:
             return
+        if self.buffer.generation != self._generation:  # its lines were replaced
+            self._generation = self.buffer.generation
+            self._cache.clear()
+            self._rows_key = None
+            self._max_width = 0
         self._last_sync = time.monotonic()
         self._known = self.buffer.count
         self._set_virtual()
@@ -1208,6 +1277,7 @@ class DiffScreen(Screen[None]):
         self.view.attach(self.buffer)
         self.view.focus()
         self._stream()
+        self._preview()
 
     def on_unmount(self) -> None:
         self._left.set()
@@ -1231,6 +1301,18 @@ class DiffScreen(Screen[None]):
             self.buffer.finish(result)
         if not self._left.is_set():
             self.post_message(self.Ended())
+
+    @work(thread=True, exclusive=True, group="diff-preview", exit_on_error=False)
+    def _preview(self) -> None:
+        """While git diffs a big new file, show its start from the blob (checked against
+        git's bytes as they come, and replaced if they differ). Only ever a head start:
+        if it cannot be had, git's own output is all there is."""
+        try:
+            data = stranded.diff_preview(self.cfg, self.row.name)
+        except BoardError:
+            return
+        if data and not self._left.is_set():
+            self.buffer.preview(data)
 
     async def _mount_footer(self) -> None:
         await self.mount(Footer(compact=True))
@@ -1256,7 +1338,9 @@ class DiffScreen(Screen[None]):
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         n = len(b.files)
         text.append(f"{b.count:,} lines · {n:,} file{'s' * (n != 1)}")
-        if not b.done:
+        if b.previewing:
+            text.append(" · git is diffing; the new file's start is shown from it", "bold")
+        elif not b.done:
             text.append(f" · reading… {b.bytes / 1e6:,.1f} MB", "bold")
         elif b.error:
             text.append(f" · {one_line(b.error)}", "bold red")
@@ -1597,6 +1681,18 @@ class StrandedScreen(Screen[None]):
         if not self._footer:
             self._footer = True
             self.call_later(self._mount_footer)
+
+    @work(thread=True, exclusive=True, group="diff-preview", exit_on_error=False)
+    def _preview(self) -> None:
+        """While git diffs a big new file, show its start from the blob (checked against
+        git's bytes as they come, and replaced if they differ). Only ever a head start:
+        if it cannot be had, git's own output is all there is."""
+        try:
+            data = stranded.diff_preview(self.cfg, self.row.name)
+        except BoardError:
+            return
+        if data and not self._left.is_set():
+            self.buffer.preview(data)
 
     async def _mount_footer(self) -> None:
         await self.mount(Footer(compact=True))

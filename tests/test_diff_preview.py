@@ -1,0 +1,268 @@
+"""`stranded.diff_preview` and the diff buffer's use of it, against real git.
+
+For a big new file git writes nothing until it has diffed all of it, so the diff view
+shows the start of that file made from its blob. These tests hold the preview to being
+exactly the first bytes of `git diff` (so nothing shown is ever not git's), refuse it
+where it cannot be known that cheaply, and check that the buffer ends with git's own
+lines whether the preview was right or wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from board.core import proc, stranded
+from board.tui.stranded import DiffBuffer, DiffScreen
+
+from tests.git_helpers import GIT_ENV, Repo, git, make_repo
+from tests.stranded_tui_helpers import diff_loaded, make_app, open_browser, select, wait_for
+
+BIG_LINES = 30_000  # about 1.5 MB: over PREVIEW_MIN_BYTES
+SLOW_GIT = Path(__file__).parent / "scripts" / "git_slow_patch.sh"
+
+
+def big_text(lines: int = BIG_LINES, end: bytes = b"\n") -> bytes:
+    body = b"".join(
+        b"value_%d = compute(%d, 'words')  # line %d\n" % (i, i, i) for i in range(lines)
+    )
+    return body[:-1] + end
+
+
+def branch(repo: Repo, name: str, files: dict[str, tuple[str, bytes]], base: str = "main") -> str:
+    """A stranded/ branch on `base` whose commit writes `files` (path -> (mode, bytes))."""
+    ref = f"stranded/{name}/20260101T000000.000Z"
+    parent = git(repo.root, "rev-parse", base)
+    out = [f"commit refs/heads/{ref}".encode(), b"committer t <t@t> 1767225600 +0000", b"data 4"]
+    out += [b"save", f"from {parent}".encode()]
+    chunks = [b"\n".join(out) + b"\n"]
+    for path, (mode, data) in files.items():
+        chunks.append(f"M {mode} inline {path}\ndata {len(data)}\n".encode() + data + b"\n")
+    res = proc.run(("git", "fast-import", "--quiet"), cwd=repo.root, input_bytes=b"".join(chunks))
+    assert res.returncode == 0, res.stderr
+    return ref
+
+
+def git_diff(repo: Repo, ref: str) -> bytes:
+    args = stranded.diff_args(repo.cfg, ref)
+    res = proc.run(("git", *args), cwd=repo.root, timeout=60, env=GIT_ENV)
+    assert res.returncode == 0, res.stderr
+    return res.stdout.encode("utf-8", "surrogateescape")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return make_repo(tmp_path)
+
+
+# -- the preview is git's first bytes ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        pytest.param({"gen/big.py": ("100644", big_text())}, id="new-file"),
+        pytest.param({"big.py": ("100644", big_text(end=b""))}, id="no-newline-at-end"),
+        pytest.param({"run.sh": ("100755", big_text())}, id="executable"),
+        pytest.param({"a.py": ("100644", big_text()), "b.txt": ("100644", b"x\n")}, id="more"),
+        pytest.param({"crlf.txt": ("100644", big_text().replace(b"\n", b"\r\n"))}, id="crlf"),
+    ],
+)
+def test_the_preview_is_exactly_the_start_of_git_diff(repo: Repo, files) -> None:
+    ref = branch(repo, "feat-c-1", files)
+    preview = stranded.diff_preview(repo.cfg, ref)
+    full = git_diff(repo, ref)
+    assert preview is not None, "no preview for a big new text file"
+    assert full.startswith(preview), (
+        f"the preview is not git's first bytes:\n{preview[:400]!r}\n{full[:400]!r}"
+    )
+    assert preview.count(b"\n") >= 6, "the preview holds no line of the file"
+
+
+def _no_preview(repo: Repo, ref: str) -> None:
+    assert stranded.diff_preview(repo.cfg, ref) is None
+
+
+def test_no_preview_for_a_small_new_file(repo: Repo) -> None:
+    _no_preview(repo, branch(repo, "feat-c-1", {"small.py": ("100644", b"x = 1\n")}))
+
+
+def test_no_preview_when_no_whole_line_fits(repo: Repo) -> None:
+    _no_preview(repo, branch(repo, "feat-c-1", {"one.txt": ("100644", b"y" * (2 << 20))}))
+
+
+def set_base(repo: Repo, ref: str) -> None:
+    """Move the base the diffs compare with (origin/main) to `ref`."""
+    git(repo.root, "update-ref", f"refs/remotes/{repo.cfg.remote}/{repo.cfg.base}", ref)
+
+
+def test_no_preview_for_a_changed_file(repo: Repo) -> None:
+    base = branch(repo, "feat-c-1", {"big.py": ("100644", big_text())})
+    set_base(repo, base)  # the file is now on the base
+    ref = branch(repo, "feat-c-2", {"big.py": ("100644", big_text(BIG_LINES + 1))}, base)
+    assert b"--- a/big.py" in git_diff(repo, ref)
+    _no_preview(repo, ref)
+
+
+def test_no_preview_for_a_renamed_file(repo: Repo) -> None:
+    base = branch(repo, "feat-c-1", {"big.py": ("100644", big_text())})
+    set_base(repo, base)
+    ref = "stranded/feat-c-2/20260101T000000.000Z"
+    git(repo.root, "branch", ref, base)
+    tree = repo.root.parent / "rename-tree"
+    git(repo.root, "worktree", "add", "-q", str(tree), ref)
+    git(tree, "mv", "big.py", "moved.py")
+    git(tree, "commit", "-qm", "move")
+    assert b"rename from big.py" in git_diff(repo, ref)
+    _no_preview(repo, ref)
+
+
+def test_no_preview_for_a_binary_file(repo: Repo) -> None:
+    data = b"\0" + big_text()
+    _no_preview(repo, branch(repo, "feat-c-1", {"blob.dat": ("100644", data)}))
+
+
+def test_no_preview_for_a_file_gitattributes_mark_binary(repo: Repo) -> None:
+    (repo.root / ".gitattributes").write_text("*.gen -diff\n")
+    ref = branch(repo, "feat-c-1", {"out.gen": ("100644", big_text())})
+    assert b"Binary files" in git_diff(repo, ref)
+    _no_preview(repo, ref)
+
+
+@pytest.mark.parametrize("path", ['quo"te.py', "naïve.py", "tab\there.py"])
+def test_no_preview_for_a_path_git_would_quote(repo: Repo, path: str) -> None:
+    _no_preview(repo, branch(repo, "feat-c-1", {path: ("100644", big_text())}))
+
+
+def test_the_preview_refuses_what_show_refuses(repo: Repo) -> None:
+    from board.core.errors import Refused
+
+    with pytest.raises(Refused):
+        stranded.diff_preview(repo.cfg, "main")
+
+
+# -- the buffer: a preview is checked against git, never kept when it differs ------------------
+
+
+def feed_in_chunks(buffer: DiffBuffer, data: bytes, size: int = 4096) -> None:
+    for start in range(0, len(data), size):
+        buffer.feed(data[start : start + size])
+    buffer.finish()
+
+
+def lines_of(data: bytes) -> list[str]:
+    return data.decode().split("\n")[:-1]
+
+
+def test_a_right_preview_is_confirmed_and_not_shown_twice(repo: Repo) -> None:
+    ref = branch(repo, "feat-c-1", {"a.py": ("100644", big_text()), "b.py": ("100644", b"b\n")})
+    full = git_diff(repo, ref)
+    preview = stranded.diff_preview(repo.cfg, ref)
+    assert preview is not None
+    buffer = DiffBuffer()
+    assert buffer.preview(preview)
+    assert buffer.previewing and buffer.count == preview.count(b"\n")
+    feed_in_chunks(buffer, full, 3000)
+    assert not buffer.previewing and not buffer.preview_replaced
+    assert buffer.lines(0, buffer.count) == lines_of(full)
+    assert [(f.path, f.added) for f in buffer.files] == [("a.py", BIG_LINES), ("b.py", 1)]
+
+
+def test_a_wrong_preview_is_replaced_by_git_s_lines(repo: Repo) -> None:
+    """Git says the file is binary (core.bigFileThreshold) where the preview showed text."""
+    ref = branch(repo, "feat-c-1", {"a.py": ("100644", big_text())})
+    preview = stranded.diff_preview(repo.cfg, ref)
+    assert preview is not None
+    git(repo.root, "config", "core.bigFileThreshold", "1k")
+    full = git_diff(repo, ref)
+    assert b"Binary files" in full and not full.startswith(preview)
+    buffer = DiffBuffer()
+    assert buffer.preview(preview)
+    generation = buffer.generation
+    feed_in_chunks(buffer, full, 7)
+    assert buffer.preview_replaced and buffer.generation > generation
+    assert buffer.lines(0, buffer.count) == lines_of(full)
+    assert [f.path for f in buffer.files] == ["a.py"] and buffer.files[0].binary
+
+
+def test_a_preview_longer_than_what_git_wrote_is_cut_back_to_it(repo: Repo) -> None:
+    ref = branch(repo, "feat-c-1", {"a.py": ("100644", big_text())})
+    preview = stranded.diff_preview(repo.cfg, ref)
+    assert preview is not None
+    written = preview[: len(preview) // 2]  # git died part way
+    buffer = DiffBuffer()
+    buffer.preview(preview)
+    feed_in_chunks(buffer, written, 1000)
+    assert buffer.preview_replaced
+    cut = written[: written.rfind(b"\n") + 1]
+    assert buffer.lines(0, buffer.count)[: cut.count(b"\n")] == lines_of(cut)
+    assert buffer.count == written.count(b"\n") + 1  # and the partial last line, as git's
+
+
+def test_a_preview_after_git_has_begun_is_not_used(repo: Repo) -> None:
+    ref = branch(repo, "feat-c-1", {"a.py": ("100644", big_text())})
+    preview = stranded.diff_preview(repo.cfg, ref)
+    full = git_diff(repo, ref)
+    buffer = DiffBuffer()
+    buffer.feed(full[:100])
+    assert preview is not None and not buffer.preview(preview)
+    feed_in_chunks(buffer, full[100:])
+    assert not buffer.previewed and buffer.lines(0, buffer.count) == lines_of(full)
+
+
+# -- the diff view: the preview first, then git's lines ---------------------------------------
+
+
+@pytest.fixture
+def slow_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`git` on PATH is git with `diff --patch` starting late (tests/scripts/git_slow_patch.sh)."""
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir = tmp_path / "slow-bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(SLOW_GIT)
+    monkeypatch.setenv("REAL_GIT", real)
+    monkeypatch.setenv("SLOW_GIT_DELAY", "2")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
+@pytest.mark.parametrize("wrong", [False, True], ids=["confirmed", "replaced"])
+async def test_the_view_shows_the_new_file_before_git_then_git_s_own_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow_git: None, wrong: bool
+) -> None:
+    from tests.stranded_tui_helpers import build
+
+    fx = build(tmp_path, monkeypatch, husk=False)
+    try:
+        ref = branch(fx.repo, "feat-c-1", {"gen/big.py": ("100644", big_text())})
+        if wrong:
+            git(fx.repo.root, "config", "core.bigFileThreshold", "1k")  # git: "Binary files"
+        full = git_diff(fx.repo, ref)
+        app = make_app(fx)
+        async with app.run_test(size=(100, 30)) as pilot:
+            browser = await open_browser(pilot, fx)
+            await select(pilot, browser, ref)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), what="the diff")
+            diff = app.screen
+            assert isinstance(diff, DiffScreen)
+            await wait_for(pilot, lambda: diff.buffer.count > 0, what="the first lines")
+            assert not diff.buffer.done, "git ended before the preview: the delay is too short"
+            await pilot.pause()
+            shown = [line.rstrip() for line in diff.view.text_lines()]
+            assert shown[0] == "diff --git a/gen/big.py b/gen/big.py", shown[:3]
+            assert "+value_0 = compute(0, 'words')  # line 0" in shown, shown[:8]
+            status = str(diff.query_one("#diff-status").render())
+            assert "git is diffing" in status, status
+            diff = await diff_loaded(pilot)
+            assert diff.buffer.preview_replaced is wrong
+            assert diff.buffer.lines(0, diff.buffer.count) == lines_of(full)
+            await pilot.pause()
+            shown = [line.rstrip() for line in diff.view.text_lines()]
+            want = lines_of(full)[: len(shown)]
+            want += [""] * (len(shown) - len(want))  # below git's last line: nothing
+            assert shown == want, "the view does not show git's lines (stale preview lines?)"
+    finally:
+        fx.close()
