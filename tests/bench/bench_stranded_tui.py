@@ -11,8 +11,10 @@
    Targets (first paint): at most 2x the same-data command, and under 0.5 s.
 2. Diff: time from pushing the diff screen to the first screenful of the diff painted,
    for a 1,000,000-line diff, against the bare `git diff` of the same range run to its
-   end. Two shapes: 500 files of 2,000 lines, and one file of 1,000,000 lines (git
-   itself writes nothing of a file until it has diffed all of it).
+   end. Two shapes: 500 files of 2,000 lines, and one new file of 1,000,000 lines (git
+   itself writes nothing of a file until it has diffed all of it, so the view paints that
+   file's start from its blob meanwhile: `stranded.diff_preview`). Either way the first
+   screenful is checked to be exactly git's first lines.
    Targets: at most 2x, and under 0.5 s.
 3. Keys: key-to-repaint latency (a `j` arriving as from the terminal, to the repaint that
    shows the view one line down) while the 1,000,000-line diff is still streaming in,
@@ -153,7 +155,11 @@ async def time_browser(app: BoardApp, expected: list[Any]) -> tuple[float, float
     return first, whole
 
 
-async def time_diff(app: BoardApp, row: Any) -> tuple[float, DiffScreen]:
+async def time_diff(
+    app: BoardApp, row: Any, expect: list[str] | None = None
+) -> tuple[float, DiffScreen]:
+    """Push to the first screenful painted; with `expect` (git's own first lines), the
+    screenful painted must be exactly those lines, whatever it was painted from."""
     screen = DiffScreen(app.cfg, row)
     start = time.perf_counter()
     app.push_screen(screen)
@@ -166,7 +172,12 @@ async def time_diff(app: BoardApp, row: Any) -> tuple[float, DiffScreen]:
         return height > 0 and view.painted_rows >= height
 
     await wait(painted)
-    return time.perf_counter() - start, screen
+    took = time.perf_counter() - start
+    if expect is not None:
+        shown = [line.rstrip() for line in screen.view.text_lines()]
+        want = [line.rstrip() for line in expect[: len(shown)]]
+        assert shown == want, f"the first screenful is not git's: {shown[:8]} != {want[:8]}"
+    return took, screen
 
 
 async def key_latencies(app: BoardApp, screen: DiffScreen, keys: int, loading: bool) -> list[float]:
@@ -223,10 +234,12 @@ async def diff_rounds(app: BoardApp, row: Any, rounds: int) -> tuple[float, floa
     """(first paint, bare git diff to its end, bare git diff's first byte): medians."""
     firsts, wholes, bytes1 = [], [], []
     args = stranded.diff_args(app.cfg, row.name)
+    head = proc.run(("git", *args), cwd=app.cfg.root, timeout=300, env=GIT_ENV).stdout
+    expect = head[: 1 << 20].split("\n")[:200]  # git's first lines, to check the first paint
     for _ in range(rounds):
         wholes.append(bare(app.cfg.root, *args))
         bytes1.append(git_first_byte(app.cfg, row.name))
-        took, _screen = await time_diff(app, row)
+        took, _screen = await time_diff(app, row, expect)
         firsts.append(took)
         app.pop_screen()  # git is killed if it is still writing
         await asyncio.sleep(0.2)
