@@ -17,6 +17,7 @@
    lane, so each step also scrolls.
 
     /tmp/venv/bin/python tests/bench/bench_tui.py [--cards 10000] [--rounds 7] [--keys 200]
+        [--as-is]
 """
 
 from __future__ import annotations
@@ -202,6 +203,12 @@ def main() -> int:
     ap.add_argument("--cards", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--keys", type=int, default=200)
+    ap.add_argument(
+        "--as-is",
+        action="store_true",
+        help="leave the children's bytecode caching to the environment (e.g. an editable "
+        "checkout under PYTHONDONTWRITEBYTECODE compiles board's sources at every start)",
+    )
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if opts.child:
@@ -218,7 +225,8 @@ def main() -> int:
         # board's and Textual's alike, as on an installed board (pip compiles at install).
         # Without it, under PYTHONDONTWRITEBYTECODE an editable checkout recompiles board's
         # sources at every start while Textual's come precompiled from site-packages.
-        CHILD_ENV.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=str(Path(tmp) / "pyc"))
+        if not opts.as_is:
+            CHILD_ENV.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=str(Path(tmp) / "pyc"))
         # the size a terminal of SIZE would report (the first read is as tall as it)
         CHILD_ENV.update(COLUMNS=str(SIZE[0]), LINES=str(SIZE[1]))
         t = time.perf_counter()
