@@ -141,6 +141,39 @@ async def test_the_cursor_stays_in_view_under_the_lane_heading(tmp_path) -> None
     board.close()
 
 
+def test_a_narrow_lane_heading_keeps_its_count() -> None:
+    from board.tui.widgets import fit_heading
+
+    parts = [("ready ", False), ("2000", True), (" !118", True)]
+
+    def fit(room: int) -> str:
+        return "".join(text for text, _ in fit_heading(parts, room))
+
+    assert fit(20) == "ready 2000 !118"
+    assert fit(12) == "ready 2000", "the blocked part must go before the name or the count"
+    assert fit(8) == "re… 2000", "the name must be cut before the count"
+    assert fit(5) == "2000" and fit(3) == "20…" and fit(0) == ""
+    for room in range(0, 20):
+        assert len(fit(room)) <= room, f"the heading overflows {room} cells: {fit(room)!r}"
+
+
+async def test_every_lane_shows_its_count_at_80x24(tmp_path) -> None:
+    board = make_board(tmp_path)
+    with board.store.transaction() as tx:
+        from board.core.model import CardDraft
+
+        for i in range(1500):
+            tx.create(CardDraft(title=f"card {i}", lane="ready"), "c", "t")
+    app = make_app(board, poll=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        heading = screen_lines(app)[0]
+        assert "1500" in heading, f"the ready lane's count is cut: {heading!r}"
+        for lane_name, count in (("backlog", "0"), ("working", "0"), ("done", "0")):
+            assert count in heading, f"{lane_name} shows no count: {heading!r}"
+    board.close()
+
+
 async def test_j_k_and_arrows_move_the_cursor(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:

@@ -74,6 +74,24 @@ class CursorMoves:
             self.cursor = 0 if where == 0 else self.row_count() - 1
 
 
+def fit_heading(parts: list[tuple[str, bool]], room: int) -> list[tuple[str, bool]]:
+    """A lane heading (name, count[, blocked]) in `room` cells. The count stays longest:
+    the blocked part goes first, then the name is cut (`re… 2000`)."""
+    if room <= 0:
+        return []
+    if sum(cell_len(text) for text, _ in parts) <= room:
+        return parts
+    name, count = parts[0][0].rstrip(), parts[1]
+    name_room = room - cell_len(count[0]) - 1  # the cells left for the name
+    if cell_len(name) <= name_room:
+        return [(name + " ", False), count]
+    if name_room >= 2:
+        return [(set_cell_size(name, name_room - 1) + "… ", False), count]
+    if cell_len(count[0]) <= room:
+        return [count]
+    return [(set_cell_size(count[0], room - 1) + "…", True)]
+
+
 class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
     """One lane: its heading (`ready 12 !3`) and its cards, drawn with the line API, so only
     visible rows are ever rendered and the whole lane is one widget.
@@ -255,19 +273,14 @@ class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
         return self._row_strip(self.rows[index], index == self.cursor, width, base)
 
     def _heading_strip(self, width: int, base: Style) -> Strip:
-        """` ready 12 !3`, cut with `…` when the lane is narrower than that."""
+        """` ready 12 !3`; a narrow lane keeps the count: the blocked part goes first, then
+        the name is cut (`re… 2000`)."""
         part = "lane--header-current" if self.has_class("-current") else "lane--header"
         style = self._style(base, part)
         bold = style + _BOLD
+        parts = fit_heading(self._heading_parts, width - 2)  # a space either side
         segments = [Segment(" ", style)]
-        room = width - 2  # a space either side, as the padding of a header would leave
-        for text, strong in self._heading_parts:
-            if room <= 0:
-                break
-            if cell_len(text) > room:
-                text = set_cell_size(text, room - 1) + "…"
-            segments.append(Segment(text, bold if strong else style))
-            room -= cell_len(text)
+        segments += [Segment(text, bold if strong else style) for text, strong in parts]
         # one segment per style run, as a Static would paint it (an SVG of the screen
         # draws a lone leading space as nothing)
         return Strip(Segment.simplify(segments)).adjust_cell_length(width, style)
