@@ -42,7 +42,7 @@ from typing import Any
 
 from . import actions, drive, proc
 from .errors import BoardError, Refused, StrandedWorkError
-from .model import SELF_HEALING, TERMINAL, Card, Drive
+from .model import SELF_HEALING, TERMINAL, Blocked, Card, Drive
 from .proc import pid_alive
 from .publish import lock_path
 from .store import Expect, Store, utc_now
@@ -316,15 +316,20 @@ class Loop:
                     row = None
                 if row is not None and self._row_alive(row):
                     continue
-            self.recover_card(card, "board run died mid-drive; recovered at boot")
+            self.recover_card(
+                card, "board run died mid-drive; recovered at boot", stale.get(card.drive)
+            )
             recovered.append(card.id)
         if stale or recovered:
             self.log("boot", crashed=sorted(stale), recovered=recovered)
         return recovered
 
-    def recover_card(self, card: Card, why: str) -> bool:
-        """Save the card's trees (the save comments on the card), then back to ready."""
+    def recover_card(self, card: Card, why: str, row: Drive | None = None) -> bool:
+        """Save the card's trees (the save comments on the card), then back to ready,
+        keeping its block. A dead salvage's card goes back to the lane and block it had
+        before the salvage (its row, read before it was marked crashed, says which)."""
         from . import worktrees
+        from .operator import state_before
 
         for tree in worktrees.card_trees(self.cfg, card.id):
             try:
@@ -333,6 +338,16 @@ class Loop:
                 )
             except (StrandedWorkError, Refused) as exc:
                 self.store.add_comment(card.id, f"its tree was kept: {exc.line()}", WHO)
+        changes: dict[str, Any] = {"lane": "ready", "drive": ""}
+        before = state_before(row) if row is not None and row.id == card.drive else None
+        if before is not None:
+            lane, blocked = before
+            changes = {"lane": lane if lane not in TERMINAL else "ready", "drive": ""}
+            changes["blocked"] = blocked or Blocked(
+                "held",
+                f"its salvage (drive {row.id}) died before it ended; its work is saved. "  # type: ignore[union-attr]
+                "Unblock to let the loop run the card",
+            )
         with self.store.transaction() as tx:
             now = tx.get(card.id)
             if now.lane != "working" or now.drive != card.drive:
@@ -340,10 +355,10 @@ class Loop:
             tx.update(
                 card.id,
                 Expect(version=now.version),
-                {"lane": "ready", "drive": ""},
+                changes,
                 WHO,
                 note=f"{why}: drive {card.drive or '?'} had no live owner; "
-                "its tree was saved and the card is back in ready",
+                f"its tree was saved and the card is back in {changes['lane']}",
             )
         self.log("recover", card=card.id, drive=card.drive, reason=why)
         return True
@@ -379,7 +394,7 @@ class Loop:
                     self.store.update_drive(
                         row.id, status="crashed", pgid=0, result="no live owner (sweep)"
                     )
-                self.recover_card(card, "its drive has no live owner")
+                self.recover_card(card, "its drive has no live owner", row)
             return
         if card.lane in TERMINAL:
             return

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import signal
 import socket
@@ -526,11 +527,35 @@ def _nothing_to_publish(cfg: Config, t: _Target) -> str:
     return ""
 
 
+BEFORE_SALVAGE = "before salvage: "
+
+
+def before_note(card: Card) -> str:
+    """What the card was before a salvage took it, kept in the salvage's drive row while it
+    runs: a salvage that dies (kill -9) is recovered by the loop, which puts the card back
+    as it was (a held card stays held) instead of in ready, free for the loop to run."""
+    blocked = [card.blocked.cls, card.blocked.reason] if card.blocked else None
+    return BEFORE_SALVAGE + json.dumps({"lane": card.lane, "blocked": blocked})
+
+
+def state_before(row: Drive) -> tuple[str, Blocked | None] | None:
+    """(lane, block) a salvage's row says its card had before; None if it says nothing."""
+    if row.tier != SALVAGE_TIER or not row.result.startswith(BEFORE_SALVAGE):
+        return None
+    try:
+        data = json.loads(row.result[len(BEFORE_SALVAGE) :])
+        lane, blocked = str(data["lane"]), data["blocked"]
+        return lane, Blocked(str(blocked[0]), str(blocked[1])) if blocked else None
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
 def _take(store: Store, cfg: Config, card: Card, target: str, who: str) -> tuple[Drive, Card]:
     """The card becomes `working` under a salvage drive row: the loop will not claim it."""
     attempt = store.next_attempt(card.id)  # type: ignore[attr-defined]
     log_rel = _rel(cfg, log_path(cfg, card.id, attempt))
     row = store.start_drive(card.id, SALVAGE_TIER, attempt, log_rel, os.getpid())
+    row = store.update_drive(row.id, result=before_note(card))  # type: ignore[attr-defined]
     try:
         with store.transaction() as tx:
             now = tx.get(card.id)

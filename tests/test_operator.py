@@ -588,6 +588,65 @@ def test_stop_ends_a_salvage_and_nothing_is_published(repo: Path, store, tmp_pat
     assert branch in stranded(cfg), "the stranded branch was lost by a stopped salvage"
 
 
+@pytest.mark.parametrize("via", ["boot", "sweep"])
+@pytest.mark.parametrize("held", [True, False], ids=["held-card", "free-card"])
+def test_a_salvage_killed_9_gives_the_card_back_held_never_free_to_run(
+    repo: Path, store, tmp_path, held: bool, via: str
+):
+    """`kill -9` of a salvage mid-gate: the loop's recovery puts the card back as it was
+    (a held card keeps its hold) or, if it had no block, holds it; the work stays saved."""
+    import os
+    import signal
+    import subprocess
+
+    from board.core.loop import Loop
+
+    from tests.conftest import GIT_ENV
+
+    marker = tmp_path / "gate-started"
+    gate_pid = tmp_path / "gate-pid"
+    cfg = configure(
+        repo, gate=["sh", "-c", f"echo $$ > {gate_pid}; touch {marker}; exec sleep 1000"]
+    )
+    card, branch = _stranded_card(cfg, store)
+    if held:
+        actions.hold(store, card.id, "parked by the operator")
+    card = store.get(card.id)
+    run_before = git(repo, "rev-parse", cfg.run_branch)
+    salvage = subprocess.Popen(
+        [sys.executable, "-m", "board.core.cli", "stranded", "salvage", branch],
+        cwd=repo, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, **GIT_ENV},
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert marker.exists(), "the salvage never reached its gate"
+        assert store.get(card.id).lane == "working", "premise: the salvage owns the card"
+        salvage.send_signal(signal.SIGKILL)
+        salvage.wait(timeout=30)
+    finally:
+        if salvage.poll() is None:
+            salvage.kill()
+    pid = int(gate_pid.read_text())
+    try:
+        loop = Loop(cfg, store)
+        loop.boot() if via == "boot" else loop.sweep()
+    finally:
+        kill_group_quietly(pid)
+    after = store.get(card.id)
+    assert after.lane == card.lane and after.drive == "", after
+    assert after.blocked is not None, "a dead salvage left its card free for the loop to run"
+    if held:
+        assert after.blocked == card.blocked, "the card's hold was lost with its salvage"
+    else:
+        assert after.blocked.cls == "held" and "salvage" in after.blocked.reason
+    assert git(repo, "rev-parse", cfg.run_branch) == run_before, "a killed salvage published"
+    assert branch in stranded(cfg), "the stranded branch was lost with the salvage"
+    assert {d.status for d in store.list_drives(card.id)} == {"crashed"}
+
+
 def test_the_publish_dispatcher_sends_push_to_push(repo: Path, store, tmp_path):
     """The PR service is stubbed (pr_ok.py): the drive's publish edge in push mode."""
     record = tmp_path / "pr.jsonl"
