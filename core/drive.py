@@ -531,6 +531,7 @@ class Drive:
             )
             brief = write_brief(self.cfg, self.tree, text)
             self._check_stop()
+            self._edge_check("coder start")  # held or stopped meanwhile: start no coder
             res = self._run_coder(brief)
             self._check_stop()
             failure = self._coder_failure(res, fresh)
@@ -545,6 +546,7 @@ class Drive:
                 fresh = True
                 continue
             if self.cfg.gate_argv:
+                self._edge_check("gate start")  # held while the coder or formatter ran
                 verdict = self._gate()
                 self._check_stop()
                 if verdict.red:

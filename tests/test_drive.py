@@ -380,6 +380,56 @@ def test_a_hold_landing_while_a_climb_is_prepared_keeps_the_failed_attempt(
     _close(store)
 
 
+def test_a_hold_landing_before_the_coder_starts_runs_no_coder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held after the fresh tree is made, before the coder starts: no coder runs."""
+    pids = tmp_path / "pids"
+    cfg, store = make_board(tmp_path, tiers={"default": edit_tier(pids)})
+    card = add_card(store, "held before its coder", surface=["work/**"])
+    real_write = drive.write_brief
+
+    def write_then_hold(cfg_: object, tree: Path, text: str) -> Path:
+        path = real_write(cfg_, tree, text)
+        actions.hold(store, card.id, "hold landed before the coder")
+        return path
+
+    monkeypatch.setattr(drive, "write_brief", write_then_hold)
+    end = drive_one(cfg, store, card)
+    assert end.outcome == "stood-aside", end
+    assert read_pids(pids) == [], "a coder was started for a held card"
+    after = store.get(card.id)
+    assert after.blocked is not None and after.blocked.cls == "held", after
+    _close(store)
+
+
+def test_a_hold_landing_after_the_format_runs_no_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held while the formatter ran: the gate does not start, the built work is kept."""
+    gate_ran = tmp_path / "gate-ran"
+    cfg, store = make_board(
+        tmp_path,
+        tiers={"default": edit_tier()},
+        gate=["sh", "-c", f"touch {gate_ran}; echo gate: all checks passed"],
+    )
+    card = add_card(store, "held before its gate", surface=["work/**"])
+    real_format = drive.Drive._format
+
+    def format_then_hold(self: drive.Drive) -> None:
+        real_format(self)
+        actions.hold(store, card.id, "hold landed during the format")
+
+    monkeypatch.setattr(drive.Drive, "_format", format_then_hold)
+    end = drive_one(cfg, store, card)
+    assert end.outcome == "stood-aside", end
+    assert not gate_ran.exists(), "the gate ran for a held card"
+    tree = cfg.worktrees_dir / "feat-c-1"
+    assert (tree / "work" / "c-1.txt").exists(), "the built work was not kept"
+    assert store.get(card.id).blocked.cls == "held"
+    _close(store)
+
+
 def test_a_fresh_build_that_cannot_save_an_old_tree_blocks_stranded_work_and_runs_no_coder(
     tmp_path: Path,
 ) -> None:
