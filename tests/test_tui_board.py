@@ -435,6 +435,45 @@ async def test_H_with_an_empty_reason_is_refused_by_the_core(board) -> None:
         assert board.store.get("c-1") == before
 
 
+async def test_bar_splits_the_card_into_the_named_slices(board) -> None:
+    """`|` asks for the slices' titles (naming the card), then makes the core's one split
+    call: the slices are ready, the card cancelled, the summary on the status line."""
+    app = make_app(board)
+    before_ids = {c.id for c in board.store.list_cards()}
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-1")
+        await pilot.press("vertical_line")
+        assert isinstance(app.screen, ReasonDialog), "| did not ask for the slices"
+        assert "Split c-1" in "\n".join(screen_lines(app)), "the question does not name the card"
+        await pilot.press(*"Parse the config; Report line numbers", "enter")
+        await settle(pilot)
+        assert board.store.get("c-1").lane == "cancelled", "the split card was not cancelled"
+        new = [c for c in board.store.list_cards() if c.id not in before_ids]
+        assert sorted((c.title, c.lane) for c in new) == [
+            ("Parse the config", "ready"),
+            ("Report line numbers", "ready"),
+        ], new
+        ids = ", ".join(sorted(c.id for c in new))
+        assert status(app).startswith(f"split c-1 into {ids}"), status(app)
+
+
+async def test_bar_abandoned_or_without_titles_changes_nothing(board) -> None:
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-1")
+        before = [(c, board.store.timeline(c.id)) for c in board.store.list_cards()]
+        await pilot.press("vertical_line", *"A; B", "escape")
+        await settle(pilot)
+        assert "not done" in status(app)
+        await pilot.press("vertical_line", *" ; ", "enter")
+        await settle(pilot)
+        assert status(app) == "split c-1: name at least one slice (titles separated by ;)"
+        after = [(c, board.store.timeline(c.id)) for c in board.store.list_cards()]
+        assert after == before, "an abandoned or empty split changed the board"
+
+
 async def test_Q_requeues_with_the_reason_in_the_timeline(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:

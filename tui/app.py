@@ -39,6 +39,8 @@ _ASK_TAIL = {
     "stop": "Its drive is killed, its tree saved to a stranded/ branch; unblock resumes it. "
     "Why? (optional)",
     "approve": "It is published the configured way (fold or push), unless it changed since.",
+    "split": "Into which slices? Their titles, separated by ; (each slice keeps the card's "
+    "surface, deps and spec; the card is cancelled and its dependents wait on the slices).",
 }
 
 
@@ -234,7 +236,7 @@ class BoardApp(App[int]):
                 else:
                     self._call_verb(name, card_id, reason)
 
-            self.push_screen(ReasonDialog(question), answered)
+            self.push_screen(ReasonDialog(question, verb.placeholder), answered)
         else:
             self._call_verb(name, card_id, None)
 
@@ -243,7 +245,7 @@ class BoardApp(App[int]):
         call = VERBS[name].call
         assert call is not None
         try:
-            card = call(self, card_id, reason)
+            out = call(self, card_id, reason)
         except BoardError as exc:
             self.call_from_thread(self.say, exc.line(), True)
         except Exception as exc:  # one line, never a traceback on the operator's screen
@@ -251,7 +253,9 @@ class BoardApp(App[int]):
                 self.say, f"{name} {card_id}: internal error: {type(exc).__name__}: {exc}", True
             )
         else:
-            self.call_from_thread(self.say, result_line(name, card))
+            summary = getattr(out, "summary", None)
+            line = summary() if callable(summary) else result_line(name, out)
+            self.call_from_thread(self.say, line)
         self.call_from_thread(self._check_changes, False)
 
     # other screens -------------------------------------------------------------------------

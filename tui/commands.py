@@ -31,7 +31,9 @@ class Verb:
     help: str
     ask: str = ""  # "" | "reason" | "optional-reason" | "confirm"
     question: str = ""  # the words before the card id in the question
-    call: Callable[..., Card] | None = None
+    call: Callable[..., Any] | None = None  # a Card, or a result with summary()
+    placeholder: str = "reason"  # what the answer field says it wants
+    show: bool = True  # in the footer (every verb is in the help and the palette)
 
     @property
     def binding_id(self) -> str:
@@ -42,6 +44,7 @@ class Verb:
             self.key,
             f"verb('{self.name}')",
             self.name,
+            show=self.show,
             tooltip=self.help,
             id=self.binding_id,
         )
@@ -84,6 +87,21 @@ def _approve(app: BoardApp, card_id: str, reason: str | None) -> Card:
     return operator.approve(app.store, app.cfg, card_id, expect_version=seen).card
 
 
+def slice_titles(answer: str | None) -> list[str]:
+    """`Parse the config; Report line numbers` → the slices' titles, in order."""
+    return [title.strip() for title in (answer or "").split(";") if title.strip()]
+
+
+def _split(app: BoardApp, card_id: str, reason: str | None) -> Any:
+    from board.core import split
+    from board.core.errors import Refused
+
+    titles = slice_titles(reason)
+    if not titles:
+        raise Refused(f"split {card_id}: name at least one slice (titles separated by ;)")
+    return split.split(app.store, app.cfg, card_id, titles)
+
+
 VERBS: dict[str, Verb] = {
     v.name: v
     for v in (
@@ -120,6 +138,17 @@ VERBS: dict[str, Verb] = {
             ask="confirm",
             question="Approve and publish",
             call=_approve,
+        ),
+        Verb(
+            "split",
+            "vertical_line",
+            "split a card too wide for one build into slices (titles separated by ;): "
+            "the slices ready, dependents repointed, the card cancelled",
+            ask="reason",
+            question="Split",
+            call=_split,
+            placeholder="slice titles, separated by ;",
+            show=False,  # a rare verb; the footer is full at 80 columns
         ),
         Verb(
             "cancel",
