@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from board.core import actions, config, gitutil, proc  # noqa: E402
 from board.core.cli import main as board_main  # noqa: E402
+from board.core.errors import GitError  # noqa: E402
 from board.core.loop import Loop  # noqa: E402
 from board.core.model import CardDraft  # noqa: E402
 from board.core.store import SQLiteStore  # noqa: E402
@@ -155,7 +156,14 @@ def bench_raw(clone: Path, first: int, last: int, concurrent: int) -> float:
             g(tree, "rebase", "-q", "--onto", tip, start)
             new = g(tree, "rev-parse", "HEAD")
             g(root, "update-ref", run, new, tip)
-        g(root, "worktree", "remove", "--force", str(tree))
+        for attempt in range(3):  # concurrent `worktree add`/`remove` race in git itself
+            try:
+                g(root, "worktree", "remove", "--force", str(tree))
+                break
+            except GitError:
+                if attempt == 2:
+                    raise
+                time.sleep(0.05)
         g(root, "branch", "-q", "-D", branch)
 
     def worker() -> None:
@@ -164,7 +172,10 @@ def bench_raw(clone: Path, first: int, last: int, concurrent: int) -> float:
                 if not todo:
                     return
                 i = todo.pop(0)
-            one(i)
+            try:
+                one(i)
+            except Exception as exc:  # a dead worker would make the baseline look quicker
+                errors.append(f"r-{i}: {exc}")
 
     started = time.monotonic()
     threads = [threading.Thread(target=worker) for _ in range(concurrent)]
