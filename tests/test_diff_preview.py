@@ -266,3 +266,45 @@ async def test_the_view_shows_the_new_file_before_git_then_git_s_own_lines(
             assert shown == want, "the view does not show git's lines (stale preview lines?)"
     finally:
         fx.close()
+
+
+def test_reading_while_a_wrong_preview_is_replaced_never_fails() -> None:
+    """The view asks which lines are headers while the reader thread may be replacing a
+    wrong preview's lines (and its file list) with git's: every answer must come from one
+    list or the other, never an index from one into the other."""
+    import threading
+
+    files = b"".join(b"diff --git a/f%d b/f%d\n+x\n" % (i, i) for i in range(400))
+    git_bytes = b"error: git said something else\n"
+    errors: list[BaseException] = []
+    buffer = DiffBuffer()
+    done = threading.Event()
+
+    def ask() -> None:
+        try:
+            while not done.is_set():
+                for line in (1, 300, 799):
+                    buffer.in_header(line)
+        except BaseException as exc:  # the failure this test is about
+            errors.append(exc)
+
+    import sys
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    reader = threading.Thread(target=ask)
+    reader.start()
+    try:
+        for _ in range(1500):
+            buffer = DiffBuffer()
+            buffer.preview(files)
+            buffer.feed(git_bytes)  # differs at once: the preview's lines are replaced
+            buffer.finish()
+            if errors:
+                break
+    finally:
+        done.set()
+        reader.join(10)
+        sys.setswitchinterval(switch)
+    assert not errors, f"in_header failed while the lines were replaced: {errors[0]!r}"
+    assert buffer.lines(0, buffer.count) == ["error: git said something else"]

@@ -967,10 +967,11 @@ class DiffBuffer:
 
     def in_header(self, line: int) -> bool:
         """True for the header lines of a file (`diff --git`, `index`, `---`, `+++`, …)."""
-        i = self.file_at(line)
-        if i < 0:
-            return False
-        f = self.files[i]
+        with self._lock:  # one look: a replaced preview swaps the file list meanwhile
+            i = bisect.bisect_right(self._file_lines, line) - 1
+            if i < 0 or i >= len(self.files):
+                return False
+            f = self.files[i]
         return f.hunk < 0 or line < f.hunk
 
 
