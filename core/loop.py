@@ -43,6 +43,7 @@ from typing import Any
 from . import actions, drive, proc
 from .errors import BoardError, Refused, StrandedWorkError
 from .model import SELF_HEALING, TERMINAL, Blocked, Card, Drive
+from .operator import dead_result, state_before
 from .proc import pid_alive
 from .publish import lock_path
 from .store import Expect, Store, utc_now
@@ -304,21 +305,20 @@ class Loop:
                 row.id,
                 status="crashed",
                 pgid=0,
-                result=f"its board run (pid {row.owner_pid}) died mid-drive",
+                result=dead_result(row, f"its board run (pid {row.owner_pid}) died mid-drive"),
             )
         for card in self.store.list_cards("working"):
             if card.id in self.running:
                 continue
-            if card.drive and card.drive not in stale:
+            row = stale.get(card.drive)  # as read before it was marked crashed
+            if card.drive and row is None:
                 try:
                     row = self.store.get_drive(card.drive)  # type: ignore[attr-defined]
                 except BoardError:
                     row = None
                 if row is not None and self._row_alive(row):
                     continue
-            self.recover_card(
-                card, "board run died mid-drive; recovered at boot", stale.get(card.drive)
-            )
+            self.recover_card(card, "board run died mid-drive; recovered at boot", row)
             recovered.append(card.id)
         if stale or recovered:
             self.log("boot", crashed=sorted(stale), recovered=recovered)
@@ -329,7 +329,6 @@ class Loop:
         keeping its block. A dead salvage's card goes back to the lane and block it had
         before the salvage (its row, read before it was marked crashed, says which)."""
         from . import worktrees
-        from .operator import state_before
 
         for tree in worktrees.card_trees(self.cfg, card.id):
             try:
@@ -392,7 +391,10 @@ class Loop:
             if row is None or not self._row_alive(row):
                 if row is not None and row.live:
                     self.store.update_drive(
-                        row.id, status="crashed", pgid=0, result="no live owner (sweep)"
+                        row.id,
+                        status="crashed",
+                        pgid=0,
+                        result=dead_result(row, "no live owner (sweep)"),
                     )
                 self.recover_card(card, "its drive has no live owner", row)
             return

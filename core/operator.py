@@ -538,16 +538,35 @@ def before_note(card: Card) -> str:
     return BEFORE_SALVAGE + json.dumps({"lane": card.lane, "blocked": blocked})
 
 
+def _before_part(result: str) -> str:
+    """The before-salvage note a row's result starts with ('' if none)."""
+    if not result.startswith(BEFORE_SALVAGE):
+        return ""
+    try:
+        _, end = json.JSONDecoder().raw_decode(result, len(BEFORE_SALVAGE))
+    except ValueError:
+        return ""
+    return result[:end]
+
+
 def state_before(row: Drive) -> tuple[str, Blocked | None] | None:
     """(lane, block) a salvage's row says its card had before; None if it says nothing."""
-    if row.tier != SALVAGE_TIER or not row.result.startswith(BEFORE_SALVAGE):
+    note = _before_part(row.result) if row.tier == SALVAGE_TIER else ""
+    if not note:
         return None
     try:
-        data = json.loads(row.result[len(BEFORE_SALVAGE) :])
+        data = json.loads(note[len(BEFORE_SALVAGE) :])
         lane, blocked = str(data["lane"]), data["blocked"]
         return lane, Blocked(str(blocked[0]), str(blocked[1])) if blocked else None
     except (ValueError, KeyError, TypeError, IndexError):
         return None
+
+
+def dead_result(row: Drive, why: str) -> str:
+    """The result for a dead drive's row: `why`, after the before-salvage note if it had
+    one, so a recovery that does not finish (the loop dies mid-way) leaves it for the next."""
+    note = _before_part(row.result)
+    return f"{note} {why}" if note else why
 
 
 def _take(store: Store, cfg: Config, card: Card, target: str, who: str) -> tuple[Drive, Card]:

@@ -453,12 +453,13 @@ def diff_preview(cfg: Config, branch: str, timeout: float = 60.0) -> bytes | Non
     if cut < 0:
         return None  # no whole line in the preview
     lines = newlines + (last != b"\n")  # a last line without a newline is a line too
+    tab = "\t" if " " in path else ""  # git ends a name holding a space with a tab there
     header = (
         f"diff --git a/{path} b/{path}\n"
         f"new file mode {meta[1]}\n"
         f"index {meta[2]}..{blob}\n"
         f"--- /dev/null\n"
-        f"+++ b/{path}\n"
+        f"+++ b/{path}{tab}\n"
         f"@@ -0,0 +1{f',{lines}' if lines != 1 else ''} @@\n"
     ).encode()
     return header + b"+" + bytes(head[:cut]).replace(b"\n", b"\n+") + b"\n"

@@ -22,6 +22,7 @@ from tests.stranded_tui_helpers import diff_loaded, make_app, open_browser, sele
 
 BIG_LINES = 30_000  # about 1.5 MB: over PREVIEW_MIN_BYTES
 SLOW_GIT = Path(__file__).parent / "scripts" / "git_slow_patch.sh"
+PAUSING_GIT = Path(__file__).parent / "scripts" / "git_pause_patch.py"
 
 
 def big_text(lines: int = BIG_LINES, end: bytes = b"\n") -> bytes:
@@ -68,6 +69,7 @@ def repo(tmp_path: Path) -> Repo:
         pytest.param({"run.sh": ("100755", big_text())}, id="executable"),
         pytest.param({"a.py": ("100644", big_text()), "b.txt": ("100644", b"x\n")}, id="more"),
         pytest.param({"crlf.txt": ("100644", big_text().replace(b"\n", b"\r\n"))}, id="crlf"),
+        pytest.param({"with space.py": ("100644", big_text())}, id="space-in-path"),
     ],
 )
 def test_the_preview_is_exactly_the_start_of_git_diff(repo: Repo, files) -> None:
@@ -308,3 +310,50 @@ def test_reading_while_a_wrong_preview_is_replaced_never_fails() -> None:
         sys.setswitchinterval(switch)
     assert not errors, f"in_header failed while the lines were replaced: {errors[0]!r}"
     assert buffer.lines(0, buffer.count) == ["error: git said something else"]
+
+
+async def test_the_file_list_follows_a_replaced_preview_while_git_still_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrong preview (a stand-in: diff_preview is made to return the right bytes with one
+    line changed) is replaced at git's first chunk; git then pauses mid-diff
+    (tests/scripts/git_pause_patch.py). Meanwhile the view and the file list must show
+    git's lines and counts, not the preview's."""
+    from tests.stranded_tui_helpers import build
+
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir = tmp_path / "pausing-bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(PAUSING_GIT)
+    fx = build(tmp_path, monkeypatch, husk=False)
+    try:
+        ref = branch(fx.repo, "feat-c-1", {"gen/big.py": ("100644", big_text())})
+        right = stranded.diff_preview(fx.repo.cfg, ref)
+        assert right is not None
+        wrong = right.replace(b"+value_0 = ", b"+value_X = ", 1)
+        monkeypatch.setattr(stranded, "diff_preview", lambda cfg, name: wrong)
+        monkeypatch.setenv("REAL_GIT", real)
+        monkeypatch.setenv("GIT_PAUSE_AFTER", "200000")
+        monkeypatch.setenv("GIT_PAUSE_S", "3")
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        app = make_app(fx)
+        async with app.run_test(size=(100, 30)) as pilot:
+            browser = await open_browser(pilot, fx)
+            await select(pilot, browser, ref)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), what="the diff")
+            diff = app.screen
+            assert isinstance(diff, DiffScreen)
+            await wait_for(pilot, lambda: diff.buffer.preview_replaced, what="the replacement")
+            await pilot.pause(0.5)  # git is paused: the screen has caught up by now
+            assert not diff.buffer.done, "git ended already: the pause is too short"
+            listed = diff.files.items
+            assert listed and listed[0] is diff.buffer.files[0], (
+                "the file list still shows the replaced preview's file"
+            )
+            shown = [line.rstrip() for line in diff.view.text_lines()]
+            assert "+value_X = compute(0, 'words')  # line 0" not in shown, "a stale line"
+            assert "+value_0 = compute(0, 'words')  # line 0" in shown
+    finally:
+        fx.close()

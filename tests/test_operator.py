@@ -588,7 +588,7 @@ def test_stop_ends_a_salvage_and_nothing_is_published(repo: Path, store, tmp_pat
     assert branch in stranded(cfg), "the stranded branch was lost by a stopped salvage"
 
 
-@pytest.mark.parametrize("via", ["boot", "sweep"])
+@pytest.mark.parametrize("via", ["boot", "sweep", "boot-died-mid-recovery"])
 @pytest.mark.parametrize("held", [True, False], ids=["held-card", "free-card"])
 def test_a_salvage_killed_9_gives_the_card_back_held_never_free_to_run(
     repo: Path, store, tmp_path, held: bool, via: str
@@ -632,7 +632,18 @@ def test_a_salvage_killed_9_gives_the_card_back_held_never_free_to_run(
     pid = int(gate_pid.read_text())
     try:
         loop = Loop(cfg, store)
-        loop.boot() if via == "boot" else loop.sweep()
+        if via == "boot-died-mid-recovery":
+            # the loop dies after marking the row crashed, before the card is put back;
+            # the next boot must still know what the card was
+            def died(*args: object, **kw: object) -> bool:
+                raise KeyboardInterrupt("the loop died mid-recovery")
+
+            loop.recover_card = died  # type: ignore[method-assign]
+            with pytest.raises(KeyboardInterrupt):
+                loop.boot()
+            assert store.get(card.id).lane == "working", "premise: the recovery did not run"
+            loop = Loop(cfg, store)
+        loop.sweep() if via == "sweep" else loop.boot()
     finally:
         kill_group_quietly(pid)
     after = store.get(card.id)

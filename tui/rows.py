@@ -137,7 +137,9 @@ def resume_gc() -> None:
 
     What start-up made is frozen first (`gc.freeze`): modules, classes, widgets and
     styles live as long as the app, and the collector's first pass over all of them
-    cost some 20 ms just after the first paint, and more at every full collection."""
+    cost some 20 ms just after the first paint, and more at every full collection. The
+    price: start-up's own cyclic garbage is frozen with them and never freed (about
+    4,000 of 62,000 objects, measured on a 10,000-card board; a one-time cost)."""
     global _gc_paused
     if _gc_paused:
         _gc_paused = False

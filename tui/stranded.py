@@ -1083,10 +1083,7 @@ class DiffView(ScrollView, can_focus=True):
         if self.buffer is None:
             return
         if self.buffer.generation != self._generation:  # its lines were replaced
-            self._generation = self.buffer.generation
-            self._cache.clear()
-            self._rows_key = None
-            self._max_width = 0
+            self._forget()
         self._last_sync = time.monotonic()
         self._known = self.buffer.count
         self._set_virtual()
@@ -1095,6 +1092,15 @@ class DiffView(ScrollView, can_focus=True):
 
     def _set_virtual(self) -> None:
         self.virtual_size = Size(self._max_width, self._known)
+
+    def _forget(self) -> None:
+        """Drop every cached line: the buffer's lines were replaced (a wrong preview)."""
+        assert self.buffer is not None
+        self._generation = self.buffer.generation
+        self._known = min(self._known, self.buffer.count)
+        self._cache.clear()
+        self._rows_key = None
+        self._max_width = 0
 
     def text_lines(self) -> list[str]:
         """The rows as drawn, as plain text (tests)."""
@@ -1131,6 +1137,8 @@ class DiffView(ScrollView, can_focus=True):
         width, height = region.width, region.height
         base = self.rich_style
         top, x = int(self.scroll_y), int(self.scroll_x)
+        if self.buffer is not None and self.buffer.generation != self._generation:
+            self._forget()  # replaced since the last sync: no cached line of it is drawn
         key = (self._known, top, x, width, height, base)
         if key == self._rows_key:
             return self._rows
@@ -1246,6 +1254,7 @@ class DiffScreen(Screen[None]):
         self.cfg = cfg
         self.row = row
         self.buffer = DiffBuffer()
+        self._files_generation = 0
         self._pgid = 0
         self._left = threading.Event()
         self._footer = False
@@ -1328,7 +1337,9 @@ class DiffScreen(Screen[None]):
             self._footer = True
             self.call_after_refresh(self._mount_footer)
         files = self.buffer.files
-        if len(files) != len(self.files.items) or self.buffer.done:
+        replaced = self.buffer.generation != self._files_generation  # a preview was replaced
+        if len(files) != len(self.files.items) or self.buffer.done or replaced:
+            self._files_generation = self.buffer.generation
             self.files.set_items(files)
         else:
             self.files.refresh()  # the last file's counts grew
@@ -1682,18 +1693,6 @@ class StrandedScreen(Screen[None]):
         if not self._footer:
             self._footer = True
             self.call_later(self._mount_footer)
-
-    @work(thread=True, exclusive=True, group="diff-preview", exit_on_error=False)
-    def _preview(self) -> None:
-        """While git diffs a big new file, show its start from the blob (checked against
-        git's bytes as they come, and replaced if they differ). Only ever a head start:
-        if it cannot be had, git's own output is all there is."""
-        try:
-            data = stranded.diff_preview(self.cfg, self.row.name)
-        except BoardError:
-            return
-        if data and not self._left.is_set():
-            self.buffer.preview(data)
 
     async def _mount_footer(self) -> None:
         await self.mount(Footer(compact=True))
