@@ -49,7 +49,7 @@ from . import gitutil, proc
 from .errors import BoardError, Conflict, StrandedWorkError
 from .logs import LogWriter, log_path
 from .model import Card
-from .publish import Owner, StoodAside, block_owned, edge_update
+from .publish import Owner, StoodAside, block_owned, edge_update, release_working
 from .store import Expect, Store
 
 WHO = "board"
@@ -215,7 +215,8 @@ def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
     return out
 
 
-def _git_commit(tree: Path, message: str) -> str:
+def git_commit(tree: Path, message: str) -> str:
+    """The board's own commit in a tree (no hooks, its identity); the new HEAD."""
     gitutil.git(
         tree,
         *gitutil.NO_HOOKS,
@@ -267,7 +268,7 @@ def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) ->
         names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")
         result.committed = sorted(p for p in names if p)
         if result.committed:
-            result.commit = _git_commit(tree, message)
+            result.commit = git_commit(tree, message)
         return result
     inside = sorted({p for _, p in changes if in_surface(p, card.surface)})
     tracked_out = sorted({p for xy, p in changes if xy != "??" and not in_surface(p, card.surface)})
@@ -285,7 +286,7 @@ def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) ->
         names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")
         result.committed = sorted(p for p in names if p)
         if result.committed:
-            result.commit = _git_commit(tree, message)
+            result.commit = git_commit(tree, message)
     if tracked_out:
         gitutil.git(tree, "reset", "-q", "--hard", "HEAD")  # tracked changes outside: dropped
     for rel in untracked_out:  # they are on the saved branch; the tree must not re-save them
@@ -876,18 +877,8 @@ class Drive:
 
     def _release(self, note: str) -> bool:
         """A card still working under this drive (but held or parked) goes back to ready."""
-        with self.store.transaction() as tx:
-            card = tx.get(self.card_id)
-            if card.lane != "working" or card.drive != self.token:
-                return False
-            tx.update(
-                self.card_id,
-                Expect(version=card.version),
-                {"lane": "ready", "drive": ""},
-                WHO,
-                note,
-            )
-            return True
+        changes = {"lane": "ready", "drive": ""}
+        return release_working(self.store, self.card_id, self.token, changes, note, WHO)
 
     def _stand_aside(self, edge: str, found: str) -> None:
         """Do nothing to the card but note what was found; the tree stays (invariant 4)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,10 +20,13 @@ POLL_S = 0.02
 
 
 @contextmanager
-def file_lock(path: Path, timeout: float, busy: str, holder: str = "") -> Iterator[None]:
+def file_lock(
+    path: Path, timeout: float, busy: str | Callable[[str], str], holder: str = ""
+) -> Iterator[None]:
     """Hold an exclusive lock on `path`; after `timeout` seconds refuse with `busy`.
 
-    `holder` (e.g. a pid and host) is written into the file for whoever finds it locked.
+    `holder` (e.g. a pid and host) is written into the file for whoever finds it locked;
+    a callable `busy` is given what the current holder wrote, to name it in the refusal.
     """
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -34,6 +37,8 @@ def file_lock(path: Path, timeout: float, busy: str, holder: str = "") -> Iterat
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
+                    if callable(busy):
+                        busy = busy(os.pread(fd, 300, 0).decode("utf-8", "replace").strip())
                     raise Refused(busy) from None
                 time.sleep(POLL_S)
         try:

@@ -45,7 +45,7 @@ from .errors import BoardError, Refused, StrandedWorkError
 from .model import SELF_HEALING, TERMINAL, Blocked, Card, Drive
 from .operator import dead_result, state_before
 from .proc import pid_alive
-from .publish import lock_path
+from .publish import lock_path, release_working
 from .store import Expect, Store, utc_now
 
 WHO = "board"
@@ -347,18 +347,12 @@ class Loop:
                 f"its salvage (drive {row.id}) died before it ended; its work is saved. "  # type: ignore[union-attr]
                 "Unblock to let the loop run the card",
             )
-        with self.store.transaction() as tx:
-            now = tx.get(card.id)
-            if now.lane != "working" or now.drive != card.drive:
-                return False
-            tx.update(
-                card.id,
-                Expect(version=now.version),
-                changes,
-                WHO,
-                note=f"{why}: drive {card.drive or '?'} had no live owner; "
-                f"its tree was saved and the card is back in {changes['lane']}",
-            )
+        note = (
+            f"{why}: drive {card.drive or '?'} had no live owner; "
+            f"its tree was saved and the card is back in {changes['lane']}"
+        )
+        if not release_working(self.store, card.id, card.drive, changes, note, WHO):
+            return False
         self.log("recover", card=card.id, drive=card.drive, reason=why)
         return True
 

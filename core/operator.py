@@ -27,7 +27,6 @@ promises: never lose work, never act on a card someone else moved.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import signal
@@ -38,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitutil, proc, publish, push, split, worktrees
+from . import gitutil, locks, proc, publish, push, split, worktrees
 from .config import Config
-from .drive import GateVerdict, run_gate, tree_changes
+from .drive import GateVerdict, git_commit, run_gate, tree_changes
 from .errors import BoardError, Conflict, NotFound, Refused, StrandedWorkError
 from .logs import LogWriter, log_path
 from .model import Blocked, Card, Drive
@@ -91,24 +90,15 @@ def card_lock(cfg: Config, card_id: str, what: str) -> Iterator[None]:
     Not waited for: the operator is told at once who holds it, and nothing is changed.
     """
     path = publish.lock_path(cfg, f"card-{card_id}")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 300, 0).decode("utf-8", "replace").strip()
-            raise Refused(
-                f"{card_id}: {holder or 'another approve or salvage'} is running; "
-                f"wait for it to finish (lock {path})"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{what} (pid {os.getpid()})".encode())
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+
+    def busy(holder: str) -> str:
+        return (
+            f"{card_id}: {holder or 'another approve or salvage'} is running; "
+            f"wait for it to finish (lock {path})"
+        )
+
+    with locks.file_lock(path, 0, busy, holder=f"{what} (pid {os.getpid()})"):
+        yield
 
 
 def _tail(text: str, lines: int = TAIL_LINES) -> str:
@@ -613,18 +603,11 @@ def _commit_all(cfg: Config, tree: Path, card: Card) -> str:
     if gitutil.ok(tree, "diff", "--cached", "--quiet"):
         return ""
     subject = " ".join((card.title.splitlines() or [""])[0].split())
-    gitutil.git(
+    return git_commit(
         tree,
-        *gitutil.NO_HOOKS,
-        "commit",
-        "--no-verify",
-        "-q",
-        "-m",
         f"{card.id}: {subject}\n\nWhat {tree.name} held, committed by `board stranded salvage` "
         "(no coder).",
-        env=gitutil.identity_env(),
     )
-    return gitutil.out(tree, "rev-parse", "HEAD")
 
 
 def salvage(

@@ -106,6 +106,19 @@ def edge_update(
         return tx.update(card_id, Expect(version=card.version), changes, who, note)
 
 
+def release_working(
+    store: Store, card_id: str, token: str, changes: dict[str, Any], note: str, who: str
+) -> bool:
+    """Apply `changes` if the card is still `working` under drive `token`, blocked or not
+    (a drive giving back a held card, the loop recovering a dead drive's); else False."""
+    with store.transaction() as tx:
+        card = tx.get(card_id)
+        if card.lane != "working" or card.drive != token:
+            return False
+        tx.update(card_id, Expect(version=card.version), changes, who, note)
+        return True
+
+
 def block_owned(
     store: Store,
     card_id: str,

@@ -312,17 +312,17 @@ _DDL = [
     )""",
     "CREATE INDEX IF NOT EXISTS drives_card ON drives (card, attempt)",
     "CREATE INDEX IF NOT EXISTS drives_status ON drives (status)",
-    *(
-        f"CREATE INDEX IF NOT EXISTS {name} ON cards (lane, {_IS_BLOCKED} DESC, {order})"
-        for name, order in (
-            ("cards_open_order", "priority, seq"),
-            ("cards_closed_order", "updated_at DESC, seq DESC"),
-        )
-    ),  # fmt: skip
 ]
-# Board order per lane (see `board_order`), so each lane's first rows are read without
-# sorting the lane: the first paint of a 10,000-card board reads only what it shows.
-_ORDER_INDEXES = ("cards_open_order", "cards_closed_order")
+# Board order per lane (see `board_order`): open lanes, closed lanes. An index for each,
+# so a lane's first rows are read without sorting the lane (the first paint of a
+# 10,000-card board reads only what it shows); `_read_heads` orders by the same text.
+_OPEN_ORDER = "priority, seq"
+_CLOSED_ORDER = "updated_at DESC, seq DESC"
+_ORDER_INDEXES = {
+    name: f"CREATE INDEX IF NOT EXISTS {name} ON cards (lane, {_IS_BLOCKED} DESC, {order})"
+    for name, order in (("cards_open_order", _OPEN_ORDER), ("cards_closed_order", _CLOSED_ORDER))
+}
+_DDL += _ORDER_INDEXES.values()
 
 
 def _card_from_row(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
@@ -547,9 +547,7 @@ class SQLiteStore(Store):
         have = {
             r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
         }
-        missing = [
-            ddl for ddl in _DDL if ddl.startswith("CREATE INDEX") and ddl.split()[5] not in have
-        ]
+        missing = [ddl for name, ddl in _ORDER_INDEXES.items() if name not in have]
         if not missing:
             return
         timeout = self.conn.execute("PRAGMA busy_timeout").fetchone()[0]
@@ -655,8 +653,8 @@ class SQLiteStore(Store):
         ):
             totals[lane], blocked[lane] = total, int(nblocked or 0)
         rows: dict[str, list[tuple[Any, ...]]] = {}
-        for lane in totals:  # the order of an index made for it (_ORDER_INDEXES)
-            order = "updated_at DESC, seq DESC" if lane in TERMINAL else "priority, seq"
+        for lane in totals:  # served by _ORDER_INDEXES
+            order = _CLOSED_ORDER if lane in TERMINAL else _OPEN_ORDER
             rows[lane] = conn.execute(
                 f"SELECT {_CARD_COLS} FROM cards WHERE lane = ? "
                 f"ORDER BY {_IS_BLOCKED} DESC, {order} LIMIT ?",

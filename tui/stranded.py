@@ -761,7 +761,6 @@ class DiffBuffer:
         self._matched = 0  # bytes of the preview git has written the same
         self._git_started = False
         self.previewed = False  # a preview was shown (tests, status)
-        self.preview_replaced = False  # git wrote something else: its bytes replaced it
         self.generation = 0  # bumped when the lines are replaced: a viewer drops its cache
         self.on_grow = on_grow
         self._clear()
@@ -787,6 +786,11 @@ class DiffBuffer:
         return self._count
 
     # feeding (the reader thread) --------------------------------------------------------------
+
+    @property
+    def preview_replaced(self) -> bool:
+        """git wrote something else than the preview showed: its bytes replaced it."""
+        return self.generation > 0
 
     @property
     def previewing(self) -> bool:
@@ -825,7 +829,6 @@ class DiffBuffer:
     def _replace(self, data: bytes) -> None:
         """Drop every line (the preview was wrong) and index `data`, git's own bytes."""
         self._preview = None
-        self.preview_replaced = True
         with self._lock:
             self._clear()
             self.generation += 1
