@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 
 from .commands import verb_bindings
 from .rows import Lanes, Preload, Row, Totals, matches, read_board
-from .widgets import LaneView, StatusLine
+from .widgets import LaneView, LineList, StatusLine
 
 if TYPE_CHECKING:
     from .app import BoardApp
@@ -233,8 +233,8 @@ class BoardScreen(Screen[None]):
         for lane in LANES:
             self.lane_view(lane).set_class(lane == self.current_lane, "-current")
 
-    @on(LaneView.Moved)
-    def _lane_moved(self, event: LaneView.Moved) -> None:
+    @on(LineList.Moved)
+    def _lane_moved(self, event: LineList.Moved) -> None:
         event.stop()
 
     def on_descendant_focus(self, event: object) -> None:

@@ -69,7 +69,6 @@ from textual.cache import LRUCache
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.message import Message
-from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -78,7 +77,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from .dialogs import ConfirmDialog
-from .widgets import CursorMoves, StatusLine, one_line
+from .widgets import LineList, StatusLine, one_line
 
 FIRST_ROWS = 20  # at least this many of the newest rows are painted before the rest is read
 HEAD_WAIT_S = 0.15  # the screen waits this long at most for its first rows before mounting
@@ -399,114 +398,6 @@ def salvage_outcome(result: operator.SalvageResult) -> Outcome:
 
 # ---------------------------------------------------------------------------------------------
 # a list drawn with the line API
-
-
-class LineList(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
-    """Rows drawn line by line with a cursor that stays on its item across reloads.
-
-    Subclasses draw a row (`render_row`) and may draw a fixed header (`header_rows`).
-    """
-
-    BINDINGS = [
-        Binding("down,j", "move(1)", "down", show=False, id="list.down"),
-        Binding("up,k", "move(-1)", "up", show=False, id="list.up"),
-        Binding("pagedown,ctrl+d", "page(1)", "page down", show=False, id="list.page_down"),
-        Binding("pageup,ctrl+u", "page(-1)", "page up", show=False, id="list.page_up"),
-        Binding("home,g", "jump(0)", "first", show=False, id="list.first"),
-        Binding("end,G", "jump(-1)", "last", show=False, id="list.last"),
-    ]
-
-    cursor: reactive[int] = reactive(0, repaint=False, init=False)
-    header_rows = 0
-
-    class Moved(Message):
-        def __init__(self, widget: LineList) -> None:
-            super().__init__()
-            self.widget = widget
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.items: list[Any] = []
-        self.selected_key: Any = None
-        self.paint_count = 0
-        self.painted_items = -1  # how many items the list held when it last drew a row (bench)
-        self.on_painted: Callable[[], None] | None = None  # called once, at the next line drawn
-
-    def key_of(self, item: Any) -> Any:
-        return item
-
-    def set_items(self, items: Sequence[Any]) -> None:
-        """Replace the rows; the cursor stays on the item it was on if that is still here."""
-        keep = self.selected_key
-        self.items = list(items)
-        index = None
-        if keep is not None:
-            index = next((i for i, it in enumerate(self.items) if self.key_of(it) == keep), None)
-        if index is None:
-            index = min(self.cursor, max(len(self.items) - 1, 0))
-        self.set_reactive(LineList.cursor, index)
-        self.selected_key = self.key_of(self.items[index]) if self.items else None
-        self.virtual_size = Size(0, len(self.items) + self.header_rows)
-        self._scroll_cursor_into_view()
-        self.refresh()
-        self.post_message(self.Moved(self))
-
-    @property
-    def current(self) -> Any:
-        if not self.items:
-            return None
-        return self.items[min(self.cursor, len(self.items) - 1)]
-
-    def watch_cursor(self, old: int, new: int) -> None:
-        self.selected_key = self.key_of(self.items[new]) if self.items else None
-        self.refresh()
-        self._scroll_cursor_into_view()
-        self.post_message(self.Moved(self))
-
-    def row_count(self) -> int:
-        return len(self.items)
-
-    def on_focus(self) -> None:
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self.refresh()
-
-    def on_resize(self) -> None:
-        self._scroll_cursor_into_view()
-
-    def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        base = self.rich_style
-        if y == 0:
-            self.paint_count += 1
-        if self.on_painted is not None:
-            hook, self.on_painted = self.on_painted, None
-            hook()
-        if y < self.header_rows:
-            return self.render_header(y, width, base)
-        index = int(self.scroll_offset.y) + y - self.header_rows
-        if not self.items:
-            if y == self.header_rows:
-                return self.render_empty(width, base)
-            return Strip.blank(width, base)
-        if index >= len(self.items):
-            return Strip.blank(width, base)
-        self.painted_items = len(self.items)
-        return self.render_row(self.items[index], index == self.cursor, width, base)
-
-    def cursor_style(self, base: Style) -> Style:
-        part = "list--cursor" if self.has_focus else "list--cursor-blurred"
-        return base + self.get_component_rich_style(part)
-
-    def render_header(self, y: int, width: int, base: Style) -> Strip:
-        return Strip.blank(width, base)
-
-    def render_empty(self, width: int, base: Style) -> Strip:
-        return Strip.blank(width, base)
-
-    def render_row(self, item: Any, at_cursor: bool, width: int, base: Style) -> Strip:
-        raise NotImplementedError
 
 
 def _fit(text: str, width: int, right: bool = False) -> str:

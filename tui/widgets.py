@@ -8,7 +8,8 @@ the screen through `sanitize`/`literal` as plain `Text`, never as a markup strin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from board.core.model import SELF_HEALING, Card
 from rich.cells import cell_len, set_cell_size
@@ -92,9 +93,141 @@ def fit_heading(parts: list[tuple[str, bool]], room: int) -> list[tuple[str, boo
     return [(set_cell_size(count[0], room - 1) + "…", True)]
 
 
-class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
-    """One lane: its heading (`ready 12 !3`) and its cards, drawn with the line API, so only
-    visible rows are ever rendered and the whole lane is one widget.
+class LineList(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
+    """Rows drawn line by line (only the visible ones) with a cursor that stays on its item
+    across reloads: the board's lanes and the stranded browser's lists.
+
+    Subclasses draw a row (`render_row`), may draw fixed header lines (`header_rows`) and
+    say how an item is known across reloads (`key_of`).
+    """
+
+    BINDINGS = [
+        Binding("down,j", "move(1)", "down", show=False, id="list.down"),
+        Binding("up,k", "move(-1)", "up", show=False, id="list.up"),
+        Binding("pagedown,ctrl+d", "page(1)", "page down", show=False, id="list.page_down"),
+        Binding("pageup,ctrl+u", "page(-1)", "page up", show=False, id="list.page_up"),
+        Binding("home,g", "jump(0)", "first", show=False, id="list.first"),
+        Binding("end,G", "jump(-1)", "last", show=False, id="list.last"),
+    ]
+
+    cursor: reactive[int] = reactive(0, repaint=False, init=False)
+
+    class Moved(Message):
+        """The cursor moved to another item (or the list changed under it)."""
+
+        def __init__(self, widget: LineList) -> None:
+            super().__init__()
+            self.widget = widget
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.items: list[Any] = []
+        self.selected_key: Any = None
+        self.paint_count = 0
+        self.painted_items = -1  # how many items the list held when it last drew a row (bench)
+        self.on_painted: Callable[[], None] | None = None  # called once, at the next line drawn
+
+    def key_of(self, item: Any) -> Any:
+        return item
+
+    def index_of(self, key: Any) -> int | None:
+        return next((i for i, it in enumerate(self.items) if self.key_of(it) == key), None)
+
+    def select(self, key: Any) -> bool:
+        """Put the cursor on the item known as `key` if the list holds it."""
+        index = self.index_of(key)
+        if index is None:
+            return False
+        self.cursor = index
+        return True
+
+    def set_items(self, items: Sequence[Any]) -> None:
+        """Replace the rows; the cursor stays on the item it was on if that is still here."""
+        keep = self.selected_key
+        self.items = list(items)
+        index = self.index_of(keep) if keep is not None else None
+        if index is None:
+            index = min(self.cursor, max(len(self.items) - 1, 0))
+        self.set_reactive(LineList.cursor, index)
+        self.selected_key = self.key_of(self.items[index]) if self.items else None
+        self.virtual_size = Size(0, len(self.items) + self.header_rows)
+        self._scroll_cursor_into_view()
+        self.refresh()
+        self.post_message(self.Moved(self))
+
+    @property
+    def current(self) -> Any:
+        if not self.items:
+            return None
+        return self.items[min(self.cursor, len(self.items) - 1)]
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.selected_key = self.key_of(self.items[new]) if self.items else None
+        self.repaint_cursor(old, new)
+        self._scroll_cursor_into_view()
+        self.post_message(self.Moved(self))
+
+    def repaint_cursor(self, old: int, new: int) -> None:
+        """What to redraw when the cursor moves or the focus changes: all of it here."""
+        self.refresh()
+
+    def refresh_row(self, index: int) -> None:
+        """Repaint the line showing row `index` (rows sit below the header lines)."""
+        self.refresh_line(index + self.header_rows)
+
+    def row_count(self) -> int:
+        return len(self.items)
+
+    def on_focus(self) -> None:
+        self.repaint_cursor(self.cursor, self.cursor)
+
+    def on_blur(self) -> None:
+        self.repaint_cursor(self.cursor, self.cursor)
+
+    def on_resize(self) -> None:
+        self._scroll_cursor_into_view()
+
+    @property
+    def base_style(self) -> Style:
+        """The style every line starts from."""
+        return self.rich_style
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.base_style
+        if y == 0:
+            self.paint_count += 1
+        if self.on_painted is not None:
+            hook, self.on_painted = self.on_painted, None
+            hook()
+        if y < self.header_rows:
+            return self.render_header(y, width, base)
+        index = int(self.scroll_offset.y) + y - self.header_rows
+        if not self.items:
+            if y == self.header_rows:
+                return self.render_empty(width, base)
+            return Strip.blank(width, base)
+        if index >= len(self.items):
+            return Strip.blank(width, base)
+        self.painted_items = len(self.items)
+        return self.render_row(self.items[index], index == self.cursor, width, base)
+
+    def cursor_style(self, base: Style) -> Style:
+        part = "list--cursor" if self.has_focus else "list--cursor-blurred"
+        return base + self.get_component_rich_style(part)
+
+    def render_header(self, y: int, width: int, base: Style) -> Strip:
+        return Strip.blank(width, base)
+
+    def render_empty(self, width: int, base: Style) -> Strip:
+        return Strip.blank(width, base)
+
+    def render_row(self, item: Any, at_cursor: bool, width: int, base: Style) -> Strip:
+        raise NotImplementedError
+
+
+class LaneView(LineList, inherit_bindings=False):
+    """One lane: its heading (`ready 12 !3`) and its cards, one widget however many cards.
 
     A row is `id  pN  [class]  title`; the cursor row is highlighted (dimmer when the
     lane is not focused). Holding 10,000 rows costs a list, not 10,000 widgets. The
@@ -126,48 +259,34 @@ class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
         "lane--empty",
     }
 
-    cursor: reactive[int] = reactive(0, repaint=False, init=False)
-
-    class Moved(Message):
-        """The cursor moved to another card (or the lane became empty)."""
-
-        def __init__(self, lane: LaneView) -> None:
-            super().__init__()
-            self.lane = lane
-
     def __init__(self, lane: str, *, id: str | None = None) -> None:
         self._row_styles: dict[tuple[Style, tuple[str, ...]], Style] = {}
         self._base_style: Style | None = None  # rich_style walks every ancestor: once
         super().__init__(id=id)
         self.lane = lane
-        self.rows: list[Row] = []
         self.total = 0
         self.blocked = 0
         self.empty_text = "empty"
-        self.selected_id: str | None = None
         self.id_width = 4
         # the heading: (text, bold) parts of `lane N !B`, or `lane shown/N` while filtered
         self._heading_parts: list[tuple[str, bool]] = [(lane, False)]
-        self.painted = False  # a row has been drawn (the bench and the first-paint hook ask)
 
     # data ----------------------------------------------------------------------------------
 
+    def key_of(self, item: Row) -> str:
+        return item.card.id
+
+    @property
+    def rows(self) -> list[Row]:
+        return self.items
+
     def set_rows(self, rows: Sequence[Row], total: int, blocked: int, empty_text: str) -> None:
         """Replace the rows, keeping the cursor on the card it was on if it is still here."""
-        keep = self.selected_id
-        self.rows = list(rows)
         self.total = total
         self.blocked = blocked
         self.empty_text = empty_text
-        self.id_width = max((len(r.card.id) for r in self.rows), default=4)
-        index = self.index_of(keep) if keep else None
-        if index is None:
-            index = min(self.cursor, max(len(self.rows) - 1, 0))
-        self.set_reactive(LaneView.cursor, index)
-        self.selected_id = self.rows[index].card.id if self.rows else None
-        self.virtual_size = Size(0, len(self.rows) + self.header_rows)
-        self._scroll_cursor_into_view()
-        self.refresh()
+        self.id_width = max((len(r.card.id) for r in rows), default=4)
+        self.set_items(rows)
 
     def set_heading(self, shown: int, total: int, blocked: int, filtering: bool) -> None:
         """The first line: the lane's name, its count (`shown/total` while filtering) and
@@ -184,52 +303,21 @@ class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
         """The heading as plain text: `ready 12 !3`."""
         return "".join(text for text, _ in self._heading_parts)
 
-    def index_of(self, card_id: str | None) -> int | None:
-        for i, row in enumerate(self.rows):
-            if row.card.id == card_id:
-                return i
-        return None
-
-    def select(self, card_id: str) -> bool:
-        """Put the cursor on this card if the lane shows it."""
-        index = self.index_of(card_id)
-        if index is None:
-            return False
-        self.cursor = index
-        return True
-
     @property
     def current(self) -> Card | None:
-        if not self.rows:
-            return None
-        return self.rows[min(self.cursor, len(self.rows) - 1)].card
+        row = super().current
+        return row.card if row is not None else None
 
-    # movement ------------------------------------------------------------------------------
-
-    def watch_cursor(self, old: int, new: int) -> None:
-        self.selected_id = self.rows[new].card.id if self.rows else None
-        self.refresh_row(old)
-        self.refresh_row(new)
-        self._scroll_cursor_into_view()
-        self.post_message(self.Moved(self))
-
-    def refresh_row(self, index: int) -> None:
-        """Repaint the line showing row `index` (rows sit below the heading)."""
-        self.refresh_line(index + self.header_rows)
-
-    def row_count(self) -> int:
-        return len(self.rows)
-
-    def on_focus(self) -> None:
-        self.refresh_row(self.cursor)
-
-    def on_blur(self) -> None:
-        self.refresh_row(self.cursor)
-
-    def on_resize(self) -> None:
-        self._scroll_cursor_into_view()
+    @property
+    def painted(self) -> bool:
+        """A row has been drawn (the bench and the first-paint hook ask)."""
+        return self.painted_items > 0
 
     # drawing -------------------------------------------------------------------------------
+
+    def repaint_cursor(self, old: int, new: int) -> None:
+        self.refresh_row(old)  # only the two rows: a key costs two lines, not the lane
+        self.refresh_row(new)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -254,23 +342,15 @@ class LaneView(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
             self._row_styles[key] = style
         return style
 
-    def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        base = self.base_style
-        if y < self.header_rows:
-            return self._heading_strip(width, base)
-        index = int(self.scroll_offset.y) + y - self.header_rows
-        if not self.rows:
-            if y == self.header_rows:
-                style = self._style(base, "lane--empty")
-                return Strip([Segment(f" {self.empty_text}", style)]).adjust_cell_length(
-                    width, base
-                )
-            return Strip.blank(width, base)
-        if index >= len(self.rows):
-            return Strip.blank(width, base)
-        self.painted = True
-        return self._row_strip(self.rows[index], index == self.cursor, width, base)
+    def render_header(self, y: int, width: int, base: Style) -> Strip:
+        return self._heading_strip(width, base)
+
+    def render_empty(self, width: int, base: Style) -> Strip:
+        style = self._style(base, "lane--empty")
+        return Strip([Segment(f" {self.empty_text}", style)]).adjust_cell_length(width, base)
+
+    def render_row(self, item: Row, at_cursor: bool, width: int, base: Style) -> Strip:
+        return self._row_strip(item, at_cursor, width, base)
 
     def _heading_strip(self, width: int, base: Style) -> Strip:
         """` ready 12 !3`; a narrow lane keeps the count: the blocked part goes first, then
