@@ -217,17 +217,33 @@ def test_a_preview_after_git_has_begun_is_not_used(repo: Repo) -> None:
 # -- the diff view: the preview first, then git's lines ---------------------------------------
 
 
+def git_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: Path) -> None:
+    """`git` on PATH is `script`, a wrapper that runs the real git (REAL_GIT) its own way."""
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir = tmp_path / f"{script.stem}-bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(script)
+    monkeypatch.setenv("REAL_GIT", real)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
+async def open_diff(pilot, fx, ref: str) -> DiffScreen:  # type: ignore[no-untyped-def]
+    """From the stranded browser, `enter` on `ref`: the diff screen, as soon as it is up."""
+    browser = await open_browser(pilot, fx)
+    await select(pilot, browser, ref)
+    await pilot.press("enter")
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), what="the diff")
+    assert isinstance(app.screen, DiffScreen)
+    return app.screen
+
+
 @pytest.fixture
 def slow_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`git` on PATH is git with `diff --patch` starting late (tests/scripts/git_slow_patch.sh)."""
-    real = shutil.which("git")
-    assert real is not None
-    bin_dir = tmp_path / "slow-bin"
-    bin_dir.mkdir()
-    (bin_dir / "git").symlink_to(SLOW_GIT)
-    monkeypatch.setenv("REAL_GIT", real)
+    git_on_path(tmp_path, monkeypatch, SLOW_GIT)
     monkeypatch.setenv("SLOW_GIT_DELAY", "2")
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
 
 
 @pytest.mark.parametrize("wrong", [False, True], ids=["confirmed", "replaced"])
@@ -244,12 +260,7 @@ async def test_the_view_shows_the_new_file_before_git_then_git_s_own_lines(
         full = git_diff(fx.repo, ref)
         app = make_app(fx)
         async with app.run_test(size=(100, 30)) as pilot:
-            browser = await open_browser(pilot, fx)
-            await select(pilot, browser, ref)
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), what="the diff")
-            diff = app.screen
-            assert isinstance(diff, DiffScreen)
+            diff = await open_diff(pilot, fx, ref)
             await wait_for(pilot, lambda: diff.buffer.count > 0, what="the first lines")
             assert not diff.buffer.done, "git ended before the preview: the delay is too short"
             await pilot.pause()
@@ -321,11 +332,6 @@ async def test_the_file_list_follows_a_replaced_preview_while_git_still_writes(
     git's lines and counts, not the preview's."""
     from tests.stranded_tui_helpers import build
 
-    real = shutil.which("git")
-    assert real is not None
-    bin_dir = tmp_path / "pausing-bin"
-    bin_dir.mkdir()
-    (bin_dir / "git").symlink_to(PAUSING_GIT)
     fx = build(tmp_path, monkeypatch, husk=False)
     try:
         ref = branch(fx.repo, "feat-c-1", {"gen/big.py": ("100644", big_text())})
@@ -333,18 +339,12 @@ async def test_the_file_list_follows_a_replaced_preview_while_git_still_writes(
         assert right is not None
         wrong = right.replace(b"+value_0 = ", b"+value_X = ", 1)
         monkeypatch.setattr(stranded, "diff_preview", lambda cfg, name: wrong)
-        monkeypatch.setenv("REAL_GIT", real)
+        git_on_path(tmp_path, monkeypatch, PAUSING_GIT)
         monkeypatch.setenv("GIT_PAUSE_AFTER", "200000")
         monkeypatch.setenv("GIT_PAUSE_S", "3")
-        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
         app = make_app(fx)
         async with app.run_test(size=(100, 30)) as pilot:
-            browser = await open_browser(pilot, fx)
-            await select(pilot, browser, ref)
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), what="the diff")
-            diff = app.screen
-            assert isinstance(diff, DiffScreen)
+            diff = await open_diff(pilot, fx, ref)
             await wait_for(pilot, lambda: diff.buffer.preview_replaced, what="the replacement")
             await pilot.pause(0.5)  # git is paused: the screen has caught up by now
             assert not diff.buffer.done, "git ended already: the pause is too short"
