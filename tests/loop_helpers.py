@@ -8,6 +8,8 @@ fractions of a second where a test waits on one.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,9 +19,22 @@ from board.core import actions, config
 from board.core.model import Card, CardDraft
 from board.core.store import SQLiteStore
 
-from tests.conftest import git, make_repo
+from tests.conftest import GIT_ENV, git, make_repo
 
 SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
+    """`board run ARGS` in its own process, as an operator starts it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "board.core.cli", "run", *args],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    )
 
 
 def script(name: str) -> str:

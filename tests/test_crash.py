@@ -14,6 +14,7 @@ from board.core.loop import Loop
 from tests.conftest import GIT_ENV
 from tests.loop_helpers import (
     add_card,
+    board_run,
     edit_tier,
     events,
     group_members,
@@ -27,18 +28,6 @@ from tests.loop_helpers import (
 )
 
 
-def _board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "board.core.cli", "run", *args],
-        cwd=repo,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, **GIT_ENV},
-    )
-
-
 def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     sleepy = [script("coder_sleepy.sh"), "{worktree}", "{card}", str(pids)]
@@ -46,7 +35,7 @@ def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Pa
     card = add_card(store, "interrupted", surface=["work/**"])
     tree = cfg.worktrees_dir / "feat-c-1"
 
-    run = _board_run(cfg.root)
+    run = board_run(cfg.root)
     try:
         wait_for(lambda: (tree / "work" / "c-1.txt").exists(), what="the coder's edit")
         wait_for(lambda: read_pids(pids), what="the coder's pid")

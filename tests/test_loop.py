@@ -18,6 +18,7 @@ from board.core.store import Expect
 from tests.conftest import GIT_ENV, git
 from tests.loop_helpers import (
     add_card,
+    board_run,
     events,
     group_members,
     make_board,
@@ -34,18 +35,6 @@ def _loop_log(cfg) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def _board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "board.core.cli", "run", *args],
-        cwd=repo,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, **GIT_ENV},
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,7 +202,7 @@ def test_sigterm_saves_every_drive_tree_and_puts_each_card_back_in_ready(tmp_pat
     )
     a = add_card(store, "a", surface=["work/c-1.txt"])
     b = add_card(store, "b", surface=["work/c-2.txt"])
-    run = _board_run(cfg.root)
+    run = board_run(cfg.root)
     try:
         wait_for(lambda: len(read_pids(pids)) == 2, what="two coders running")
         for cid in (a.id, b.id):
