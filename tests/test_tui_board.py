@@ -214,6 +214,24 @@ async def test_left_right_and_tab_switch_lanes(board) -> None:
         assert screen.query_one("#lane-done").has_class("-current")
 
 
+async def test_keys_typed_ahead_after_a_lane_switch_go_to_the_new_lane(board) -> None:
+    """Over SSH keys arrive in bursts: `→ j j` read at once must move the cursor in the lane
+    `→` went to, not in the one it left."""
+    from textual import events
+
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        screen = await loaded(pilot)
+        for key in ("right", "j", "j"):  # queued together, as one read from the terminal
+            event = events.Key(key, None)
+            event.set_sender(app)
+            app._driver.send_message(event)  # type: ignore[union-attr]
+        await settle(pilot)
+        assert screen.current_lane == "ready"
+        assert lane(screen, "ready").cursor == 2, "the keys after → did not reach its lane"
+        assert lane(screen, "backlog").cursor == 0, "the keys after → moved the lane it left"
+
+
 async def test_c_toggles_the_cancelled_lane(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:

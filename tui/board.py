@@ -226,7 +226,9 @@ class BoardScreen(Screen[None]):
 
     def _focus_lane(self, lane: str) -> None:
         self.current_lane = lane
-        self.lane_view(lane).focus()
+        # at once, not at the next callback as Widget.focus does: keys already queued
+        # behind this one (typed ahead, or read in one burst over SSH) go to this lane
+        self.set_focus(self.lane_view(lane))
         self._mark_current()
 
     def _mark_current(self) -> None:
