@@ -16,6 +16,8 @@ from .model import (
     KINDS,
     PRIORITY_MAX,
     PRIORITY_MIN,
+    REQUEUE_EVENT,
+    REQUEUED,
     TERMINAL,
     Blocked,
     Card,
@@ -195,8 +197,9 @@ def requeue(store: Store, card_id: str, reason: str | None = None, who: str = OP
             raise Refused(f"{card.id}: is already ready")
         if not card.spec.strip():
             raise Refused(f"{card.id}: needs a spec before it is ready")
-        if reason:
-            tx.add_event(card.id, reason, who, kind="requeue")
+        # always recorded: the next drive reads it as "rebuild", never "carry on from the
+        # kept tree" (see drive.requeued_since_last_build); the reason goes into the brief
+        tx.add_event(card.id, reason or REQUEUED, who, kind=REQUEUE_EVENT)
         changes: dict[str, Any] = {"lane": "ready", "blocked": None, "drive": ""}
         if card.blocked is not None and card.blocked.cls == "too-wide":
             # like unblock: a requeued too-wide card gets a real attempt, not an instant re-park

@@ -20,6 +20,7 @@ def register(sub: Any) -> None:
     _register_stop(sub)
     _register_approve(sub)
     _register_salvage(sub)
+    _register_resolve(sub)
 
 
 # board split --------------------------------------------------------------------------------
@@ -208,6 +209,10 @@ def _cmd_salvage(args: argparse.Namespace, ctx: Any) -> int:
     if args.json:
         ctx.emit_json(result.to_json())
         return 0 if result.published else 1
+    if result.outcome == "blocked":  # the fold lost a race and conflicted: one line
+        from .errors import Conflict
+
+        raise Conflict(result.lines[-1] if result.lines else f"{args.target}: not published")
     if result.card is not None:
         ctx.show_card(result.card, False)
     _lines(ctx, result.lines)
@@ -215,3 +220,42 @@ def _cmd_salvage(args: argparse.Namespace, ctx: Any) -> int:
         ctx.out("gate tail:")
         _lines(ctx, ["    " + x for x in result.gate_tail.splitlines()])
     return 0 if result.published else 1
+
+
+# board resolve ------------------------------------------------------------------------------
+
+_RESOLVE_HELP = (
+    "resolve a card's fold conflict by hand: leaves its tree stopped at the conflict with the "
+    "run branch and prints the commands to finish; --continue finishes the rebase, runs the "
+    "gate and folds"
+)
+
+
+def _register_resolve(sub: Any) -> None:
+    p = sub.add_parser("resolve", help=_RESOLVE_HELP, description=_RESOLVE_HELP)
+    p.add_argument("id", metavar="ID")
+    p.add_argument(
+        "--continue",
+        dest="cont",
+        action="store_true",
+        help="finish the resolution: the rebase, the gate, the fold",
+    )
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
+    p.set_defaults(func=_cmd_resolve)
+
+
+def _cmd_resolve(args: argparse.Namespace, ctx: Any) -> int:
+    from . import resolve
+
+    if args.cont:
+        result = resolve.resolve_continue(ctx.store, ctx.cfg, args.id)
+    else:
+        result = resolve.resolve(ctx.store, ctx.cfg, args.id)
+    if args.json:
+        ctx.emit_json(result.to_json())
+    else:
+        ctx.show_card(result.card, False)
+        _lines(ctx, result.lines)
+    if args.cont and result.salvage is not None and not result.salvage.published:
+        return 1
+    return 0

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from . import gitutil
+from .errors import Refused
 from .loop import Loop
 
 
@@ -24,6 +25,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--once", action="store_true", help="one tick, then wait for the drives it started"
+    )
+    p.add_argument(
+        "--until-idle",
+        action="store_true",
+        help="drain the board and exit: 0 when every card it claimed ended done, else 1, "
+        "naming the rest (for scripts and CI)",
     )
     p.add_argument("--quiet", action="store_true", help="do not echo the loop log to stdout")
     p.set_defaults(func=cmd_run)
@@ -45,8 +52,20 @@ def _echo(line: str) -> None:
 
 def cmd_run(args: argparse.Namespace, ctx: Any) -> int:
     gitutil.require_git()
+    if args.once and args.until_idle:
+        raise Refused("give --once or --until-idle, not both")
     loop = Loop(ctx.cfg, ctx.store, echo=None if args.quiet else _echo)
-    code = loop.run(once=args.once)
+    code = loop.run(once=args.once, until_idle=args.until_idle)
     if loop.stopping.is_set():
         print("board: stopped; every live drive's tree was saved", file=sys.stderr)
+        return code or 1 if args.until_idle else code
+    if args.until_idle:
+        rest = loop.idle_report()
+        if rest:
+            print(
+                f"board: idle; {len(rest)} of {len(loop.touched)} card(s) it ran did not end "
+                f"done: {', '.join(rest)}",
+                file=sys.stderr,
+            )
+            return 1
     return code

@@ -45,7 +45,9 @@ def cmd_show(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def cmd_pick(args: argparse.Namespace, ctx: Any) -> int:
-    result = stranded.pick(ctx.cfg, args.branch, onto=args.onto)
+    result = stranded.pick(
+        ctx.cfg, args.branch, onto=args.onto, title_of=stranded.titles_from(lambda: ctx.store)
+    )
     if not result.ok:
         if result.conflicts:
             raise Conflict(
@@ -105,7 +107,11 @@ def register(sub: Any) -> None:
         "pick", help="cherry-pick a stranded branch's own commits onto a branch (in a temp tree)"
     )
     p.add_argument("branch", metavar="BRANCH")
-    p.add_argument("--onto", metavar="REF", help="the branch to move (default: the run branch)")
+    p.add_argument(
+        "--onto",
+        metavar="REF",
+        help="the branch to move (default: the run branch in fold mode, the base in push mode)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_pick)
 

@@ -45,10 +45,10 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from . import gitutil, proc
+from . import depwork, gitutil, proc, treestate
 from .errors import BoardError, Conflict, StrandedWorkError
 from .logs import LogWriter, log_path
-from .model import Card
+from .model import FOLD_CONFLICT_EVENT, REQUEUE_EVENT, REQUEUED, Card, Event
 from .publish import Owner, StoodAside, block_owned, edge_update, release_working
 from .store import Expect, Store
 
@@ -88,7 +88,46 @@ def in_surface(path: str, surface: tuple[str, ...] | list[str]) -> bool:
 def latest_requeue_reason(store: Store, card_id: str) -> str:
     """The operator's reason from the card's most recent requeue, if it gave one."""
     for event in reversed(store.timeline(card_id)):
-        if event.kind == "requeue" and event.text.strip():
+        if event.kind == REQUEUE_EVENT and event.text.strip():
+            text = event.text.strip()
+            return "" if text == REQUEUED else text
+    return ""
+
+
+_BUILD_STARTS = ("claimed by drive ", "salvage of ")
+
+
+def _starts_build(event: Event) -> bool:
+    return event.kind == "event" and any(m in event.text for m in _BUILD_STARTS)
+
+
+def since_last_build(store: Store, card_id: str) -> list[Event]:
+    """The card's events since its previous build began, up to this build's claim (newest
+    first): what happened to the card between the two builds, and during the last one."""
+    events = list(reversed(store.timeline(card_id)))
+    found: list[Event] = []
+    seen_own = False
+    for event in events:
+        if _starts_build(event):
+            if seen_own:
+                break
+            seen_own = True
+            continue
+        if seen_own:
+            found.append(event)
+    return found
+
+
+def requeued_since_last_build(store: Store, card_id: str) -> bool:
+    """Whether the operator requeued the card since its last build: a requeue means
+    "rebuild", so a kept tree is saved and a fresh one made, never carried on from."""
+    return any(e.kind == REQUEUE_EVENT for e in since_last_build(store, card_id))
+
+
+def last_fold_conflict(store: Store, card_id: str) -> str:
+    """What the card's last build's fold conflicted on ('' when it did not), for the brief."""
+    for event in since_last_build(store, card_id):
+        if event.kind == FOLD_CONFLICT_EVENT:
             return event.text.strip()
     return ""
 
@@ -104,6 +143,7 @@ def brief_text(
     gate_output: str = "",
     gate_round: int = 0,
     requeue_reason: str = "",
+    fold_conflict: str = "",
 ) -> str:
     """The coder's brief. It never asks the coder to publish: the board commits and publishes."""
     lines = [f"# {card.id}: {card.title}", ""]
@@ -127,6 +167,8 @@ def brief_text(
     lines.append("")
     if requeue_reason:
         lines += ["## The operator's note (why this card was sent back)", "", requeue_reason, ""]
+    if fold_conflict:
+        lines += ["## The last fold conflicted", "", fold_conflict, ""]
     if gate_output:
         lines += [
             f"## The last gate run failed (retry {gate_round} of {cfg.gate_retries})",
@@ -333,11 +375,24 @@ def run_gate(
     on_line: Callable[[str], None],
     on_start: Callable[[int], None] | None = None,
     env: dict[str, str] | None = None,
+    card: str = "",
+    brief: str = "",
 ) -> GateVerdict:
-    """Run `gate.argv` where the tree stands; a signal kill is no verdict, not red."""
-    argv = gitutil.argv_with(cfg.gate_argv, worktree=str(tree))
+    """Run `gate.argv` where the tree stands; a signal kill is no verdict, not red.
+
+    `{worktree}`, `{card}` and `{brief}` are substituted as in the coder's argv, and the
+    gate's environment has BOARD_CARD, BOARD_BRIEF and BOARD_WORKTREE: a gate can check
+    the card it gates (e.g. run only that card's acceptance tests)."""
+    argv = gitutil.argv_with(cfg.gate_argv, worktree=str(tree), card=card, brief=brief)
+    full_env = {"BOARD_CARD": card, "BOARD_BRIEF": brief, "BOARD_WORKTREE": str(tree)}
+    full_env.update(env or {})
     res = proc.stream(
-        argv, cwd=tree, timeout=cfg.gate_timeout_s, on_line=on_line, on_start=on_start, env=env
+        argv,
+        cwd=tree,
+        timeout=cfg.gate_timeout_s,
+        on_line=on_line,
+        on_start=on_start,
+        env=full_env,
     )
     tail = res.tail_text(60)
     if res.missing:
@@ -461,6 +516,7 @@ class Drive:
         self.rung = 0
         self.tree: Path | None = None
         self.start = ""
+        self.brief: Path | None = None
         self.stood_aside = False
         self.log: LogWriter | None = None
         self._stop = threading.Event()
@@ -514,8 +570,9 @@ class Drive:
                 self._rotate()
             first = False
             self._open_log()
+            adopted = False
             if fresh:
-                self._fresh_build()
+                adopted = self._fresh_build()
                 gate_round, gate_output = 0, ""
             assert self.tree is not None
             card = self.store.get(self.card_id)
@@ -529,21 +586,25 @@ class Drive:
                 gate_output=gate_output,
                 gate_round=gate_round,
                 requeue_reason=latest_requeue_reason(self.store, self.card_id),
+                fold_conflict=last_fold_conflict(self.store, self.card_id),
             )
-            brief = write_brief(self.cfg, self.tree, text)
+            self.brief = write_brief(self.cfg, self.tree, text)
             self._check_stop()
-            self._edge_check("coder start")  # held or stopped meanwhile: start no coder
-            res = self._run_coder(brief)
-            self._check_stop()
-            failure = self._coder_failure(res, fresh)
-            if failure is not None:
-                self._climb(failure, "terminal", res.tail_text(TAIL_LINES))
-                fresh = True
-                continue
+            res: proc.Result | None = None
+            if not adopted:
+                self._edge_check("coder start")  # held or stopped meanwhile: start no coder
+                res = self._run_coder(self.brief)
+                self._check_stop()
+                failure = self._coder_failure(res, fresh)
+                if failure is not None:
+                    self._climb(failure, "terminal", res.tail_text(TAIL_LINES))
+                    fresh = True
+                    continue
             self._format()
             self._check_stop()
             if not self._has_work():
-                self._climb("the coder exited 0 but changed nothing", "terminal", res.tail_text())
+                tail = res.tail_text() if res is not None else ""
+                self._climb("the coder exited 0 but changed nothing", "terminal", tail)
                 fresh = True
                 continue
             if self.cfg.gate_argv:
@@ -575,11 +636,15 @@ class Drive:
 
     # -- steps ---------------------------------------------------------------------------
 
-    def _fresh_build(self) -> None:
-        """Save every old tree the card owns, then create a fresh one (seed 000)."""
+    def _fresh_build(self) -> bool:
+        """Save every old tree the card owns, then create a fresh one (seed 000) at the start
+        point; True instead when the card's kept tree was resolved by hand and is taken as
+        this build (see treestate)."""
         from . import worktrees
 
         self._edge_check("fresh build")
+        if self._adopt_kept_tree():
+            return True
         try:
             worktrees.fresh_build_prepare(self.cfg, self.card_id, store=self.store)
             self.tree = Path(worktrees.create_worktree(self.cfg, self.card_id, store=self.store))
@@ -588,6 +653,39 @@ class Drive:
             self._block("stranded-work", exc.line(), remove_tree=False)
         self.start = gitutil.out(self.tree, "rev-parse", "HEAD")
         self._say(f"fresh worktree {self.tree} at {self.start[:10]}")
+        return False
+
+    def _adopt_kept_tree(self) -> bool:
+        """A kept tree mid-rebase blocks the card (never touched); one resolved onto the run
+        tip is this build's tree: no coder, straight to the gate and the fold. A requeue
+        since the last build means "rebuild", so nothing is adopted then."""
+        card = self.store.get(self.card_id)
+        tree = treestate.card_tree(self.cfg, card)
+        if tree is None:
+            return False
+        if treestate.rebase_in_progress(tree):
+            self._block(
+                "fold-conflict",
+                f"a rebase is in progress in {tree}: finish it there and run `board resolve "
+                f"{card.id} --continue`, or give it up (`git -C {tree} rebase --abort`, then "
+                f"`board requeue {card.id}`); its tree is kept as it is",
+                remove_tree=False,
+            )
+        if requeued_since_last_build(self.store, self.card_id):
+            return False
+        tip = treestate.resolved_onto_run(self.cfg, tree)
+        if tip is None:
+            return False
+        self.tree, self.start = tree, tip
+        self._say(
+            f"{tree} holds {self.cfg.run_branch}'s tip {tip[:10]} and work of its own "
+            "(resolved by hand): it is this build, with no coder"
+        )
+        self._comment(
+            f"attempt {self.attempt}: took the kept tree {tree}, resolved onto "
+            f"{self.cfg.run_branch} by hand, as the build: the gate and the fold run on it"
+        )
+        return True
 
     def _run_coder(self, brief: Path) -> proc.Result:
         tier = self.cfg.tier(self.tier)
@@ -696,7 +794,8 @@ class Drive:
             self.tree,
             self._line,
             on_start=self._on_start,
-            env={"BOARD_CARD": self.card_id, "BOARD_WORKTREE": str(self.tree)},
+            card=self.card_id,
+            brief=str(self.brief or ""),
         )
         with self._pg_lock:
             self._pgid = 0
@@ -792,6 +891,7 @@ class Drive:
 
     def _climb(self, why: str, top_cls: str, tail: str) -> None:
         """One rung up, or at the top a block; the failed attempt is discarded unsaved."""
+        why += depwork.note(self.cfg, self.store, self.store.get(self.card_id), self.start)
         if self.rung + 1 >= len(self.cfg.ladder):
             log = self._log_rel()
             self._block(

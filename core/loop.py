@@ -40,7 +40,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from . import actions, drive, proc
+from . import actions, drive, proc, runbranch
 from .errors import BoardError, Refused, StrandedWorkError
 from .model import SELF_HEALING, TERMINAL, Blocked, Card, Drive
 from .operator import dead_result, state_before
@@ -184,6 +184,7 @@ class Loop:
         self._last_skip: dict[str, str] = {}
         self.log_path = Path(cfg.board_dir) / LOOP_LOG
         self.host = socket.gethostname()
+        self.touched: set[str] = set()  # the cards this run claimed
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -200,17 +201,21 @@ class Loop:
 
     # -- running -------------------------------------------------------------------------
 
-    def run(self, once: bool = False) -> int:
-        """Hold the board's lock, boot, then tick until stopped (or once, waiting for drives)."""
+    def run(self, once: bool = False, until_idle: bool = False) -> int:
+        """Hold the board's lock, boot, then tick until stopped (or once, waiting for drives;
+        or until idle: nothing running and nothing left to claim, see `idle_report`)."""
         self.lock.acquire()
         restore = self._install_signals()
         try:
-            self.log("start", pid=os.getpid(), once=once)
+            self.log("start", pid=os.getpid(), once=once, until_idle=until_idle)
             self.boot()
             while not self.stopping.is_set():
-                self.tick()
+                claimed = self.tick()
                 if once:
                     self.wait()
+                    break
+                if until_idle and not claimed and not self.running:
+                    self.log("idle", touched=sorted(self.touched))
                     break
                 self.wake.wait(self.cfg.loop_interval_s)
                 self.wake.clear()
@@ -222,6 +227,23 @@ class Loop:
             self.log("stop", pid=os.getpid())
             self.lock.release()
         return 0
+
+    def idle_report(self) -> list[str]:
+        """Every card this run claimed that did not end `done`, as `id (where it is)`:
+        what `board run --until-idle` names when it exits non-zero."""
+        rest = []
+        for card_id in sorted(self.touched, key=_card_order):
+            try:
+                card = self.store.get(card_id)
+            except BoardError:
+                continue
+            if card.lane == "done":
+                continue
+            where = card.lane
+            if card.blocked is not None:
+                where += f", blocked {card.blocked.cls}"
+            rest.append(f"{card_id} ({where})")
+        return rest
 
     def _install_signals(self) -> Callable[[], None]:
         if threading.current_thread() is not threading.main_thread():
@@ -497,6 +519,8 @@ class Loop:
 
         claimed: list[str] = []
         queue = actions.ready_queue(self.store)
+        if queue and len(self.running) < self.cfg.max_concurrent and self._base_conflicts():
+            return claimed
         working = [(c.id, c.surface) for c in self.store.list_cards("working")]
         seen = set()
         for i, card in enumerate(queue):
@@ -541,12 +565,36 @@ class Loop:
                 "claim", card=card.id, drive=token, planner=planner, surface=list(card.surface)
             )
             self._start(card.id, token, planner)
+            self.touched.add(card.id)
             claimed.append(card.id)
             if not planner:
                 working.append((card.id, card.surface))
         for key in [k for k in self._last_skip if k != "*" and k not in seen]:
             del self._last_skip[key]
         return claimed
+
+    def _base_conflicts(self) -> bool:
+        """In `fold` mode the run branch takes in a base that moved on before new trees start
+        from it; while that conflicts, nothing is claimed, and the operator is told once."""
+        if not runbranch.folds(self.cfg):
+            return False
+        try:
+            with runbranch.run_lock(self.cfg):
+                took = runbranch.take_in_base(self.cfg)
+        except BoardError as exc:
+            took = None
+            line = f"the run branch could not take in the base: {exc.line()}"
+        else:
+            line = took.line
+            if took.merged:
+                self.log("take-in", base=took.base, commit=took.merged)
+        if not line:
+            self._last_skip.pop("base", None)
+            return False
+        if self._last_skip.get("base") != line:
+            self._last_skip["base"] = line
+            self.log("wait", reason=line)
+        return True
 
     def _start(self, card_id: str, token: str, planner: bool) -> None:
         runner = None if planner else drive.Drive(self.cfg, self.store, card_id, token)
@@ -581,6 +629,11 @@ class Loop:
         task = self.store.get(card_id)
         res = split.run_planner(self.store, self.cfg, task, token)
         return drive.DriveEnd(card=card_id, outcome=res.outcome, reason=res.reason, token=token)
+
+
+def _card_order(card_id: str) -> tuple[str, int]:
+    prefix, _, n = card_id.rpartition("-")
+    return (prefix, int(n)) if n.isdigit() else (card_id, 0)
 
 
 def run_loop(

@@ -40,6 +40,12 @@ class Blocked:
         return {"class": self.cls, "reason": self.reason}
 
 
+# timeline event kinds beyond "event" and "comment", which the drive reads back
+REQUEUE_EVENT = "requeue"  # the operator's requeue; its text is the reason for the brief
+REQUEUED = "requeued"  # a requeue event's text when the operator gave no reason
+FOLD_CONFLICT_EVENT = "fold-conflict"  # what a fold conflicted on, quoted in the next brief
+
+
 @dataclass(frozen=True)
 class Event:
     """One line of a card's timeline: who changed what, when; comments are events too."""

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitutil, locks, proc, publish, push, split, worktrees
+from . import gitutil, locks, proc, publish, push, runbranch, split, stranded, treestate, worktrees
 from .config import Config
-from .drive import GateVerdict, git_commit, run_gate, tree_changes
+from .drive import GateVerdict, brief_text, git_commit, run_gate, tree_changes, write_brief
 from .errors import BoardError, Conflict, NotFound, Refused, StrandedWorkError
 from .logs import LogWriter, log_path
 from .model import Blocked, Card, Drive
@@ -276,18 +276,8 @@ def _check_approvable(card: Card, expect_version: int | None) -> None:
         )
 
 
-def _is_worktree(tree: Path) -> bool:
-    return (tree / ".git").is_file() and not tree.is_symlink()
-
-
-def _card_tree(cfg: Config, card: Card) -> Path | None:
-    """The card's tree on its branch (or its only tree), if one is on disk."""
-    trees = [t for t in worktrees.card_trees(cfg, card.id) if _is_worktree(t)]
-    for tree in trees:
-        branch = gitutil.out(tree, "branch", "--show-current", check=False)
-        if card.branch and branch == card.branch:
-            return tree
-    return trees[0] if len(trees) == 1 else None
+_is_worktree = treestate.is_worktree
+_card_tree = treestate.card_tree
 
 
 def _fold_source(cfg: Config, card: Card) -> Path | str:
@@ -468,8 +458,6 @@ def _resolve(cfg: Config, store: Store, target: str) -> _Target:
 
 
 def _stranded_of(cfg: Config, card_id: str) -> list[str]:
-    from . import stranded
-
     return [b.branch for b in stranded.list_stranded(cfg) if b.card == card_id]
 
 
@@ -515,6 +503,72 @@ def _nothing_to_publish(cfg: Config, t: _Target) -> str:
     if _already_on(cfg, t.tip, where):
         return f"everything in {t.branch} is already on {short}"
     return ""
+
+
+def _work_commit(cfg: Config, t: _Target) -> str:
+    """A commit holding everything the target would publish: the stranded tip, or the
+    tree's HEAD plus its uncommitted state (an unreferenced commit; nothing is changed)."""
+    if t.tree is None:
+        return t.tip
+    head = gitutil.out(t.tree, "rev-parse", "HEAD")
+    if not tree_changes(cfg, t.tree):
+        return head
+    work = worktrees.unpublished_work(cfg, t.tree)
+    if not work.snapshot:
+        return head
+    return gitutil.out(
+        cfg.root,
+        *gitutil.NO_HOOKS,
+        "commit-tree",
+        work.snapshot,
+        "-p",
+        head,
+        "-m",
+        "board: what the tree holds (a salvage's check)",
+        env=gitutil.identity_env(),
+    )
+
+
+def replay_conflicts(cfg: Config, commit: str) -> tuple[str, list[str], list[str]]:
+    """(run tip, conflicting paths, the run branch's commits touching them) of replaying the
+    work in `commit` onto the run branch's current tip; no paths when it replays cleanly."""
+    tip = runbranch.ensure(cfg)
+    res = gitutil.git(
+        cfg.root,
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        "--no-messages",
+        tip,
+        commit,
+        check=False,
+    )
+    if res.returncode == 0:
+        return tip, [], []
+    lines = res.stdout.splitlines()
+    paths = sorted({p for p in lines[1:] if p}) if res.returncode == 1 else []
+    paths = paths or [f"(git: {res.stderr.strip() or 'merge-tree failed'})"]
+    return tip, paths, publish.other_side(cfg.root, commit, tip, paths)
+
+
+def _refuse_conflicts(cfg: Config, t: _Target) -> None:
+    """In `fold` mode, refuse before anything changes when the work still conflicts with
+    the run branch's tip, in one line naming the paths and the other side."""
+    if not runbranch.folds(cfg):
+        return
+    _, paths, theirs = replay_conflicts(cfg, _work_commit(cfg, t))
+    if not paths:
+        return
+    other = f" ({'; '.join(theirs)})" if theirs else ""
+    way = (
+        f"`board resolve {t.card.id}` to resolve it by hand"
+        if t.tree is not None
+        else f"`board requeue {t.card.id}` to rebuild it on {cfg.run_branch}"
+    )
+    raise Conflict(
+        f"{t.name} still conflicts with {cfg.run_branch} in {', '.join(paths)}{other}; "
+        f"nothing was changed: {way}"
+    )
 
 
 BEFORE_SALVAGE = "before salvage: "
@@ -638,6 +692,7 @@ def salvage(
         nothing = _nothing_to_publish(cfg, t)
         if nothing:
             raise Refused(f"nothing to publish: {nothing}")
+        _refuse_conflicts(cfg, t)
         row, taken = _take(store, cfg, card, t.name, who)
         return _Salvage(store, cfg, t, row, card, taken, force).run()
 
@@ -667,6 +722,7 @@ class _Salvage:
         self.log: LogWriter | None = None
         self.tree: Path | None = None
         self.made_tree = False
+        self.made_head = ""  # the commit this salvage's own tree was made at
 
     def say(self, text: str) -> None:
         self.result.lines.append(text)
@@ -722,6 +778,7 @@ class _Salvage:
         path = self.cfg.worktrees_dir / worktrees.tree_name(self.card.id, slug)
         branch = worktrees.branch_for(self.card.id, slug)
         self.cfg.worktrees_dir.mkdir(parents=True, exist_ok=True)
+        start = self._replay() if runbranch.folds(self.cfg) else self.t.tip
         gitutil.git(
             self.cfg.root,
             *gitutil.NO_HOOKS,
@@ -731,11 +788,48 @@ class _Salvage:
             "-b",
             branch,
             str(path),
-            self.t.tip,
+            start,
         )
         self.made_tree = True
+        self.made_head = start
         self.say(f"{self.t.branch} checked out at {_rel(self.cfg, path)} on {branch}")
         return path
+
+    def _replay(self) -> str:
+        """The stranded work as ONE commit on the run branch's current tip, its message
+        naming the card and its title (`c-4: Add modulo (salvaged from stranded/…)`), so
+        the gate runs on what the fold will publish. Refused, changing nothing, when it
+        conflicts (the check before the salvage took the card lost a race)."""
+        tip, paths, _ = replay_conflicts(self.cfg, self.t.tip)
+        if paths:
+            raise Conflict(
+                f"{self.t.name} conflicts with {self.cfg.run_branch} in {', '.join(paths)}; "
+                "nothing was published"
+            )
+        tree = gitutil.out(
+            self.cfg.root, "merge-tree", "--write-tree", "--no-messages", tip, self.t.tip
+        ).split("\n", 1)[0]
+        message = stranded.picked_message(
+            gitutil.out(self.cfg.root, "log", "-1", "--format=%B", self.t.tip),
+            self.card.id,
+            self.card.title,
+            self.t.branch,
+            verb="salvaged",
+        )
+        new = gitutil.out(
+            self.cfg.root,
+            *gitutil.NO_HOOKS,
+            "commit-tree",
+            tree,
+            "-p",
+            tip,
+            "-F",
+            "-",
+            env=gitutil.identity_env(),
+            input_bytes=message.encode(),
+        )
+        self.say(f"{self.t.branch} replayed onto {self.cfg.run_branch} ({tip[:10]}) as {new[:10]}")
+        return new
 
     def _gate(self) -> GateVerdict | None:
         if not self.cfg.gate_argv:
@@ -752,12 +846,20 @@ class _Salvage:
         def on_start(pid: int) -> None:
             self.store.update_drive(self.row.id, pgid=pid)  # type: ignore[attr-defined]
 
-        verdict = run_gate(
+        brief = write_brief(
             self.cfg,
             self.tree,
-            on_line,
-            on_start=on_start,
-            env={"BOARD_CARD": self.card.id, "BOARD_WORKTREE": str(self.tree)},
+            brief_text(
+                self.cfg,
+                self.card,
+                tree=self.tree,
+                branch=gitutil.out(self.tree, "branch", "--show-current", check=False),
+                tier=SALVAGE_TIER,
+                attempt=self.row.attempt,
+            ),
+        )
+        verdict = run_gate(
+            self.cfg, self.tree, on_line, on_start=on_start, card=self.card.id, brief=str(brief)
         )
         self.store.update_drive(self.row.id, pgid=0)  # type: ignore[attr-defined]
         self.result.gate = "red" if verdict.red else verdict.status
@@ -875,7 +977,7 @@ class _Salvage:
             return
         branch = gitutil.out(tree, "branch", "--show-current", check=False)
         if (
-            gitutil.rev(tree, "HEAD") == self.t.tip
+            gitutil.rev(tree, "HEAD") == (self.made_head or self.t.tip)
             and gitutil.rev(self.cfg.root, f"refs/heads/{self.t.branch}") == self.t.tip
             and not tree_changes(self.cfg, tree)
         ):
@@ -885,7 +987,7 @@ class _Salvage:
             if branch and not tree.exists():
                 gitutil.git(
                     self.cfg.root, *gitutil.NO_HOOKS, "update-ref", "-d",
-                    f"refs/heads/{branch}", self.t.tip, check=False,
+                    f"refs/heads/{branch}", self.made_head or self.t.tip, check=False,
                 )  # fmt: skip
             return
         _save_trees(self.cfg, self.store, self.card.id, f"salvage of {self.t.name}", [tree])

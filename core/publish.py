@@ -19,19 +19,17 @@ with `push` and the operator's `approve`.
 
 from __future__ import annotations
 
-import os
-import re
-import socket
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitutil, locks
+from . import gitutil, runbranch
 from .errors import BoardError, Conflict, Refused
-from .model import BLOCK_CLASSES, DRIVE_LIVE, Blocked, Card
+from .model import BLOCK_CLASSES, DRIVE_LIVE, FOLD_CONFLICT_EVENT, Blocked, Card
+from .runbranch import file_lock, lock_path, run_lock
 from .store import Expect, Store
 
-LOCK_POLL_S = 0.01
 # a rebase keeps each commit's author; the board is its committer
 _COMMITTER = {k: v for k, v in gitutil.BOARD_IDENTITY.items() if "COMMITTER" in k}
 FOLD_CAS_TRIES = 3
@@ -146,39 +144,6 @@ def block_owned(
 
 
 # ---------------------------------------------------------------------------------------------
-# the per-run lock
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "run"
-
-
-def lock_path(cfg: Any, name: str) -> Path:
-    """`.board/locks/<name>.lock`."""
-    folder = Path(cfg.board_dir) / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{_safe(name)}.lock"
-
-
-def file_lock(path: Path, timeout: float, what: str) -> Any:
-    """The board's file lock (`locks.file_lock`), refusing with what is busy."""
-    return locks.file_lock(
-        path,
-        timeout,
-        f"{what} is busy: {path} stayed locked for {timeout:g}s",
-        holder=f"{os.getpid()} {socket.gethostname()}",
-    )
-
-
-def run_lock(cfg: Any, timeout: float | None = None) -> Any:
-    """The per-run write lock: one fold (and its harvest) at a time across processes."""
-    wait = cfg.publish_timeout_s if timeout is None else timeout
-    return file_lock(
-        lock_path(cfg, f"run-{cfg.run_branch}"), wait, f"the run lock of {cfg.run_branch}"
-    )
-
-
-# ---------------------------------------------------------------------------------------------
 # the fold
 
 
@@ -210,27 +175,6 @@ def run_branch_holders(cfg: Any) -> list[str]:
         elif line.strip() == want:
             holders.append(current)
     return holders
-
-
-def base_ref(cfg: Any) -> str:
-    """What card branches start from: `origin/<base>` when it exists, else `<base>`."""
-    remote_ref = f"{cfg.remote}/{cfg.base}"
-    if gitutil.rev(cfg.root, f"refs/remotes/{remote_ref}") is not None:
-        return remote_ref
-    return cfg.base
-
-
-def _ensure_run_branch(cfg: Any) -> str:
-    tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}")
-    if tip is not None:
-        return tip
-    start = gitutil.rev(cfg.root, cfg.base)
-    if start is None:
-        raise Refused(f"neither the run branch {cfg.run_branch} nor the base {cfg.base} exists")
-    gitutil.git(
-        cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/heads/{cfg.run_branch}", start, ""
-    )
-    return start
 
 
 def _conflict_paths(tree: Path) -> list[str]:
@@ -301,27 +245,21 @@ def fold(
         if head is None:
             raise Refused(f"{tree} has no commit to publish")
         if start is None:
-            start = gitutil.out(tree, "merge-base", "HEAD", base_ref(cfg))
+            start = gitutil.out(tree, "merge-base", "HEAD", runbranch.start_ref(cfg))
         if head == start:
             raise Refused(f"{card.id}: {tree} holds no commit of its own to publish")
         for _ in range(FOLD_CAS_TRIES):
             found = owner.why_not(store.get(card.id), store)
             if found:
                 return PublishResult("stood-aside", reason=found)
-            tip = _ensure_run_branch(cfg)
+            tip = runbranch.ensure(cfg)
             if gitutil.rev(tree, "HEAD") != tip and not gitutil.ok(
                 tree, "merge-base", "--is-ancestor", tip, "HEAD"
             ):
                 ok, paths, said = _rebase(cfg, tree, tip)
                 if not ok:
-                    where = ", ".join(paths) if paths else said
-                    branch = gitutil.out(tree, "branch", "--show-current") or "its branch"
-                    reason = (
-                        f"folding onto {cfg.run_branch} conflicts in {where}; {branch} and its "
-                        f"tree {tree} are kept as they were: rebase it onto {cfg.run_branch} "
-                        f"there by hand (or `board stranded salvage {card.id}`), then unblock"
-                    )
-                    return _fold_block(store, card, owner, reason, paths)
+                    note = conflict_note(cfg, card.id, tree, tip, paths, said)
+                    return _fold_block(store, card, owner, note.reason, paths, note.detail)
             new = gitutil.rev(tree, "HEAD")
             assert new is not None
             try:
@@ -356,13 +294,78 @@ class _RunMoved(Exception):
     pass
 
 
+OTHER_SIDE_MAX = 8
+
+
+@dataclass
+class ConflictNote:
+    """A fold conflict in words: the block's reason (with every way out that works as
+    written) and the detail the next build's brief quotes (paths, the other side)."""
+
+    reason: str
+    detail: str
+    other_side: list[str] = field(default_factory=list)  # "<short sha> <subject>"
+
+
+def other_side(cwd: Path, head: str, tip: str, paths: list[str]) -> list[str]:
+    """The run branch's commits the card's HEAD lacks that touch `paths` (newest first)."""
+    if not paths:
+        return []
+    res = gitutil.git(
+        cwd,
+        "log",
+        f"--max-count={OTHER_SIDE_MAX}",
+        "--format=%h %s",
+        f"{head}..{tip}",
+        "--",
+        *paths,
+        check=False,
+    )
+    return [line for line in res.stdout.splitlines() if line.strip()]
+
+
+def conflict_note(
+    cfg: Any, card_id: str, tree: Path, tip: str, paths: list[str], said: str = ""
+) -> ConflictNote:
+    """The reason and brief detail of a fold that conflicted in `tree` onto `tip`."""
+    head = gitutil.rev(tree, "HEAD") or tip
+    theirs = other_side(tree, head, tip, paths)
+    where = ", ".join(paths) if paths else (said or "the rebase")
+    branch = gitutil.out(tree, "branch", "--show-current", check=False) or "its branch"
+    with_ = f" with {cfg.run_branch}'s {'; '.join(theirs)}" if theirs else ""
+    reason = (
+        f"folding onto {cfg.run_branch} conflicts in {where}{with_}; {branch} and its tree "
+        f"{tree} are kept as they were. Ways out: `board requeue {card_id}` rebuilds it on "
+        f"{cfg.run_branch}'s tip (the brief names this conflict); `board resolve {card_id}` "
+        f"leaves the conflict in its tree to resolve by hand; `board stranded salvage "
+        f"{card_id}` publishes it once {cfg.run_branch} no longer conflicts"
+    )
+    lines = [f"The last build's fold onto {cfg.run_branch} conflicted in: {where}."]
+    if theirs:
+        lines.append(f"The other side: these commits on {cfg.run_branch} touch those paths:")
+        lines += [f"- {c}" for c in theirs]
+    lines.append(
+        f"This build starts from {cfg.run_branch}'s tip, which holds them: build on their "
+        "version of those paths, not against it."
+    )
+    return ConflictNote(reason, "\n".join(lines), theirs)
+
+
 def _fold_block(
-    store: Store, card: Card, owner: Owner, reason: str, paths: list[str]
+    store: Store,
+    card: Card,
+    owner: Owner,
+    reason: str,
+    paths: list[str],
+    detail: str = "",
 ) -> PublishResult:
     try:
         blocked = block_owned(store, card.id, owner, "fold-conflict", reason, edge="fold")
     except StoodAside as exc:
         return PublishResult("stood-aside", reason=exc.found)
+    if detail:
+        with contextlib.suppress(BoardError):
+            store.add_event(card.id, detail, "board", kind=FOLD_CONFLICT_EVENT)
     return PublishResult("blocked", card=blocked, reason=reason, cls="fold-conflict", paths=paths)
 
 
@@ -393,7 +396,7 @@ def to_review(
     owner = owner or Owner("working", token)
     branch = gitutil.out(Path(tree), "branch", "--show-current") or card.branch
     stat = gitutil.git(
-        Path(tree), "diff", "--shortstat", f"{base_ref(cfg)}...HEAD", check=False
+        Path(tree), "diff", "--shortstat", f"{runbranch.start_ref(cfg)}...HEAD", check=False
     ).stdout.strip()
     note = f"built; waits for the operator's review on {branch}" + (f" ({stat})" if stat else "")
     try:
@@ -445,5 +448,5 @@ __all__ = [
     "to_review",
     "drop_folded_branch",
     "run_branch_holders",
-    "base_ref",
+    "conflict_note",
 ]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import proc, worktrees
+from . import proc, runbranch, worktrees
 from .config import Config
 from .errors import BoardError, Conflict, NotFound, Refused
 from .gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
@@ -344,9 +344,10 @@ def _branch(cfg: Config, name: str) -> tuple[str, str]:
 
 
 def show(cfg: Config, branch: str) -> str:
-    """The saved work as a diff against the base: `git diff --stat --patch <base>...<branch>`."""
+    """The saved work as a diff against the point its tree started from:
+    `git diff --stat --patch <start>...<branch>` (`runbranch.start_ref`)."""
     short, _ = _branch(cfg, branch)
-    base = worktrees.base_ref(cfg)
+    base = runbranch.start_ref(cfg)
     return git(
         cfg.root,
         "diff",
@@ -375,12 +376,12 @@ _DIFF_OPTS = (
 
 
 def diff_args(cfg: Config, branch: str) -> list[str]:
-    """The git arguments of a stranded branch's patch against the base (`show`'s range).
+    """The git arguments of a stranded branch's patch against its start (`show`'s range).
 
     Refuses, running nothing, what `show` refuses. The bench runs the same arguments bare.
     """
     short, _ = _branch(cfg, branch)
-    base = worktrees.base_ref(cfg)
+    base = runbranch.start_ref(cfg)
     return ["diff", "--patch", *_DIFF_OPTS, f"{base}...refs/heads/{short}"]
 
 
@@ -403,7 +404,7 @@ def diff_preview(cfg: Config, branch: str, timeout: float = 60.0) -> bytes | Non
     arrives (see the TUI's DiffScreen): a preview that differs is replaced, never kept.
     """
     short, _ = _branch(cfg, branch)
-    base = worktrees.base_ref(cfg)
+    base = runbranch.start_ref(cfg)
     raw = proc.run(
         # the ids abbreviated as the patch's `index` line has them (the same git call)
         ("git", "diff", "--raw", "-z", f"{base}...refs/heads/{short}"),
@@ -497,7 +498,7 @@ def _ignore_line(_line: str) -> None:
 
 
 def _target(cfg: Config, onto: str | None) -> tuple[str, str]:
-    name = (onto or cfg.run_branch).strip()
+    name = (onto or runbranch.pick_target(cfg)).strip()
     if name.startswith("refs/heads/"):
         name = name[len("refs/heads/") :]
     if not name or git(cfg.root, "check-ref-format", "--branch", name, check=False).returncode:
@@ -509,15 +510,66 @@ def _target(cfg: Config, onto: str | None) -> tuple[str, str]:
     return ref, commit.stdout.strip()
 
 
-def _checked_out_at(cfg: Config, ref: str) -> str | None:
-    text = out(cfg.root, "worktree", "list", "--porcelain")
-    path = None
-    for line in text.splitlines():
-        if line.startswith("worktree "):
-            path = line[len("worktree ") :]
-        elif line == f"branch {ref}":
-            return path
-    return None
+def default_target(cfg: Config) -> tuple[str, str]:
+    """(the branch a pick lands on by default, '' or why it is not offered).
+
+    The run branch in `fold` mode, the base in `push` mode (`runbranch.pick_target`); a
+    branch checked out somewhere is not offered, since a pick would move it under that
+    checkout."""
+    name = runbranch.pick_target(cfg)
+    where = runbranch.checked_out_at(cfg, name)
+    if where:
+        return "", f"{name} is checked out at {where}"
+    return name, ""
+
+
+def picked_message(
+    message: str, card: str | None, title: str | None, source: str, verb: str = "picked"
+) -> str:
+    """A picked or salvaged commit's message: it names the card (and, for a save, the
+    card's title) and the branch it came from, e.g. `c-4: Add modulo (salvaged from …)`.
+
+    The board's own commits already start `<card>: <title>`; a coder's own commit keeps its
+    subject behind the card id; a save commit (`stranded: …`) takes the card's title. The
+    save's `Board-Save:` trailer is dropped: the commit is no longer a save, and nothing
+    should read it as one.
+    """
+    lines = message.rstrip("\n").split("\n")
+    subject, body = lines[0], lines[1:]
+    trailer = f"{worktrees.SAVE_TRAILER}:"
+    is_save = subject.startswith("stranded: ") or any(x.startswith(trailer) for x in body)
+    if card and is_save:
+        tree = subject.removeprefix("stranded: ").split(" ", 1)[0]
+        subject = f"{card}: {' '.join((title or f'work saved from {tree}').split())}"
+    elif card and not subject.startswith(f"{card}: "):
+        subject = f"{card}: {subject}"
+    subject = f"{subject} ({verb} from {source})"
+    body = [x for x in body if not x.startswith(trailer)]
+    while body and not body[-1].strip():
+        body.pop()
+    return "\n".join([subject, *body]) + "\n"
+
+
+def titles_from(store: Any) -> Callable[[str], str | None]:
+    """A card's title from the store (None if unknown), for a picked commit's message.
+
+    `store` may be a callable that opens it: the store is then opened only when a title is
+    wanted, and a pick still works (without the title) where it cannot be opened."""
+
+    def lookup(card_id: str) -> str | None:
+        try:
+            opened = store() if callable(store) else store
+            card = opened.find(card_id)
+        except BoardError:
+            return None
+        return card.title if card is not None else None
+
+    return lookup
+
+
+def _card_of_branch(cfg: Config, short: str) -> str | None:
+    m = _REF_RE.match(short)
+    return worktrees.card_id_of(m.group("tree"), cfg.prefix) if m else None
 
 
 def _identity_env(cfg: Config) -> dict[str, str]:
@@ -557,17 +609,25 @@ def _already_there(tmp: Path) -> bool:
     return not unmerged and not status
 
 
-def pick(cfg: Config, branch: str, onto: str | None = None) -> PickResult:
-    """Cherry-pick a stranded branch's own commits onto `onto` (default: the run branch).
+def pick(
+    cfg: Config,
+    branch: str,
+    onto: str | None = None,
+    title_of: Callable[[str], str | None] | None = None,
+) -> PickResult:
+    """Cherry-pick a stranded branch's own commits onto `onto` (default: `default_target`).
 
     The picks happen in a temporary worktree; the target moves only at the end, by a
     compare-and-swap update-ref. The operator's checkout and index are never touched; a target
     checked out anywhere is refused; on conflict the target is left exactly as it was and the
-    conflicting paths are named.
+    conflicting paths are named. Each picked commit's message names the card and its title
+    (`title_of(card)`, from the store) and the branch it was picked from.
     """
     short, tip = _branch(cfg, branch)
     target_ref, old = _target(cfg, onto)
-    where = _checked_out_at(cfg, target_ref)
+    card = _card_of_branch(cfg, short)
+    title = title_of(card) if card and title_of is not None else None
+    where = runbranch.checked_out_at(cfg, target_ref[len("refs/heads/") :])
     if where:
         raise Refused(
             f"{target_ref[len('refs/heads/') :]} is checked out at {where}: picking onto it "
@@ -612,6 +672,20 @@ def pick(cfg: Config, branch: str, onto: str | None = None) -> PickResult:
                     result.failed_on = f"{commit}: {why[-1] if why else 'cherry-pick failed'}"
                 git(tmp, *NO_HOOKS, "cherry-pick", "--abort", check=False)
                 return result
+            message = out(tmp, "log", "-1", "--format=%B", "HEAD")
+            git(
+                tmp,
+                *NO_HOOKS,
+                "commit",
+                "--amend",
+                "--allow-empty",
+                "--no-verify",
+                "-q",
+                "-F",
+                "-",
+                env=env,
+                input_bytes=picked_message(message, card, title, short).encode(),
+            )
             result.picked.append(commit)
         new = out(tmp, "rev-parse", "HEAD")
         moved = git(

@@ -31,9 +31,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import locks
+from . import locks, runbranch
 from .config import Config
-from .errors import BoardError, GitError, NotFound, Refused, StrandedWorkError
+from .errors import BoardError, GitError, Refused, StrandedWorkError
 from .gitutil import NO_HOOKS, git, identity_env, out
 
 log = logging.getLogger("board.worktrees")
@@ -270,15 +270,17 @@ def _refs(cwd: Path, patterns: Sequence[str]) -> dict[str, tuple[str, str, str]]
 
 
 def base_ref(cfg: Config) -> str:
-    """What card trees start from and stranded diffs compare with: `<remote>/<base>` or `<base>`."""
-    names = [f"refs/remotes/{cfg.remote}/{cfg.base}"] if cfg.remote else []
-    found = _refs(cfg.root, [*names, f"refs/heads/{cfg.base}"])
-    for name in (*names, f"refs/heads/{cfg.base}"):
-        if name in found:
-            return _short(name)
-    raise NotFound(
-        f"base branch {cfg.base!r} not found (neither {cfg.remote}/{cfg.base} nor local)"
-    )
+    """The base by name: `<remote>/<base>` or `<base>` (see `runbranch.base_ref`)."""
+    return runbranch.base_ref(cfg)
+
+
+def _start_names(cfg: Config) -> list[str]:
+    """The refs a save's stats and "inspect" command compare with, first found wins: the
+    run branch in `fold` mode (trees start at its tip), then the base (see runbranch)."""
+    names = [f"refs/heads/{cfg.run_branch}"] if runbranch.folds(cfg) else []
+    if cfg.remote:
+        names.append(f"refs/remotes/{cfg.remote}/{cfg.base}")
+    return [*names, f"refs/heads/{cfg.base}"]
 
 
 def _short(ref: str) -> str:
@@ -491,10 +493,7 @@ def _snapshot(cfg: Config, tree: Path) -> Work:
     work.existing = {r: v for r, v in refs.items() if r.startswith(f"{STRANDED_REFS}{tree.name}/")}
     tip = refs[work.branch][0] if work.branch and work.branch in refs else None
     work.branch_tip = tip
-    base_name = next(
-        (n for n in (f"refs/remotes/{remote}/{cfg.base}", f"refs/heads/{cfg.base}") if n in refs),
-        None,
-    )
+    base_name = next((n for n in _start_names(cfg) if n in refs), None)
     work.base_ref = _short(base_name) if base_name else cfg.base
     base_commit = refs[base_name][0] if base_name else None
 
@@ -804,10 +803,7 @@ def _save_branch(
     pubs = {(refs[n][0], refs[n][1]) for n in pub_names if n in refs and refs[n][1]}
     if any(_merge_changes_nothing(cfg.root, p, tip) for p in pubs):
         return None
-    base_name = next(
-        (n for n in (f"refs/remotes/{remote}/{cfg.base}", f"refs/heads/{cfg.base}") if n in refs),
-        None,
-    )
+    base_name = next((n for n in _start_names(cfg) if n in refs), None)
     base = _short(base_name) if base_name else cfg.base
     mb = (
         git(cfg.root, "merge-base", refs[base_name][0], tip, check=False).stdout.strip()
@@ -1272,15 +1268,15 @@ def fresh_build_prepare(
     return results
 
 
-def start_point(cfg: Config) -> str:
-    """`<remote>/<base>` when that remote-tracking branch exists, else the local base."""
-    return base_ref(cfg)
-
-
 def create_worktree(
-    cfg: Config, card_id: str, slug: str = "", store: CommentSink | None = None
+    cfg: Config,
+    card_id: str,
+    slug: str = "",
+    store: CommentSink | None = None,
+    start: str | None = None,
 ) -> Path:
-    """A fresh tree for the card on `feat/<id>[-<slug>]`, from `<remote>/<base>` or `<base>`.
+    """A fresh tree for the card on `feat/<id>[-<slug>]`, at `start` (default: the start
+    point, `runbranch.start_point`: the run branch's tip in `fold` mode, the base in `push`).
 
     Whatever is at the path is saved and removed first (through `discard_worktree`); when that
     save fails, StrandedWorkError is raised before anything moves.
@@ -1288,7 +1284,7 @@ def create_worktree(
     name = tree_name(card_id, slug)
     branch = branch_for(card_id, slug)
     path = cfg.worktrees_dir / name
-    start = start_point(cfg)
+    start = start or runbranch.start_point(cfg)
     with tree_lock(cfg, path):
         if os.path.lexists(path):
             res = discard_worktree(cfg, path, store=store, card_id=card_id, why="create_worktree")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from tests.loop_helpers import (
     run_branch_log,
     show,
     stranded_branches,
+    wait_for,
 )
 
 
@@ -110,14 +112,23 @@ def test_a_fold_conflict_keeps_the_branch_and_blocks_naming_the_paths(tmp_path: 
     store.close()
 
 
-def test_a_fold_through_the_drive_keeps_tree_and_branch_on_conflict(tmp_path: Path) -> None:
+def test_a_fold_through_the_drive_keeps_tree_and_branch_on_conflict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cfg, store = make_board(tmp_path)
     card = add_card(store, "conflicts", surface=["work/**"])
-    # someone else already put a different work/c-1.txt on the run branch
-    side_text = "someone else's c-1\n"
+    monkeypatch.setenv("CODER_SLEEP", "1")
+    token = drive.claim(cfg, store, card)
+    ends = []
+    runner = threading.Thread(
+        target=lambda: ends.append(drive.Drive(cfg, store, card.id, token).run())
+    )
+    runner.start()
+    # while the coder works, someone else folds a different work/c-1.txt onto the run branch
+    wait_for(lambda: (cfg.worktrees_dir / "feat-c-1" / "work" / "c-1.txt").exists())
     git(cfg.root, "worktree", "add", "-q", "--detach", str(tmp_path / "side"), cfg.run_branch)
     (tmp_path / "side" / "work").mkdir()
-    (tmp_path / "side" / "work" / "c-1.txt").write_text(side_text)
+    (tmp_path / "side" / "work" / "c-1.txt").write_text("someone else's c-1\n")
     git(tmp_path / "side", "add", "-A")
     git(tmp_path / "side", "commit", "-q", "-m", "side")
     git(
@@ -127,9 +138,9 @@ def test_a_fold_through_the_drive_keeps_tree_and_branch_on_conflict(tmp_path: Pa
         git(tmp_path / "side", "rev-parse", "HEAD"),
     )
     git(cfg.root, "worktree", "remove", "--force", str(tmp_path / "side"))
+    runner.join(30)
 
-    token = drive.claim(cfg, store, card)
-    end = drive.Drive(cfg, store, card.id, token).run()
+    end = ends[0]
     assert end.outcome == "blocked" and end.cls == "fold-conflict", end
     assert show(cfg, "feat/c-1", "work/c-1.txt") == "work of c-1", "the card branch was lost"
     assert (cfg.worktrees_dir / "feat-c-1").exists(), "the conflicted tree was removed"

@@ -190,7 +190,10 @@ def test_pick_carries_the_save_and_its_unpushed_commits_without_touching_the_che
     assert r.show("board/run", "feature.py") == "feature = 1\n", "the unpushed commit was lost"
     assert r.show("board/run", "extra.py") == "extra = 2\n", "the save commit was not picked"
     subjects = r.git("log", "--format=%s", "board/run", "-n", "2").splitlines()
-    assert subjects[1] == "the coder's commit", subjects
+    assert subjects == [
+        f"c-2: work saved from feat-c-2 (picked from {branch})",
+        f"c-2: the coder's commit (picked from {branch})",
+    ], "a picked commit's message does not name its card and where it came from"
     assert "pick-" not in r.git("worktree", "list"), "the temporary worktree was left behind"
     assert r.rev(commit) and r.rev(branch), "the pick consumed the stranded branch"
 

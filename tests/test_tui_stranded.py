@@ -344,7 +344,7 @@ async def test_pick_lands_the_commits_on_the_target_and_only_there(fx) -> None:
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, TargetDialog), what="the question")
         field = app.screen.query_one("#target", Input)
-        assert field.value == "main", "the pick does not default to the base"
+        assert field.value == "board/run", "the pick does not default to the run branch"
         await answer_target(pilot, "target")
         await wait_loaded_again(pilot, screen, count)
         line, error = status(app)
@@ -382,7 +382,11 @@ async def test_a_conflicting_pick_leaves_the_target_unchanged_and_names_the_path
     assert fx.refs() == before, "a conflicting pick changed a ref"
 
 
-async def test_a_pick_onto_a_checked_out_base_is_refused_in_one_line(fx) -> None:
+async def test_a_checked_out_run_branch_is_not_offered_and_a_checked_out_target_is_refused(
+    fx,
+) -> None:
+    held = fx.cfg.root.parent / "held"
+    fx.repo.git("worktree", "add", "-q", str(held), "board/run")
     before = fx.refs()
     app = make_app(fx)
     async with app.run_test(size=SIZE) as pilot:
@@ -391,7 +395,12 @@ async def test_a_pick_onto_a_checked_out_base_is_refused_in_one_line(fx) -> None
         count = screen.load_count
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, TargetDialog), what="the question")
-        await pilot.press("enter")  # the default: main, which the clone has checked out
+        assert app.screen.query_one("#target", Input).value == "", (
+            "a run branch checked out elsewhere was offered as the default"
+        )
+        hint = str(app.screen.query_one("#hint", Static).render())
+        assert "board/run is checked out at" in hint, hint
+        await answer_target(pilot, "main")  # main: the clone has it checked out
         await wait_loaded_again(pilot, screen, count)
         line, error = status(app)
         assert error and "checked out" in line and "\n" not in line, line
@@ -507,8 +516,8 @@ async def test_y_copies_the_recovery_commands_and_shows_them(fx) -> None:
         await select(pilot, screen, branch)
         await pilot.press("y")
         copied = app.clipboard
-        assert f"git diff main...{branch}" in copied, f"not on the clipboard: {copied!r}"
-        assert f"board stranded pick {branch} --onto main" in copied
+        assert f"git diff board/run...{branch}" in copied, f"not on the clipboard: {copied!r}"
+        assert f"board stranded pick {branch} --onto board/run" in copied
         shown = result_text(screen)
         for line in copied.strip().splitlines():
             assert line in shown, f"a copied command is not on screen: {line}"

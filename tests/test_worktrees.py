@@ -618,7 +618,7 @@ def test_reap_saves_every_tree_of_the_card_and_says_where_on_the_card(r: Repo) -
         assert res.saved is not None
         branch = res.saved.branch
         assert branch in note and "1 file changed, +1 -" in note, note
-        assert f"git diff origin/main...{branch}" in note, note
+        assert f"git diff board/run...{branch}" in note, note
         assert f"board stranded pick {branch}" in note and f"git branch -D {branch}" in note, note
         assert "The tree left its path" in note, note
     store.close()

@@ -52,7 +52,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from board.core import operator, proc, stranded, worktrees
+from board.core import operator, proc, runbranch, stranded, worktrees
 from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.logs import LINE_CAP, decode_line, sanitize
@@ -326,13 +326,14 @@ def recovery_commands(cfg: Config, row: StrandedRow) -> list[str]:
             f"ls -la {q(row.path)}",
             f"cp -a {q(row.path)} {q(rescue)}",
         ]
-    base = q(cfg.base)
+    start = q(runbranch.start_ref(cfg))
+    target = q(runbranch.pick_target(cfg))
     branch = q(row.name)
     mine = q(f"rescue/{row.tree or 'stranded'}")
     return [
         f"# {row.name}: {row.stat_text()}",
-        f"git diff {base}...{branch}",
-        f"board stranded pick {branch} --onto {base}",
+        f"git diff {start}...{branch}",
+        f"board stranded pick {branch} --onto {target}",
         f"git switch -c {mine} {branch}",
     ]
 
@@ -1783,20 +1784,25 @@ class StrandedScreen(Screen[None]):
         question.append("Cherry-pick ")
         question.append(row.label, "bold")
         question.append(f" ({row.stat_text()}) onto which branch?")
-        hint = (
-            f"enter picks · esc cancels · the run branch is {one_line(self.cfg.run_branch)}; "
-            "a branch checked out anywhere is refused"
-        )
+        default, why_not = stranded.default_target(self.cfg)
+        hint = "enter picks · esc cancels · a branch checked out anywhere is refused"
+        if why_not:
+            hint += f" ({one_line(why_not)}, so no branch is filled in)"
+        titles = stranded.titles_from(self.store)
 
         def answered(target: str | None) -> None:
             if target is None:
                 self._say(f"pick {row.label}: not done (abandoned)")
                 return
             self._run_verb(
-                "pick", row, lambda: pick_outcome(stranded.pick(self.cfg, row.name, onto=target))
+                "pick",
+                row,
+                lambda: pick_outcome(
+                    stranded.pick(self.cfg, row.name, onto=target, title_of=titles)
+                ),
             )
 
-        self.app.push_screen(TargetDialog(question, self.cfg.base, hint), answered)
+        self.app.push_screen(TargetDialog(question, default, hint), answered)
 
     def action_salvage(self) -> None:
         row = self._selected("salvage")

@@ -1,0 +1,244 @@
+"""The run branch: where `fold` publishes, and where a card's fresh tree starts.
+
+In `fold` mode a fresh tree starts from the run branch's current tip, so a card sees the
+folded work of every card before it. Tried on a real history (each card one real commit,
+each depending on the one before) trees that started from the base never saw their
+dependency's code: card 2's patch needed a file card 1 had created, and the replay
+stalled at card 2 until the operator fast-forwarded the base by hand after every fold.
+In `push` mode a tree starts from the base (`<remote>/<base>`): a dependent waits for its
+dependency's merge there.
+
+When the base moves on outside the board (people commit to it), the run branch takes it
+in before a tree starts from it: a fast-forward when the run branch holds nothing of its
+own, else a merge commit made with `merge-tree` and moved by compare-and-swap under the
+run lock, never a rewrite. A take-in that conflicts changes nothing and names the paths;
+the loop then starts no new work until the operator merges the base in by hand.
+
+Every stranded diff and "inspect" command compares with the point a tree actually started
+from: `start_ref...branch` (the merge-base of the run branch and the saved work is the run
+tip the tree started at, because the run branch only ever moves forward).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import gitutil, locks
+from .errors import NotFound, Refused
+
+# ---------------------------------------------------------------------------------------------
+# locks under .board/locks
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "run"
+
+
+def lock_path(cfg: Any, name: str) -> Path:
+    """`.board/locks/<name>.lock`."""
+    folder = Path(cfg.board_dir) / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{_safe(name)}.lock"
+
+
+def file_lock(path: Path, timeout: float, what: str) -> Any:
+    """The board's file lock (`locks.file_lock`), refusing with what is busy."""
+    return locks.file_lock(
+        path,
+        timeout,
+        f"{what} is busy: {path} stayed locked for {timeout:g}s",
+        holder=f"{os.getpid()} {socket.gethostname()}",
+    )
+
+
+def run_lock(cfg: Any, timeout: float | None = None) -> Any:
+    """The per-run write lock: one fold (and its harvest, and a take-in) at a time."""
+    wait = cfg.publish_timeout_s if timeout is None else timeout
+    return file_lock(
+        lock_path(cfg, f"run-{cfg.run_branch}"), wait, f"the run lock of {cfg.run_branch}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# names
+
+
+def base_ref(cfg: Any) -> str:
+    """The base as git names it: `<remote>/<base>` when that remote-tracking branch exists,
+    else the local `<base>`; refused (NotFound) when neither exists. One git call."""
+    names = [f"refs/remotes/{cfg.remote}/{cfg.base}"] if cfg.remote else []
+    names.append(f"refs/heads/{cfg.base}")
+    found = set(gitutil.out(cfg.root, "for-each-ref", "--format=%(refname)", *names).splitlines())
+    for name in names:
+        if name in found:
+            return name.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+    raise NotFound(
+        f"base branch {cfg.base!r} not found (neither {cfg.remote}/{cfg.base} nor local)"
+    )
+
+
+def folds(cfg: Any) -> bool:
+    return cfg.publish_mode == "fold"
+
+
+def start_ref(cfg: Any) -> str:
+    """What fresh trees start from and stranded diffs compare with, by name: the run branch
+    in `fold` mode (once it exists), else the base."""
+    if folds(cfg) and gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}") is not None:
+        return cfg.run_branch
+    return base_ref(cfg)
+
+
+def pick_target(cfg: Any) -> str:
+    """Where a picked or salvaged change lands by default: the run branch (`fold`) or the
+    base (`push`). The TUI, the recovery commands and the CLI all ask this one function."""
+    return cfg.run_branch if folds(cfg) else cfg.base
+
+
+def checked_out_at(cfg: Any, branch: str) -> str | None:
+    """The worktree (main checkout included) that has `branch` checked out, if any."""
+    want = f"branch refs/heads/{branch}"
+    path = None
+    for line in gitutil.out(cfg.root, "worktree", "list", "--porcelain").splitlines():
+        if line.startswith("worktree "):
+            path = line[len("worktree ") :]
+        elif line.strip() == want:
+            return path
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the run branch's tip, and taking the base in
+
+
+def ensure(cfg: Any) -> str:
+    """The run branch's tip, creating it from the base when it does not exist yet."""
+    tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}")
+    if tip is not None:
+        return tip
+    start = gitutil.rev(cfg.root, cfg.base)
+    if start is None:
+        raise Refused(f"neither the run branch {cfg.run_branch} nor the base {cfg.base} exists")
+    gitutil.git(
+        cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/heads/{cfg.run_branch}", start, ""
+    )
+    return start
+
+
+@dataclass
+class TakeIn:
+    """What a take-in of the base did: `tip` is the run branch's tip afterwards."""
+
+    tip: str
+    base: str = ""  # the base's name as taken in ('' when nothing was needed)
+    merged: str = ""  # the merge commit or fast-forward target ('' when nothing moved)
+    conflicts: list[str] = field(default_factory=list)
+
+    @property
+    def line(self) -> str:
+        """One line for the operator when the take-in conflicts ('' otherwise)."""
+        if not self.conflicts:
+            return ""
+        return (
+            f"the base {self.base} moved on and conflicts with the run branch in "
+            f"{', '.join(self.conflicts)}; merge {self.base} into the run branch by hand "
+            "(the board starts no new build until the run branch holds it)"
+        )
+
+
+def take_in_base(cfg: Any) -> TakeIn:
+    """Bring a base that moved on into the run branch; call under `run_lock`.
+
+    Nothing to do when the run branch already holds the base. A run branch with nothing of
+    its own is fast-forwarded; otherwise a merge commit (board identity, no hooks) is made
+    from `merge-tree --write-tree` and the run branch moved by compare-and-swap. A conflict
+    moves nothing and names the paths.
+    """
+    tip = ensure(cfg)
+    try:
+        base = base_ref(cfg)
+    except NotFound:
+        return TakeIn(tip)
+    base_tip = gitutil.rev(cfg.root, base)
+    if base_tip is None or gitutil.ok(cfg.root, "merge-base", "--is-ancestor", base_tip, tip):
+        return TakeIn(tip)
+    run_ref = f"refs/heads/{cfg.run_branch}"
+    if gitutil.ok(cfg.root, "merge-base", "--is-ancestor", tip, base_tip):
+        new = base_tip
+    else:
+        res = gitutil.git(
+            cfg.root,
+            "merge-tree",
+            "--write-tree",
+            "--name-only",
+            "--no-messages",
+            tip,
+            base_tip,
+            check=False,
+        )
+        lines = res.stdout.splitlines()
+        if res.returncode != 0:
+            paths = sorted({p for p in lines[1:] if p}) if res.returncode == 1 else []
+            return TakeIn(tip, base=base, conflicts=paths or [f"(git: {res.stderr.strip()})"])
+        message = (
+            f"board: take in {base} ({base_tip[:10]}) onto {cfg.run_branch}\n\n"
+            f"The base moved on outside the board; the run branch takes it in so that new "
+            "trees start from both.\n"
+        )
+        new = gitutil.out(
+            cfg.root,
+            *gitutil.NO_HOOKS,
+            "commit-tree",
+            lines[0].strip(),
+            "-p",
+            tip,
+            "-p",
+            base_tip,
+            "-F",
+            "-",
+            env=gitutil.identity_env(),
+            input_bytes=message.encode(),
+        )
+    moved = gitutil.git(
+        cfg.root,
+        *gitutil.NO_HOOKS,
+        "update-ref",
+        "-m",
+        f"board: take in {base}",
+        run_ref,
+        new,
+        tip,
+        check=False,
+    )
+    if moved.returncode != 0:  # moved by someone outside the lock: the next call sees it
+        return TakeIn(gitutil.rev(cfg.root, run_ref) or tip)
+    return TakeIn(new, base=base, merged=new)
+
+
+def start_point(cfg: Any) -> str:
+    """The commit a card's fresh tree starts from (see the module docstring)."""
+    if not folds(cfg):
+        return gitutil.out(cfg.root, "rev-parse", "--verify", f"{base_ref(cfg)}^{{commit}}")
+    with run_lock(cfg):
+        return take_in_base(cfg).tip
+
+
+__all__ = [
+    "TakeIn",
+    "base_ref",
+    "checked_out_at",
+    "ensure",
+    "file_lock",
+    "folds",
+    "lock_path",
+    "pick_target",
+    "run_lock",
+    "start_point",
+    "start_ref",
+    "take_in_base",
+]
