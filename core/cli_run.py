@@ -61,11 +61,13 @@ def cmd_run(args: argparse.Namespace, ctx: Any) -> int:
         return code or 1 if args.until_idle else code
     if args.until_idle:
         rest = loop.idle_report()
+        said = []
         if rest:
-            print(
-                f"board: idle; {len(rest)} of {len(loop.touched)} card(s) it ran did not end "
-                f"done: {', '.join(rest)}",
-                file=sys.stderr,
-            )
+            n = len(loop.touched)
+            said.append(f"{len(rest)} of {n} card(s) it ran did not end done: {', '.join(rest)}")
+        if loop.base_problem:
+            said.append(f"nothing more can start: {loop.base_problem}")
+        if said:
+            print(f"board: idle; {'; '.join(said)}", file=sys.stderr)
             return 1
     return code

@@ -185,6 +185,7 @@ class Loop:
         self.log_path = Path(cfg.board_dir) / LOOP_LOG
         self.host = socket.gethostname()
         self.touched: set[str] = set()  # the cards this run claimed
+        self.base_problem = ""  # why nothing can be claimed board-wide ('' when nothing)
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -588,6 +589,7 @@ class Loop:
             line = took.line
             if took.merged:
                 self.log("take-in", base=took.base, commit=took.merged)
+        self.base_problem = line
         if not line:
             self._last_skip.pop("base", None)
             return False
