@@ -7,10 +7,10 @@ core verbs the CLI offers too (`stranded.pick`, `operator.salvage`, `stranded.di
 run in a worker and reported as one line, never a traceback.
 
 Keys (each a Binding with an id, rebindable in board.toml `[tui.keys]`): `enter` the diff,
-`p` cherry-pick onto a branch (asks which, the base by default), `S` salvage (publishes
-through the gate), `d` discard (asks, naming the branch and its diffstat), `y` copy the
-recovery commands (OSC 52, and shown on screen), `o` the card, `/` filter, `s`/`r` sort,
-`esc` back. After each verb the list is read again.
+`p` cherry-pick onto a branch (asks which; the run branch by default, the base in push
+mode), `S` salvage (publishes through the gate), `d` discard (asks, naming the branch and
+its diffstat), `y` copy the recovery commands (OSC 52, and shown on screen), `o` the card,
+`/` filter, `s`/`r` sort, `esc` back. After each verb the list is read again.
 
 Speed, because operators meet this screen with thousands of saves and million-line diffs:
 
