@@ -316,6 +316,12 @@ def refs_signature(cfg: Config, common: Path | None) -> tuple[Any, ...]:
     return tuple(parts)
 
 
+def _start_name(cfg: Config) -> str:
+    """What a saved tree's diff is against, by name, without a git call on the UI thread:
+    the run branch where the tree started (fold), or the base (push)."""
+    return cfg.run_branch if runbranch.folds(cfg) else cfg.base
+
+
 def recovery_commands(cfg: Config, row: StrandedRow) -> list[str]:
     """Shell commands an operator can paste to look at or recover the work by hand."""
     q = shlex.quote
@@ -1163,7 +1169,7 @@ class DiffScreen(Screen[None]):
     def _title(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append(self.row.label, "bold")
-        text.append(f"  against {sanitize(self.cfg.base)} · {self.row.stat_text()}")
+        text.append(f"  against {sanitize(_start_name(self.cfg))} · {self.row.stat_text()}")
         if self.row.card_id:
             text.append(f" · {self.row.card_id}")
             if self.row.title:
@@ -1255,7 +1261,7 @@ class DiffScreen(Screen[None]):
             why = "timed out" if b.result.timed_out else f"exit {b.result.returncode}"
             text.append(f" · git diff failed ({why}): see its words above", "bold red")
         elif b.count == 0:
-            text.append(f" · nothing differs from {sanitize(self.cfg.base)}")
+            text.append(f" · nothing differs from {sanitize(_start_name(self.cfg))}")
         else:
             text.append(" · all read")
         return text
