@@ -1,0 +1,152 @@
+"""Refuse what would do damage, in one line, changing nothing.
+
+Each row of the table is something a careless or hostile operator might type or leave
+behind: a board.toml value, a corrupt store row, an argument, a missing base branch.
+Each must end non-zero with exactly one line on stderr that names the culprit, and the
+store, board.toml and the repository must be the same bytes afterwards: every file
+under the clone (its .git, board.toml and .board included) is hashed before and after.
+Real parts only: a bare origin and a clone, the real `board` in a subprocess, the real
+SQLite file corrupted with sqlite3.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import GIT_ENV, make_repo, run_cli
+
+
+def board(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    """The real `board` in a subprocess; stdin as raw bytes (it may be invalid UTF-8)."""
+    res = subprocess.run(
+        [sys.executable, "-m", "board.core.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        timeout=60,
+        env={**os.environ, **GIT_ENV},
+    )
+    return subprocess.CompletedProcess(
+        res.args, res.returncode, res.stdout.decode(), res.stderr.decode()
+    )
+
+
+def fingerprint(repo: Path) -> dict[str, str]:
+    """sha256 of every file under the clone, by path: the store, the config and git."""
+    return {
+        str(path.relative_to(repo)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(repo.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
+
+
+def set_config(repo: Path, section: str, key: str, value: str) -> None:
+    """Replace `key = …` inside `[section]` of the board.toml `board init` wrote."""
+    path = repo / "board.toml"
+    text = path.read_text()
+    head = text.index(f"[{section}]\n")
+    found = re.compile(rf"^{key} = (\[[^\]]*\]|.*)$", re.M).search(text, head)
+    assert found is not None, f"no {section}.{key} in {path}"
+    path.write_text(text[: found.start()] + f"{key} = {value}" + text[found.end() :])
+
+
+@dataclass
+class Row:
+    """One refusal: what to break first, the argv, and what the one line must name."""
+
+    id: str
+    argv: tuple[str, ...]
+    names: str  # a regular expression the stderr line must match
+    setup: Callable[[Path], None] = lambda repo: None
+    stdin: bytes | None = None
+    lists: tuple[str, ...] = field(default=())  # card ids stdout must still show
+
+
+def _config(section: str, key: str, value: str) -> Callable[[Path], None]:
+    return lambda repo: set_config(repo, section, key, value)
+
+
+ROWS = [
+    # board.toml: accepted today, each would do damage once the loop runs
+    Row(
+        "scratch-dot",
+        ("run", "--once"),
+        r"board\.toml:\d+: board\.scratch: '\.' ",
+        _config("board", "scratch", '["."]'),
+    ),
+    Row(
+        "scratch-dotdot",
+        ("run", "--once"),
+        r"board\.toml:\d+: board\.scratch: '\.\.' ",
+        _config("board", "scratch", '[".board-scratch", ".."]'),
+    ),
+    Row(
+        "scratch-repo-root",
+        ("run", "--once"),
+        r"board\.toml:\d+: board\.scratch: '/.*/clone' is absolute",
+        lambda repo: set_config(repo, "board", "scratch", f'["{repo}"]'),
+    ),
+    Row(
+        "loop-interval-inf",
+        ("run", "--once"),
+        r"board\.toml:\d+: board\.loop_interval_s: .*finite",
+        _config("board", "loop_interval_s", "inf"),
+    ),
+    Row(
+        "coder-timeout-nan",
+        ("run", "--once"),
+        r"board\.toml:\d+: coder\.timeout_s: .*finite",
+        _config("coder", "timeout_s", "nan"),
+    ),
+    Row(
+        "loop-interval-zero",
+        ("run", "--once"),
+        r"board\.toml:\d+: board\.loop_interval_s: must be at least",
+        _config("board", "loop_interval_s", "0"),
+    ),
+    Row(
+        "gate-timeout-zero",
+        ("run", "--once"),
+        r"board\.toml:\d+: gate\.timeout_s: must be more than 0",
+        _config("gate", "timeout_s", "0"),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One clone with `board init` done and three cards, copied for each row."""
+    base = tmp_path_factory.mktemp("refusals")
+    repo = make_repo(base)
+    for title in ("first", "second", "third"):
+        res = run_cli(repo, "card", "add", title, "--spec", "s", "--ready")
+        assert res.returncode == 0, res.stderr
+    return base
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
+def test_refused_in_one_line_changing_nothing(row: Row, template: Path, tmp_path: Path) -> None:
+    shutil.copytree(template, tmp_path / "t", symlinks=True)
+    repo = tmp_path / "t" / "clone"
+    row.setup(repo)
+    before = fingerprint(repo)
+    res = board(repo, *row.argv, stdin=row.stdin)
+    lines = res.stderr.splitlines()
+    assert res.returncode != 0, f"accepted: {res.stdout}{res.stderr}"
+    assert len(lines) == 1, f"not one line:\n{res.stderr}"
+    assert lines[0].startswith("board: ") and re.search(row.names, lines[0]), lines[0]
+    assert "internal error" not in lines[0] and "\x1b" not in res.stderr + res.stdout
+    for card in row.lists:
+        assert re.search(rf"^{card}\b", res.stdout, re.M), f"{card} not listed:\n{res.stdout}"
+    assert fingerprint(repo) == before, "a refusal changed the store, board.toml or git"
