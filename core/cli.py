@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from . import actions, config, gitutil
-from .errors import BoardError, ConfigError, Refused
+from .errors import BoardError, ConfigError, CorruptCard, Refused, StoreError
 from .logs import sanitize
 from .model import KINDS, LANES, PRIORITY_DEFAULT, Card, CardDraft
-from .store import SQLiteStore, Store
+from .store import SQLiteStore, Store, unreadable_line
 
 
 def visible(text: str) -> str:
@@ -171,12 +171,15 @@ def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_card_list(args: argparse.Namespace, ctx: Context) -> int:
     if args.lane and args.lane not in LANES:
         raise Refused(f"unknown lane {args.lane!r}: one of {', '.join(LANES)}")
-    cards = ctx.store.list_cards(args.lane)
+    unreadable: list[CorruptCard] = []
+    cards = ctx.store.list_cards(args.lane, unreadable=unreadable)
     if args.json:
         ctx.emit_json([c.to_json() for c in cards])
     else:
         for card in cards:
             ctx.out(card_line(card))
+    if unreadable:  # every other card is listed above; the one line says which was not
+        raise StoreError(unreadable_line(unreadable))
     return 0
 
 

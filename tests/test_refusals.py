@@ -11,10 +11,12 @@ SQLite file corrupted with sqlite3.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -120,6 +122,55 @@ ROWS = [
         ("run", "--once"),
         r"board\.toml:\d+: gate\.timeout_s: must be more than 0",
         _config("gate", "timeout_s", "0"),
+    ),
+]
+
+
+def _corrupt(sql: str) -> Callable[[Path], None]:
+    """Write straight into the store file, as a hand edit or a bad disk would."""
+
+    def setup(repo: Path) -> None:
+        with contextlib.closing(sqlite3.connect(repo / ".board" / "board.db")) as db:
+            db.execute(sql)
+            db.commit()
+
+    return setup
+
+
+ROWS += [
+    # corrupt store rows: one line naming the card and the field; the rest still lists
+    Row(
+        "priority-not-a-number",
+        ("card", "list"),
+        r"card c-2 cannot be read: its field priority .*'high'",
+        _corrupt("UPDATE cards SET priority = 'high' WHERE id = 'c-2'"),
+        lists=("c-1", "c-3"),
+    ),
+    Row(
+        "unknown-block-class",
+        ("card", "list"),
+        r"card c-2 cannot be read: its field blocked_class .*'bogus'",
+        _corrupt("UPDATE cards SET blocked_class = 'bogus', blocked_reason = 'r' WHERE id = 'c-2'"),
+        lists=("c-1", "c-3"),
+    ),
+    Row(
+        "labels-not-json",
+        ("card", "list", "--lane", "ready"),
+        r"card c-1 cannot be read: its field labels .*not a JSON list",
+        _corrupt("UPDATE cards SET labels = '{nope' WHERE id = 'c-1'"),
+        lists=("c-2", "c-3"),
+    ),
+    Row(
+        "surface-not-json",
+        ("card", "show", "c-3"),
+        r"card c-3 cannot be read: its field surface .*not a JSON list",
+        _corrupt("UPDATE cards SET surface = '[1' WHERE id = 'c-3'"),
+    ),
+    Row(
+        "schema-not-a-number",
+        ("card", "list"),
+        r"store .*board\.db has an unknown schema version 'one'",
+        _corrupt("UPDATE meta SET value = 'one' WHERE key = 'schema'"),
     ),
 ]
 
