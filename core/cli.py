@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import actions, config, gitutil
 from .errors import BoardError, ConfigError, CorruptCard, Refused, StoreError
@@ -142,12 +143,24 @@ def _read_spec(args: argparse.Namespace) -> str:
         raise Refused("give --spec or --spec-file, not both")
     if args.spec_file is None:
         return args.spec or ""
-    if args.spec_file == "-":
-        return sys.stdin.read()
+    what = "--spec-file -: stdin" if args.spec_file == "-" else f"--spec-file {args.spec_file}"
     try:
-        return Path(args.spec_file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise Refused(f"cannot read --spec-file {args.spec_file}: {exc}") from None
+        data = (
+            sys.stdin.buffer.read() if args.spec_file == "-" else Path(args.spec_file).read_bytes()
+        )
+    except OSError as exc:
+        raise Refused(f"cannot read {what}: {exc.strerror or exc}") from None
+    return _utf8(data, what)
+
+
+def _utf8(data: bytes, what: str) -> str:
+    """Text the store can keep: invalid UTF-8 is refused naming where it starts."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(
+            f"{what} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
 
 
 def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
@@ -250,8 +263,20 @@ _VERB_HELP = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse that refuses in one line, like every other refusal (not usage + error)."""
+
+    def error(self, message: str) -> NoReturn:
+        verb = self.prog.removeprefix("board").strip()
+        option = re.match(r"argument (-[^/:\s]+).*: expected one argument$", message)
+        if option:  # `--onto -x`: argparse took the value for an option
+            message += f" (a value that starts with '-' is written {option[1]}=VALUE)"
+        where = f"{verb}: " if verb else ""
+        self.exit(2, f"board: {where}{sanitize(message)}; see `{self.prog} --help`\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="board",
         description=(
             "Run coding agents over one git repository, card by card, and never lose their "
@@ -314,12 +339,21 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    bad = next((a for a in (sys.argv[1:] if argv is None else argv) if not _encodes(a)), None)
+    if bad is not None:
+        print(f"board: an argument is not valid UTF-8: {_raw(bad)}", file=sys.stderr)
+        return 2
+    if args.directory is not None and not Path(args.directory).is_dir():
+        what = "is not a directory" if Path(args.directory).exists() else "does not exist"
+        print(f"board: -C {sanitize(args.directory)}: {what}", file=sys.stderr)
+        return 2
     start = Path(args.directory) if args.directory else Path.cwd()
     ctx = Context(start, json_out=getattr(args, "json", False))
     try:
         return int(args.func(args, ctx) or 0)
     except BoardError as exc:
-        print(f"board: {exc.line()}", file=sys.stderr)
+        # a refusal may quote what the operator typed (a hostile branch name): shown, not obeyed
+        print(f"board: {sanitize(exc.line())}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("board: interrupted", file=sys.stderr)
@@ -330,12 +364,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("BOARD_DEBUG"):
             raise
         print(
-            f"board: internal error: {type(exc).__name__}: {exc} (BOARD_DEBUG=1 shows more)",
+            f"board: internal error: {type(exc).__name__}: {sanitize(str(exc))} "
+            "(BOARD_DEBUG=1 shows more)",
             file=sys.stderr,
         )
         return 70
     finally:
         ctx.close()
+
+
+def _encodes(arg: str) -> bool:
+    """False for an argument holding bytes that were not UTF-8 (Python keeps them as
+    surrogates, which the store cannot write)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _raw(arg: str) -> str:
+    """An argument as the bytes the operator typed, escaped: '\\xff' for a stray byte."""
+    try:
+        return ascii(arg.encode("utf-8", "surrogateescape"))[1:]
+    except UnicodeEncodeError:
+        return ascii(arg)
 
 
 __all__ = ["main", "Context", "build_parser", "ConfigError"]

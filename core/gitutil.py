@@ -43,6 +43,8 @@ def git(
         full_env.update(env)
     res = proc.run(("git", *args), cwd=cwd, timeout=timeout, env=full_env, input_bytes=input_bytes)
     if res.missing:
+        if not Path(cwd).is_dir():  # Popen says "not found" for a missing cwd too
+            raise BoardError(f"{cwd}: no such directory")
         raise BoardError("git is not installed or not on PATH: board needs git >= 2.38")
     if check and (res.returncode != 0 or res.timed_out):
         what = "timed out" if res.timed_out else (res.stderr.strip() or res.stdout.strip())

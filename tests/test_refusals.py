@@ -175,6 +175,37 @@ ROWS += [
 ]
 
 
+HOSTILE = "stranded/\x1b[2J\x1b]52;c;aGk=\x07x"  # clears the screen, writes the clipboard
+
+ROWS += [
+    # arguments
+    Row(
+        "spec-stdin-not-utf8",
+        ("card", "add", "x", "--spec-file", "-"),
+        r"--spec-file -: stdin is not valid UTF-8 \(byte 0xff at offset 2\)",
+        stdin=b"ok\xff\xfe",
+    ),
+    Row("argument-not-utf8", ("card", "add", "a\udcffb"), r"not valid UTF-8: 'a\\xffb'"),
+    Row("split-without-into", ("split", "c-2"), r"^board: split: .*required: --into"),
+    Row(
+        "onto-looks-like-an-option",
+        ("stranded", "pick", "stranded/x/1", "--onto", "-x"),
+        r"^board: stranded pick: argument --onto: expected one argument .*--onto=VALUE",
+    ),
+    Row("missing-directory", ("-C", "no-such-dir", "card", "list"), r"-C no-such-dir: does not"),
+    Row("hostile-show", ("stranded", "show", HOSTILE), r"stranded/␛\[2J␛\]52;c;aGk=\^Gx"),
+    Row("hostile-pick", ("stranded", "pick", HOSTILE), r"stranded/␛\[2J"),
+    Row("hostile-discard", ("stranded", "discard", HOSTILE, "--yes"), r"stranded/␛\[2J"),
+    Row("title-two-lines", ("card", "add", "a\nb"), r"title is one line, and 'a\\nb'"),
+    Row(
+        "slice-title-two-lines",
+        ("split", "c-2", "--into", "one", "--into", "a\rb"),
+        r"split c-2: a slice's title is one line",
+    ),
+    Row("tui-without-a-terminal", ("tui",), r"needs a terminal, and its stdout is not one"),
+]
+
+
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One clone with `board init` done and three cards, copied for each row."""
