@@ -100,7 +100,10 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
     else:
         overrides: dict[str, dict[str, Any]] = {}
         if args.base:
-            overrides["board"] = {"base": args.base}
+            gitutil.check_branch_name(root, args.base)
+        base = (args.base, "--base") if args.base else gitutil.detect_base(root, _REMOTE)
+        if base is not None:
+            overrides["board"] = {"base": base[0]}
         if args.prefix:
             overrides.setdefault("board", {})["prefix"] = args.prefix
         text = config.default_document()
@@ -112,6 +115,8 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
         config.write_default(root, overrides)
         cfg = config.load(root)
         ctx.out(f"wrote {path} (every key with its default)")
+        came = base[1] if base else "no branch is checked out, so the default"
+        ctx.out(f"base branch: {cfg.base} ({came}; [board] base in {config.CONFIG_NAME})")
     cfg.board_dir.mkdir(parents=True, exist_ok=True)
     existed = cfg.db_path.exists()
     SQLiteStore(cfg.db_path, create=True).close()
@@ -129,13 +134,24 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
                 fh.write("\n")
             fh.write("".join(f"{w}\n" for w in missing))
     if gitutil.rev(root, cfg.run_branch) is None:
-        if gitutil.rev(root, cfg.base) is not None:
-            gitutil.git(root, "branch", cfg.run_branch, cfg.base)
-            ctx.out(f"created run branch {cfg.run_branch} from {cfg.base}")
+        start = next(
+            (
+                ref
+                for ref in (f"refs/heads/{cfg.base}", f"refs/remotes/{cfg.remote}/{cfg.base}")
+                if gitutil.rev(root, ref) is not None
+            ),
+            None,
+        )
+        if start is not None:
+            gitutil.git(root, "branch", "--no-track", cfg.run_branch, start)
+            ctx.out(f"created run branch {cfg.run_branch} from {gitutil.short_ref(start)}")
         else:
             ctx.out(f"note: base branch {cfg.base!r} has no commit yet; the run branch comes later")
     ctx.out("next: board card add TITLE --spec TEXT --ready, then board run and board tui")
     return 0
+
+
+_REMOTE = config.SCHEMA["publish"]["remote"][1]  # init writes the default remote
 
 
 def _read_spec(args: argparse.Namespace) -> str:
@@ -288,7 +304,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("init", help="set up board.toml, the store and the run branch here")
-    p.add_argument("--base", help="base branch (default main)")
+    p.add_argument(
+        "--base",
+        help="the branch the board builds for (default: the remote's default branch, "
+        "else the branch checked out now)",
+    )
     p.add_argument("--prefix", help="card id prefix (default c)")
     p.set_defaults(func=cmd_init, needs_init=False)
 

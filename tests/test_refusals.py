@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import shutil
 import sqlite3
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import GIT_ENV, make_repo, run_cli
+from tests.conftest import GIT_ENV, git, make_repo, run_cli
 
 
 def board(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
@@ -45,11 +47,14 @@ def board(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.Compl
 
 
 def fingerprint(repo: Path) -> dict[str, str]:
-    """sha256 of every file under the clone, by path: the store, the config and git."""
+    """sha256 of every file under the clone, by path (directories too): the store, the
+    config, git's refs, objects and index, the working tree."""
     return {
-        str(path.relative_to(repo)): hashlib.sha256(path.read_bytes()).hexdigest()
+        str(path.relative_to(repo)): (
+            hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
+        )
         for path in sorted(repo.rglob("*"))
-        if path.is_file() and not path.is_symlink()
+        if not path.is_symlink()
     }
 
 
@@ -206,6 +211,17 @@ ROWS += [
 ]
 
 
+ROWS += [
+    # the base branch: a loop on a base that does not exist would block every card it claims
+    Row(
+        "base-missing",
+        ("run", "--once"),
+        r"the base branch 'gone' does not exist \(neither origin/gone nor a local branch\)",
+        _config("board", "base", '"gone"'),
+    ),
+]
+
+
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One clone with `board init` done and three cards, copied for each row."""
@@ -232,3 +248,80 @@ def test_refused_in_one_line_changing_nothing(row: Row, template: Path, tmp_path
     for card in row.lists:
         assert re.search(rf"^{card}\b", res.stdout, re.M), f"{card} not listed:\n{res.stdout}"
     assert fingerprint(repo) == before, "a refusal changed the store, board.toml or git"
+
+
+# -- the base branch ----------------------------------------------------------------------
+
+
+def base_of(repo: Path) -> str:
+    return tomllib.loads((repo / "board.toml").read_text())["board"]["base"]
+
+
+def test_init_in_a_master_repository_writes_master(tmp_path: Path) -> None:
+    """No remote: the branch checked out is the base (it used to write `main`)."""
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", "-b", "master", str(repo))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    res = board(repo, "init")
+    assert res.returncode == 0, res.stderr
+    assert base_of(repo) == "master"
+    assert "base branch: master (the branch checked out here" in res.stdout
+    assert git(repo, "rev-parse", "board/run") == git(repo, "rev-parse", "master")
+
+
+def test_init_in_a_clone_takes_the_remotes_default_branch(tmp_path: Path) -> None:
+    """The origin's HEAD is trunk (it also has a main); the clone has a feature branch
+    checked out. The remote's default branch wins: it is what the team builds for."""
+    origin = tmp_path / "origin.git"
+    seed = tmp_path / "seed"
+    git(tmp_path, "init", "-q", "--bare", "-b", "trunk", str(origin))
+    git(tmp_path, "init", "-q", "-b", "trunk", str(seed))
+    git(seed, "commit", "-q", "--allow-empty", "-m", "init")
+    git(seed, "branch", "main")
+    git(seed, "push", "-q", str(origin), "trunk", "main")
+    git(tmp_path, "clone", "-q", str(origin), str(tmp_path / "clone"))
+    repo = tmp_path / "clone"
+    git(repo, "checkout", "-q", "-b", "my-feature")
+    res = board(repo, "init")
+    assert res.returncode == 0, res.stderr
+    assert base_of(repo) == "trunk", res.stdout
+    assert "base branch: trunk (the default branch of origin" in res.stdout
+    assert git(repo, "rev-parse", "board/run") == git(repo, "rev-parse", "origin/trunk")
+
+
+def test_init_base_flag_wins_and_a_bad_name_is_refused(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", "-b", "master", str(repo))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    git(repo, "branch", "release")
+    res = board(repo, "init", "--base", "bad..name")
+    assert (
+        res.returncode != 0 and res.stderr.strip() == "board: not a valid branch name: 'bad..name'"
+    )
+    assert not (repo / "board.toml").exists() and not (repo / ".board").exists()
+    assert board(repo, "init", "--base", "release").returncode == 0
+    assert base_of(repo) == "release"
+
+
+def test_run_with_a_missing_base_refuses_before_claiming_anything(tmp_path: Path) -> None:
+    """The team renamed main to trunk after `board init`: `board run` says so at start,
+    instead of claiming the ready card and blocking it. The coder would leave a mark."""
+    repo = make_repo(tmp_path)
+    mark = tmp_path / "coder-ran"
+    set_config(repo, "coder.tiers.default", "argv", f'["touch", "{mark}"]')
+    assert board(repo, "card", "add", "x", "--spec", "s", "--ready").returncode == 0
+    git(repo, "branch", "-m", "main", "trunk")
+    git(repo, "push", "-q", "origin", "trunk")
+    git(tmp_path / "origin.git", "symbolic-ref", "HEAD", "refs/heads/trunk")
+    git(repo, "push", "-q", "origin", ":main")
+    before = fingerprint(repo)
+    res = board(repo, "run", "--once")
+    assert res.returncode != 0
+    assert res.stderr.splitlines() == [
+        f"board: the base branch 'main' does not exist (neither origin/main nor a local "
+        f"branch): set [board] base in {repo / 'board.toml'}"
+    ]
+    assert not mark.exists(), "a coder ran"
+    assert fingerprint(repo) == before, "the store, the log or git changed"
+    card = json.loads(board(repo, "card", "show", "c-1", "--json").stdout)
+    assert card["lane"] == "ready" and card["blocked"] is None
