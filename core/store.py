@@ -356,7 +356,7 @@ def _card_from_row(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
         if isinstance(value, bool) or not isinstance(value, int):
             raise bad(name, f"holds {_shown(value)}, not a whole number")
     texts = (
-        ("title", title), ("spec", spec), ("acceptance", acc), ("assignee", assignee),
+        ("id", cid), ("title", title), ("spec", spec), ("acceptance", acc), ("assignee", assignee),
         ("branch", branch), ("pr_url", pr_url), ("drive", drive), ("created_at", created),
         ("updated_at", updated),
     )  # fmt: skip
