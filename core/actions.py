@@ -42,6 +42,16 @@ def _clean_list(values: Iterable[str], what: str) -> list[str]:
 def _check_title(title: str) -> None:
     if not isinstance(title, str) or not title.strip():
         raise Refused("a card needs a title (it was empty)")
+    check_one_line(title, "a card's title")
+
+
+def check_one_line(text: str, what: str) -> None:
+    """Titles are one line: a lane row, a branch slug, a commit subject, a `Split …` task."""
+    if text.splitlines() != [text]:
+        shown = repr(text) if len(text) <= 40 else repr(text[:39]) + "…"
+        raise Refused(
+            f"{what} is one line, and {shown} holds a line break (put the rest in the spec)"
+        )
 
 
 def _check_reason(reason: str | None, verb: str) -> str:

@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import actions, config, gitutil
-from .errors import BoardError, ConfigError, Refused
+from .errors import BoardError, ConfigError, CorruptCard, Refused, StoreError
 from .logs import sanitize
 from .model import KINDS, LANES, PRIORITY_DEFAULT, Card, CardDraft
-from .store import SQLiteStore, Store
+from .store import SQLiteStore, Store, unreadable_line
 
 
 def visible(text: str) -> str:
@@ -99,7 +100,10 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
     else:
         overrides: dict[str, dict[str, Any]] = {}
         if args.base:
-            overrides["board"] = {"base": args.base}
+            gitutil.check_branch_name(root, args.base)
+        base = (args.base, "--base") if args.base else gitutil.detect_base(root, _REMOTE)
+        if base is not None:
+            overrides["board"] = {"base": base[0]}
         if args.prefix:
             overrides.setdefault("board", {})["prefix"] = args.prefix
         text = config.default_document()
@@ -111,6 +115,8 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
         config.write_default(root, overrides)
         cfg = config.load(root)
         ctx.out(f"wrote {path} (every key with its default)")
+        came = base[1] if base else "no branch is checked out, so the default"
+        ctx.out(f"base branch: {cfg.base} ({came}; [board] base in {config.CONFIG_NAME})")
     cfg.board_dir.mkdir(parents=True, exist_ok=True)
     existed = cfg.db_path.exists()
     SQLiteStore(cfg.db_path, create=True).close()
@@ -128,13 +134,24 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
                 fh.write("\n")
             fh.write("".join(f"{w}\n" for w in missing))
     if gitutil.rev(root, cfg.run_branch) is None:
-        if gitutil.rev(root, cfg.base) is not None:
-            gitutil.git(root, "branch", cfg.run_branch, cfg.base)
-            ctx.out(f"created run branch {cfg.run_branch} from {cfg.base}")
+        start = next(
+            (
+                ref
+                for ref in (f"refs/heads/{cfg.base}", f"refs/remotes/{cfg.remote}/{cfg.base}")
+                if gitutil.rev(root, ref) is not None
+            ),
+            None,
+        )
+        if start is not None:
+            gitutil.git(root, "branch", "--no-track", cfg.run_branch, start)
+            ctx.out(f"created run branch {cfg.run_branch} from {gitutil.short_ref(start)}")
         else:
             ctx.out(f"note: base branch {cfg.base!r} has no commit yet; the run branch comes later")
     ctx.out("next: board card add TITLE --spec TEXT --ready, then board run and board tui")
     return 0
+
+
+_REMOTE = config.SCHEMA["publish"]["remote"][1]  # init writes the default remote
 
 
 def _read_spec(args: argparse.Namespace) -> str:
@@ -142,12 +159,24 @@ def _read_spec(args: argparse.Namespace) -> str:
         raise Refused("give --spec or --spec-file, not both")
     if args.spec_file is None:
         return args.spec or ""
-    if args.spec_file == "-":
-        return sys.stdin.read()
+    what = "--spec-file -: stdin" if args.spec_file == "-" else f"--spec-file {args.spec_file}"
     try:
-        return Path(args.spec_file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise Refused(f"cannot read --spec-file {args.spec_file}: {exc}") from None
+        data = (
+            sys.stdin.buffer.read() if args.spec_file == "-" else Path(args.spec_file).read_bytes()
+        )
+    except OSError as exc:
+        raise Refused(f"cannot read {what}: {exc.strerror or exc}") from None
+    return _utf8(data, what)
+
+
+def _utf8(data: bytes, what: str) -> str:
+    """Text the store can keep: invalid UTF-8 is refused naming where it starts."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(
+            f"{what} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
 
 
 def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
@@ -171,12 +200,15 @@ def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_card_list(args: argparse.Namespace, ctx: Context) -> int:
     if args.lane and args.lane not in LANES:
         raise Refused(f"unknown lane {args.lane!r}: one of {', '.join(LANES)}")
-    cards = ctx.store.list_cards(args.lane)
+    unreadable: list[CorruptCard] = []
+    cards = ctx.store.list_cards(args.lane, unreadable=unreadable)
     if args.json:
         ctx.emit_json([c.to_json() for c in cards])
     else:
         for card in cards:
             ctx.out(card_line(card))
+    if unreadable:  # every other card is listed above; the one line says which was not
+        raise StoreError(unreadable_line(unreadable))
     return 0
 
 
@@ -247,8 +279,20 @@ _VERB_HELP = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse that refuses in one line, like every other refusal (not usage + error)."""
+
+    def error(self, message: str) -> NoReturn:
+        verb = self.prog.removeprefix("board").strip()
+        option = re.match(r"argument (-[^/:\s]+).*: expected one argument$", message)
+        if option:  # `--onto -x`: argparse took the value for an option
+            message += f" (a value that starts with '-' is written {option[1]}=VALUE)"
+        where = f"{verb}: " if verb else ""
+        self.exit(2, f"board: {where}{sanitize(message)}; see `{self.prog} --help`\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="board",
         description=(
             "Run coding agents over one git repository, card by card, and never lose their "
@@ -260,7 +304,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("init", help="set up board.toml, the store and the run branch here")
-    p.add_argument("--base", help="base branch (default main)")
+    p.add_argument(
+        "--base",
+        help="the branch the board builds for (default: the remote's default branch, "
+        "else the branch checked out now)",
+    )
     p.add_argument("--prefix", help="card id prefix (default c)")
     p.set_defaults(func=cmd_init, needs_init=False)
 
@@ -311,12 +359,21 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    bad = next((a for a in (sys.argv[1:] if argv is None else argv) if not _encodes(a)), None)
+    if bad is not None:
+        print(f"board: an argument is not valid UTF-8: {_raw(bad)}", file=sys.stderr)
+        return 2
+    if args.directory is not None and not Path(args.directory).is_dir():
+        what = "is not a directory" if Path(args.directory).exists() else "does not exist"
+        print(f"board: -C {sanitize(args.directory)}: {what}", file=sys.stderr)
+        return 2
     start = Path(args.directory) if args.directory else Path.cwd()
     ctx = Context(start, json_out=getattr(args, "json", False))
     try:
         return int(args.func(args, ctx) or 0)
     except BoardError as exc:
-        print(f"board: {exc.line()}", file=sys.stderr)
+        # a refusal may quote what the operator typed (a hostile branch name): shown, not obeyed
+        print(f"board: {sanitize(exc.line())}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("board: interrupted", file=sys.stderr)
@@ -327,12 +384,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("BOARD_DEBUG"):
             raise
         print(
-            f"board: internal error: {type(exc).__name__}: {exc} (BOARD_DEBUG=1 shows more)",
+            f"board: internal error: {type(exc).__name__}: {sanitize(str(exc))} "
+            "(BOARD_DEBUG=1 shows more)",
             file=sys.stderr,
         )
         return 70
     finally:
         ctx.close()
+
+
+def _encodes(arg: str) -> bool:
+    """False for an argument holding bytes that were not UTF-8 (Python keeps them as
+    surrogates, which the store cannot write)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _raw(arg: str) -> str:
+    """An argument as the bytes the operator typed, escaped: '\\xff' for a stray byte."""
+    try:
+        return ascii(arg.encode("utf-8", "surrogateescape"))[1:]
+    except UnicodeEncodeError:
+        return ascii(arg)
 
 
 __all__ = ["main", "Context", "build_parser", "ConfigError"]

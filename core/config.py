@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import posixpath
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -64,6 +66,16 @@ _CHOICES = {
     ("publish", "review"): ("none", "operator"),
 }
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,9}$")
+
+# Every number in the schema is seconds. Bounds keep a typo from doing damage: 0 as the
+# loop's interval spins a core; no timeout at all breaks invariant 3 (every child process
+# has one); past a year, sleeps overflow and crash the loop.
+MIN_INTERVAL_S = 0.05
+MAX_SECONDS = 365 * 24 * 3600
+_INTERVALS = {("board", "loop_interval_s")}
+# where 0 has a documented meaning, kept: a tier's 0 means coder.timeout_s, and
+# first_output_timeout_s = 0 turns that check off. Every other timeout must be above 0.
+_ZERO_MEANS = {("coder", "first_output_timeout_s"), ("tiers", "timeout_s")}
 
 
 @dataclass(frozen=True)
@@ -193,11 +205,7 @@ class _Reader:
                 raise self.fail(section, key, "the program (first item) is empty")
             return tuple(raw)
         if kind is float:
-            if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-                raise self.fail(section, key, f"expected a number, got {raw!r}")
-            if raw < 0:
-                raise self.fail(section, key, f"must not be negative, got {raw!r}")
-            return float(raw)
+            return self.seconds(section, key, raw)
         if kind is int:
             if isinstance(raw, bool) or not isinstance(raw, int):
                 raise self.fail(section, key, f"expected an integer, got {raw!r}")
@@ -216,6 +224,58 @@ class _Reader:
                 raise self.fail(section, key, "expected a table of strings")
             return dict(raw)
         raise AssertionError(kind)  # pragma: no cover
+
+    def seconds(self, section: list[str], key: str, raw: Any) -> float:
+        """A number of seconds: finite, not negative, inside the bounds above."""
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            raise self.fail(section, key, f"expected a number, got {raw!r}")
+        if not math.isfinite(raw):
+            raise self.fail(section, key, f"must be a finite number of seconds, got {raw!r}")
+        if raw < 0:
+            raise self.fail(section, key, f"must not be negative, got {raw!r}")
+        if raw > MAX_SECONDS:
+            raise self.fail(section, key, f"must be at most {MAX_SECONDS} (a year), got {raw!r}")
+        where = (section[0] if len(section) == 1 else section[1], key)
+        if where in _INTERVALS and raw < MIN_INTERVAL_S:
+            raise self.fail(
+                section,
+                key,
+                f"must be at least {MIN_INTERVAL_S:g} seconds (a shorter wait keeps a core "
+                f"busy), got {raw!r}",
+            )
+        if raw == 0 and where not in _INTERVALS and where not in _ZERO_MEANS:
+            raise self.fail(
+                section, key, "must be more than 0: every child process runs with a timeout"
+            )
+        return float(raw)
+
+    def scratch(self, raw: tuple[str, ...]) -> tuple[str, ...]:
+        """Scratch directories never count as work, so one that names the whole tree (or
+        a place outside it) would silently turn every save off: refuse those."""
+        if not raw:
+            raise self.fail(
+                ["board"], "scratch", "must name at least one directory: the brief is written there"
+            )
+        clean = []
+        for entry in raw:
+            name = entry.strip()
+            norm = posixpath.normpath(name) if name else ""
+            parts = norm.split("/")
+            why = ""
+            if not name:
+                why = "an entry is empty"
+            elif name.startswith("/"):
+                why = f"{entry!r} is absolute: scratch lies inside each tree"
+            elif norm == ".":
+                why = f"{entry!r} is the tree itself: nothing in it would ever be saved"
+            elif ".." in name.split("/"):
+                why = f"{entry!r} leads out of the tree"
+            elif parts[0] == ".git":
+                why = f"{entry!r} is git's own directory"
+            if why:
+                raise self.fail(["board"], "scratch", why)
+            clean.append(norm)
+        return tuple(clean)
 
 
 def parse(path: Path, text: str, root: Path | None = None) -> Config:
@@ -259,6 +319,7 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
     for key in ("base", "run_branch", "worktrees"):
         if not get("board", key).strip():
             raise reader.fail(["board"], key, "must not be empty")
+    scratch = reader.scratch(get("board", "scratch"))
     if get("board", "max_concurrent") < 1:
         raise reader.fail(["board"], "max_concurrent", "must be at least 1")
     if get("board", "base") == get("board", "run_branch"):
@@ -283,7 +344,7 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
         prefix=prefix,
         max_concurrent=get("board", "max_concurrent"),
         loop_interval_s=get("board", "loop_interval_s"),
-        scratch=get("board", "scratch"),
+        scratch=scratch,
         planner_name=get("planner", "name"),
         self_heal_max=get("board", "self_heal_max"),
         ladder=ladder,

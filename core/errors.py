@@ -36,6 +36,19 @@ class StoreError(BoardError):
     """The store file is locked, read-only, corrupt or otherwise unusable."""
 
 
+class CorruptCard(StoreError):
+    """A card's row holds a value the board cannot read (edited by hand, or a bad disk).
+
+    The line names the card and the field, so the operator knows which row to mend, and
+    a listing can show every other card instead of failing whole.
+    """
+
+    def __init__(self, card: str, field: str, why: str) -> None:
+        self.card = card
+        self.field = field
+        super().__init__(f"card {card} cannot be read: its field {field} in the store {why}")
+
+
 class GitError(BoardError):
     """A git command failed; the message carries git's own words."""
 

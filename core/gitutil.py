@@ -43,6 +43,8 @@ def git(
         full_env.update(env)
     res = proc.run(("git", *args), cwd=cwd, timeout=timeout, env=full_env, input_bytes=input_bytes)
     if res.missing:
+        if not Path(cwd).is_dir():  # Popen says "not found" for a missing cwd too
+            raise BoardError(f"{cwd}: no such directory")
         raise BoardError("git is not installed or not on PATH: board needs git >= 2.38")
     if check and (res.returncode != 0 or res.timed_out):
         what = "timed out" if res.timed_out else (res.stderr.strip() or res.stdout.strip())
@@ -99,6 +101,35 @@ def rev(cwd: str | Path, ref: str) -> str | None:
     """The commit a ref names, or None."""
     res = git(cwd, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
     return res.stdout.strip() or None if res.returncode == 0 else None
+
+
+def detect_base(cwd: str | Path, remote: str = "origin") -> tuple[str, str] | None:
+    """The branch a board here should build for, and where that came from.
+
+    The remote's default branch wins (`refs/remotes/<remote>/HEAD`, which `git clone`
+    sets; read locally, no network): it is what the team builds for, whatever branch
+    this clone happens to have checked out. Without one, the branch checked out now
+    (a `master` repository gets `master`, even before its first commit). None when
+    HEAD is detached and the remote names no default.
+    """
+    res = git(cwd, "symbolic-ref", "--quiet", f"refs/remotes/{remote}/HEAD", check=False)
+    target = res.stdout.strip()
+    prefix = f"refs/remotes/{remote}/"
+    if res.returncode == 0 and target.startswith(prefix) and rev(cwd, target):
+        return target[len(prefix) :], f"the default branch of {remote}"
+    res = git(cwd, "symbolic-ref", "--quiet", "HEAD", check=False)
+    head = res.stdout.strip()
+    if res.returncode == 0 and head.startswith("refs/heads/"):
+        return head[len("refs/heads/") :], "the branch checked out here"
+    return None
+
+
+def short_ref(ref: str) -> str:
+    """`refs/heads/x` → `x`, `refs/remotes/origin/x` → `origin/x`."""
+    for prefix in ("refs/heads/", "refs/remotes/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix) :]
+    return ref
 
 
 def has_remote(cwd: str | Path, remote: str = "origin") -> bool:

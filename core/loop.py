@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from . import actions, drive, proc, runbranch
-from .errors import BoardError, Refused, StrandedWorkError
+from .config import CONFIG_NAME
+from .errors import BoardError, NotFound, Refused, StrandedWorkError
 from .model import SELF_HEALING, TERMINAL, Blocked, Card, Drive
 from .operator import dead_result, state_before
 from .proc import pid_alive
@@ -126,8 +127,14 @@ class BoardLock:
     when the process dies, so a crashed loop never blocks the next one."""
 
     def __init__(self, cfg: Any) -> None:
-        self.path = lock_path(cfg, "loop")
+        self.cfg = cfg
         self.fd: int | None = None
+
+    @property
+    def path(self) -> Path:
+        """`.board/locks/loop.lock`, made when first asked for (a loop refused at start
+        leaves nothing behind)."""
+        return lock_path(self.cfg, "loop")
 
     def acquire(self) -> None:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -205,6 +212,7 @@ class Loop:
     def run(self, once: bool = False, until_idle: bool = False) -> int:
         """Hold the board's lock, boot, then tick until stopped (or once, waiting for drives;
         or until idle: nothing running and nothing left to claim, see `idle_report`)."""
+        self.check_base()
         self.lock.acquire()
         restore = self._install_signals()
         try:
@@ -245,6 +253,21 @@ class Loop:
                 where += f", blocked {card.blocked.cls}"
             rest.append(f"{card_id} ({where})")
         return rest
+
+    def check_base(self) -> None:
+        """Refuse to start when the base branch does not exist: every card claimed would
+        only be blocked, one by one. Checked before the lock, the log or any claim."""
+        from . import worktrees
+
+        try:
+            worktrees.base_ref(self.cfg)
+        except NotFound:
+            cfg = self.cfg
+            where = f"neither {cfg.remote}/{cfg.base} nor a local branch" if cfg.remote else ""
+            raise Refused(
+                f"the base branch {cfg.base!r} does not exist ({where or 'no local branch'}): "
+                f"set [board] base in {Path(cfg.root) / CONFIG_NAME}"
+            ) from None
 
     def _install_signals(self) -> Callable[[], None]:
         if threading.current_thread() is not threading.main_thread():

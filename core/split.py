@@ -320,6 +320,10 @@ def split(
     for title in titles:
         if not isinstance(title, str) or not title:
             raise Refused(f"split {card_id}: a slice needs a title (one --into was empty)")
+        try:
+            actions.check_one_line(title, "a slice's title")
+        except Refused as exc:
+            raise Refused(f"split {card_id}: {exc}") from None
     if surfaces is not None and len(surfaces) != len(titles):
         raise Refused(
             f"split {card_id}: {len(surfaces)} surfaces for {len(titles)} slices "

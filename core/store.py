@@ -23,8 +23,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import Conflict, NotFound, Refused, StoreError
-from .model import DRIVE_LIVE, TERMINAL, Blocked, Card, CardDraft, Drive, Event
+from .errors import Conflict, CorruptCard, NotFound, Refused, StoreError
+from .model import (
+    BLOCK_CLASSES,
+    DRIVE_LIVE,
+    KINDS,
+    LANES,
+    TERMINAL,
+    Blocked,
+    Card,
+    CardDraft,
+    Drive,
+    Event,
+)
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 5000
@@ -166,7 +177,12 @@ class Store(abc.ABC):
     def get(self, card_id: str) -> Card: ...
 
     @abc.abstractmethod
-    def list_cards(self, lane: str | None = None) -> list[Card]: ...
+    def list_cards(
+        self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
+    ) -> list[Card]:
+        """Every card (or one lane's) in seq order. A row that cannot be read raises
+        CorruptCard, unless `unreadable` is given: then it is left out and appended
+        there, so a listing shows every other card and says which could not be read."""
 
     @abc.abstractmethod
     def timeline(self, card_id: str) -> list[Event]: ...
@@ -228,15 +244,16 @@ class Store(abc.ABC):
         except NotFound:
             return None
 
-    def lane_heads(self, limit: int) -> LaneHeads:
+    def lane_heads(self, limit: int, unreadable: list[CorruptCard] | None = None) -> LaneHeads:
         """Counts per lane and each lane's first `limit` cards in board order (see
         `board_order`), so a board paints without reading every card. This default reads
-        everything; a store overrides it with a cheaper query."""
+        everything; a store overrides it with a cheaper query. `unreadable` as in
+        `list_cards`."""
         if limit < 0:
             raise StoreError(f"lane_heads: limit must be 0 or more, not {limit}")
         changes = self.change_count()
         lanes: dict[str, list[Card]] = {}
-        for card in self.list_cards():
+        for card in self.list_cards(unreadable=unreadable):
             lanes.setdefault(card.lane, []).append(card)
         return LaneHeads(
             totals={lane: len(cards) for lane, cards in lanes.items()},
@@ -326,9 +343,40 @@ _DDL += _ORDER_INDEXES.values()
 
 
 def _card_from_row(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
+    """A card from its row, every field checked: a value edited in by hand (a priority
+    that is not a number, an unknown block class, labels that are not JSON) raises
+    CorruptCard naming the card and the field, instead of failing somewhere later."""
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
      labels, surface, drive, created, updated, version) = row  # fmt: skip
-    blocked = Blocked(bcls, breason) if bcls else None
+
+    def bad(field: str, why: str) -> CorruptCard:
+        return CorruptCard(str(cid), field, why)
+
+    for name, value in (("seq", seq), ("priority", prio), ("version", version)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad(name, f"holds {_shown(value)}, not a whole number")
+    texts = (
+        ("id", cid), ("title", title), ("spec", spec), ("acceptance", acc), ("assignee", assignee),
+        ("branch", branch), ("pr_url", pr_url), ("drive", drive), ("created_at", created),
+        ("updated_at", updated),
+    )  # fmt: skip
+    for name, value in texts:
+        if not isinstance(value, str):
+            raise bad(name, f"holds {_shown(value)}, not text")
+    if lane not in LANES:
+        raise bad("lane", f"holds {_shown(lane)}, not a lane ({', '.join(LANES)})")
+    if kind not in KINDS:
+        raise bad("kind", f"holds {_shown(kind)}, not a kind ({', '.join(KINDS)})")
+    blocked = None
+    if bcls:  # NULL or '' is not blocked (see _IS_BLOCKED)
+        if bcls not in BLOCK_CLASSES:
+            raise bad("blocked_class", f"holds {_shown(bcls)}, not a block class")
+        if not isinstance(breason, str) or not breason.strip():
+            raise bad("blocked_reason", f"holds {_shown(breason)}: a block needs a reason")
+        blocked = Blocked(bcls, breason)
+    deps = list(deps)
+    if not all(isinstance(d, str) for d in deps):
+        raise bad("deps", f"holds {_shown(deps)}, not card ids")
     return Card(
         id=cid,
         seq=seq,
@@ -342,14 +390,65 @@ def _card_from_row(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
         branch=branch,
         pr_url=pr_url,
         blocked=blocked,
-        labels=tuple(json.loads(labels)),
-        surface=tuple(json.loads(surface)),
+        labels=_text_list(labels, "labels", bad),
+        surface=_text_list(surface, "surface", bad),
         deps=tuple(sorted(deps, key=_id_key)),
         drive=drive,
         created_at=created,
         updated_at=updated,
         version=version,
     )
+
+
+def _text_list(raw: Any, field: str, bad: Callable[[str, str], CorruptCard]) -> tuple[str, ...]:
+    """A JSON list of text (labels, surface), or CorruptCard naming the field."""
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError, RecursionError):
+        value = None
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise bad(field, f"holds {_shown(raw)}, not a JSON list of text")
+    return tuple(value)
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """A stored value for a one-line message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def unreadable_line(unreadable: list[CorruptCard]) -> str:
+    """One line for the cards a listing left out: the first named, the rest counted."""
+    line = unreadable[0].line()
+    more = len(unreadable) - 1
+    if more:
+        line += f" (and {more} more card{'s' if more != 1 else ''} cannot be read)"
+    return line
+
+
+def _cards(
+    rows: Iterable[tuple[Any, ...]],
+    deps: Mapping[str, list[str]],
+    unreadable: list[CorruptCard] | None,
+) -> list[Card]:
+    """Cards from rows; with `unreadable` a corrupt row is left out and noted there."""
+    cards = []
+    for row in rows:
+        try:
+            cards.append(_card_from_row(row, deps.get(row[0], ())))
+        except CorruptCard as exc:
+            if unreadable is None:
+                raise
+            unreadable.append(exc)
+    return cards
+
+
+def _whole(value: Any, what: str, path: Path) -> int:
+    """A number the store keeps as text in `meta`; anything else is a corrupt store."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise StoreError(f"store {path}: {what} is {_shown(value)}, not a whole number") from None
 
 
 def _id_key(card_id: str) -> tuple[str, int]:
@@ -455,7 +554,7 @@ class _SQLiteTx(Tx):
 
     def create(self, draft: CardDraft, prefix: str, who: str) -> Card:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()
-        seq = int(row[0]) if row else 1
+        seq = _whole(row[0], "the next card number", self.store.path) if row else 1
         self.conn.execute("UPDATE meta SET value = ? WHERE key = 'next_seq'", (str(seq + 1),))
         card_id = f"{prefix}-{seq}"
         self.conn.execute(
@@ -535,8 +634,17 @@ class SQLiteStore(Store):
 
     def _check_schema(self) -> None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        if row is None or int(row[0]) != SCHEMA_VERSION:
-            raise StoreError(f"store {self.path} has an unknown schema version {row and row[0]}")
+        if row is None:
+            raise StoreError(f"store {self.path} has no schema version: not a board database")
+        try:
+            version = int(row[0])
+        except (TypeError, ValueError):
+            version = None
+        if version != SCHEMA_VERSION:
+            raise StoreError(
+                f"store {self.path} has an unknown schema version {_shown(row[0])} "
+                f"(this board reads version {SCHEMA_VERSION})"
+            )
         self._add_missing_indexes()
 
     def _add_missing_indexes(self) -> None:
@@ -602,7 +710,12 @@ class SQLiteStore(Store):
             except sqlite3.Error as exc:
                 raise _translate(exc, self.path) from None
 
-    def _read_cards(self, conn: sqlite3.Connection, lane: str | None) -> list[Card]:
+    def _read_cards(
+        self,
+        conn: sqlite3.Connection,
+        lane: str | None,
+        unreadable: list[CorruptCard] | None = None,
+    ) -> list[Card]:
         if lane is None:
             rows = conn.execute(f"SELECT {_CARD_COLS} FROM cards ORDER BY seq").fetchall()
         else:
@@ -612,7 +725,7 @@ class SQLiteStore(Store):
         deps: dict[str, list[str]] = {}
         for card, dep in conn.execute("SELECT card, dep FROM deps"):
             deps.setdefault(card, []).append(dep)
-        return [_card_from_row(r, deps.get(r[0], ())) for r in rows]
+        return _cards(rows, deps, unreadable)
 
     def get(self, card_id: str) -> Card:
         rows = self._read(f"SELECT {_CARD_COLS} FROM cards WHERE id = ?", (card_id,))
@@ -633,19 +746,24 @@ class SQLiteStore(Store):
             except sqlite3.Error as exc:
                 raise _translate(exc, self.path) from None
 
-    def list_cards(self, lane: str | None = None) -> list[Card]:
-        return self._in_read_tx(lambda conn: self._read_cards(conn, lane))  # cards, deps agree
+    def list_cards(
+        self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
+    ) -> list[Card]:
+        # one read transaction: cards and deps agree
+        return self._in_read_tx(lambda conn: self._read_cards(conn, lane, unreadable))
 
-    def lane_heads(self, limit: int) -> LaneHeads:
+    def lane_heads(self, limit: int, unreadable: list[CorruptCard] | None = None) -> LaneHeads:
         """One read transaction: a GROUP BY for the counts, then an ORDER BY ... LIMIT per
         lane (the lane index and a top-N sort), and the deps of only those cards."""
         if limit < 0:
             raise StoreError(f"lane_heads: limit must be 0 or more, not {limit}")
-        return self._in_read_tx(lambda conn: self._read_heads(conn, limit))
+        return self._in_read_tx(lambda conn: self._read_heads(conn, limit, unreadable))
 
-    def _read_heads(self, conn: sqlite3.Connection, limit: int) -> LaneHeads:
+    def _read_heads(
+        self, conn: sqlite3.Connection, limit: int, unreadable: list[CorruptCard] | None
+    ) -> LaneHeads:
         row = conn.execute("SELECT value FROM meta WHERE key = 'changes'").fetchone()
-        changes = int(row[0]) if row else 0
+        changes = _whole(row[0], "the change count", self.path) if row else 0
         totals: dict[str, int] = {}
         blocked: dict[str, int] = {}
         for lane, total, nblocked in conn.execute(
@@ -672,10 +790,7 @@ class SQLiteStore(Store):
         return LaneHeads(
             totals=totals,
             blocked=blocked,
-            cards={
-                lane: [_card_from_row(r, deps.get(r[0], ())) for r in lane_rows]
-                for lane, lane_rows in rows.items()
-            },
+            cards={lane: _cards(lane_rows, deps, unreadable) for lane, lane_rows in rows.items()},
             changes=changes,
             complete=all(total <= limit for total in totals.values()),
         )
@@ -693,7 +808,7 @@ class SQLiteStore(Store):
 
     def change_count(self) -> int:
         rows = self._read("SELECT value FROM meta WHERE key = 'changes'")
-        return int(rows[0][0]) if rows else 0
+        return _whole(rows[0][0], "the change count", self.path) if rows else 0
 
     # drives -------------------------------------------------------------------------------
 

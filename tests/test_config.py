@@ -50,12 +50,51 @@ def test_empty_file_is_all_defaults() -> None:
         ('[coder.tiers.x]\nargv = ["a"]\nshell = "yes"\n', "coder.tiers.x.shell: unknown key"),
         ("[board\n", "not valid TOML"),
         ("[board]\nmax_concurrent = true\n", "board.max_concurrent: expected an integer"),
+        # values that would do damage if accepted
+        ('[board]\nscratch = ["."]\n', "/r/board.toml:2: board.scratch: '.' is the tree itself"),
+        ('[board]\nscratch = ["x", "a/.."]\n', "board.scratch: 'a/..' is the tree itself"),
+        ('[board]\nscratch = [".."]\n', "board.scratch: '..' leads out of the tree"),
+        ('[board]\nscratch = ["s/../../x"]\n', "board.scratch: 's/../../x' leads out"),
+        ('[board]\nscratch = ["/r"]\n', "board.scratch: '/r' is absolute"),
+        ('[board]\nscratch = [""]\n', "board.scratch: an entry is empty"),
+        ('[board]\nscratch = [".git/x"]\n', "board.scratch: '.git/x' is git's own directory"),
+        ("[board]\nscratch = []\n", "board.scratch: must name at least one directory"),
+        (
+            "[board]\nloop_interval_s = inf\n",
+            "/r/board.toml:2: board.loop_interval_s: must be a finite",
+        ),
+        ("[board]\nloop_interval_s = nan\n", "board.loop_interval_s: must be a finite"),
+        ("[coder]\ntimeout_s = inf\n", "coder.timeout_s: must be a finite"),
+        ("[gate]\n\ntimeout_s = -inf\n", "/r/board.toml:3: gate.timeout_s: must be a finite"),
+        ("[publish]\ntimeout_s = 1e300\n", "publish.timeout_s: must be at most 31536000"),
+        ('[coder.tiers.a]\nargv = ["a"]\ntimeout_s = nan\n', "coder.tiers.a.timeout_s: must be a"),
+        ("[board]\nloop_interval_s = 0\n", "board.loop_interval_s: must be at least 0.05"),
+        ("[board]\nloop_interval_s = 0.001\n", "board.loop_interval_s: must be at least 0.05"),
+        ("[coder]\ntimeout_s = 0\n", "coder.timeout_s: must be more than 0"),
+        ("[gate]\ntimeout_s = 0\n", "gate.timeout_s: must be more than 0"),
+        ("[planner]\ntimeout_s = 0.0\n", "planner.timeout_s: must be more than 0"),
     ],
 )
 def test_bad_config_is_refused_naming_file_line_and_key(text: str, needle: str) -> None:
     with pytest.raises(ConfigError) as err:
         parse(text)
     assert needle in str(err.value)
+
+
+def test_zero_keeps_its_documented_meanings() -> None:
+    """A tier's timeout_s = 0 means coder.timeout_s; first_output_timeout_s = 0 is off."""
+    cfg = parse(
+        "[coder]\nfirst_output_timeout_s = 0\n"
+        '[coder.tiers.default]\nargv = ["a"]\ntimeout_s = 0\n'
+        "[board]\nloop_interval_s = 0.05\n"
+    )
+    assert cfg.first_output_timeout_s == 0 and cfg.tier("default").timeout_s == 0
+    assert cfg.loop_interval_s == 0.05
+
+
+def test_scratch_entries_are_kept_as_plain_relative_names() -> None:
+    """`./s/` names the same directory as `s`; the save compares git's paths with it."""
+    assert parse('[board]\nscratch = ["./s/", "a/b"]\n').scratch == ("s", "a/b")
 
 
 def test_missing_config_says_what_to_run(tmp_path: Path) -> None:

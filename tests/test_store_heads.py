@@ -155,9 +155,9 @@ async def test_the_board_paints_the_heads_then_loads_every_card_and_gc_is_back_o
     events: list[str] = []
     read_board = board_screen.read_board
 
-    def recorded_read(store):  # type: ignore[no-untyped-def]
+    def recorded_read(store, *args):  # type: ignore[no-untyped-def]
         events.append("full read")
-        return read_board(store)
+        return read_board(store, *args)
 
     monkeypatch.setattr(board_screen, "read_board", recorded_read)
 

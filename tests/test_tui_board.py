@@ -87,6 +87,23 @@ async def test_lanes_show_counts_and_blocked_cards_first(board) -> None:
         assert not screen.query_one("#lane-cancelled").display, "cancelled shows without a toggle"
 
 
+async def test_a_corrupt_card_row_is_named_and_the_rest_of_the_board_shows(board) -> None:
+    """A priority edited into text by hand: the board lists every other card and the status
+    line names the card and the field, on the first paint and on every reload."""
+    board.store.conn.execute("UPDATE cards SET priority = 'high' WHERE id = 'c-9'")
+    app = make_app(board)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        assert ids(lane(screen, "ready")) == ["c-10", "c-2", "c-1"]
+        assert ids(lane(screen, "backlog")) == ["c-5", "c-11", "c-4", "c-12"]
+        assert "card c-9 cannot be read: its field priority" in status(app)
+        app.say("")
+        actions.ready(board.store, "c-11")  # another write: the board reloads from the store
+        await wait_for(pilot, lambda: "c-11" in ids(lane(screen, "ready")), what="the reload")
+        await settle(pilot)
+        assert "card c-9 cannot be read" in status(app)
+
+
 async def test_a_lane_of_10000_cards_mounts_no_widget_per_card(tmp_path) -> None:
     board = make_board(tmp_path)
     with board.store.transaction() as tx:

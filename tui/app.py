@@ -8,6 +8,7 @@ line), and the themes. Nothing here reads the store or runs git on the UI thread
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -344,9 +345,22 @@ def all_binding_ids() -> set[str]:
 
 def run(cfg: Config, store: Store, theme: str | None = None, preload: Preload | None = None) -> int:
     """Start the app on the terminal; returns the exit status for the CLI."""
-    app = BoardApp(cfg, store, theme=theme, preload=preload)
+    app = BoardApp(cfg, store, theme=theme, preload=preload)  # refuses a bad theme first
+    require_terminal()
     app.run()
     return app.return_code or 0
 
 
-__all__ = ["BoardApp", "run", "result_line", "help_rows"]
+def require_terminal() -> None:
+    """Textual reads keys from stdin and draws on stderr; stdout is where a pipe or a file
+    would be named. Started without a terminal it draws into the void and keeps a core
+    busy for ever, so it is refused in one line instead."""
+    for fd, name in ((1, "stdout"), (0, "stdin"), (2, "stderr")):
+        if not os.isatty(fd):
+            raise BoardError(
+                f"the control room needs a terminal, and its {name} is not one "
+                "(`board card list` prints the board as text)"
+            )
+
+
+__all__ = ["BoardApp", "require_terminal", "run", "result_line", "help_rows"]

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from board.core.errors import BoardError
+from board.core.errors import BoardError, CorruptCard
 from board.core.model import LANES, Card
+from board.core.store import unreadable_line
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -116,6 +117,8 @@ class BoardScreen(Screen[None]):
             self.board_app.say(exc.line(), error=True)
             self._show(self.lanes, -1)  # an empty board; the store watch retries
         else:
+            if preload.unreadable:  # the rest of the board shows; the status names the card
+                self.board_app.say(unreadable_line(preload.unreadable), error=True)
             self._show(lanes, count, preload.totals)
 
     # data ----------------------------------------------------------------------------------
@@ -128,15 +131,19 @@ class BoardScreen(Screen[None]):
         worker = get_current_worker()
         app = self.board_app
         totals: Totals | None = None
+        unreadable: list[CorruptCard] = []
         try:
             if preload:
                 lanes, count = preload.result()
                 totals = preload.totals
+                unreadable = preload.unreadable
             else:
-                lanes, count = read_board(app.store)
+                lanes, count = read_board(app.store, unreadable)
         except BoardError as exc:
             app.call_from_thread(app.say, exc.line(), True)
             return
+        if unreadable:  # the rest of the board shows; the status line names the card
+            app.call_from_thread(app.say, unreadable_line(unreadable), True)
         if not worker.is_cancelled:
             self.post_message(self.Loaded(lanes, count, totals))
 

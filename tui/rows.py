@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from board.core.errors import CorruptCard
 from board.core.logs import sanitize as _core_sanitize
 from board.core.model import LANES, TERMINAL, Card
 from board.core.store import Store
@@ -95,16 +96,22 @@ def build_lanes(cards: Iterable[Card]) -> Lanes:
     return lanes
 
 
-def read_board(store: Store) -> tuple[Lanes, int]:
-    """The whole board as lanes of rows, with the change count it is at least as new as."""
+def read_board(store: Store, unreadable: list[CorruptCard] | None = None) -> tuple[Lanes, int]:
+    """The whole board as lanes of rows, with the change count it is at least as new as.
+
+    A card whose row cannot be read is left out and noted in `unreadable` (given or
+    not), so one corrupt row never blanks the whole board."""
     count = store.change_count()
-    return build_lanes(store.list_cards()), count
+    return build_lanes(store.list_cards(unreadable=[] if unreadable is None else unreadable)), count
 
 
-def read_heads(store: Store, limit: int = HEAD_ROWS) -> tuple[Lanes, int, Totals | None]:
+def read_heads(
+    store: Store, limit: int = HEAD_ROWS, unreadable: list[CorruptCard] | None = None
+) -> tuple[Lanes, int, Totals | None]:
     """Each lane's first `limit` rows in board order, the change count, and the lanes'
-    real totals when some lane was cut short (None: these rows are the whole board)."""
-    heads = store.lane_heads(limit)
+    real totals when some lane was cut short (None: these rows are the whole board).
+    Unreadable cards as in `read_board`."""
+    heads = store.lane_heads(limit, unreadable=[] if unreadable is None else unreadable)
     lanes: Lanes = {lane: [] for lane in LANES}
     for lane, cards in heads.cards.items():
         lanes[lane] = [Row(card) for card in cards]
@@ -157,6 +164,7 @@ class Preload:
         self._done = threading.Event()
         self._value: tuple[Lanes, int] | None = None
         self.totals: Totals | None = None
+        self.unreadable: list[CorruptCard] = []  # cards the read left out
         self._error: BaseException | None = None
         threading.Thread(
             target=self._read, args=(store,), name="board-preload", daemon=True
@@ -164,7 +172,7 @@ class Preload:
 
     def _read(self, store: Store) -> None:
         try:
-            lanes, count, self.totals = read_heads(store, self.rows)
+            lanes, count, self.totals = read_heads(store, self.rows, self.unreadable)
             self._value = (lanes, count)
         except BaseException as exc:  # handed to whoever asks, who says it in one line
             self._error = exc

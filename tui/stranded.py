@@ -54,7 +54,7 @@ from typing import Any
 
 from board.core import operator, proc, runbranch, stranded, worktrees
 from board.core.config import Config
-from board.core.errors import BoardError
+from board.core.errors import BoardError, CorruptCard
 from board.core.logs import LINE_CAP, decode_line, sanitize
 from board.core.model import Card
 from board.core.store import Store
@@ -189,11 +189,14 @@ def _cards_for(store: Store, ids: set[str], few: int = 40) -> dict[str, Card]:
     if len(ids) <= few:
         found = {}
         for card_id in ids:
-            card = store.find(card_id)
+            try:
+                card = store.find(card_id)
+            except CorruptCard:  # shown as a branch without its card, like a deleted one
+                continue
             if card is not None:
                 found[card_id] = card
         return found
-    return {c.id: c for c in store.list_cards() if c.id in ids}
+    return {c.id: c for c in store.list_cards(unreadable=[]) if c.id in ids}
 
 
 def _row(

@@ -71,7 +71,7 @@ def make_repo(base: Path) -> Path:
 
 def bench_board(clone: Path, cards: int, concurrent: int) -> tuple[float, list[str]]:
     overrides = {
-        "board": {"max_concurrent": concurrent, "loop_interval_s": 0.01},
+        "board": {"max_concurrent": concurrent, "loop_interval_s": config.MIN_INTERVAL_S},
         "coder": {
             "ladder": ["default"],
             "tiers": {"default": {"argv": [CODER, "{worktree}", "{card}"]}},
