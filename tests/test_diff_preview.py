@@ -96,8 +96,10 @@ def test_no_preview_when_no_whole_line_fits(repo: Repo) -> None:
 
 
 def set_base(repo: Repo, ref: str) -> None:
-    """Move the base the diffs compare with (origin/main) to `ref`."""
+    """Move where trees start, which the diffs compare with (the run branch in fold mode,
+    and origin/main), to `ref`."""
     git(repo.root, "update-ref", f"refs/remotes/{repo.cfg.remote}/{repo.cfg.base}", ref)
+    git(repo.root, "update-ref", f"refs/heads/{repo.cfg.run_branch}", ref)
 
 
 def test_no_preview_for_a_changed_file(repo: Repo) -> None:
