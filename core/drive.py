@@ -198,7 +198,14 @@ def _is_scratch(cfg: Any, path: str) -> bool:
 
 
 def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
-    """(XY, path) of every uncommitted change, scratch excluded, renames split in two."""
+    """(XY, path) of every uncommitted change, scratch excluded, renames split in two.
+
+    Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
+    the tree's index first (`worktrees.unhide`), or an edit behind one is never committed.
+    """
+    from . import worktrees
+
+    worktrees.unhide(tree)
     res = gitutil.git(
         tree, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"
     )

@@ -319,12 +319,59 @@ def _numstat(cwd: Path, old: str, new: str) -> Stats:
 # staging -----------------------------------------------------------------------------------
 
 
+_HIDDEN_RE = re.compile(r"(?:^|\0)([hsS]) ([^\0]+)")
+
+
+def hidden_paths(tree: Path, env: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """(assume-unchanged paths, skip-worktree paths whose file is present) in the index.
+
+    `git ls-files -v` tags an assume-unchanged entry in lower case and a skip-worktree one
+    `S`; one call, read with one regular expression.
+    """
+    text = git(tree, "ls-files", "-v", "-z", env=env).stdout
+    assumed: list[str] = []
+    skipped: list[str] = []
+    for tag, path in _HIDDEN_RE.findall(text):
+        if tag in "hs":
+            assumed.append(path)
+        if tag in "sS" and os.path.lexists(tree / path):
+            skipped.append(path)
+    return assumed, skipped
+
+
+def unhide(tree: Path, env: dict[str, str] | None = None) -> list[str]:
+    """Clear the index bits that hide edits from git; return the paths they were on.
+
+    `assume-unchanged` and `skip-worktree` both tell git not to look at a file, so
+    `git status` and `git add -A` miss an edit behind them: the tree was judged empty and
+    removed, and a card reached `done` without the edit. The bits are cleared in the index
+    `env` names (the save's private copy; the tree's own only for the board's commit, which
+    owns it). A skip-worktree file that is absent is a sparse checkout's and keeps its bit:
+    clearing it would stage a deletion nobody made.
+    """
+    assumed, skipped = hidden_paths(tree, env)
+    for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
+        if paths:  # one flag per call: update-index applies only the last of two
+            git(
+                tree,
+                "update-index",
+                flag,
+                "-z",
+                "--stdin",
+                env=env,
+                input_bytes=("\0".join(paths) + "\0").encode("utf-8", "surrogateescape"),
+            )
+    return sorted(set(assumed) | set(skipped))
+
+
 def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None) -> None:
     """`git add -A` of the whole tree except the scratch directories.
 
     A scratch directory git already ignores (`board init` puts it in info/exclude) is left
     out of the pathspec: naming an ignored path, even to exclude it, makes `git add` fail.
+    Edits hidden behind index bits are unhidden first (`unhide`): they are work.
     """
+    unhide(tree, env)
     names = [n for n in (s.strip("/") for s in cfg.scratch) if n]
     ignored: set[str] = set()
     if names:  # one call for all of them

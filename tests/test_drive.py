@@ -113,6 +113,46 @@ def test_a_coder_that_commits_by_itself_is_handled_not_broken(tmp_path: Path) ->
 
 
 # ---------------------------------------------------------------------------------------------
+# edits behind index bits (issue 15): git status does not see them, the board must
+
+
+def _tracked(repo: Path) -> None:
+    (repo / "work").mkdir()
+    (repo / "work" / "tracked.txt").write_text("base\n")
+
+
+@pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
+def test_an_edit_behind_an_index_bit_is_committed_and_folded(tmp_path: Path, bit: str) -> None:
+    coder = [script("coder_hidden.sh"), "{worktree}", "{card}", bit, "0"]
+    cfg, store = make_board(tmp_path, tiers={"default": coder}, setup=_tracked)
+    card = add_card(store, "hidden edit", surface=["work/**"])
+    end = drive_one(cfg, store, card)
+    assert end.outcome == "done", f"the edit behind {bit} was not seen: {end.reason}"
+    assert show(cfg, cfg.run_branch, "work/tracked.txt") == f"base\nedited by c-1, behind {bit}", (
+        f"the card reached done without the edit behind {bit}"
+    )
+    _close(store)
+
+
+@pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
+def test_an_edit_behind_an_index_bit_is_saved_when_the_coder_fails(
+    tmp_path: Path, bit: str
+) -> None:
+    coder = [script("coder_hidden.sh"), "{worktree}", "{card}", bit, "1"]
+    cfg, store = make_board(tmp_path, tiers={"default": coder}, setup=_tracked)
+    card = add_card(store, "hidden edit, failed", surface=["work/**"])
+    end = drive_one(cfg, store, card)
+    assert end.outcome == "blocked", end
+    saved = stranded_branches(cfg)
+    assert len(saved) == 1, f"the failed tree's hidden edit was not saved: {saved}"
+    assert show(cfg, saved[0], "work/tracked.txt") == f"base\nedited by c-1, behind {bit}", (
+        f"the edit behind {bit} was destroyed with its tree"
+    )
+    assert not (cfg.worktrees_dir / "feat-c-1").exists()
+    _close(store)
+
+
+# ---------------------------------------------------------------------------------------------
 # seed 003: the surface harvest
 
 

@@ -130,6 +130,42 @@ def test_untracked_file_is_saved_not_destroyed(r: Repo) -> None:
     )
 
 
+@pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
+def test_an_edit_hidden_behind_an_index_bit_is_saved_not_destroyed(r: Repo, bit: str) -> None:
+    """git status and git add -A do not look behind these bits: the tree looked empty."""
+    t = tree(r)
+    (t / "app.py").write_text("print('hidden edit')\n")
+    git(t, "update-index", bit, "app.py")
+    (t / "lib.py").unlink()  # a deletion behind the bit, too
+    git(t, "update-index", bit, "lib.py")
+    assert r.git("status", "--porcelain", cwd=t) == "", "premise: git status sees nothing"
+    gitdir = Path(r.git("rev-parse", "--path-format=absolute", "--git-dir", cwd=t))
+    index_before = (gitdir / "index").read_bytes()
+    work = worktrees.unpublished_work(r.cfg, t)
+    assert not work.empty, f"the hidden edit was judged no work ({bit})"
+    assert (gitdir / "index").read_bytes() == index_before, "the look changed the tree's index"
+    res = worktrees.discard_worktree(r.cfg, t, why="test")
+    name = only_save(r)
+    assert r.show(name, "app.py") == "print('hidden edit')\n", (
+        f"the edit behind {bit} was destroyed, not saved"
+    )
+    if bit == "--assume-unchanged":
+        assert r.show(name, "lib.py") is None, "the deletion behind the bit was lost"
+    assert res.removed
+
+
+def test_a_sparse_checkouts_absent_file_is_not_saved_as_a_deletion(r: Repo) -> None:
+    """skip-worktree on a file that is not there is a sparse checkout's, not a coder's edit."""
+    t = tree(r)
+    git(t, "update-index", "--skip-worktree", "lib.py")
+    (t / "lib.py").unlink()
+    (t / "new.txt").write_text("real work\n")
+    worktrees.discard_worktree(r.cfg, t, why="test")
+    name = only_save(r)
+    assert r.show(name, "new.txt") == "real work\n"
+    assert r.show(name, "lib.py") is not None, "an absent sparse file was saved as deleted"
+
+
 def test_a_same_size_edit_in_the_same_second_is_saved_not_destroyed(r: Repo) -> None:
     """git's racy-clean check: the save's private index must keep the real index's mtime."""
     t = tree(r)
