@@ -180,6 +180,38 @@ class Work:
         return ", ".join(parts) if parts else "nothing unpublished"
 
 
+IGNORED_NAMED = 5  # how many ignored paths a save's comment names before "and N more"
+
+
+@dataclass
+class Dropped:
+    """Ignored files a removal deletes: not work (build output, secrets), but said out loud.
+
+    A save holds what `git add -A` holds, so ignored files stay out of it: `.env` on a branch
+    that may be pushed would leak it. Removing the tree deletes them all the same, so the
+    save's comment names them (how many, how big, the first paths).
+    """
+
+    files: int = 0
+    bytes: int = 0
+    paths: list[str] = field(default_factory=list)  # what git lists (a directory once, with /)
+
+    def __bool__(self) -> bool:
+        return bool(self.paths)
+
+    def text(self) -> str:
+        """`3 ignored files (1,234 bytes): .env, build/, dist/app.bin`."""
+        named = ", ".join(self.paths[:IGNORED_NAMED])
+        more = len(self.paths) - IGNORED_NAMED
+        if more > 0:
+            named += f" and {more} more"
+        plural = "s" if self.files != 1 else ""
+        return f"{self.files} ignored file{plural} ({self.bytes:,} bytes): {named}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"files": self.files, "bytes": self.bytes, "paths": self.paths}
+
+
 @dataclass
 class SaveResult:
     """A verified save: the branch exists, points at `commit`, and its tree was read back."""
@@ -227,6 +259,7 @@ class RemoveResult:
     branch_saves: list[SaveResult] = field(default_factory=list)
     kept: str = ""  # why the tree is still at its path
     error: str = ""  # a failed save's full message
+    ignored: Dropped | None = None  # ignored files the removal deleted (never saved)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -238,6 +271,7 @@ class RemoveResult:
             "branch_saves": [s.to_json() for s in self.branch_saves],
             "kept": self.kept,
             "error": self.error,
+            "ignored": self.ignored.to_json() if self.ignored else None,
         }
 
 
@@ -436,6 +470,63 @@ def stage_all(cfg: Config, tree: Path, env: dict[str, str] | None = None) -> lis
     if links:
         _unstage(tree, links, env)
     return links
+
+
+def _tree_bytes(path: Path) -> tuple[int, int]:
+    """(files, bytes) under `path`, links not followed (each link counts as itself)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0, 0
+    if not stat.S_ISDIR(st.st_mode):
+        return 1, st.st_size
+    files = size = 0
+    stack = [str(path)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        else:
+                            files += 1
+                            size += entry.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return files, size
+
+
+def ignored_files(cfg: Config, tree: Path) -> Dropped:
+    """The ignored files in `tree` (scratch and the board's node_modules links left out).
+
+    One `git ls-files --ignored --directory` (an ignored directory is listed once), then
+    their sizes from the file system.
+    """
+    res = git(
+        tree,
+        "ls-files",
+        "-z",
+        "--others",
+        "--ignored",
+        "--exclude-standard",
+        "--directory",
+    )
+    scratch = [n for n in (s.strip("/") for s in cfg.scratch) if n]
+    dropped = Dropped()
+    for path in res.stdout.split("\0"):
+        bare = path.rstrip("/")
+        if not bare or any(bare == n or bare.startswith(n + "/") for n in scratch):
+            continue
+        if bare.rsplit("/", 1)[-1] == "node_modules" and (tree / bare).is_symlink():
+            continue  # the board's own link: its target is not in the tree
+        files, size = _tree_bytes(tree / bare)
+        dropped.paths.append(path)
+        dropped.files += files
+        dropped.bytes += size
+    return dropped
 
 
 # the snapshot ------------------------------------------------------------------------------
@@ -1143,9 +1234,18 @@ def discard_worktree(
             _comment(store, result, cfg)
             return result
         result.saved, work = _preserve(cfg, tree, why)
+        try:
+            ignored = ignored_files(cfg, tree)
+        except (GitError, OSError) as exc:  # naming them must never stop a saved tree going
+            log.warning("could not list the ignored files of %s: %s", tree, exc)
+            ignored = None
         not_gone = _move_out(cfg, tree, admin)
         result.removed = not not_gone and not os.path.lexists(tree)
         result.kept = not_gone
+        if result.removed and ignored:
+            result.ignored = ignored
+            if result.saved is None:
+                log.info("removed %s (nothing to save) with %s", tree, ignored.text())
         own = f"refs/heads/{_branch_of_tree_name(tree.name)}"
         if result.removed and not work.detached and work.branch == own:
             _delete_branch(cfg, work.branch, work.branch_tip)
@@ -1203,6 +1303,11 @@ def save_comment(cfg: Config, result: RemoveResult) -> str:
         lines.append(f"{where} could not be saved{because}: {result.error}")
     if result.removed:
         lines.append(f"The tree left its path: {where} is gone.")
+        if result.ignored:
+            lines.append(
+                f"Deleted with it, not saved (ignored by git, so not work): "
+                f"{result.ignored.text()}."
+            )
     else:
         lines.append(f"The tree is still at {where}: {result.kept or result.error or 'kept'}.")
     return "\n".join(lines)

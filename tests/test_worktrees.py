@@ -721,6 +721,45 @@ def test_the_orphan_sweep_touches_only_done_cancelled_and_unknown_cards(
     assert len(unparsed) == 1, f"an unparsable name should be logged once: {unparsed}"
 
 
+def test_ignored_files_are_not_saved_but_the_save_comment_names_what_was_dropped(
+    r: Repo,
+) -> None:
+    """Ignored is not work (a pushed .env would leak), but the removal deletes it: say so."""
+    exclude = r.root / ".git" / "info" / "exclude"
+    exclude.write_text(exclude.read_text() + ".env\nbuild/\n*.log\n")
+    store = r.store()
+    card = new_card(store)
+    t = tree(r, card)
+    (t / "app.py").write_text("print('work')\n")
+    (t / ".env").write_text("TOKEN=secret-1234\n")  # 18 bytes
+    (t / "build" / "obj").mkdir(parents=True)
+    for name in ("a.o", "b.o", "obj/c.o"):
+        (t / "build" / name).write_bytes(b"x" * 100)
+    (t / "debug.log").write_text("12345\n")  # 6 bytes
+    (t / "node_modules" / "pkg").mkdir(parents=True)  # `node_modules/` is in .gitignore
+    (t / "node_modules" / "pkg" / "index.js").write_text("module.exports = 1\n")  # 19 bytes
+    res = worktrees.discard_worktree(r.cfg, t, store=store, card_id=card, why="test")
+    name = only_save(r)
+    assert r.show(name, "app.py") == "print('work')\n"
+    for path in (".env", "build/a.o", "debug.log", "node_modules/pkg/index.js"):
+        assert r.show(name, path) is None, f"an ignored file was saved: {path}"
+    assert res.ignored is not None
+    assert (res.ignored.files, res.ignored.bytes) == (6, 18 + 300 + 6 + 19), res.ignored
+    said = "\n".join(comments(store, card))
+    assert "6 ignored files (343 bytes): .env, build/, debug.log, node_modules/" in said, (
+        f"the save's comment does not name the ignored files it dropped: {said}"
+    )
+    assert "not saved" in said
+    store.close()
+
+
+def test_the_save_comment_names_only_the_first_ignored_paths(r: Repo) -> None:
+    dropped = worktrees.Dropped(files=9, bytes=1234567, paths=[f"f{i}.log" for i in range(9)])
+    assert dropped.text() == (
+        "9 ignored files (1,234,567 bytes): f0.log, f1.log, f2.log, f3.log, f4.log and 4 more"
+    )
+
+
 def test_save_comment_says_when_the_tree_did_not_leave(r: Repo) -> None:
     res = worktrees.RemoveResult(
         tree=r.cfg.worktrees_dir / "feat-c-1", card="c-1", removed=False, kept="locked"
