@@ -40,10 +40,15 @@ class StrandedBranch:
     files: int | None
     insertions: int | None
     deletions: int | None
+    kind: str = worktrees.KIND_SAVED  # or KIND_ATTEMPT: a drive's own failed attempt
+
+    @property
+    def is_attempt(self) -> bool:
+        return self.kind == worktrees.KIND_ATTEMPT
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kind": "branch",
+            "kind": self.kind,
             "branch": self.branch,
             "card": self.card,
             "tree": self.tree,
@@ -114,30 +119,51 @@ class PickResult:
 # list --------------------------------------------------------------------------------------
 
 
-_CachedStats = tuple[str, str | None, int | None, int | None, int | None]
+_CachedStats = tuple[str, str | None, int | None, int | None, int | None, str]
+_SAVED = worktrees.KIND_SAVED
+_NO_STATS: _CachedStats = ("", None, None, None, None, _SAVED)
+_KINDS = frozenset(worktrees.KINDS)
 
 
 def _parse_stats_line(line: str) -> _CachedStats | None:
-    """One stats-file line as (tree, card, files, insertions, deletions); None if malformed."""
+    """One stats-file line as (tree, card, files, insertions, deletions, kind); None if
+    malformed. A six-field line was written before kinds existed: `saved`."""
     f = line.split("\t")
-    if len(f) != 6:
+    if len(f) == 7:
+        kind = f[6] if f[6] in _KINDS else _SAVED
+    elif len(f) == 6:
+        kind = _SAVED
+    else:
         return None
     if f[1] == "-" or not f[3].isdigit():
-        return ("", None, None, None, None)
-    return (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]))
+        return _NO_STATS
+    return (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]), kind)
 
 
 def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
-    """commit -> (tree, card, files, insertions, deletions) from the stats file."""
+    """commit -> (tree, card, files, insertions, deletions, kind) from the stats file."""
     try:
         text = worktrees.stats_file(cfg).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return {}
+    # `_parse_stats_line` inlined: this loop runs once per save (2,000 lines), and the
+    # listing must not get slower for the kind it now reads
     cache: dict[str, _CachedStats] = {}
+    kinds, saved, no_stats = _KINDS, _SAVED, _NO_STATS
     for line in text.splitlines():
-        parsed = _parse_stats_line(line)
-        if parsed is not None:
-            cache[line[: line.index("\t")]] = parsed
+        f = line.split("\t")
+        n = len(f)
+        if n == 7:
+            kind = f[6] if f[6] in kinds else saved
+        elif n == 6:
+            kind = saved
+        else:
+            continue
+        if f[1] == "-" or not f[3].isdigit():
+            cache[f[0]] = no_stats
+        else:
+            card = None if f[2] == "-" else f[2]
+            cache[f[0]] = (f[1], card, int(f[3]), int(f[4]), int(f[5]), kind)
     return cache
 
 
@@ -176,7 +202,7 @@ def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedSt
         f"--format={fmt}",
         input_bytes=("\n".join(commits) + "\n").encode(),
     )
-    found: dict[str, _CachedStats] = {c: ("", None, None, None, None) for c in commits}
+    found: dict[str, _CachedStats] = {c: _NO_STATS for c in commits}
     lines = []
     for line in res.stdout.splitlines():
         commit, _, trailer = line.partition("\0")
@@ -193,8 +219,10 @@ def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedSt
         card = fields.get("card")
         card = None if card in (None, "-") else card
         tree = fields.get("tree", "")
-        found[commit] = (tree, card, stats.files, stats.insertions, stats.deletions)
-        lines.append(worktrees.stats_line(commit, tree, card, stats))
+        kind = fields.get("kind", _SAVED)
+        kind = kind if kind in worktrees.KINDS else _SAVED
+        found[commit] = (tree, card, stats.files, stats.insertions, stats.deletions, kind)
+        lines.append(worktrees.stats_line(commit, tree, card, stats, kind))
     worktrees.record_stats(cfg, lines)
     return found
 
@@ -203,9 +231,9 @@ def _compact_stats(cfg: Config, cache: dict[str, _CachedStats], live: set[str]) 
     """Rewrite the stats file with only live commits (a lost line is re-read from trailers)."""
     lines = []
     for commit in sorted(live & cache.keys()):
-        tree, card, files, ins, dels = cache[commit]
+        tree, card, files, ins, dels, kind = cache[commit]
         stats = None if files is None else worktrees.Stats(files, ins or 0, dels or 0)
-        lines.append(worktrees.stats_line(commit, tree, card, stats))
+        lines.append(worktrees.stats_line(commit, tree, card, stats, kind))
     path = worktrees.stats_file(cfg)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):
@@ -278,12 +306,13 @@ def _branches(
     card_of = worktrees.card_id_of
     prefix = cfg.prefix
     found = []
-    empty: _CachedStats = ("", None, None, None, None)
     for stamp, branch, commit, tree in refs:
-        cached = cache.get(commit, empty)
+        cached = cache.get(commit, _NO_STATS)
         card = cached[1] if cached[1] is not None else card_of(tree, prefix)
         found.append(
-            StrandedBranch(branch, card, tree, stamp, commit, cached[2], cached[3], cached[4])
+            StrandedBranch(
+                branch, card, tree, stamp, commit, cached[2], cached[3], cached[4], cached[5]
+            )
         )
     return found
 

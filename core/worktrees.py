@@ -45,6 +45,9 @@ STRANDED_REFS = "refs/heads/stranded/"
 HUSK_DIR = ".stranded"  # husks moved aside, bytes intact, under the worktrees root
 TRASH_DIR = ".trash"  # saved trees on their way out; anything left here was saved first
 SAVE_TRAILER = "Board-Save"
+KIND_SAVED = "saved"  # a tree's work saved before an edge removed it
+KIND_ATTEMPT = "attempt"  # a drive's own failed attempt, saved before it climbed a rung
+KINDS = (KIND_SAVED, KIND_ATTEMPT)
 STATS_FILE = "stranded-stats.tsv"
 LOCK_TIMEOUT_S = 600.0
 MAX_NAME_TRIES = 100
@@ -225,6 +228,7 @@ class SaveResult:
     holds: str
     base_ref: str
     reused: bool = False  # an earlier save of exactly this state was found and verified
+    kind: str = KIND_SAVED  # KIND_ATTEMPT: a drive's own failed attempt
 
     @property
     def ref(self) -> str:
@@ -232,6 +236,7 @@ class SaveResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "kind": self.kind,
             "branch": self.branch,
             "commit": self.commit,
             "tree": self.tree_dir,
@@ -729,15 +734,24 @@ def unpublished_work(cfg: Config, tree: Path) -> Work:
 # the save ------------------------------------------------------------------------------------
 
 
-def _message(tree_dir: str, card: str | None, holds: str, stats: Stats, why: str) -> str:
+def _message(
+    tree_dir: str, card: str | None, holds: str, stats: Stats, why: str, kind: str = KIND_SAVED
+) -> str:
+    """The save commit's message; its `Board-Save:` trailer is what `stranded list` reads.
+
+    `kind=attempt` marks a drive's own failed attempt. It lives in the trailer (and the
+    stats file), not the branch name, so the name keeps its one format and a listing
+    learns the kind from the same line that gives the diffstat, at no extra cost.
+    """
     fields = (
         f"tree={tree_dir} card={card or '-'} files={stats.files} "
-        f"insertions={stats.insertions} deletions={stats.deletions}"
+        f"insertions={stats.insertions} deletions={stats.deletions} kind={kind}"
     )
     because = f" before {why}" if why else ""
+    what = "the failed attempt" if kind == KIND_ATTEMPT else "the work"
     return (
         f"stranded: {tree_dir} ({holds})\n\n"
-        f"board saved the work in {tree_dir}{because}: it existed nowhere else.\n\n"
+        f"board saved {what} in {tree_dir}{because}: it existed nowhere else.\n\n"
         f"{SAVE_TRAILER}: {fields}\n"
     )
 
@@ -747,12 +761,18 @@ def stats_file(cfg: Config) -> Path:
     return cfg.board_dir / STATS_FILE
 
 
-def stats_line(commit: str, tree_dir: str, card: str | None, stats: Stats | None) -> str:
+def stats_line(
+    commit: str, tree_dir: str, card: str | None, stats: Stats | None, kind: str = KIND_SAVED
+) -> str:
+    """One stats-file line: commit, tree, card, files, insertions, deletions, kind.
+
+    Lines written before kinds existed have six fields; they are all `saved`.
+    """
     if stats is None:  # known to carry no Board-Save trailer (a branch made by hand)
-        return f"{commit}\t-\t-\t-\t-\t-\n"
+        return f"{commit}\t-\t-\t-\t-\t-\t{KIND_SAVED}\n"
     return (
         f"{commit}\t{tree_dir}\t{card or '-'}\t{stats.files}\t{stats.insertions}\t"
-        f"{stats.deletions}\n"
+        f"{stats.deletions}\t{kind}\n"
     )
 
 
@@ -790,6 +810,14 @@ def _verify(cfg: Config, ref: str, commit: str, snapshot: str) -> None:
         )
 
 
+def _kind_of(cfg: Config, commit: str) -> str:
+    """The kind a save commit's trailer records (`saved` when it records none)."""
+    fmt = f"%(trailers:key={SAVE_TRAILER},valueonly,separator=%x3B)"
+    text = git(cfg.root, "log", "-1", f"--format={fmt}", commit, check=False).stdout
+    kind = parse_save_trailer(text).get("kind", KIND_SAVED)
+    return kind if kind in KINDS else KIND_SAVED
+
+
 def _write_save(
     cfg: Config,
     tree_dir: str,
@@ -801,13 +829,16 @@ def _write_save(
     base: str,
     existing: dict[str, tuple[str, str, str]],
     why: str,
+    kind: str = KIND_SAVED,
 ) -> SaveResult:
     """Commit the snapshot and put it on a new stranded branch; verified, never overwriting."""
-    # an earlier save of exactly this state (a save killed before its tree went): reuse it
+    # an earlier save of exactly this state (a save killed before its tree went): reuse it,
+    # keeping the kind its commit records
     for ref, (commit, tree_oid, ps) in sorted(existing.items()):
         if tree_oid == snapshot and ps.split() == parents:
             _verify(cfg, ref, commit, snapshot)
-            record_stats(cfg, [stats_line(commit, tree_dir, card, stats)])
+            was = _kind_of(cfg, commit)
+            record_stats(cfg, [stats_line(commit, tree_dir, card, stats, was)])
             return SaveResult(
                 _short(ref),
                 commit,
@@ -818,6 +849,7 @@ def _write_save(
                 holds,
                 base,
                 reused=True,
+                kind=was,
             )
     parent_args = [a for p in parents for a in ("-p", p)]
     commit = out(
@@ -829,7 +861,7 @@ def _write_save(
         "-F",
         "-",
         env=identity_env(),
-        input_bytes=_message(tree_dir, card, holds, stats, why).encode(),
+        input_bytes=_message(tree_dir, card, holds, stats, why, kind).encode(),
     )
     _fault("after-commit-tree")
     stamp = utc_stamp()
@@ -852,8 +884,10 @@ def _write_save(
         if res.returncode == 0:
             _fault("after-update-ref")
             _verify(cfg, ref, commit, snapshot)
-            record_stats(cfg, [stats_line(commit, tree_dir, card, stats)])
-            return SaveResult(_short(ref), commit, tree_dir, card, name, stats, holds, base)
+            record_stats(cfg, [stats_line(commit, tree_dir, card, stats, kind)])
+            return SaveResult(
+                _short(ref), commit, tree_dir, card, name, stats, holds, base, kind=kind
+            )
         last = (res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["failed"]
         last = last[0]
         if "reference already exists" not in last and "File exists" not in last:
@@ -861,16 +895,20 @@ def _write_save(
     raise GitError(f"could not create a stranded/{tree_dir}/… branch: {last}")
 
 
-def preserve_worktree(cfg: Config, tree: Path, why: str = "") -> SaveResult | None:
+def preserve_worktree(
+    cfg: Config, tree: Path, why: str = "", kind: str = KIND_SAVED
+) -> SaveResult | None:
     """Save the tree's HEAD plus its working state to a new verified stranded/… branch.
 
     Returns None when the tree holds nothing unpublished. Raises StrandedWorkError, with the
     tree untouched, when the work cannot be saved (a nested git repository is refused whole).
     """
-    return _preserve(cfg, Path(tree), why)[0]
+    return _preserve(cfg, Path(tree), why, kind)[0]
 
 
-def _preserve(cfg: Config, tree: Path, why: str) -> tuple[SaveResult | None, Work]:
+def _preserve(
+    cfg: Config, tree: Path, why: str, kind: str = KIND_SAVED
+) -> tuple[SaveResult | None, Work]:
     card = card_id_of(tree.name, cfg.prefix)
     try:
         work = _snapshot(cfg, tree)
@@ -902,6 +940,7 @@ def _preserve(cfg: Config, tree: Path, why: str) -> tuple[SaveResult | None, Wor
             work.base_ref,
             work.existing,
             why,
+            kind,
         )
     except (GitError, OSError) as exc:
         raise StrandedWorkError(str(tree), work.describe(), _why(exc), work.base_ref) from exc
@@ -1183,6 +1222,7 @@ def discard_worktree(
     store: CommentSink | None = None,
     card_id: str | None = None,
     why: str = "",
+    kind: str = KIND_SAVED,
 ) -> RemoveResult:
     """THE one save-then-remove: every edge that removes a tree calls this.
 
@@ -1190,8 +1230,11 @@ def discard_worktree(
     removal. A tree the operator locked is kept. A husk is moved aside to .stranded/, bytes
     intact, after its branch's unique commits are saved. Otherwise the tree's work is saved to
     a verified branch and only then the tree leaves its path (read-only files included). When
-    the save fails, StrandedWorkError is raised and the tree is exactly as it was.
+    the save fails, StrandedWorkError is raised and the tree is exactly as it was. `kind`
+    (`attempt` for a drive's own failed attempt) is recorded with the save.
     """
+    if kind not in KINDS:
+        raise Refused(f"not a kind of save: {kind!r} (one of {', '.join(KINDS)})")
     tree = Path(os.path.abspath(tree))
     card = card_id or card_id_of(tree.name, cfg.prefix)
     result = RemoveResult(tree=tree, card=card, why=why)
@@ -1200,12 +1243,12 @@ def discard_worktree(
         if not os.path.lexists(tree):
             result.existed = False
             return result
-        kind, admin = _classify(cfg, tree)
-        if kind == "locked":
+        state, admin = _classify(cfg, tree)
+        if state == "locked":
             result.kept = "the operator locked it (git worktree lock); it is never deleted"
             log.info("kept %s: %s", tree, result.kept)
             return result
-        if kind == "husk":
+        if state == "husk":
             branch = _husk_branch(cfg, tree, admin)
             if branch:
                 try:
@@ -1233,7 +1276,7 @@ def discard_worktree(
                 )
             _comment(store, result, cfg)
             return result
-        result.saved, work = _preserve(cfg, tree, why)
+        result.saved, work = _preserve(cfg, tree, why, kind)
         try:
             ignored = ignored_files(cfg, tree)
         except (GitError, OSError) as exc:  # naming them must never stop a saved tree going
@@ -1273,8 +1316,9 @@ def _rel(cfg: Config, path: Path) -> str:
 def _save_lines(save: SaveResult) -> list[str]:
     b = save.branch
     again = " (an earlier save of exactly this state, verified)" if save.reused else ""
+    what = ", a failed attempt," if save.kind == KIND_ATTEMPT else ""
     return [
-        f"Saved to {b}{again}: {save.stats.text()} ({save.holds}).",
+        f"Saved to {b}{what}{again}: {save.stats.text()} ({save.holds}).",
         f"  inspect:     git diff {save.base_ref}...{b}",
         f"  cherry-pick: board stranded pick {b}   (or: git cherry-pick {save.base_ref}..{b})",
         f"  delete:      board stranded discard {b}   (or: git branch -D {b})",

@@ -5,11 +5,12 @@ Each test names the loss or defect it guards against; timeouts are fractions of 
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
 import pytest
-from board.core import actions, drive
+from board.core import actions, cli, drive, stranded
 from board.core.model import Card
 from board.core.store import SQLiteStore
 
@@ -219,12 +220,61 @@ def test_a_failing_coder_climbs_one_rung_then_blocks_terminal_with_its_log_tail(
     assert "climbing to tier b" in said and "coder: cannot finish c-1" in said, (
         "the failure left no reason or log tail on the card"
     )
-    saved = stranded_branches(cfg)
-    assert len(saved) == 1, f"expected only the blocked tree saved, got {saved}"
-    assert "half-done" in (show(cfg, saved[0], "work/c-1.txt") or "")
-    assert (show(cfg, saved[0], "work/c-1.txt") or "").count("half-done") == 1, (
-        "the first rung's attempt was kept instead of discarded"
+    kinds = {b.branch: b.kind for b in stranded.list_stranded(cfg)}
+    assert sorted(kinds.values()) == ["attempt", "saved"], (
+        f"expected the first rung's attempt and the blocked tree saved, got {kinds}"
     )
+    for branch in kinds:
+        assert (show(cfg, branch, "work/c-1.txt") or "").count("half-done") == 1, (
+            "each rung starts fresh: a save holds one rung's work"
+        )
+    assert not (cfg.worktrees_dir / "feat-c-1").exists()
+    _close(store)
+
+
+def _rung(text: str, exit_code: int) -> list[str]:
+    return [script("coder_rung.sh"), "{brief}", "{worktree}", "{card}", text, str(exit_code)]
+
+
+def _listed(cfg, capsys: pytest.CaptureFixture[str]) -> list[dict]:
+    """`board stranded list --json`, run as the operator runs it."""
+    assert cli.main(["-C", str(cfg.root), "stranded", "list", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("how", ["the coder dies", "the gate stays red"])
+def test_a_failed_rung_leaves_its_work_on_an_attempt_branch_and_the_next_rung_builds_the_card(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    """Nothing a coder made is thrown away: a climb saves the failed attempt, marked so."""
+    if how == "the coder dies":
+        tiers = {"a": _rung("first rung's work", 1), "b": _rung("fixed", 0)}
+        gate = None
+    else:  # green only for "fixed": rung a's draft is red, and stays red on its retry
+        tiers = {"a": _rung("first rung's draft", 0), "b": _rung("fixed", 0)}
+        gate = [script("gate_needs_fix.sh")]
+    cfg, store = make_board(tmp_path, tiers=tiers, gate=gate)
+    card = add_card(store, "two rungs", surface=["work/**"])
+    end = drive_one(cfg, store, card)
+
+    assert end.outcome == "done", f"the second rung did not build the card: {end}"
+    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "fixed"
+    listed = _listed(cfg, capsys)
+    assert len(listed) == 1, f"the failed attempt's work was thrown away when {how}: {listed}"
+    item = listed[0]
+    first = "first rung's work" if how == "the coder dies" else "first rung's draft"
+    assert item["kind"] == "attempt" and item["card"] == card.id, item
+    assert show(cfg, item["branch"], "work/c-1.txt") == first, (
+        f"the failed attempt's work was thrown away when {how}"
+    )
+    message = git(cfg.root, "log", "-1", "--format=%B", item["branch"])
+    assert "kind=attempt" in message, f"the kind is not in the save's trailer: {message}"
+    rows = sorted(store.list_drives(card.id), key=lambda r: r.attempt)
+    second_log = (cfg.root / rows[-1].log).read_text()
+    assert "## Earlier attempts" in second_log and item["branch"] in second_log, (
+        "the next rung's brief does not name the failed attempt's branch"
+    )
+    assert any(item["branch"] in c for c in comments(store, card.id)), "not said on the card"
     assert not (cfg.worktrees_dir / "feat-c-1").exists()
     _close(store)
 

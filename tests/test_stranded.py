@@ -144,6 +144,43 @@ def test_the_newest_screenful_is_the_head_of_the_whole_list_with_the_same_stats(
         )
 
 
+def test_list_says_which_saves_are_failed_attempts_wherever_it_reads_the_stats(
+    r: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The kind is durable: in the save's trailer and the stats file, never lost between."""
+    t = worktrees.create_worktree(r.cfg, "c-1")
+    (t / "app.py").write_text("attempt 1\n")
+    res = worktrees.discard_worktree(r.cfg, t, why="test", kind=worktrees.KIND_ATTEMPT)
+    assert res.saved is not None and res.saved.kind == "attempt"
+    attempt = res.saved.branch
+    saved = save_dirty(r, "c-2")
+    kinds = {b.branch: b.kind for b in stranded.list_stranded(r.cfg)}
+    assert kinds == {attempt: "attempt", saved: "saved"}, kinds
+    worktrees.stats_file(r.cfg).unlink()  # another clone's saves: read from the trailers
+    kinds = {b.branch: b.kind for b in stranded.list_stranded(r.cfg)}
+    assert kinds == {attempt: "attempt", saved: "saved"}, f"the trailer lost the kind: {kinds}"
+    code, out, _ = run(r, "stranded", "list", "--json", capsys=capsys)
+    assert code == 0
+    assert {x["branch"]: x["kind"] for x in json.loads(out)} == kinds
+    # a stats line from before kinds existed (six fields) reads as `saved`
+    line = worktrees.stats_line(r.rev(saved) or "", "feat-c-2", "c-2", worktrees.Stats(1, 1, 1))
+    assert stranded._parse_stats_line(line.rsplit("\t", 1)[0])[-1] == "saved"
+
+
+def test_a_save_reused_after_a_crash_keeps_the_kind_its_commit_records(r: Repo) -> None:
+    """A climb killed after its save, before the tree went: the next save of the same
+    state reuses that branch, and it stays an attempt."""
+    t = worktrees.create_worktree(r.cfg, "c-1")
+    (t / "app.py").write_text("attempt 1\n")
+    first = worktrees.preserve_worktree(r.cfg, t, kind=worktrees.KIND_ATTEMPT)
+    assert first is not None
+    again = worktrees.discard_worktree(r.cfg, t, why="boot")
+    assert again.saved is not None and again.saved.reused and again.saved.branch == first.branch
+    assert again.saved.kind == "attempt"
+    (item,) = stranded.list_stranded(r.cfg)
+    assert item.kind == "attempt", "the reuse recorded the attempt as an ordinary save"
+
+
 def test_list_also_lists_husks(r: Repo) -> None:
     t = worktrees.create_worktree(r.cfg, "c-3")
     shutil.rmtree(Path(r.git("rev-parse", "--path-format=absolute", "--git-dir", cwd=t)))
