@@ -1,4 +1,4 @@
-"""The operator's verbs over saved work: list, show, pick and discard stranded branches and husks.
+"""The operator's verbs over saved work: list, show, pick, discard and prune stranded branches.
 
 A stranded branch is `stranded/<tree dir>/<UTC ms stamp>[-N]`, made by the save before a tree
 went (see worktrees.py). Its diffstat is recorded in the save commit's `Board-Save:` trailer,
@@ -15,6 +15,7 @@ import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from . import proc, worktrees
 from .config import Config
 from .errors import BoardError, Conflict, NotFound, Refused
 from .gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
+from .store import Store
 
 _STAMP = r"\d{8}T\d{6}\.\d{3}Z"
 _HUSK_RE = re.compile(rf"^(?P<tree>.+)-(?P<stamp>{_STAMP})(?:-\d+)?$")
@@ -737,3 +739,127 @@ def discard(cfg: Config, name: str) -> DiscardTarget:
     except OSError as exc:
         raise BoardError(f"could not delete the husk {target.path}: {exc}") from exc
     return target
+
+
+# prune -------------------------------------------------------------------------------------
+
+PRUNABLE = ("done", "cancelled")  # a card's saves may be pruned only once it is finished
+_AGE_RE = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(text: str) -> float:
+    """`90s`, `30m`, `12h`, `14d`, `2w` as seconds; anything else is refused in one line."""
+    m = _AGE_RE.match(text.strip().lower())
+    if not m:
+        raise Refused(f"not an age: {text!r} (a number and a unit: 90s, 30m, 12h, 14d, 2w)")
+    return float(m.group(1)) * _AGE_UNITS[m.group(2)]
+
+
+def stamp_time(stamp: str) -> datetime | None:
+    """A save's stamp (`20260102T030405.678Z`) as a UTC datetime, or None."""
+    try:
+        return datetime.strptime(stamp, "%Y%m%dT%H%M%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+@dataclass
+class PrunePlan:
+    """The stranded branches `prune` would delete, each with the commit it must still name,
+    and the lanes of their cards as read (re-checked before anything goes)."""
+
+    branches: list[StrandedBranch]
+    lanes: dict[str, str]
+    left: int = 0  # saves kept: their card is open, gone or unknown, or they are too new
+
+    def lines(self) -> list[str]:
+        """One line per branch: what will be deleted, named."""
+        out = []
+        for b in self.branches:
+            stat = (
+                f", {b.files} files +{b.insertions} -{b.deletions}" if b.files is not None else ""
+            )
+            card = f"{b.card} {self.lanes.get(b.card or '', '?')}"
+            out.append(f"{b.branch}  ({card}, {b.kind}{stat}, commit {b.commit[:12]})")
+        return out
+
+
+def prune_plan(
+    cfg: Config,
+    store: Store,
+    card: str | None = None,
+    older_than: float | None = None,
+    now: datetime | None = None,
+) -> PrunePlan:
+    """What `board stranded prune` would delete: saves of `done` or `cancelled` cards only.
+
+    A save is the only copy of its work, so the operator clears them by hand and only where
+    the card is finished; a card still open (working above all) is refused when named, and
+    its saves are left alone otherwise. `older_than` (seconds) keeps the newer saves.
+    Reads only.
+    """
+    if card is not None:
+        found = store.get(card)  # NotFound: one line
+        if found.lane not in PRUNABLE:
+            raise Refused(
+                f"{card} is {found.lane}: prune deletes only the saves of done or cancelled "
+                "cards (an open card's saves may be the only copy of its work)"
+            )
+    now = now or datetime.now(UTC)
+    every = list_stranded(cfg)
+    ids = {b.card for b in every if b.card and (card is None or b.card == card)}
+    lanes = {}
+    for cid in ids:
+        found = store.find(cid)
+        if found is not None:
+            lanes[cid] = found.lane
+    chosen = []
+    left = 0
+    for b in every:
+        if card is not None and b.card != card:
+            continue
+        if not b.card or lanes.get(b.card) not in PRUNABLE:
+            left += 1
+            continue
+        if older_than is not None:
+            when = stamp_time(b.stamp)
+            if when is None or (now - when).total_seconds() < older_than:
+                left += 1
+                continue
+        chosen.append(b)
+    return PrunePlan(
+        chosen, {c: lanes.get(c, "?") for c in {b.card for b in chosen if b.card}}, left
+    )
+
+
+def prune(cfg: Config, store: Store, plan: PrunePlan) -> list[str]:
+    """Delete exactly the branches `plan` names, at the commits it names, all or none.
+
+    The cards are read again first: one reopened meanwhile stops the prune. The refs go in
+    one `update-ref --stdin` transaction with each old value given, so a branch that moved
+    or vanished meanwhile fails the whole prune and nothing is deleted.
+    """
+    for cid, lane in sorted(plan.lanes.items()):
+        now = store.get(cid).lane
+        if now not in PRUNABLE:
+            raise Conflict(f"{cid} is {now} now, not {lane}: nothing was pruned")
+    if not plan.branches:
+        return []
+    script = "".join(f"delete refs/heads/{b.branch} {b.commit}\n" for b in plan.branches)
+    res = git(
+        cfg.root,
+        *NO_HOOKS,
+        "update-ref",
+        "-m",
+        "board stranded prune",
+        "--stdin",
+        input_bytes=script.encode(),
+        check=False,
+    )
+    if res.returncode != 0:
+        why = (res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["failed"]
+        raise Conflict(
+            f"a stranded branch changed or vanished meanwhile ({why[0]}); nothing was pruned"
+        )
+    return [b.branch for b in plan.branches]
