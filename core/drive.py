@@ -740,7 +740,11 @@ class Drive:
             self.tree,
             self._line,
             on_start=self._on_start,
-            env={"BOARD_CARD": self.card_id, "BOARD_WORKTREE": str(self.tree)},
+            env={
+                "BOARD_CARD": self.card_id,
+                "BOARD_WORKTREE": str(self.tree),
+                "BOARD_DRIVE": self.token,
+            },
         )
         with self._pg_lock:
             self._pgid = 0

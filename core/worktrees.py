@@ -10,6 +10,10 @@ tree stays exactly as it is and the caller gets a `StrandedWorkError` saying why
 The save never touches the tree, its index or its branch: the working state is staged into a
 private copy of the index, committed with `commit-tree` (pinned identity, no hooks, no
 signing) and put on a new ref created with an empty old value, so no branch is overwritten.
+
+Nothing may still run in a tree while it is saved and removed: a coder left behind by a
+`board run` that died keeps writing, and what it writes after the save is lost with the
+tree. So every removal first kills what runs there (`stop_what_runs_in`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import locks
+from . import locks, proc
 from .config import Config
 from .errors import BoardError, GitError, NotFound, Refused, StrandedWorkError
 from .gitutil import NO_HOOKS, git, identity_env, out
@@ -1216,6 +1220,28 @@ def _husk_branch(cfg: Config, tree: Path, admin: Path | None) -> str | None:
     return f"refs/heads/{name}" if name else None
 
 
+def stop_what_runs_in(tree: Path) -> list[int]:
+    """Kill every process a drive started in `tree` (and what they started); the groups killed.
+
+    Found by the `BOARD_WORKTREE=<tree>` the drive puts in the environment of every coder,
+    formatter and gate it starts, which their children inherit. Why this and not the process
+    group recorded in the store: the drive records that group after the child has started,
+    through the store's write lock, and a `board run` killed while that lock was busy (another
+    process writing) left an orphan coder nobody knew of, still writing while boot saved its
+    tree (3 to 11 lines lost per crash in the report of issue 15). The environment is the
+    child's from its first instruction, so there is no window in which it runs unmarked.
+    Why not every process whose working directory is inside the tree: that would kill the
+    operator's own shell, `cd`'d into a tree to look at it. A process that scrubs its
+    environment and leaves the coder's group escapes both; none of ours does.
+    """
+    absolute = os.path.abspath(tree)
+    values = sorted({absolute, os.path.realpath(absolute)})
+    killed = proc.kill_marked({proc.MARK_TREE: values})
+    if killed:
+        log.warning("killed process groups %s still running in %s before saving it", killed, tree)
+    return killed
+
+
 def discard_worktree(
     cfg: Config,
     tree: Path,
@@ -1248,6 +1274,7 @@ def discard_worktree(
             result.kept = "the operator locked it (git worktree lock); it is never deleted"
             log.info("kept %s: %s", tree, result.kept)
             return result
+        stop_what_runs_in(tree)
         if state == "husk":
             branch = _husk_branch(cfg, tree, admin)
             if branch:

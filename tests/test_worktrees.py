@@ -11,6 +11,7 @@ import logging
 import os
 import shutil
 import stat
+import subprocess
 import tempfile
 import threading
 import time
@@ -758,6 +759,51 @@ def test_the_save_comment_names_only_the_first_ignored_paths(r: Repo) -> None:
     assert dropped.text() == (
         "9 ignored files (1,234,567 bytes): f0.log, f1.log, f2.log, f3.log, f4.log and 4 more"
     )
+
+
+def test_nothing_a_drive_started_still_runs_in_a_tree_when_it_is_saved(
+    r: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any removal (a reap, the sweep, boot) first kills what a drive started there, found
+    by BOARD_WORKTREE in its environment; the operator's own shell in the tree is spared."""
+    t = tree(r)
+    ledger = tmp_path / "ledger"
+    loop = (
+        'n=0; while :; do n=$((n+1)); echo "marker $n" >> "$0/m.txt" 2>/dev/null || exit 0; '
+        'echo $n >> "$1"; sleep 0.01; done'
+    )
+    orphan = subprocess.Popen(
+        ["sh", "-c", loop, str(t), str(ledger)],
+        env={**os.environ, "BOARD_WORKTREE": str(t)},
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    shell = subprocess.Popen(
+        ["sleep", "60"], cwd=t, stdin=subprocess.DEVNULL, start_new_session=True
+    )  # the operator, cd'd into the tree to look
+    try:
+        deadline = time.monotonic() + 10
+        while not ledger.exists() or len(ledger.read_text().split()) < 3:
+            assert time.monotonic() < deadline, "the orphan never wrote"
+            time.sleep(0.01)
+        # a save that takes a while: the window in which an orphan's writes were lost
+        monkeypatch.setenv(worktrees.FAULT_PAUSE_ENV, "after-snapshot:0.3")
+        res = worktrees.discard_worktree(r.cfg, t, why="test")
+        monkeypatch.delenv(worktrees.FAULT_PAUSE_ENV)
+        orphan_alive = orphan.poll() is None
+        shell_alive = shell.poll() is None
+    finally:
+        for child in (orphan, shell):
+            if child.poll() is None:
+                os.killpg(child.pid, 9)
+            child.wait()
+    assert res.removed
+    assert not orphan_alive, "a process the drive started was left running in the tree"
+    assert shell_alive, "a process with no mark, merely inside the tree, was killed"
+    saved = r.show(only_save(r), "m.txt") or ""
+    kept = {int(x.split()[1]) for x in saved.splitlines()}
+    lost = sorted(set(map(int, ledger.read_text().split())) - kept)
+    assert lost == [], f"{len(lost)} lines written during the save were lost: {lost[:10]}"
 
 
 def test_save_comment_says_when_the_tree_did_not_leave(r: Repo) -> None:
