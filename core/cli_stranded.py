@@ -33,7 +33,8 @@ def cmd_list(args: argparse.Namespace, ctx: Any) -> int:
         stat = "(no stats)"
         if b.files is not None:
             stat = f"{b.files} files +{b.insertions} -{b.deletions}"
-        print(_visible(f"{b.branch}  {b.card or '-':<8} {stat}  {b.commit[:12]}"))
+        what = "  (a failed attempt)" if b.is_attempt else ""
+        print(_visible(f"{b.branch}  {b.card or '-':<8} {stat}  {b.commit[:12]}{what}"))
     for h in husks:
         print(_visible(f"husk {h.path}  {h.card or '-':<8} (moved aside, bytes intact)"))
     return 0

@@ -165,6 +165,9 @@ def test_list_says_which_saves_are_failed_attempts_wherever_it_reads_the_stats(
     code, out, _ = run(r, "stranded", "list", "--json", capsys=capsys)
     assert code == 0
     assert {x["branch"]: x["kind"] for x in json.loads(out)} == kinds
+    code, out, _ = run(r, "stranded", "list", capsys=capsys)
+    marked = [line.split()[0] for line in out.splitlines() if "(a failed attempt)" in line]
+    assert code == 0 and marked == [attempt], out
     # a stats line from before kinds existed (six fields) reads as `saved`
     line = worktrees.stats_line(r.rev(saved) or "", "feat-c-2", "c-2", worktrees.Stats(1, 1, 1))
     assert stranded._parse_stats_line(line.rsplit("\t", 1)[0])[-1] == "saved"
