@@ -1221,7 +1221,8 @@ def _husk_branch(cfg: Config, tree: Path, admin: Path | None) -> str | None:
 
 
 def stop_what_runs_in(tree: Path) -> list[int]:
-    """Kill every process a drive started in `tree` (and what they started); the groups killed.
+    """Kill every process a drive started in `tree` (and what they started); the pids of any
+    that still run after `proc.MARK_KILL_S` (then the tree must not be saved or removed).
 
     Found by the `BOARD_WORKTREE=<tree>` the drive puts in the environment of every coder,
     formatter and gate it starts, which their children inherit. Why this and not the process
@@ -1235,11 +1236,11 @@ def stop_what_runs_in(tree: Path) -> list[int]:
     environment and leaves the coder's group escapes both; none of ours does.
     """
     absolute = os.path.abspath(tree)
-    values = sorted({absolute, os.path.realpath(absolute)})
-    killed = proc.kill_marked({proc.MARK_TREE: values})
+    marks = {proc.MARK_TREE: sorted({absolute, os.path.realpath(absolute)})}
+    killed = proc.kill_marked(marks, proc.MARK_KILL_S)
     if killed:
         log.warning("killed process groups %s still running in %s before saving it", killed, tree)
-    return killed
+    return [pid for pid, _ in proc.marked_processes(marks)]
 
 
 def discard_worktree(
@@ -1274,7 +1275,14 @@ def discard_worktree(
             result.kept = "the operator locked it (git worktree lock); it is never deleted"
             log.info("kept %s: %s", tree, result.kept)
             return result
-        stop_what_runs_in(tree)
+        running = stop_what_runs_in(tree)
+        if running:
+            raise StrandedWorkError(
+                str(tree),
+                "unknown: processes still write in it",
+                f"processes {', '.join(map(str, running))} started there could not be stopped",
+                cfg.base,
+            )
         if state == "husk":
             branch = _husk_branch(cfg, tree, admin)
             if branch:

@@ -806,6 +806,30 @@ def test_nothing_a_drive_started_still_runs_in_a_tree_when_it_is_saved(
     assert lost == [], f"{len(lost)} lines written during the save were lost: {lost[:10]}"
 
 
+def test_a_tree_where_a_drives_process_cannot_be_stopped_is_kept_as_it_is(
+    r: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stand-in for an unkillable writer: the kill is made to miss (an injected fault)."""
+    t = tree(r)
+    (t / "app.py").write_text("edited\n")
+    writer = subprocess.Popen(
+        ["sleep", "60"],
+        env={**os.environ, "BOARD_WORKTREE": str(t)},
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    monkeypatch.setattr(proc, "kill_group", lambda pgid, sig=9: False)
+    monkeypatch.setattr(proc, "MARK_KILL_S", 0.2)
+    try:
+        with pytest.raises(StrandedWorkError, match="could not be stopped"):
+            worktrees.discard_worktree(r.cfg, t, why="test")
+    finally:
+        os.killpg(writer.pid, 9)
+        writer.wait()
+    assert (t / "app.py").read_text() == "edited\n", "the tree was touched"
+    assert r.stranded() == {}, "a tree was saved while something still ran in it"
+
+
 def test_save_comment_says_when_the_tree_did_not_leave(r: Repo) -> None:
     res = worktrees.RemoveResult(
         tree=r.cfg.worktrees_dir / "feat-c-1", card="c-1", removed=False, kept="locked"
