@@ -1002,13 +1002,16 @@ class Drive:
         if tree is None:
             return
         try:
-            worktrees.discard_worktree(
+            res = worktrees.discard_worktree(
                 self.cfg, tree, store=self.store, card_id=self.card_id, why=why
             )
         except StrandedWorkError as exc:
             self._comment(f"its tree was kept: {exc.line()}")
         except BoardError as exc:
             self._comment(f"its tree was kept: {exc.line()}")
+        else:
+            if res.ignored:  # a save's comment names them; with no save, the log does
+                self._say(f"removing the tree deleted {res.ignored.text()} (ignored: not work)")
         self.tree = None if not tree.exists() else tree
 
     def _end_row(self, status: str, result: str, token: str = "") -> None:

@@ -153,6 +153,32 @@ def test_an_edit_behind_an_index_bit_is_saved_when_the_coder_fails(
     _close(store)
 
 
+def test_a_published_tree_names_the_ignored_files_its_removal_deleted_in_the_drive_log(
+    tmp_path: Path,
+) -> None:
+    """No save, so no save comment: the drive's log says what went (ignored: not work)."""
+    coder = [
+        "sh",
+        "-c",
+        'mkdir -p "$0/work" "$0/node_modules/pkg"; echo w > "$0/work/$1.txt"; '
+        'echo "module.exports = 1" > "$0/node_modules/pkg/index.js"',
+        "{worktree}",
+        "{card}",
+    ]
+    cfg, store = make_board(
+        tmp_path,
+        tiers={"default": coder},
+        setup=lambda repo: (repo / ".gitignore").write_text("node_modules/\n"),
+    )
+    card = add_card(store, "with build output", surface=["work/**"])
+    end = drive_one(cfg, store, card)
+    assert end.outcome == "done", end
+    assert stranded_branches(cfg) == [], "ignored files were taken for work"
+    log = (cfg.root / ".board" / "logs" / card.id / "1.log").read_text()
+    assert "deleted 1 ignored file (19 bytes): node_modules/" in log, log[-600:]
+    _close(store)
+
+
 # ---------------------------------------------------------------------------------------------
 # seed 003: the surface harvest
 
