@@ -1,4 +1,4 @@
-"""`board stranded list|show|pick|discard`: the operator's verbs over saved work.
+"""`board stranded list|show|pick|discard|prune`: the operator's verbs over saved work.
 
 Each verb is one call into `core.stranded`; the TUI calls the same functions.
 """
@@ -33,7 +33,8 @@ def cmd_list(args: argparse.Namespace, ctx: Any) -> int:
         stat = "(no stats)"
         if b.files is not None:
             stat = f"{b.files} files +{b.insertions} -{b.deletions}"
-        print(_visible(f"{b.branch}  {b.card or '-':<8} {stat}  {b.commit[:12]}"))
+        what = "  (a failed attempt)" if b.is_attempt else ""
+        print(_visible(f"{b.branch}  {b.card or '-':<8} {stat}  {b.commit[:12]}{what}"))
     for h in husks:
         print(_visible(f"husk {h.path}  {h.card or '-':<8} (moved aside, bytes intact)"))
     return 0
@@ -84,11 +85,31 @@ def cmd_discard(args: argparse.Namespace, ctx: Any) -> int:
     return 0
 
 
+def cmd_prune(args: argparse.Namespace, ctx: Any) -> int:
+    older = stranded.parse_age(args.older_than) if args.older_than is not None else None
+    plan = stranded.prune_plan(ctx.cfg, ctx.store, card=args.card, older_than=older)
+    if not plan.branches:
+        whose = f"{args.card}'s saves" if args.card else "the saves of done or cancelled cards"
+        age = f" older than {args.older_than}" if args.older_than else ""
+        print(_visible(f"nothing to prune: no stranded branch among {whose}{age}"))
+        return 0
+    n = len(plan.branches)
+    what = f"{n} stranded branch{'es' if n != 1 else ''}"
+    print(_visible(f"prune would delete {what}:"))
+    for line in plan.lines():
+        print(_visible(f"  {line}"))
+    if not args.yes and not ctx.confirm(f"Delete these {what}? This cannot be undone."):
+        raise Refused(f"not pruned: {what} (pass --yes to delete without asking)")
+    for branch in stranded.prune(ctx.cfg, ctx.store, plan):
+        print(_visible(f"deleted {branch}"))
+    return 0
+
+
 def register(sub: Any) -> None:
     """Add `board stranded …` to the top-level subparsers."""
     top = sub.add_parser(
         "stranded",
-        help="saved work: list, show, pick or discard stranded branches and husks",
+        help="saved work: list, show, pick, discard or prune stranded branches and husks",
         description="Work saved from trees before they were removed (stranded/… branches) "
         "and husks moved aside under .worktrees/.stranded/.",
     )
@@ -119,3 +140,17 @@ def register(sub: Any) -> None:
     p.add_argument("name", metavar="BRANCH|HUSK")
     p.add_argument("--yes", action="store_true", help="do not ask")
     p.set_defaults(func=cmd_discard)
+
+    p = verbs.add_parser(
+        "prune",
+        help="delete the saves of done or cancelled cards (names them, asks first)",
+        description="Delete stranded branches whose card is done or cancelled: failed "
+        "attempts and saved trees alike. A card that is still open is refused when named "
+        "and left alone otherwise. Lists what it deletes and asks first.",
+    )
+    p.add_argument("--card", metavar="ID", help="only this card's saves")
+    p.add_argument(
+        "--older-than", metavar="AGE", help="only saves older than AGE (90s, 30m, 12h, 14d, 2w)"
+    )
+    p.add_argument("--yes", action="store_true", help="do not ask")
+    p.set_defaults(func=cmd_prune)

@@ -18,9 +18,15 @@ Why each rule:
   In the system we re-create a hold that landed while a retry was being prepared
   lost the tree, so the re-read happens again right before the drive removes its
   own failed attempt.
-- A climb discards the drive's own failed attempt unsaved: a failed attempt is
-  not work anyone asked to keep, and saving every one would bury the real
-  stranded branches. Every other removal saves first (`discard_worktree`).
+- A climb keeps the drive's own failed attempt: its tree is saved to a stranded
+  branch marked `kind=attempt` before it goes, and the next rung's brief names
+  that branch. The system we re-create discarded it unsaved ("a failed attempt
+  is not work anyone asked to keep"), but a coder that died after an hour of good
+  edits, or a gate red over one test, left work worth a look, and the README
+  promises nothing a coder made is thrown away. So that attempts do not bury the
+  stranded branches an operator must act on, they are marked and the browser
+  folds them under their card; `board stranded prune` clears them once the card
+  is done or cancelled. Every removal saves first (`discard_worktree`).
 - A coder that cannot start, or prints nothing before `first_output_timeout_s`,
   never reached the model: that is the board's infrastructure, not the card, so
   it blocks `dispatch-infra` without climbing (and never counts toward a split).
@@ -39,7 +45,7 @@ import os
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -83,6 +89,16 @@ def in_surface(path: str, surface: tuple[str, ...] | list[str]) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # the brief
+
+
+@dataclass(frozen=True)
+class KeptAttempt:
+    """A failed attempt of this drive whose work was saved before it climbed a rung."""
+
+    attempt: int
+    tier: str
+    why: str
+    branch: str
 
 
 def latest_requeue_reason(store: Store, card_id: str) -> str:
@@ -144,8 +160,13 @@ def brief_text(
     gate_round: int = 0,
     requeue_reason: str = "",
     fold_conflict: str = "",
+    attempts: Sequence[KeptAttempt] = (),
 ) -> str:
-    """The coder's brief. It never asks the coder to publish: the board commits and publishes."""
+    """The coder's brief. It never asks the coder to publish: the board commits and publishes.
+
+    `attempts`: this drive's earlier failed attempts whose work was saved; the brief names
+    their branches, so a rung can start from what the last one got right.
+    """
     lines = [f"# {card.id}: {card.title}", ""]
     lines += [
         f"You are working in the git worktree {tree} (branch {branch}).",
@@ -169,6 +190,20 @@ def brief_text(
         lines += ["## The operator's note (why this card was sent back)", "", requeue_reason, ""]
     if fold_conflict:
         lines += ["## The last fold conflicted", "", fold_conflict, ""]
+    if attempts:
+        lines += [
+            "## Earlier attempts",
+            "",
+            "Earlier attempts at this card failed. Their work was saved to branches and this "
+            "worktree starts without it; look at it with `git diff HEAD...<branch>` and take "
+            "what helps:",
+            "",
+        ]
+        lines += [
+            f"- attempt {a.attempt} (tier {a.tier}) failed: {a.why}; its work is on `{a.branch}`"
+            for a in attempts
+        ]
+        lines.append("")
     if gate_output:
         lines += [
             f"## The last gate run failed (retry {gate_round} of {cfg.gate_retries})",
@@ -240,7 +275,14 @@ def _is_scratch(cfg: Any, path: str) -> bool:
 
 
 def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
-    """(XY, path) of every uncommitted change, scratch excluded, renames split in two."""
+    """(XY, path) of every uncommitted change, scratch excluded, renames split in two.
+
+    Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
+    the tree's index first (`worktrees.unhide`), or an edit behind one is never committed.
+    """
+    from . import worktrees
+
+    worktrees.unhide(tree)
     res = gitutil.git(
         tree, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"
     )
@@ -524,6 +566,7 @@ class Drive:
         self._pgid = 0
         self._pg_lock = threading.Lock()
         self._pending: tuple[str, str] = ("failed", "")  # how the current attempt's row ends
+        self.kept_attempts: list[KeptAttempt] = []  # failed attempts saved, for the next brief
 
     # -- control from other threads ------------------------------------------------------
 
@@ -587,6 +630,7 @@ class Drive:
                 gate_round=gate_round,
                 requeue_reason=latest_requeue_reason(self.store, self.card_id),
                 fold_conflict=last_fold_conflict(self.store, self.card_id),
+                attempts=self.kept_attempts,
             )
             self.brief = write_brief(self.cfg, self.tree, text)
             self._check_stop()
@@ -796,6 +840,7 @@ class Drive:
             on_start=self._on_start,
             card=self.card_id,
             brief=str(self.brief or ""),
+            env={"BOARD_DRIVE": self.token},
         )
         with self._pg_lock:
             self._pgid = 0
@@ -890,7 +935,7 @@ class Drive:
             self._shutdown()
 
     def _climb(self, why: str, top_cls: str, tail: str) -> None:
-        """One rung up, or at the top a block; the failed attempt is discarded unsaved."""
+        """One rung up, or at the top a block; the failed attempt is saved, then removed."""
         why += depwork.note(self.cfg, self.store, self.store.get(self.card_id), self.start)
         if self.rung + 1 >= len(self.cfg.ladder):
             log = self._log_rel()
@@ -906,26 +951,40 @@ class Drive:
             f"attempt {self.attempt} (tier {self.tier}) failed: {why}; climbing to tier {nxt}",
             tail,
         )
-        self._discard_own_attempt()
+        self._keep_own_attempt(why, nxt)
         self._pending = ("failed", why)
         self.rung += 1
 
-    def _discard_own_attempt(self) -> None:
-        """Remove the drive's own failed tree and branch unsaved — re-read right before."""
-        self._edge_check("discard of its failed attempt")
+    def _keep_own_attempt(self, why: str, nxt: str) -> None:
+        """Save the drive's own failed tree as an `attempt`, then remove it — re-read right before.
+
+        A tree that cannot be saved stays where it is; the next rung's fresh build tries
+        again and blocks the card `stranded-work` if it still cannot.
+        """
+        from . import worktrees
+
+        self._edge_check("save of its failed attempt")
         tree = self.tree
         if tree is None:
             return
-        root = self.cfg.root
-        branch = gitutil.out(tree, "branch", "--show-current") if tree.exists() else ""
-        tip = gitutil.rev(root, f"refs/heads/{branch}") if branch else None
-        gitutil.git(root, "worktree", "remove", "--force", "--force", str(tree), check=False)
-        if tree.exists():
-            # it could not be removed: the next create_worktree saves it before reuse
-            self._say(f"note: {tree} could not be removed; the next build saves it first")
-        elif branch and tip:
-            gitutil.git(root, *gitutil.NO_HOOKS, "update-ref", "-d", f"refs/heads/{branch}", tip)
-        self.tree = None
+        try:
+            res = worktrees.discard_worktree(
+                self.cfg,
+                tree,
+                store=self.store,
+                card_id=self.card_id,
+                why=f"climbing from attempt {self.attempt} (tier {self.tier}) to tier {nxt}",
+                kind=worktrees.KIND_ATTEMPT,
+            )
+        except BoardError as exc:  # StrandedWorkError included: the tree is kept as it is
+            self._comment(f"its failed attempt was kept at {tree}: {exc.line()}")
+        else:
+            if res.saved is not None:
+                self.kept_attempts.append(
+                    KeptAttempt(self.attempt, self.tier, why, res.saved.branch)
+                )
+                self._say(f"the failed attempt was saved to {res.saved.branch}")
+        self.tree = None if not tree.exists() else tree
 
     def _rotate(self) -> None:
         """Start the next attempt: a new drive row, the card's token moved to it by CAS."""
@@ -1040,13 +1099,16 @@ class Drive:
         if tree is None:
             return
         try:
-            worktrees.discard_worktree(
+            res = worktrees.discard_worktree(
                 self.cfg, tree, store=self.store, card_id=self.card_id, why=why
             )
         except StrandedWorkError as exc:
             self._comment(f"its tree was kept: {exc.line()}")
         except BoardError as exc:
             self._comment(f"its tree was kept: {exc.line()}")
+        else:
+            if res.ignored:  # a save's comment names them; with no save, the log does
+                self._say(f"removing the tree deleted {res.ignored.text()} (ignored: not work)")
         self.tree = None if not tree.exists() else tree
 
     def _end_row(self, status: str, result: str, token: str = "") -> None:
@@ -1143,6 +1205,7 @@ __all__ = [
     "DriveEnd",
     "GateVerdict",
     "Harvest",
+    "KeptAttempt",
     "brief_text",
     "claim",
     "harvest",

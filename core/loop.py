@@ -19,8 +19,11 @@ coder's process group, and each drive saves its tree with a comment, reaps it an
 puts its card back in `ready` (a drive that stood aside leaves its tree alone).
 Booting after a crash (`kill -9`, a power cut): each `working` card with no live
 drive has its tree saved and goes back to `ready`, keeping any block, and the dead
-drive's leftover process group is killed (a coder runs in its own session, so it
-outlives a killed loop).
+drive's leftover processes are killed first (a coder runs in its own session, so it
+outlives a killed loop). They are found by the process group the store recorded and,
+since a loop killed while the store's write lock was busy never recorded it, by the
+drive's token (`BOARD_DRIVE`) and tree (`BOARD_WORKTREE`) in every child's
+environment: nothing still writes in a tree while it is saved.
 """
 
 from __future__ import annotations
@@ -347,6 +350,9 @@ class Loop:
             if row.pgid and proc.group_alive(row.pgid):
                 proc.kill_group(row.pgid)
                 self.log("killed", card=row.card, drive=row.id, pgid=row.pgid)
+            marked = proc.kill_marked({proc.MARK_DRIVE: [row.id]})  # a group never recorded
+            if marked:
+                self.log("killed", card=row.card, drive=row.id, pgids=marked, found="environment")
             self.store.update_drive(
                 row.id,
                 status="crashed",

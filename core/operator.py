@@ -859,7 +859,13 @@ class _Salvage:
             ),
         )
         verdict = run_gate(
-            self.cfg, self.tree, on_line, on_start=on_start, card=self.card.id, brief=str(brief)
+            self.cfg,
+            self.tree,
+            on_line,
+            on_start=on_start,
+            card=self.card.id,
+            brief=str(brief),
+            env={"BOARD_DRIVE": self.row.id},
         )
         self.store.update_drive(self.row.id, pgid=0)  # type: ignore[attr-defined]
         self.result.gate = "red" if verdict.red else verdict.status

@@ -91,6 +91,71 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
+# Every child a drive starts carries these in its environment (coder, formatter, gate), and
+# so does everything they start, from their first instruction on.
+MARK_TREE = "BOARD_WORKTREE"
+MARK_DRIVE = "BOARD_DRIVE"
+MARK_KILL_S = 5.0
+
+
+def marked_processes(marks: Mapping[str, Sequence[str]]) -> list[tuple[int, int]]:
+    """(pid, pgid) of every live process whose environment has KEY=VALUE for one of `marks`.
+
+    Read from /proc/<pid>/environ, the environment the process was started with. This
+    process and its own group are never listed. Processes of other users cannot be read
+    and are not listed; a system without /proc lists nothing.
+    """
+    needles = {f"{k}={v}".encode() for k, values in marks.items() for v in values if v}
+    if not needles:
+        return []
+    own_pid, own_group = os.getpid(), os.getpgrp()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    found = []
+    for name in entries:
+        if not name.isdigit() or int(name) == own_pid:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                env = fh.read()
+        except OSError:
+            continue
+        if not any(n in env for n in needles):  # cheap test first, exact one below
+            continue
+        if not needles.intersection(env.split(b"\0")):
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) != own_group:
+            found.append((int(name), int(fields[2])))
+    return found
+
+
+def kill_marked(marks: Mapping[str, Sequence[str]], timeout: float = MARK_KILL_S) -> list[int]:
+    """Kill the group of every process `marked_processes` finds, until none is left.
+
+    Returns the groups killed. Looks again after each round, so a process forked or moved
+    to a group of its own meanwhile is caught too; gives up after `timeout`, and what is
+    left then is listed by a last `marked_processes` call the caller may make.
+    """
+    killed: list[int] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        found = marked_processes(marks)
+        if not found or time.monotonic() >= deadline:
+            return killed
+        for _pid, pgid in found:
+            if kill_group(pgid) and pgid not in killed:
+                killed.append(pgid)
+        time.sleep(0.02)
+
+
 def pid_alive(pid: int) -> bool:
     """True while the process runs; a zombie is dead for our purposes."""
     if pid <= 0:

@@ -1,4 +1,4 @@
-"""The operator's verbs over saved work: list, show, pick and discard stranded branches and husks.
+"""The operator's verbs over saved work: list, show, pick, discard and prune stranded branches.
 
 A stranded branch is `stranded/<tree dir>/<UTC ms stamp>[-N]`, made by the save before a tree
 went (see worktrees.py). Its diffstat is recorded in the save commit's `Board-Save:` trailer,
@@ -15,6 +15,7 @@ import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from . import proc, runbranch, worktrees
 from .config import Config
 from .errors import BoardError, Conflict, NotFound, Refused
 from .gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
+from .store import Store
 
 _STAMP = r"\d{8}T\d{6}\.\d{3}Z"
 _HUSK_RE = re.compile(rf"^(?P<tree>.+)-(?P<stamp>{_STAMP})(?:-\d+)?$")
@@ -40,10 +42,15 @@ class StrandedBranch:
     files: int | None
     insertions: int | None
     deletions: int | None
+    kind: str = worktrees.KIND_SAVED  # or KIND_ATTEMPT: a drive's own failed attempt
+
+    @property
+    def is_attempt(self) -> bool:
+        return self.kind == worktrees.KIND_ATTEMPT
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kind": "branch",
+            "kind": self.kind,
             "branch": self.branch,
             "card": self.card,
             "tree": self.tree,
@@ -114,30 +121,51 @@ class PickResult:
 # list --------------------------------------------------------------------------------------
 
 
-_CachedStats = tuple[str, str | None, int | None, int | None, int | None]
+_CachedStats = tuple[str, str | None, int | None, int | None, int | None, str]
+_SAVED = worktrees.KIND_SAVED
+_NO_STATS: _CachedStats = ("", None, None, None, None, _SAVED)
+_KINDS = frozenset(worktrees.KINDS)
 
 
 def _parse_stats_line(line: str) -> _CachedStats | None:
-    """One stats-file line as (tree, card, files, insertions, deletions); None if malformed."""
+    """One stats-file line as (tree, card, files, insertions, deletions, kind); None if
+    malformed. A six-field line was written before kinds existed: `saved`."""
     f = line.split("\t")
-    if len(f) != 6:
+    if len(f) == 7:
+        kind = f[6] if f[6] in _KINDS else _SAVED
+    elif len(f) == 6:
+        kind = _SAVED
+    else:
         return None
     if f[1] == "-" or not f[3].isdigit():
-        return ("", None, None, None, None)
-    return (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]))
+        return _NO_STATS
+    return (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]), kind)
 
 
 def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
-    """commit -> (tree, card, files, insertions, deletions) from the stats file."""
+    """commit -> (tree, card, files, insertions, deletions, kind) from the stats file."""
     try:
         text = worktrees.stats_file(cfg).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return {}
+    # `_parse_stats_line` inlined: this loop runs once per save (2,000 lines), and the
+    # listing must not get slower for the kind it now reads
     cache: dict[str, _CachedStats] = {}
+    kinds, saved, no_stats = _KINDS, _SAVED, _NO_STATS
     for line in text.splitlines():
-        parsed = _parse_stats_line(line)
-        if parsed is not None:
-            cache[line[: line.index("\t")]] = parsed
+        f = line.split("\t")
+        n = len(f)
+        if n == 7:
+            kind = f[6] if f[6] in kinds else saved
+        elif n == 6:
+            kind = saved
+        else:
+            continue
+        if f[1] == "-" or not f[3].isdigit():
+            cache[f[0]] = no_stats
+        else:
+            card = None if f[2] == "-" else f[2]
+            cache[f[0]] = (f[1], card, int(f[3]), int(f[4]), int(f[5]), kind)
     return cache
 
 
@@ -176,7 +204,7 @@ def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedSt
         f"--format={fmt}",
         input_bytes=("\n".join(commits) + "\n").encode(),
     )
-    found: dict[str, _CachedStats] = {c: ("", None, None, None, None) for c in commits}
+    found: dict[str, _CachedStats] = {c: _NO_STATS for c in commits}
     lines = []
     for line in res.stdout.splitlines():
         commit, _, trailer = line.partition("\0")
@@ -193,8 +221,10 @@ def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedSt
         card = fields.get("card")
         card = None if card in (None, "-") else card
         tree = fields.get("tree", "")
-        found[commit] = (tree, card, stats.files, stats.insertions, stats.deletions)
-        lines.append(worktrees.stats_line(commit, tree, card, stats))
+        kind = fields.get("kind", _SAVED)
+        kind = kind if kind in worktrees.KINDS else _SAVED
+        found[commit] = (tree, card, stats.files, stats.insertions, stats.deletions, kind)
+        lines.append(worktrees.stats_line(commit, tree, card, stats, kind))
     worktrees.record_stats(cfg, lines)
     return found
 
@@ -203,9 +233,9 @@ def _compact_stats(cfg: Config, cache: dict[str, _CachedStats], live: set[str]) 
     """Rewrite the stats file with only live commits (a lost line is re-read from trailers)."""
     lines = []
     for commit in sorted(live & cache.keys()):
-        tree, card, files, ins, dels = cache[commit]
+        tree, card, files, ins, dels, kind = cache[commit]
         stats = None if files is None else worktrees.Stats(files, ins or 0, dels or 0)
-        lines.append(worktrees.stats_line(commit, tree, card, stats))
+        lines.append(worktrees.stats_line(commit, tree, card, stats, kind))
     path = worktrees.stats_file(cfg)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):
@@ -278,12 +308,13 @@ def _branches(
     card_of = worktrees.card_id_of
     prefix = cfg.prefix
     found = []
-    empty: _CachedStats = ("", None, None, None, None)
     for stamp, branch, commit, tree in refs:
-        cached = cache.get(commit, empty)
+        cached = cache.get(commit, _NO_STATS)
         card = cached[1] if cached[1] is not None else card_of(tree, prefix)
         found.append(
-            StrandedBranch(branch, card, tree, stamp, commit, cached[2], cached[3], cached[4])
+            StrandedBranch(
+                branch, card, tree, stamp, commit, cached[2], cached[3], cached[4], cached[5]
+            )
         )
     return found
 
@@ -782,3 +813,127 @@ def discard(cfg: Config, name: str) -> DiscardTarget:
     except OSError as exc:
         raise BoardError(f"could not delete the husk {target.path}: {exc}") from exc
     return target
+
+
+# prune -------------------------------------------------------------------------------------
+
+PRUNABLE = ("done", "cancelled")  # a card's saves may be pruned only once it is finished
+_AGE_RE = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(text: str) -> float:
+    """`90s`, `30m`, `12h`, `14d`, `2w` as seconds; anything else is refused in one line."""
+    m = _AGE_RE.match(text.strip().lower())
+    if not m:
+        raise Refused(f"not an age: {text!r} (a number and a unit: 90s, 30m, 12h, 14d, 2w)")
+    return float(m.group(1)) * _AGE_UNITS[m.group(2)]
+
+
+def stamp_time(stamp: str) -> datetime | None:
+    """A save's stamp (`20260102T030405.678Z`) as a UTC datetime, or None."""
+    try:
+        return datetime.strptime(stamp, "%Y%m%dT%H%M%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+@dataclass
+class PrunePlan:
+    """The stranded branches `prune` would delete, each with the commit it must still name,
+    and the lanes of their cards as read (re-checked before anything goes)."""
+
+    branches: list[StrandedBranch]
+    lanes: dict[str, str]
+    left: int = 0  # saves kept: their card is open, gone or unknown, or they are too new
+
+    def lines(self) -> list[str]:
+        """One line per branch: what will be deleted, named."""
+        out = []
+        for b in self.branches:
+            stat = (
+                f", {b.files} files +{b.insertions} -{b.deletions}" if b.files is not None else ""
+            )
+            card = f"{b.card} {self.lanes.get(b.card or '', '?')}"
+            out.append(f"{b.branch}  ({card}, {b.kind}{stat}, commit {b.commit[:12]})")
+        return out
+
+
+def prune_plan(
+    cfg: Config,
+    store: Store,
+    card: str | None = None,
+    older_than: float | None = None,
+    now: datetime | None = None,
+) -> PrunePlan:
+    """What `board stranded prune` would delete: saves of `done` or `cancelled` cards only.
+
+    A save is the only copy of its work, so the operator clears them by hand and only where
+    the card is finished; a card still open (working above all) is refused when named, and
+    its saves are left alone otherwise. `older_than` (seconds) keeps the newer saves.
+    Reads only.
+    """
+    if card is not None:
+        found = store.get(card)  # NotFound: one line
+        if found.lane not in PRUNABLE:
+            raise Refused(
+                f"{card} is {found.lane}: prune deletes only the saves of done or cancelled "
+                "cards (an open card's saves may be the only copy of its work)"
+            )
+    now = now or datetime.now(UTC)
+    every = list_stranded(cfg)
+    ids = {b.card for b in every if b.card and (card is None or b.card == card)}
+    lanes = {}
+    for cid in ids:
+        found = store.find(cid)
+        if found is not None:
+            lanes[cid] = found.lane
+    chosen = []
+    left = 0
+    for b in every:
+        if card is not None and b.card != card:
+            continue
+        if not b.card or lanes.get(b.card) not in PRUNABLE:
+            left += 1
+            continue
+        if older_than is not None:
+            when = stamp_time(b.stamp)
+            if when is None or (now - when).total_seconds() < older_than:
+                left += 1
+                continue
+        chosen.append(b)
+    return PrunePlan(
+        chosen, {c: lanes.get(c, "?") for c in {b.card for b in chosen if b.card}}, left
+    )
+
+
+def prune(cfg: Config, store: Store, plan: PrunePlan) -> list[str]:
+    """Delete exactly the branches `plan` names, at the commits it names, all or none.
+
+    The cards are read again first: one reopened meanwhile stops the prune. The refs go in
+    one `update-ref --stdin` transaction with each old value given, so a branch that moved
+    or vanished meanwhile fails the whole prune and nothing is deleted.
+    """
+    for cid, lane in sorted(plan.lanes.items()):
+        now = store.get(cid).lane
+        if now not in PRUNABLE:
+            raise Conflict(f"{cid} is {now} now, not {lane}: nothing was pruned")
+    if not plan.branches:
+        return []
+    script = "".join(f"delete refs/heads/{b.branch} {b.commit}\n" for b in plan.branches)
+    res = git(
+        cfg.root,
+        *NO_HOOKS,
+        "update-ref",
+        "-m",
+        "board stranded prune",
+        "--stdin",
+        input_bytes=script.encode(),
+        check=False,
+    )
+    if res.returncode != 0:
+        why = (res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["failed"]
+        raise Conflict(
+            f"a stranded branch changed or vanished meanwhile ({why[0]}); nothing was pruned"
+        )
+    return [b.branch for b in plan.branches]

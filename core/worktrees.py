@@ -10,6 +10,10 @@ tree stays exactly as it is and the caller gets a `StrandedWorkError` saying why
 The save never touches the tree, its index or its branch: the working state is staged into a
 private copy of the index, committed with `commit-tree` (pinned identity, no hooks, no
 signing) and put on a new ref created with an empty old value, so no branch is overwritten.
+
+Nothing may still run in a tree while it is saved and removed: a coder left behind by a
+`board run` that died keeps writing, and what it writes after the save is lost with the
+tree. So every removal first kills what runs there (`stop_what_runs_in`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import locks, runbranch
+from . import locks, proc, runbranch
 from .config import Config
 from .errors import BoardError, GitError, Refused, StrandedWorkError
 from .gitutil import NO_HOOKS, git, identity_env, out
@@ -45,6 +49,9 @@ STRANDED_REFS = "refs/heads/stranded/"
 HUSK_DIR = ".stranded"  # husks moved aside, bytes intact, under the worktrees root
 TRASH_DIR = ".trash"  # saved trees on their way out; anything left here was saved first
 SAVE_TRAILER = "Board-Save"
+KIND_SAVED = "saved"  # a tree's work saved before an edge removed it
+KIND_ATTEMPT = "attempt"  # a drive's own failed attempt, saved before it climbed a rung
+KINDS = (KIND_SAVED, KIND_ATTEMPT)
 STATS_FILE = "stranded-stats.tsv"
 LOCK_TIMEOUT_S = 600.0
 MAX_NAME_TRIES = 100
@@ -180,6 +187,38 @@ class Work:
         return ", ".join(parts) if parts else "nothing unpublished"
 
 
+IGNORED_NAMED = 5  # how many ignored paths a save's comment names before "and N more"
+
+
+@dataclass
+class Dropped:
+    """Ignored files a removal deletes: not work (build output, secrets), but said out loud.
+
+    A save holds what `git add -A` holds, so ignored files stay out of it: `.env` on a branch
+    that may be pushed would leak it. Removing the tree deletes them all the same, so the
+    save's comment names them (how many, how big, the first paths).
+    """
+
+    files: int = 0
+    bytes: int = 0
+    paths: list[str] = field(default_factory=list)  # what git lists (a directory once, with /)
+
+    def __bool__(self) -> bool:
+        return bool(self.paths)
+
+    def text(self) -> str:
+        """`3 ignored files (1,234 bytes): .env, build/, dist/app.bin`."""
+        named = ", ".join(self.paths[:IGNORED_NAMED])
+        more = len(self.paths) - IGNORED_NAMED
+        if more > 0:
+            named += f" and {more} more"
+        plural = "s" if self.files != 1 else ""
+        return f"{self.files} ignored file{plural} ({self.bytes:,} bytes): {named}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"files": self.files, "bytes": self.bytes, "paths": self.paths}
+
+
 @dataclass
 class SaveResult:
     """A verified save: the branch exists, points at `commit`, and its tree was read back."""
@@ -193,6 +232,7 @@ class SaveResult:
     holds: str
     base_ref: str
     reused: bool = False  # an earlier save of exactly this state was found and verified
+    kind: str = KIND_SAVED  # KIND_ATTEMPT: a drive's own failed attempt
 
     @property
     def ref(self) -> str:
@@ -200,6 +240,7 @@ class SaveResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "kind": self.kind,
             "branch": self.branch,
             "commit": self.commit,
             "tree": self.tree_dir,
@@ -227,6 +268,7 @@ class RemoveResult:
     branch_saves: list[SaveResult] = field(default_factory=list)
     kept: str = ""  # why the tree is still at its path
     error: str = ""  # a failed save's full message
+    ignored: Dropped | None = None  # ignored files the removal deleted (never saved)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -238,6 +280,7 @@ class RemoveResult:
             "branch_saves": [s.to_json() for s in self.branch_saves],
             "kept": self.kept,
             "error": self.error,
+            "ignored": self.ignored.to_json() if self.ignored else None,
         }
 
 
@@ -321,12 +364,59 @@ def _numstat(cwd: Path, old: str, new: str) -> Stats:
 # staging -----------------------------------------------------------------------------------
 
 
+_HIDDEN_RE = re.compile(r"(?:^|\0)([hsS]) ([^\0]+)")
+
+
+def hidden_paths(tree: Path, env: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """(assume-unchanged paths, skip-worktree paths whose file is present) in the index.
+
+    `git ls-files -v` tags an assume-unchanged entry in lower case and a skip-worktree one
+    `S`; one call, read with one regular expression.
+    """
+    text = git(tree, "ls-files", "-v", "-z", env=env).stdout
+    assumed: list[str] = []
+    skipped: list[str] = []
+    for tag, path in _HIDDEN_RE.findall(text):
+        if tag in "hs":
+            assumed.append(path)
+        if tag in "sS" and os.path.lexists(tree / path):
+            skipped.append(path)
+    return assumed, skipped
+
+
+def unhide(tree: Path, env: dict[str, str] | None = None) -> list[str]:
+    """Clear the index bits that hide edits from git; return the paths they were on.
+
+    `assume-unchanged` and `skip-worktree` both tell git not to look at a file, so
+    `git status` and `git add -A` miss an edit behind them: the tree was judged empty and
+    removed, and a card reached `done` without the edit. The bits are cleared in the index
+    `env` names (the save's private copy; the tree's own only for the board's commit, which
+    owns it). A skip-worktree file that is absent is a sparse checkout's and keeps its bit:
+    clearing it would stage a deletion nobody made.
+    """
+    assumed, skipped = hidden_paths(tree, env)
+    for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
+        if paths:  # one flag per call: update-index applies only the last of two
+            git(
+                tree,
+                "update-index",
+                flag,
+                "-z",
+                "--stdin",
+                env=env,
+                input_bytes=("\0".join(paths) + "\0").encode("utf-8", "surrogateescape"),
+            )
+    return sorted(set(assumed) | set(skipped))
+
+
 def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None) -> None:
     """`git add -A` of the whole tree except the scratch directories.
 
     A scratch directory git already ignores (`board init` puts it in info/exclude) is left
     out of the pathspec: naming an ignored path, even to exclude it, makes `git add` fail.
+    Edits hidden behind index bits are unhidden first (`unhide`): they are work.
     """
+    unhide(tree, env)
     names = [n for n in (s.strip("/") for s in cfg.scratch) if n]
     ignored: set[str] = set()
     if names:  # one call for all of them
@@ -391,6 +481,63 @@ def stage_all(cfg: Config, tree: Path, env: dict[str, str] | None = None) -> lis
     if links:
         _unstage(tree, links, env)
     return links
+
+
+def _tree_bytes(path: Path) -> tuple[int, int]:
+    """(files, bytes) under `path`, links not followed (each link counts as itself)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0, 0
+    if not stat.S_ISDIR(st.st_mode):
+        return 1, st.st_size
+    files = size = 0
+    stack = [str(path)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        else:
+                            files += 1
+                            size += entry.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return files, size
+
+
+def ignored_files(cfg: Config, tree: Path) -> Dropped:
+    """The ignored files in `tree` (scratch and the board's node_modules links left out).
+
+    One `git ls-files --ignored --directory` (an ignored directory is listed once), then
+    their sizes from the file system.
+    """
+    res = git(
+        tree,
+        "ls-files",
+        "-z",
+        "--others",
+        "--ignored",
+        "--exclude-standard",
+        "--directory",
+    )
+    scratch = [n for n in (s.strip("/") for s in cfg.scratch) if n]
+    dropped = Dropped()
+    for path in res.stdout.split("\0"):
+        bare = path.rstrip("/")
+        if not bare or any(bare == n or bare.startswith(n + "/") for n in scratch):
+            continue
+        if bare.rsplit("/", 1)[-1] == "node_modules" and (tree / bare).is_symlink():
+            continue  # the board's own link: its target is not in the tree
+        files, size = _tree_bytes(tree / bare)
+        dropped.paths.append(path)
+        dropped.files += files
+        dropped.bytes += size
+    return dropped
 
 
 # the snapshot ------------------------------------------------------------------------------
@@ -590,15 +737,24 @@ def unpublished_work(cfg: Config, tree: Path) -> Work:
 # the save ------------------------------------------------------------------------------------
 
 
-def _message(tree_dir: str, card: str | None, holds: str, stats: Stats, why: str) -> str:
+def _message(
+    tree_dir: str, card: str | None, holds: str, stats: Stats, why: str, kind: str = KIND_SAVED
+) -> str:
+    """The save commit's message; its `Board-Save:` trailer is what `stranded list` reads.
+
+    `kind=attempt` marks a drive's own failed attempt. It lives in the trailer (and the
+    stats file), not the branch name, so the name keeps its one format and a listing
+    learns the kind from the same line that gives the diffstat, at no extra cost.
+    """
     fields = (
         f"tree={tree_dir} card={card or '-'} files={stats.files} "
-        f"insertions={stats.insertions} deletions={stats.deletions}"
+        f"insertions={stats.insertions} deletions={stats.deletions} kind={kind}"
     )
     because = f" before {why}" if why else ""
+    what = "the failed attempt" if kind == KIND_ATTEMPT else "the work"
     return (
         f"stranded: {tree_dir} ({holds})\n\n"
-        f"board saved the work in {tree_dir}{because}: it existed nowhere else.\n\n"
+        f"board saved {what} in {tree_dir}{because}: it existed nowhere else.\n\n"
         f"{SAVE_TRAILER}: {fields}\n"
     )
 
@@ -608,12 +764,18 @@ def stats_file(cfg: Config) -> Path:
     return cfg.board_dir / STATS_FILE
 
 
-def stats_line(commit: str, tree_dir: str, card: str | None, stats: Stats | None) -> str:
+def stats_line(
+    commit: str, tree_dir: str, card: str | None, stats: Stats | None, kind: str = KIND_SAVED
+) -> str:
+    """One stats-file line: commit, tree, card, files, insertions, deletions, kind.
+
+    Lines written before kinds existed have six fields; they are all `saved`.
+    """
     if stats is None:  # known to carry no Board-Save trailer (a branch made by hand)
-        return f"{commit}\t-\t-\t-\t-\t-\n"
+        return f"{commit}\t-\t-\t-\t-\t-\t{KIND_SAVED}\n"
     return (
         f"{commit}\t{tree_dir}\t{card or '-'}\t{stats.files}\t{stats.insertions}\t"
-        f"{stats.deletions}\n"
+        f"{stats.deletions}\t{kind}\n"
     )
 
 
@@ -651,6 +813,14 @@ def _verify(cfg: Config, ref: str, commit: str, snapshot: str) -> None:
         )
 
 
+def _kind_of(cfg: Config, commit: str) -> str:
+    """The kind a save commit's trailer records (`saved` when it records none)."""
+    fmt = f"%(trailers:key={SAVE_TRAILER},valueonly,separator=%x3B)"
+    text = git(cfg.root, "log", "-1", f"--format={fmt}", commit, check=False).stdout
+    kind = parse_save_trailer(text).get("kind", KIND_SAVED)
+    return kind if kind in KINDS else KIND_SAVED
+
+
 def _write_save(
     cfg: Config,
     tree_dir: str,
@@ -662,13 +832,16 @@ def _write_save(
     base: str,
     existing: dict[str, tuple[str, str, str]],
     why: str,
+    kind: str = KIND_SAVED,
 ) -> SaveResult:
     """Commit the snapshot and put it on a new stranded branch; verified, never overwriting."""
-    # an earlier save of exactly this state (a save killed before its tree went): reuse it
+    # an earlier save of exactly this state (a save killed before its tree went): reuse it,
+    # keeping the kind its commit records
     for ref, (commit, tree_oid, ps) in sorted(existing.items()):
         if tree_oid == snapshot and ps.split() == parents:
             _verify(cfg, ref, commit, snapshot)
-            record_stats(cfg, [stats_line(commit, tree_dir, card, stats)])
+            was = _kind_of(cfg, commit)
+            record_stats(cfg, [stats_line(commit, tree_dir, card, stats, was)])
             return SaveResult(
                 _short(ref),
                 commit,
@@ -679,6 +852,7 @@ def _write_save(
                 holds,
                 base,
                 reused=True,
+                kind=was,
             )
     parent_args = [a for p in parents for a in ("-p", p)]
     commit = out(
@@ -690,7 +864,7 @@ def _write_save(
         "-F",
         "-",
         env=identity_env(),
-        input_bytes=_message(tree_dir, card, holds, stats, why).encode(),
+        input_bytes=_message(tree_dir, card, holds, stats, why, kind).encode(),
     )
     _fault("after-commit-tree")
     stamp = utc_stamp()
@@ -713,8 +887,10 @@ def _write_save(
         if res.returncode == 0:
             _fault("after-update-ref")
             _verify(cfg, ref, commit, snapshot)
-            record_stats(cfg, [stats_line(commit, tree_dir, card, stats)])
-            return SaveResult(_short(ref), commit, tree_dir, card, name, stats, holds, base)
+            record_stats(cfg, [stats_line(commit, tree_dir, card, stats, kind)])
+            return SaveResult(
+                _short(ref), commit, tree_dir, card, name, stats, holds, base, kind=kind
+            )
         last = (res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["failed"]
         last = last[0]
         if "reference already exists" not in last and "File exists" not in last:
@@ -722,16 +898,20 @@ def _write_save(
     raise GitError(f"could not create a stranded/{tree_dir}/… branch: {last}")
 
 
-def preserve_worktree(cfg: Config, tree: Path, why: str = "") -> SaveResult | None:
+def preserve_worktree(
+    cfg: Config, tree: Path, why: str = "", kind: str = KIND_SAVED
+) -> SaveResult | None:
     """Save the tree's HEAD plus its working state to a new verified stranded/… branch.
 
     Returns None when the tree holds nothing unpublished. Raises StrandedWorkError, with the
     tree untouched, when the work cannot be saved (a nested git repository is refused whole).
     """
-    return _preserve(cfg, Path(tree), why)[0]
+    return _preserve(cfg, Path(tree), why, kind)[0]
 
 
-def _preserve(cfg: Config, tree: Path, why: str) -> tuple[SaveResult | None, Work]:
+def _preserve(
+    cfg: Config, tree: Path, why: str, kind: str = KIND_SAVED
+) -> tuple[SaveResult | None, Work]:
     card = card_id_of(tree.name, cfg.prefix)
     try:
         work = _snapshot(cfg, tree)
@@ -763,6 +943,7 @@ def _preserve(cfg: Config, tree: Path, why: str) -> tuple[SaveResult | None, Wor
             work.base_ref,
             work.existing,
             why,
+            kind,
         )
     except (GitError, OSError) as exc:
         raise StrandedWorkError(str(tree), work.describe(), _why(exc), work.base_ref) from exc
@@ -1035,12 +1216,36 @@ def _husk_branch(cfg: Config, tree: Path, admin: Path | None) -> str | None:
     return f"refs/heads/{name}" if name else None
 
 
+def stop_what_runs_in(tree: Path) -> list[int]:
+    """Kill every process a drive started in `tree` (and what they started); the pids of any
+    that still run after `proc.MARK_KILL_S` (then the tree must not be saved or removed).
+
+    Found by the `BOARD_WORKTREE=<tree>` the drive puts in the environment of every coder,
+    formatter and gate it starts, which their children inherit. Why this and not the process
+    group recorded in the store: the drive records that group after the child has started,
+    through the store's write lock, and a `board run` killed while that lock was busy (another
+    process writing) left an orphan coder nobody knew of, still writing while boot saved its
+    tree (3 to 11 lines lost per crash in the report of issue 15). The environment is the
+    child's from its first instruction, so there is no window in which it runs unmarked.
+    Why not every process whose working directory is inside the tree: that would kill the
+    operator's own shell, `cd`'d into a tree to look at it. A process that scrubs its
+    environment and leaves the coder's group escapes both; none of ours does.
+    """
+    absolute = os.path.abspath(tree)
+    marks = {proc.MARK_TREE: sorted({absolute, os.path.realpath(absolute)})}
+    killed = proc.kill_marked(marks, proc.MARK_KILL_S)
+    if killed:
+        log.warning("killed process groups %s still running in %s before saving it", killed, tree)
+    return [pid for pid, _ in proc.marked_processes(marks)]
+
+
 def discard_worktree(
     cfg: Config,
     tree: Path,
     store: CommentSink | None = None,
     card_id: str | None = None,
     why: str = "",
+    kind: str = KIND_SAVED,
 ) -> RemoveResult:
     """THE one save-then-remove: every edge that removes a tree calls this.
 
@@ -1048,8 +1253,11 @@ def discard_worktree(
     removal. A tree the operator locked is kept. A husk is moved aside to .stranded/, bytes
     intact, after its branch's unique commits are saved. Otherwise the tree's work is saved to
     a verified branch and only then the tree leaves its path (read-only files included). When
-    the save fails, StrandedWorkError is raised and the tree is exactly as it was.
+    the save fails, StrandedWorkError is raised and the tree is exactly as it was. `kind`
+    (`attempt` for a drive's own failed attempt) is recorded with the save.
     """
+    if kind not in KINDS:
+        raise Refused(f"not a kind of save: {kind!r} (one of {', '.join(KINDS)})")
     tree = Path(os.path.abspath(tree))
     card = card_id or card_id_of(tree.name, cfg.prefix)
     result = RemoveResult(tree=tree, card=card, why=why)
@@ -1058,12 +1266,20 @@ def discard_worktree(
         if not os.path.lexists(tree):
             result.existed = False
             return result
-        kind, admin = _classify(cfg, tree)
-        if kind == "locked":
+        state, admin = _classify(cfg, tree)
+        if state == "locked":
             result.kept = "the operator locked it (git worktree lock); it is never deleted"
             log.info("kept %s: %s", tree, result.kept)
             return result
-        if kind == "husk":
+        running = stop_what_runs_in(tree)
+        if running:
+            raise StrandedWorkError(
+                str(tree),
+                "unknown: processes still write in it",
+                f"processes {', '.join(map(str, running))} started there could not be stopped",
+                cfg.base,
+            )
+        if state == "husk":
             branch = _husk_branch(cfg, tree, admin)
             if branch:
                 try:
@@ -1091,10 +1307,19 @@ def discard_worktree(
                 )
             _comment(store, result, cfg)
             return result
-        result.saved, work = _preserve(cfg, tree, why)
+        result.saved, work = _preserve(cfg, tree, why, kind)
+        try:
+            ignored = ignored_files(cfg, tree)
+        except (GitError, OSError) as exc:  # naming them must never stop a saved tree going
+            log.warning("could not list the ignored files of %s: %s", tree, exc)
+            ignored = None
         not_gone = _move_out(cfg, tree, admin)
         result.removed = not not_gone and not os.path.lexists(tree)
         result.kept = not_gone
+        if result.removed and ignored:
+            result.ignored = ignored
+            if result.saved is None:
+                log.info("removed %s (nothing to save) with %s", tree, ignored.text())
         own = f"refs/heads/{_branch_of_tree_name(tree.name)}"
         if result.removed and not work.detached and work.branch == own:
             _delete_branch(cfg, work.branch, work.branch_tip)
@@ -1122,8 +1347,9 @@ def _rel(cfg: Config, path: Path) -> str:
 def _save_lines(save: SaveResult) -> list[str]:
     b = save.branch
     again = " (an earlier save of exactly this state, verified)" if save.reused else ""
+    what = ", a failed attempt," if save.kind == KIND_ATTEMPT else ""
     return [
-        f"Saved to {b}{again}: {save.stats.text()} ({save.holds}).",
+        f"Saved to {b}{what}{again}: {save.stats.text()} ({save.holds}).",
         f"  inspect:     git diff {save.base_ref}...{b}",
         f"  cherry-pick: board stranded pick {b}   (or: git cherry-pick {save.base_ref}..{b})",
         f"  delete:      board stranded discard {b}   (or: git branch -D {b})",
@@ -1152,6 +1378,11 @@ def save_comment(cfg: Config, result: RemoveResult) -> str:
         lines.append(f"{where} could not be saved{because}: {result.error}")
     if result.removed:
         lines.append(f"The tree left its path: {where} is gone.")
+        if result.ignored:
+            lines.append(
+                f"Deleted with it, not saved (ignored by git, so not work): "
+                f"{result.ignored.text()}."
+            )
     else:
         lines.append(f"The tree is still at {where}: {result.kept or result.error or 'kept'}.")
     return "\n".join(lines)

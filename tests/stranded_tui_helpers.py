@@ -85,7 +85,14 @@ def _card(store: SQLiteStore, title: str, lane: str) -> str:
     return card.id
 
 
-def save(fx: Fixture, card: str, files: dict[str, str], slug: str = "", commit: str = "") -> str:
+def save(
+    fx: Fixture,
+    card: str,
+    files: dict[str, str],
+    slug: str = "",
+    commit: str = "",
+    kind: str = worktrees.KIND_SAVED,
+) -> str:
     """A tree for `card` with `files` written (and `commit` ones committed), saved and removed."""
     cfg = fx.cfg
     tree = worktrees.create_worktree(cfg, card, slug)
@@ -95,7 +102,9 @@ def save(fx: Fixture, card: str, files: dict[str, str], slug: str = "", commit: 
         path = tree / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    res = worktrees.discard_worktree(cfg, tree, store=fx.store, card_id=card, why="fixture")
+    res = worktrees.discard_worktree(
+        cfg, tree, store=fx.store, card_id=card, why="fixture", kind=kind
+    )
     assert res.saved is not None and res.removed, f"the fixture save failed: {res}"
     return res.saved.branch
 
@@ -124,8 +133,11 @@ def make_husk(fx: Fixture, card: str) -> Path:
     return husks[-1]
 
 
-def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, husk: bool = True) -> Fixture:
-    """Four saves over three cards (one of them gone from the board), and one husk."""
+def build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, husk: bool = True, attempts: bool = False
+) -> Fixture:
+    """Four saves over three cards (one of them gone from the board), and one husk; with
+    `attempts`, three failed attempts too: two of c-1 and one of c-2."""
     pin_time(monkeypatch)
     repo = make_repo(tmp_path)
     repo.cfg.board_dir.mkdir(parents=True, exist_ok=True)
@@ -144,6 +156,13 @@ def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, husk: bool = True) ->
     fx.saves["kept"] = preserve(fx, "c-1", {"lib.py": "line 0\nchanged\n"}, slug="retry")
     if husk:
         fx.husk = make_husk(fx, "c-2")
+    if attempts:
+        attempt = worktrees.KIND_ATTEMPT
+        fx.saves["c-1 attempt 1"] = save(fx, "c-1", {"app.py": "print('try 1')\n"}, kind=attempt)
+        fx.saves["c-1 attempt 2"] = save(fx, "c-1", {"app.py": "print('try 2')\n"}, kind=attempt)
+        fx.saves["c-2 attempt 1"] = save(
+            fx, "c-2", {"login.py": "login = 1\n"}, slug="fix-login", kind=attempt
+        )
     return fx
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from board.core import actions, drive
+import pytest
+from board.core import actions, drive, proc, worktrees
 from board.core.loop import Loop
 
 from tests.conftest import GIT_ENV
@@ -114,4 +116,95 @@ def test_boot_leaves_a_card_whose_drive_is_alive_in_another_process(tmp_path: Pa
     finally:
         holder.kill()
         holder.wait()
+    store.close()
+
+
+# Takes the store's write lock once GO exists, says so with HELD, keeps it until RELEASE.
+LOCK_HOLDER = """
+import os, sqlite3, sys, time
+db, go, held, release = sys.argv[1:5]
+deadline = time.monotonic() + 60
+while not os.path.exists(go) and time.monotonic() < deadline:
+    time.sleep(0.005)
+conn = sqlite3.connect(db, timeout=30, isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+open(held, "w").close()
+while not os.path.exists(release) and time.monotonic() < deadline:
+    time.sleep(0.01)
+conn.execute("ROLLBACK")
+"""
+
+
+def test_an_orphan_coder_that_outlives_a_kill_9_while_the_store_was_locked_loses_no_marker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop dies between starting the coder and recording its group (the store's write
+    lock was busy): the orphan, ignoring SIGPIPE, writes on. Boot must stop it before it
+    saves the tree, or what it writes during the save is lost with the tree."""
+    pids, ledger = tmp_path / "pids", tmp_path / "ledger"
+    coder = [script("coder_markers.sh"), "{worktree}", "{card}", str(pids), str(ledger)]
+    cfg, store = make_board(tmp_path, tiers={"default": coder})
+    card = add_card(store, "orphaned", surface=["work/**"])
+    tree = cfg.worktrees_dir / "feat-c-1"
+    go, held, release = tmp_path / "go", tmp_path / "held", tmp_path / "release"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, str(cfg.db_path), str(go), str(held), str(release)],
+        stdin=subprocess.DEVNULL,
+    )
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "git").symlink_to(script("git_hold_worktree_add.sh"))
+    env = {
+        **os.environ,
+        **GIT_ENV,
+        "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
+        "REAL_GIT": shutil.which("git") or "git",
+        "GIT_HOLD_STARTED": str(go),  # the claim is written; the lock is taken here
+        "GIT_HOLD_UNTIL": str(held),
+    }
+    run = subprocess.Popen(
+        [sys.executable, "-m", "board.core.cli", "run"],
+        cwd=cfg.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    coder_pid = 0
+    try:
+        wait_for(lambda: len(read_pids(ledger)) >= 3, what="the coder's first markers")
+        (coder_pid,) = read_pids(pids)
+        (row,) = store.list_drives(card.id)  # a read: the write lock does not stop it
+        assert row.pgid == 0, "premise: the coder's group was never recorded"
+        run.send_signal(signal.SIGKILL)
+        run.communicate(timeout=30)
+        written = len(read_pids(ledger))
+        wait_for(lambda: len(read_pids(ledger)) >= written + 10, what="the orphan writing on")
+        assert group_members(coder_pid), "premise: the orphan coder outlived the loop"
+        release.touch()
+        holder.wait(timeout=30)
+        # a save that takes a while: the window in which an orphan's writes were lost
+        monkeypatch.setenv(worktrees.FAULT_PAUSE_ENV, "after-snapshot:0.3")
+        recovered = Loop(cfg, store).boot()
+        monkeypatch.delenv(worktrees.FAULT_PAUSE_ENV)
+    finally:
+        release.touch()
+        for child in (run, holder):
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        alive = group_members(coder_pid) if coder_pid else []
+        if alive:
+            proc.kill_group(coder_pid)
+
+    assert recovered == [card.id]
+    assert alive == [], f"the orphan coder was left running: {alive}"
+    saved = stranded_branches(cfg)
+    assert len(saved) == 1, f"the orphan's tree was not saved once: {saved}"
+    text = show(cfg, saved[0], "work/markers.txt") or ""
+    kept = {int(line.split()[1]) for line in text.splitlines() if line.startswith("marker ")}
+    lost = sorted(set(read_pids(ledger)) - kept)
+    assert lost == [], f"{len(lost)} markers written into the tree were lost: {lost[:12]}"
+    assert not tree.exists()
     store.close()

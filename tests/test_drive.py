@@ -5,11 +5,12 @@ Each test names the loss or defect it guards against; timeouts are fractions of 
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
 import pytest
-from board.core import actions, drive
+from board.core import actions, cli, drive, stranded
 from board.core.model import Card
 from board.core.store import SQLiteStore
 
@@ -113,6 +114,72 @@ def test_a_coder_that_commits_by_itself_is_handled_not_broken(tmp_path: Path) ->
 
 
 # ---------------------------------------------------------------------------------------------
+# edits behind index bits (issue 15): git status does not see them, the board must
+
+
+def _tracked(repo: Path) -> None:
+    (repo / "work").mkdir()
+    (repo / "work" / "tracked.txt").write_text("base\n")
+
+
+@pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
+def test_an_edit_behind_an_index_bit_is_committed_and_folded(tmp_path: Path, bit: str) -> None:
+    coder = [script("coder_hidden.sh"), "{worktree}", "{card}", bit, "0"]
+    cfg, store = make_board(tmp_path, tiers={"default": coder}, setup=_tracked)
+    card = add_card(store, "hidden edit", surface=["work/**"])
+    end = drive_one(cfg, store, card)
+    assert end.outcome == "done", f"the edit behind {bit} was not seen: {end.reason}"
+    assert show(cfg, cfg.run_branch, "work/tracked.txt") == f"base\nedited by c-1, behind {bit}", (
+        f"the card reached done without the edit behind {bit}"
+    )
+    _close(store)
+
+
+@pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
+def test_an_edit_behind_an_index_bit_is_saved_when_the_coder_fails(
+    tmp_path: Path, bit: str
+) -> None:
+    coder = [script("coder_hidden.sh"), "{worktree}", "{card}", bit, "1"]
+    cfg, store = make_board(tmp_path, tiers={"default": coder}, setup=_tracked)
+    card = add_card(store, "hidden edit, failed", surface=["work/**"])
+    end = drive_one(cfg, store, card)
+    assert end.outcome == "blocked", end
+    saved = stranded_branches(cfg)
+    assert len(saved) == 1, f"the failed tree's hidden edit was not saved: {saved}"
+    assert show(cfg, saved[0], "work/tracked.txt") == f"base\nedited by c-1, behind {bit}", (
+        f"the edit behind {bit} was destroyed with its tree"
+    )
+    assert not (cfg.worktrees_dir / "feat-c-1").exists()
+    _close(store)
+
+
+def test_a_published_tree_names_the_ignored_files_its_removal_deleted_in_the_drive_log(
+    tmp_path: Path,
+) -> None:
+    """No save, so no save comment: the drive's log says what went (ignored: not work)."""
+    coder = [
+        "sh",
+        "-c",
+        'mkdir -p "$0/work" "$0/node_modules/pkg"; echo w > "$0/work/$1.txt"; '
+        'echo "module.exports = 1" > "$0/node_modules/pkg/index.js"',
+        "{worktree}",
+        "{card}",
+    ]
+    cfg, store = make_board(
+        tmp_path,
+        tiers={"default": coder},
+        setup=lambda repo: (repo / ".gitignore").write_text("node_modules/\n"),
+    )
+    card = add_card(store, "with build output", surface=["work/**"])
+    end = drive_one(cfg, store, card)
+    assert end.outcome == "done", end
+    assert stranded_branches(cfg) == [], "ignored files were taken for work"
+    log = (cfg.root / ".board" / "logs" / card.id / "1.log").read_text()
+    assert "deleted 1 ignored file (19 bytes): node_modules/" in log, log[-600:]
+    _close(store)
+
+
+# ---------------------------------------------------------------------------------------------
 # seed 003: the surface harvest
 
 
@@ -179,12 +246,61 @@ def test_a_failing_coder_climbs_one_rung_then_blocks_terminal_with_its_log_tail(
     assert "climbing to tier b" in said and "coder: cannot finish c-1" in said, (
         "the failure left no reason or log tail on the card"
     )
-    saved = stranded_branches(cfg)
-    assert len(saved) == 1, f"expected only the blocked tree saved, got {saved}"
-    assert "half-done" in (show(cfg, saved[0], "work/c-1.txt") or "")
-    assert (show(cfg, saved[0], "work/c-1.txt") or "").count("half-done") == 1, (
-        "the first rung's attempt was kept instead of discarded"
+    kinds = {b.branch: b.kind for b in stranded.list_stranded(cfg)}
+    assert sorted(kinds.values()) == ["attempt", "saved"], (
+        f"expected the first rung's attempt and the blocked tree saved, got {kinds}"
     )
+    for branch in kinds:
+        assert (show(cfg, branch, "work/c-1.txt") or "").count("half-done") == 1, (
+            "each rung starts fresh: a save holds one rung's work"
+        )
+    assert not (cfg.worktrees_dir / "feat-c-1").exists()
+    _close(store)
+
+
+def _rung(text: str, exit_code: int) -> list[str]:
+    return [script("coder_rung.sh"), "{brief}", "{worktree}", "{card}", text, str(exit_code)]
+
+
+def _listed(cfg, capsys: pytest.CaptureFixture[str]) -> list[dict]:
+    """`board stranded list --json`, run as the operator runs it."""
+    assert cli.main(["-C", str(cfg.root), "stranded", "list", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("how", ["the coder dies", "the gate stays red"])
+def test_a_failed_rung_leaves_its_work_on_an_attempt_branch_and_the_next_rung_builds_the_card(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    """Nothing a coder made is thrown away: a climb saves the failed attempt, marked so."""
+    if how == "the coder dies":
+        tiers = {"a": _rung("first rung's work", 1), "b": _rung("fixed", 0)}
+        gate = None
+    else:  # green only for "fixed": rung a's draft is red, and stays red on its retry
+        tiers = {"a": _rung("first rung's draft", 0), "b": _rung("fixed", 0)}
+        gate = [script("gate_needs_fix.sh")]
+    cfg, store = make_board(tmp_path, tiers=tiers, gate=gate)
+    card = add_card(store, "two rungs", surface=["work/**"])
+    end = drive_one(cfg, store, card)
+
+    assert end.outcome == "done", f"the second rung did not build the card: {end}"
+    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "fixed"
+    listed = _listed(cfg, capsys)
+    assert len(listed) == 1, f"the failed attempt's work was thrown away when {how}: {listed}"
+    item = listed[0]
+    first = "first rung's work" if how == "the coder dies" else "first rung's draft"
+    assert item["kind"] == "attempt" and item["card"] == card.id, item
+    assert show(cfg, item["branch"], "work/c-1.txt") == first, (
+        f"the failed attempt's work was thrown away when {how}"
+    )
+    message = git(cfg.root, "log", "-1", "--format=%B", item["branch"])
+    assert "kind=attempt" in message, f"the kind is not in the save's trailer: {message}"
+    rows = sorted(store.list_drives(card.id), key=lambda r: r.attempt)
+    second_log = (cfg.root / rows[-1].log).read_text()
+    assert "## Earlier attempts" in second_log and item["branch"] in second_log, (
+        "the next rung's brief does not name the failed attempt's branch"
+    )
+    assert any(item["branch"] in c for c in comments(store, card.id)), "not said on the card"
     assert not (cfg.worktrees_dir / "feat-c-1").exists()
     _close(store)
 

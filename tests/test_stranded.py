@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from board.core import cli, stranded, worktrees
-from board.core.errors import NotFound, Refused
+from board.core.errors import Conflict, NotFound, Refused
+from board.core.model import CardDraft
+from board.core.store import Expect, SQLiteStore
 
 from tests.bench.bench_stranded_list import make_branches
 from tests.git_helpers import Repo, make_repo
@@ -142,6 +145,46 @@ def test_the_newest_screenful_is_the_head_of_the_whole_list_with_the_same_stats(
             f"{[(b.branch, b.files) for b in head[:6]]} != "
             f"{[(b.branch, b.files) for b in whole[:6]]}"
         )
+
+
+def test_list_says_which_saves_are_failed_attempts_wherever_it_reads_the_stats(
+    r: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The kind is durable: in the save's trailer and the stats file, never lost between."""
+    t = worktrees.create_worktree(r.cfg, "c-1")
+    (t / "app.py").write_text("attempt 1\n")
+    res = worktrees.discard_worktree(r.cfg, t, why="test", kind=worktrees.KIND_ATTEMPT)
+    assert res.saved is not None and res.saved.kind == "attempt"
+    attempt = res.saved.branch
+    saved = save_dirty(r, "c-2")
+    kinds = {b.branch: b.kind for b in stranded.list_stranded(r.cfg)}
+    assert kinds == {attempt: "attempt", saved: "saved"}, kinds
+    worktrees.stats_file(r.cfg).unlink()  # another clone's saves: read from the trailers
+    kinds = {b.branch: b.kind for b in stranded.list_stranded(r.cfg)}
+    assert kinds == {attempt: "attempt", saved: "saved"}, f"the trailer lost the kind: {kinds}"
+    code, out, _ = run(r, "stranded", "list", "--json", capsys=capsys)
+    assert code == 0
+    assert {x["branch"]: x["kind"] for x in json.loads(out)} == kinds
+    code, out, _ = run(r, "stranded", "list", capsys=capsys)
+    marked = [line.split()[0] for line in out.splitlines() if "(a failed attempt)" in line]
+    assert code == 0 and marked == [attempt], out
+    # a stats line from before kinds existed (six fields) reads as `saved`
+    line = worktrees.stats_line(r.rev(saved) or "", "feat-c-2", "c-2", worktrees.Stats(1, 1, 1))
+    assert stranded._parse_stats_line(line.rsplit("\t", 1)[0])[-1] == "saved"
+
+
+def test_a_save_reused_after_a_crash_keeps_the_kind_its_commit_records(r: Repo) -> None:
+    """A climb killed after its save, before the tree went: the next save of the same
+    state reuses that branch, and it stays an attempt."""
+    t = worktrees.create_worktree(r.cfg, "c-1")
+    (t / "app.py").write_text("attempt 1\n")
+    first = worktrees.preserve_worktree(r.cfg, t, kind=worktrees.KIND_ATTEMPT)
+    assert first is not None
+    again = worktrees.discard_worktree(r.cfg, t, why="boot")
+    assert again.saved is not None and again.saved.reused and again.saved.branch == first.branch
+    assert again.saved.kind == "attempt"
+    (item,) = stranded.list_stranded(r.cfg)
+    assert item.kind == "attempt", "the reuse recorded the attempt as an ordinary save"
 
 
 def test_list_also_lists_husks(r: Repo) -> None:
@@ -283,3 +326,106 @@ def test_cli_list_json_and_discard_asks_unless_yes(
     assert code == 0 and r.rev(branch) is None
     code, out, _ = run(r, "stranded", "list", capsys=capsys)
     assert code == 0 and "nothing was left behind" in out
+
+
+# prune -------------------------------------------------------------------------------------
+
+
+def _lanes(r: Repo, lanes: dict[str, str]) -> SQLiteStore:
+    store = r.store()
+    for card_id, lane in lanes.items():
+        card = store.create(CardDraft(title=f"card {card_id}"), prefix="c")
+        assert card.id == card_id
+        if lane != "backlog":
+            store.update(card.id, Expect(), {"lane": lane}, who="test")
+    return store
+
+
+def _save(r: Repo, card: str, text: str, kind: str = worktrees.KIND_SAVED) -> str:
+    t = worktrees.create_worktree(r.cfg, card)
+    (t / "app.py").write_text(text)
+    res = worktrees.discard_worktree(r.cfg, t, card_id=card, why="test", kind=kind)
+    assert res.saved is not None
+    return res.saved.branch
+
+
+def _refs(r: Repo) -> dict[str, str]:
+    text = r.git("for-each-ref", "--format=%(refname) %(objectname)")
+    return dict(line.split(" ", 1) for line in text.splitlines() if line)
+
+
+def test_prune_refuses_a_working_card_and_deletes_only_what_it_named(
+    r: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = _lanes(r, {"c-1": "done", "c-2": "working", "c-3": "cancelled", "c-4": "ready"})
+    done = [
+        _save(r, "c-1", "attempt 1\n", worktrees.KIND_ATTEMPT),
+        _save(r, "c-1", "the blocked tree\n"),
+        _save(r, "c-3", "cancelled work\n"),
+    ]
+    _save(r, "c-2", "the working card's attempt\n", worktrees.KIND_ATTEMPT)
+    _save(r, "c-4", "a ready card's save\n")
+    r.git("branch", "stranded/feat-c-9/20250101T000000.000Z", "main")  # card unknown
+    r.git("branch", "stranded/by-hand/20250101T000000.000Z", "main")  # no card at all
+    before = _refs(r)
+
+    # a working card named: refused in one line, nothing deleted
+    code, out, err = run(r, "stranded", "prune", "--card", "c-2", "--yes", capsys=capsys)
+    assert code != 0 and "c-2 is working" in err and err.count("\n") == 1, (code, err)
+    assert _refs(r) == before, "a refused prune deleted something"
+    for bad in (["--older-than", "soon"], ["--card", "c-99"], ["--card", "c-4"]):
+        code, _, err = run(r, "stranded", "prune", *bad, "--yes", capsys=capsys)
+        assert code != 0 and err.count("\n") == 1, (bad, err)
+        assert _refs(r) == before, f"prune {bad} changed something"
+
+    # no terminal to ask on: it names what it would delete, and deletes nothing
+    code, out, err = run(r, "stranded", "prune", capsys=capsys)
+    assert code != 0 and "--yes" in err
+    assert _refs(r) == before, "prune deleted without asking"
+    assert all(b in out for b in done) and "attempt" in out, out
+    named = [line.split()[0] for line in out.splitlines() if line.startswith("  stranded/")]
+    assert sorted(named) == sorted(done), f"prune names other saves than a done card's: {named}"
+
+    code, out, _ = run(r, "stranded", "prune", "--older-than", "1d", "--yes", capsys=capsys)
+    assert code == 0 and "nothing to prune" in out and _refs(r) == before, "too new: kept"
+
+    code, out, _ = run(r, "stranded", "prune", "--yes", capsys=capsys)
+    assert code == 0
+    deleted = [line.split()[1] for line in out.splitlines() if line.startswith("deleted ")]
+    assert sorted(deleted) == sorted(done), out
+    after = _refs(r)
+    assert after == {k: v for k, v in before.items() if k[len("refs/heads/") :] not in done}, (
+        "prune deleted something it did not name, or kept something it named"
+    )
+    store.close()
+
+
+def test_prune_deletes_nothing_when_a_named_branch_moved_or_its_card_reopened(r: Repo) -> None:
+    store = _lanes(r, {"c-1": "done", "c-2": "done"})
+    a = _save(r, "c-1", "one\n")
+    b = _save(r, "c-2", "two\n")
+    plan = stranded.prune_plan(r.cfg, store)
+    assert sorted(x.branch for x in plan.branches) == sorted([a, b])
+    r.git("update-ref", f"refs/heads/{b}", "main")  # moved after it was named
+    with pytest.raises(Conflict, match="nothing was pruned"):
+        stranded.prune(r.cfg, store, plan)
+    assert r.rev(a) and r.rev(b), "a prune that failed deleted a branch"
+    plan = stranded.prune_plan(r.cfg, store, card="c-1")
+    store.update("c-1", Expect(), {"lane": "ready"}, who="test")  # reopened after the plan
+    with pytest.raises(Conflict, match="c-1 is ready now"):
+        stranded.prune(r.cfg, store, plan)
+    assert r.rev(a), "the save of a reopened card was pruned"
+    store.close()
+
+
+def test_prune_older_than_keeps_the_newer_saves(r: Repo) -> None:
+    store = _lanes(r, {"c-1": "done"})
+    branch = _save(r, "c-1", "one\n")
+    stamp = stranded.stamp_time(branch.rsplit("/", 1)[-1])
+    assert stamp is not None
+    later = stamp + timedelta(days=3)
+    assert stranded.prune_plan(r.cfg, store, older_than=7 * 86400, now=later).branches == []
+    (item,) = stranded.prune_plan(r.cfg, store, older_than=2 * 86400, now=later).branches
+    assert item.branch == branch
+    assert stranded.parse_age("2w") == 14 * 86400 and stranded.parse_age("90s") == 90
+    store.close()

@@ -115,6 +115,68 @@ async def test_every_save_and_husk_is_listed_with_its_card_title_lane_and_stats(
         assert "moved aside" in text, "the husk row does not say what it is"
 
 
+async def test_failed_attempts_are_folded_under_their_card_and_enter_opens_the_fold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kept so nothing is thrown away, but out of the way: one closed row per card."""
+    fx = build(tmp_path, monkeypatch, attempts=True)
+    attempts = [fx.saves[k] for k in ("c-1 attempt 1", "c-1 attempt 2", "c-2 attempt 1")]
+    before = fx.refs()
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        shown = names(screen)
+        assert not set(attempts) & set(shown), f"the attempts are not folded: {shown}"
+        folds = {r.card_id: r for r in screen.table.items if r.is_fold}
+        assert set(folds) == {"c-1", "c-2"}, f"not one fold per card: {shown}"
+        assert sorted(a.name for a in folds["c-1"].fold) == sorted(attempts[:2])
+        assert set(fx.saves.values()) - set(attempts) <= set(shown), "a save went missing"
+        text = "\n".join(screen_lines(app))
+        assert "7 branches (3 failed attempts) · 1 husk" in text, text
+        assert "▸ 2 failed attempts" in text and "▸ 1 failed attempt " in text
+
+        await select(pilot, screen, "attempts of c-1")
+        await pilot.press("d")  # a fold is not a branch: refused in one line, nothing asked
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmDialog) and status(app)[1], status(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        shown = names(screen)
+        at = shown.index("attempts of c-1")
+        assert sorted(shown[at + 1 : at + 3]) == sorted(attempts[:2]), (
+            f"enter did not open the fold with its attempts below it: {shown}"
+        )
+        assert attempts[2] not in shown, "opening one card's fold opened another's"
+        assert screen.current_row().is_fold, "the cursor left the fold"
+        assert "▾ 2 failed attempts" in "\n".join(screen_lines(app))
+        await select(pilot, screen, attempts[0])
+        assert "a failed attempt" in str(screen.query_one("#stranded-detail", Static).render())
+        await pilot.press("enter")  # an attempt is a branch like any other: its diff
+        diff = await diff_loaded(pilot)
+        assert any("try 1" in line for line in screen_lines(app)), "not the attempt's diff"
+        assert isinstance(diff, DiffScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        await select(pilot, screen, "attempts of c-1")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not set(attempts) & set(names(screen)), "enter did not close the fold"
+    assert fx.refs() == before, "looking at attempts changed a ref"
+    fx.close()
+
+
+def test_the_card_screen_marks_its_failed_attempts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from board.tui.card import card_stranded
+
+    fx = build(tmp_path, monkeypatch, husk=False, attempts=True)
+    lines = card_stranded(fx.cfg, "c-1")
+    marked = {line.split()[0] for line in lines if line.endswith("(a failed attempt)")}
+    assert marked == {fx.saves["c-1 attempt 1"], fx.saves["c-1 attempt 2"]}, lines
+    fx.close()
+
+
 async def test_the_first_paint_is_the_head_of_the_sorted_list_with_real_stats(
     fx, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -669,4 +731,19 @@ def test_diff_snapshot_80x24(snap_compare, tmp_path, monkeypatch) -> None:
 def test_diff_snapshot_160x48(snap_compare, tmp_path, monkeypatch) -> None:
     fx, app = _browser_app(tmp_path, monkeypatch)
     assert snap_compare(app, terminal_size=(160, 48), run_before=_diff_run_before(fx))
+    fx.close()
+
+
+def test_browser_with_failed_attempts_snapshot_80x24(snap_compare, tmp_path, monkeypatch) -> None:
+    """c-1's fold opened, c-2's closed: both marks and an attempt row on one screen."""
+    fx = build(tmp_path, monkeypatch, attempts=True)
+    app = make_app(fx)
+
+    async def run_before(pilot) -> None:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, "attempts of c-1")
+        await pilot.press("enter")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
     fx.close()

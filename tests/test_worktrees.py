@@ -11,6 +11,7 @@ import logging
 import os
 import shutil
 import stat
+import subprocess
 import tempfile
 import threading
 import time
@@ -128,6 +129,42 @@ def test_untracked_file_is_saved_not_destroyed(r: Repo) -> None:
     assert r.show(name, "notes/deep/idea.txt") == "an idea\n", (
         "the untracked change was destroyed, not saved"
     )
+
+
+@pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
+def test_an_edit_hidden_behind_an_index_bit_is_saved_not_destroyed(r: Repo, bit: str) -> None:
+    """git status and git add -A do not look behind these bits: the tree looked empty."""
+    t = tree(r)
+    (t / "app.py").write_text("print('hidden edit')\n")
+    git(t, "update-index", bit, "app.py")
+    (t / "lib.py").unlink()  # a deletion behind the bit, too
+    git(t, "update-index", bit, "lib.py")
+    assert r.git("status", "--porcelain", cwd=t) == "", "premise: git status sees nothing"
+    gitdir = Path(r.git("rev-parse", "--path-format=absolute", "--git-dir", cwd=t))
+    index_before = (gitdir / "index").read_bytes()
+    work = worktrees.unpublished_work(r.cfg, t)
+    assert not work.empty, f"the hidden edit was judged no work ({bit})"
+    assert (gitdir / "index").read_bytes() == index_before, "the look changed the tree's index"
+    res = worktrees.discard_worktree(r.cfg, t, why="test")
+    name = only_save(r)
+    assert r.show(name, "app.py") == "print('hidden edit')\n", (
+        f"the edit behind {bit} was destroyed, not saved"
+    )
+    if bit == "--assume-unchanged":
+        assert r.show(name, "lib.py") is None, "the deletion behind the bit was lost"
+    assert res.removed
+
+
+def test_a_sparse_checkouts_absent_file_is_not_saved_as_a_deletion(r: Repo) -> None:
+    """skip-worktree on a file that is not there is a sparse checkout's, not a coder's edit."""
+    t = tree(r)
+    git(t, "update-index", "--skip-worktree", "lib.py")
+    (t / "lib.py").unlink()
+    (t / "new.txt").write_text("real work\n")
+    worktrees.discard_worktree(r.cfg, t, why="test")
+    name = only_save(r)
+    assert r.show(name, "new.txt") == "real work\n"
+    assert r.show(name, "lib.py") is not None, "an absent sparse file was saved as deleted"
 
 
 def test_a_same_size_edit_in_the_same_second_is_saved_not_destroyed(r: Repo) -> None:
@@ -683,6 +720,114 @@ def test_the_orphan_sweep_touches_only_done_cancelled_and_unknown_cards(
     assert len(r.stranded()) == 3
     unparsed = [m for m in caplog.messages if "feat-c-x-odd" in m]
     assert len(unparsed) == 1, f"an unparsable name should be logged once: {unparsed}"
+
+
+def test_ignored_files_are_not_saved_but_the_save_comment_names_what_was_dropped(
+    r: Repo,
+) -> None:
+    """Ignored is not work (a pushed .env would leak), but the removal deletes it: say so."""
+    exclude = r.root / ".git" / "info" / "exclude"
+    exclude.write_text(exclude.read_text() + ".env\nbuild/\n*.log\n")
+    store = r.store()
+    card = new_card(store)
+    t = tree(r, card)
+    (t / "app.py").write_text("print('work')\n")
+    (t / ".env").write_text("TOKEN=secret-1234\n")  # 18 bytes
+    (t / "build" / "obj").mkdir(parents=True)
+    for name in ("a.o", "b.o", "obj/c.o"):
+        (t / "build" / name).write_bytes(b"x" * 100)
+    (t / "debug.log").write_text("12345\n")  # 6 bytes
+    (t / "node_modules" / "pkg").mkdir(parents=True)  # `node_modules/` is in .gitignore
+    (t / "node_modules" / "pkg" / "index.js").write_text("module.exports = 1\n")  # 19 bytes
+    res = worktrees.discard_worktree(r.cfg, t, store=store, card_id=card, why="test")
+    name = only_save(r)
+    assert r.show(name, "app.py") == "print('work')\n"
+    for path in (".env", "build/a.o", "debug.log", "node_modules/pkg/index.js"):
+        assert r.show(name, path) is None, f"an ignored file was saved: {path}"
+    assert res.ignored is not None
+    assert (res.ignored.files, res.ignored.bytes) == (6, 18 + 300 + 6 + 19), res.ignored
+    said = "\n".join(comments(store, card))
+    assert "6 ignored files (343 bytes): .env, build/, debug.log, node_modules/" in said, (
+        f"the save's comment does not name the ignored files it dropped: {said}"
+    )
+    assert "not saved" in said
+    store.close()
+
+
+def test_the_save_comment_names_only_the_first_ignored_paths(r: Repo) -> None:
+    dropped = worktrees.Dropped(files=9, bytes=1234567, paths=[f"f{i}.log" for i in range(9)])
+    assert dropped.text() == (
+        "9 ignored files (1,234,567 bytes): f0.log, f1.log, f2.log, f3.log, f4.log and 4 more"
+    )
+
+
+def test_nothing_a_drive_started_still_runs_in_a_tree_when_it_is_saved(
+    r: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any removal (a reap, the sweep, boot) first kills what a drive started there, found
+    by BOARD_WORKTREE in its environment; the operator's own shell in the tree is spared."""
+    t = tree(r)
+    ledger = tmp_path / "ledger"
+    loop = (
+        'n=0; while :; do n=$((n+1)); echo "marker $n" >> "$0/m.txt" 2>/dev/null || exit 0; '
+        'echo $n >> "$1"; sleep 0.01; done'
+    )
+    orphan = subprocess.Popen(
+        ["sh", "-c", loop, str(t), str(ledger)],
+        env={**os.environ, "BOARD_WORKTREE": str(t)},
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    shell = subprocess.Popen(
+        ["sleep", "60"], cwd=t, stdin=subprocess.DEVNULL, start_new_session=True
+    )  # the operator, cd'd into the tree to look
+    try:
+        deadline = time.monotonic() + 10
+        while not ledger.exists() or len(ledger.read_text().split()) < 3:
+            assert time.monotonic() < deadline, "the orphan never wrote"
+            time.sleep(0.01)
+        # a save that takes a while: the window in which an orphan's writes were lost
+        monkeypatch.setenv(worktrees.FAULT_PAUSE_ENV, "after-snapshot:0.3")
+        res = worktrees.discard_worktree(r.cfg, t, why="test")
+        monkeypatch.delenv(worktrees.FAULT_PAUSE_ENV)
+        orphan_alive = orphan.poll() is None
+        shell_alive = shell.poll() is None
+    finally:
+        for child in (orphan, shell):
+            if child.poll() is None:
+                os.killpg(child.pid, 9)
+            child.wait()
+    assert res.removed
+    assert not orphan_alive, "a process the drive started was left running in the tree"
+    assert shell_alive, "a process with no mark, merely inside the tree, was killed"
+    saved = r.show(only_save(r), "m.txt") or ""
+    kept = {int(x.split()[1]) for x in saved.splitlines()}
+    lost = sorted(set(map(int, ledger.read_text().split())) - kept)
+    assert lost == [], f"{len(lost)} lines written during the save were lost: {lost[:10]}"
+
+
+def test_a_tree_where_a_drives_process_cannot_be_stopped_is_kept_as_it_is(
+    r: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stand-in for an unkillable writer: the kill is made to miss (an injected fault)."""
+    t = tree(r)
+    (t / "app.py").write_text("edited\n")
+    writer = subprocess.Popen(
+        ["sleep", "60"],
+        env={**os.environ, "BOARD_WORKTREE": str(t)},
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    monkeypatch.setattr(proc, "kill_group", lambda pgid, sig=9: False)
+    monkeypatch.setattr(proc, "MARK_KILL_S", 0.2)
+    try:
+        with pytest.raises(StrandedWorkError, match="could not be stopped"):
+            worktrees.discard_worktree(r.cfg, t, why="test")
+    finally:
+        os.killpg(writer.pid, 9)
+        writer.wait()
+    assert (t / "app.py").read_text() == "edited\n", "the tree was touched"
+    assert r.stranded() == {}, "a tree was saved while something still ran in it"
 
 
 def test_save_comment_says_when_the_tree_did_not_leave(r: Repo) -> None:

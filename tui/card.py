@@ -85,7 +85,8 @@ def card_stranded(cfg: Config, card_id: str) -> list[str]:
         ins = _field(item, "insertions")
         dels = _field(item, "deletions")
         stats = f"  {files} files +{ins} -{dels}" if files is not None else ""
-        lines.append(f"{_field(item, 'branch')}  {commit}{stats}")
+        attempt = "  (a failed attempt)" if _field(item, "kind") == "attempt" else ""
+        lines.append(f"{_field(item, 'branch')}  {commit}{stats}{attempt}")
     return lines
 
 

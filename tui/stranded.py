@@ -31,6 +31,11 @@ Speed, because operators meet this screen with thousands of saves and million-li
   every second and reloads when they changed (and once at the first look, so a save that
   landed during the first read is not missed).
 
+A drive's failed attempts (saves marked `kind=attempt`) are folded under their card, one
+row per card, closed: they are kept so no coder's work is thrown away, but they are not
+what the operator must act on first. `enter` on the fold opens or closes it; the attempts
+then follow it, each one a branch like any other.
+
 Everything that came from a coder or a user (branch names, titles, paths, diff lines) is
 painted as plain text through `sanitize`: no markup, no escape sequence (invariant 5).
 """
@@ -138,9 +143,12 @@ def _card_key(card_id: str) -> tuple[str, int, str]:
 
 @dataclass(slots=True)
 class StrandedRow:
-    """One stranded branch or husk as the browser shows it; every string already sanitized."""
+    """One stranded branch or husk as the browser shows it; every string already sanitized.
 
-    kind: str  # "branch" | "husk"
+    A fold (`kind` "fold") stands for one card's failed attempts, which it holds in `fold`.
+    """
+
+    kind: str  # "branch" | "husk" | "fold"
     name: str  # the branch's short name, or the husk's directory name (raw: passed to core)
     label: str  # `name`, sanitized for the screen
     card_id: str  # "" when the tree names no card
@@ -156,10 +164,17 @@ class StrandedRow:
     commit: str = ""
     path: str = ""  # a husk's directory
     hay: str = ""
+    attempt: bool = False  # a branch saved from a drive's own failed attempt
+    fold: list[StrandedRow] = field(default_factory=list)  # a fold's attempts, in list order
+    opened: bool = False  # a fold whose attempts are shown below it
 
     @property
     def is_husk(self) -> bool:
         return self.kind == "husk"
+
+    @property
+    def is_fold(self) -> bool:
+        return self.kind == "fold"
 
     @property
     def card_exists(self) -> bool:
@@ -169,6 +184,9 @@ class StrandedRow:
         """`2 files +3 −1`, or why there is none."""
         if self.is_husk:
             return "husk: a directory moved aside, bytes intact"
+        if self.is_fold:
+            n = len(self.fold)
+            return f"{n} failed attempt{'s' * (n != 1)}"
         if self.files is None:
             return "no stats recorded"
         s = "" if self.files == 1 else "s"
@@ -181,7 +199,11 @@ class StrandedRow:
             card = f"{self.card_id}, no longer on the board"
         if self.is_husk:
             return f"husk {sanitize(self.path)} ({card})"
-        return f"{self.label} ({card}, {self.stat_text()}, commit {self.commit[:10]})"
+        if self.is_fold:
+            how = "enter closes them" if self.opened else "folded: enter opens them"
+            return f"{self.stat_text()} of {card}, each saved to a branch ({how})"
+        what = "a failed attempt, " if self.attempt else ""
+        return f"{self.label} ({what}{card}, {self.stat_text()}, commit {self.commit[:10]})"
 
 
 def _cards_for(store: Store, ids: set[str], few: int = 40) -> dict[str, Card]:
@@ -264,6 +286,9 @@ def _rows_of(
         row = _row("branch", b.branch, b.card, cards, b.tree, b.stamp, now)
         row.files, row.insertions, row.deletions = b.files, b.insertions, b.deletions
         row.commit = b.commit
+        if b.is_attempt:
+            row.attempt = True
+            row.hay += " attempt"
         rows.append(row)
     for h in husks:
         row = _row("husk", h.name, h.card, cards, h.tree, h.stamp, now)
@@ -285,6 +310,48 @@ def sort_rows(rows: Iterable[StrandedRow], by: str, reverse: bool = False) -> li
     key, natural = keys.get(by, keys["age"])
     out = sorted(rows, key=key, reverse=natural != reverse)
     out.sort(key=lambda r: r.is_husk)  # stable: husks after branches, whatever the order
+    return out
+
+
+def fold_attempts(rows: Sequence[StrandedRow], opened: set[str]) -> list[StrandedRow]:
+    """The sorted rows with each card's failed attempts folded into one row, closed unless
+    the card is in `opened` (then its attempts follow the fold).
+
+    The fold takes the place of the card's first attempt in the sorted list, so a sort by
+    age puts it where its newest attempt was. An attempt with no card id stays a row.
+    """
+    by_card: dict[str, list[StrandedRow]] = {}
+    for row in rows:
+        if row.attempt and row.card_id:
+            by_card.setdefault(row.card_id, []).append(row)
+    if not by_card:
+        return list(rows)
+    out: list[StrandedRow] = []
+    for row in rows:
+        if not (row.attempt and row.card_id):
+            out.append(row)
+            continue
+        attempts = by_card.get(row.card_id)
+        if attempts is None or attempts[0] is not row:
+            continue  # placed with its fold
+        first = attempts[0]
+        fold = StrandedRow(
+            kind="fold",
+            name=f"attempts of {first.card_id}",
+            label=f"attempts of {first.card_id}",
+            card_id=first.card_id,
+            card=first.card,
+            title=first.title,
+            lane=first.lane,
+            tree=first.tree,
+            stamp=max(a.stamp for a in attempts),
+            seconds=min((a.seconds for a in attempts if a.seconds is not None), default=None),
+            fold=attempts,
+            opened=first.card_id in opened,
+        )
+        out.append(fold)
+        if fold.opened:
+            out.extend(attempts)
     return out
 
 
@@ -568,14 +635,21 @@ class StrandedTable(LineList):
         c = self.columns(width)
         if row.is_husk:
             files, changes = "husk", "moved aside"
+        elif row.is_fold:
+            files, changes = "", ""
         elif row.files is None:
             files, changes = "?", "no stats"
         else:
             files, changes = str(row.files), f"+{row.insertions} −{row.deletions}"
+        title = row.title if row.card else ("(card gone)" if row.card_id else "")
+        if row.is_fold:
+            title = f"{'▾' if row.opened else '▸'} {row.stat_text()} · {title}"
+        elif row.attempt:
+            title = f"  ↳ attempt · {title}"
         values = {
             "card": row.card_id or "—",
             "lane": row.lane or "—",
-            "title": row.title if row.card else ("(card gone)" if row.card_id else ""),
+            "title": title,
             "tree": row.tree,
             "age": age_text(row.seconds),
             "files": files,
@@ -590,7 +664,7 @@ class StrandedTable(LineList):
                 style = base + part("stranded--gone", partial=True)
             elif col in ("files", "changes") and row.is_husk:
                 style = base + part("stranded--husk", partial=True)
-            elif col == "title" and not row.card:
+            elif col == "title" and (not row.card or row.is_fold or row.attempt):
                 style = base + part("stranded--muted", partial=True)
             if col == "changes" and not row.is_husk and row.files is not None:
                 plus, _, minus = text.partition(" ")
@@ -1360,7 +1434,13 @@ class StrandedScreen(Screen[None]):
 
     CSS_PATH = "stranded.tcss"
     BINDINGS = [
-        Binding("enter", "diff", "diff", tooltip="the branch against the base", id="stranded.diff"),
+        Binding(
+            "enter",
+            "diff",
+            "diff",
+            tooltip="the branch against the base (on a fold of attempts: open or close it)",
+            id="stranded.diff",
+        ),
         Binding("p", "pick", "pick", tooltip="cherry-pick onto a branch", id="stranded.pick"),
         Binding(
             "S",
@@ -1430,6 +1510,7 @@ class StrandedScreen(Screen[None]):
         self.rows: list[StrandedRow] = []
         self.widths: dict[str, int] | None = None
         self.card_only = card_id or ""  # the card screen opens the list on one card's saves
+        self.opened: set[str] = set()  # cards whose fold of failed attempts is open
         self.filter_words: list[str] = []
         self.loaded = False
         self.load_count = 0
@@ -1643,16 +1724,20 @@ class StrandedScreen(Screen[None]):
             if self.rows
             else "no stranded branches or husks: nothing was left behind"
         )
-        table.set_items(sort_rows(shown, table.sort_by, table.reverse), self.widths)
+        sorted_rows = sort_rows(shown, table.sort_by, table.reverse)
+        table.set_items(fold_attempts(sorted_rows, self.opened), self.widths)
         branches = sum(1 for r in self.rows if not r.is_husk)
+        attempts = sum(1 for r in self.rows if r.attempt)
         husks = len(self.rows) - branches
         title = Text(no_wrap=True, overflow="ellipsis", end="")
         title.append("stranded work", "bold")
         if self.head_of is not None:
             title.append(f"  the newest {branches:,} branch{'es' * (branches != 1)} (reading all…)")
         else:
-            title.append(f"  {branches:,} branch{'es' * (branches != 1)} · {husks:,} husk")
-            title.append("s" * (husks != 1))
+            title.append(f"  {branches:,} branch{'es' * (branches != 1)}")
+            if attempts:
+                title.append(f" ({attempts:,} failed attempt{'s' * (attempts != 1)})")
+            title.append(f" · {husks:,} husk" + "s" * (husks != 1))
         if self.filter_words or self.card_only:
             title.append(f" · {len(shown):,} shown")
         if self.card_only:
@@ -1698,6 +1783,13 @@ class StrandedScreen(Screen[None]):
         row = self.current_row()
         if row is None:
             self._say(f"{verb}: nothing selected", True)
+        elif row.is_fold and verb != "open":
+            self._say(
+                f"{verb}: {row.stat_text()} of {row.card_id} are folded here; enter opens "
+                "them, then choose one",
+                True,
+            )
+            return None
         return row
 
     # keys -----------------------------------------------------------------------------------
@@ -1752,6 +1844,10 @@ class StrandedScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_diff(self) -> None:
+        row = self.current_row()
+        if row is not None and row.is_fold:
+            self.toggle_fold(row)
+            return
         row = self._selected("diff")
         if row is None:
             return
@@ -1759,6 +1855,16 @@ class StrandedScreen(Screen[None]):
             self._say(f"{row.label} is a husk (a directory), not a branch: y shows how to reach it")
             return
         self.app.push_screen(DiffScreen(self.cfg, row))
+
+    def toggle_fold(self, row: StrandedRow) -> None:
+        """Open or close a card's fold of failed attempts; the cursor stays on the fold."""
+        if row.card_id in self.opened:
+            self.opened.discard(row.card_id)
+        else:
+            self.opened.add(row.card_id)
+        self._show()
+        verb = "opened" if row.card_id in self.opened else "closed"
+        self._say(f"{verb} the {row.stat_text()} of {row.card_id}")
 
     def action_open_card(self) -> None:
         row = self._selected("open")
