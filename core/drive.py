@@ -54,7 +54,7 @@ from typing import Any
 from . import depwork, gitutil, proc, treestate
 from .errors import BoardError, Conflict, StrandedWorkError
 from .logs import LogWriter, log_path
-from .model import FOLD_CONFLICT_EVENT, REQUEUE_EVENT, REQUEUED, Card, Event
+from .model import FOLD_CONFLICT_EVENT, REQUEUE_EVENT, REQUEUED, Card
 from .publish import Owner, StoodAside, block_owned, edge_update, release_working
 from .store import Expect, Store
 
@@ -110,39 +110,9 @@ def latest_requeue_reason(store: Store, card_id: str) -> str:
     return ""
 
 
-_BUILD_STARTS = ("claimed by drive ", "salvage of ")
-
-
-def _starts_build(event: Event) -> bool:
-    return event.kind == "event" and any(m in event.text for m in _BUILD_STARTS)
-
-
-def since_last_build(store: Store, card_id: str) -> list[Event]:
-    """The card's events since its previous build began, up to this build's claim (newest
-    first): what happened to the card between the two builds, and during the last one."""
-    events = list(reversed(store.timeline(card_id)))
-    found: list[Event] = []
-    seen_own = False
-    for event in events:
-        if _starts_build(event):
-            if seen_own:
-                break
-            seen_own = True
-            continue
-        if seen_own:
-            found.append(event)
-    return found
-
-
-def requeued_since_last_build(store: Store, card_id: str) -> bool:
-    """Whether the operator requeued the card since its last build: a requeue means
-    "rebuild", so a kept tree is saved and a fresh one made, never carried on from."""
-    return any(e.kind == REQUEUE_EVENT for e in since_last_build(store, card_id))
-
-
 def last_fold_conflict(store: Store, card_id: str) -> str:
     """What the card's last build's fold conflicted on ('' when it did not), for the brief."""
-    for event in since_last_build(store, card_id):
+    for event in treestate.since_last_build(store, card_id):
         if event.kind == FOLD_CONFLICT_EVENT:
             return event.text.strip()
     return ""
@@ -160,6 +130,7 @@ def brief_text(
     gate_round: int = 0,
     requeue_reason: str = "",
     fold_conflict: str = "",
+    resumed_from: str = "",
     attempts: Sequence[KeptAttempt] = (),
 ) -> str:
     """The coder's brief. It never asks the coder to publish: the board commits and publishes.
@@ -190,6 +161,15 @@ def brief_text(
         lines += ["## The operator's note (why this card was sent back)", "", requeue_reason, ""]
     if fold_conflict:
         lines += ["## The last fold conflicted", "", fold_conflict, ""]
+    if resumed_from:
+        lines += [
+            "## Continue where the last build stopped",
+            "",
+            f"The last build of this card was interrupted. Its work (saved on `{resumed_from}`)"
+            " is already in this worktree as uncommitted changes: continue from it, do not "
+            "start over.",
+            "",
+        ]
     if attempts:
         lines += [
             "## Earlier attempts",
@@ -559,6 +539,7 @@ class Drive:
         self.tree: Path | None = None
         self.start = ""
         self.brief: Path | None = None
+        self.resumed_from = ""  # the branch this build's tree started from, when it resumed
         self.stood_aside = False
         self.log: LogWriter | None = None
         self._stop = threading.Event()
@@ -630,6 +611,7 @@ class Drive:
                 gate_round=gate_round,
                 requeue_reason=latest_requeue_reason(self.store, self.card_id),
                 fold_conflict=last_fold_conflict(self.store, self.card_id),
+                resumed_from=self.resumed_from if fresh else "",
                 attempts=self.kept_attempts,
             )
             self.brief = write_brief(self.cfg, self.tree, text)
@@ -689,15 +671,47 @@ class Drive:
         self._edge_check("fresh build")
         if self._adopt_kept_tree():
             return True
+        resume = treestate.resume_branch(self.store, self.cfg, self.card_id)
         try:
-            worktrees.fresh_build_prepare(self.cfg, self.card_id, store=self.store)
+            kept = worktrees.fresh_build_prepare(self.cfg, self.card_id, store=self.store)
+            if not resume and not treestate.requeued_since_last_build(self.store, self.card_id):
+                # a tree kept by a hold (or a fold conflict) was saved just now: continue from it
+                saved = [r.saved.branch for r in kept if r.saved is not None]
+                resume = treestate.own_branch(self.card_id, saved)
             self.tree = Path(worktrees.create_worktree(self.cfg, self.card_id, store=self.store))
         except StrandedWorkError as exc:
             self.tree = None  # the old tree stays exactly as it is; no coder is dispatched
             self._block("stranded-work", exc.line(), remove_tree=False)
         self.start = gitutil.out(self.tree, "rev-parse", "HEAD")
         self._say(f"fresh worktree {self.tree} at {self.start[:10]}")
+        self.resumed_from = ""
+        if resume:
+            self._resume(resume)
         return False
+
+    def _resume(self, branch: str) -> None:
+        """Start this build from the work its interrupted build left (saved on `branch`
+        when it was stopped, shut down or crashed), applied onto the fresh tree; a fresh
+        build, said on the card, when it does not apply."""
+        assert self.tree is not None
+        try:
+            conflicts = treestate.apply_saved(self.cfg, self.tree, branch)
+        except BoardError as exc:
+            conflicts = [exc.line()]
+        if conflicts:
+            note = (
+                f"attempt {self.attempt} starts fresh: the interrupted build's work on {branch} "
+                f"does not apply onto {self.start[:10]} ({', '.join(conflicts)}); the branch "
+                "is kept"
+            )
+        else:
+            self.resumed_from = branch
+            note = (
+                f"attempt {self.attempt} continues from the interrupted build's work on "
+                f"{branch}: it is in the tree as uncommitted changes"
+            )
+        self._say(note)
+        self._comment(note)
 
     def _adopt_kept_tree(self) -> bool:
         """A kept tree mid-rebase blocks the card (never touched); one resolved onto the run
@@ -715,7 +729,7 @@ class Drive:
                 f"`board requeue {card.id}`); its tree is kept as it is",
                 remove_tree=False,
             )
-        if requeued_since_last_build(self.store, self.card_id):
+        if treestate.requeued_since_last_build(self.store, self.card_id):
             return False
         tip = treestate.resolved_onto_run(self.cfg, tree)
         if tip is None:
@@ -1062,7 +1076,8 @@ class Drive:
             self._stand_aside("shutdown", found)
         why = self._stop_why or "board run is shutting down"
         if self.tree is not None and self.tree.exists():
-            self._remove_tree(f"{why} during attempt {self.attempt}")
+            saved = self._remove_tree(f"{why} during attempt {self.attempt}")
+            treestate.note_resumable(self.store, self.cfg, self.card_id, saved)
         try:
             edge_update(
                 self.store,
@@ -1091,13 +1106,15 @@ class Drive:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _remove_tree(self, why: str) -> None:
-        """The one save-then-remove; a tree that cannot be saved stays, and the card says so."""
+    def _remove_tree(self, why: str) -> list[str]:
+        """The one save-then-remove; a tree that cannot be saved stays, and the card says so.
+        Returns the stranded branches it made."""
         from . import worktrees
 
         tree = self.tree
         if tree is None:
-            return
+            return []
+        saved: list[str] = []
         try:
             res = worktrees.discard_worktree(
                 self.cfg, tree, store=self.store, card_id=self.card_id, why=why
@@ -1109,7 +1126,9 @@ class Drive:
         else:
             if res.ignored:  # a save's comment names them; with no save, the log does
                 self._say(f"removing the tree deleted {res.ignored.text()} (ignored: not work)")
+            saved = [s.branch for s in ([res.saved] if res.saved else []) + res.branch_saves]
         self.tree = None if not tree.exists() else tree
+        return saved
 
     def _end_row(self, status: str, result: str, token: str = "") -> None:
         """End a drive row that is still running (a row another process ended keeps its word)."""

@@ -43,7 +43,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from . import actions, drive, proc, runbranch
+from . import actions, drive, proc, runbranch, treestate
 from .config import CONFIG_NAME
 from .errors import BoardError, NotFound, Refused, StrandedWorkError
 from .model import SELF_HEALING, TERMINAL, Blocked, Card, Drive
@@ -382,13 +382,17 @@ class Loop:
         before the salvage (its row, read before it was marked crashed, says which)."""
         from . import worktrees
 
+        saved: list[str] = []
         for tree in worktrees.card_trees(self.cfg, card.id):
             try:
-                worktrees.discard_worktree(
+                res = worktrees.discard_worktree(
                     self.cfg, tree, store=self.store, card_id=card.id, why=why
                 )
             except (StrandedWorkError, Refused) as exc:
                 self.store.add_comment(card.id, f"its tree was kept: {exc.line()}", WHO)
+                continue
+            saved += [s.branch for s in ([res.saved] if res.saved else []) + res.branch_saves]
+        treestate.note_resumable(self.store, self.cfg, card.id, saved)
         changes: dict[str, Any] = {"lane": "ready", "drive": ""}
         before = state_before(row) if row is not None and row.id == card.drive else None
         if before is not None:

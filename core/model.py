@@ -44,6 +44,7 @@ class Blocked:
 REQUEUE_EVENT = "requeue"  # the operator's requeue; its text is the reason for the brief
 REQUEUED = "requeued"  # a requeue event's text when the operator gave no reason
 FOLD_CONFLICT_EVENT = "fold-conflict"  # what a fold conflicted on, quoted in the next brief
+RESUME_EVENT = "resume-from"  # the branch an interrupted build's work was saved to
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ promises: never lose work, never act on a card someone else moved.
   when it notices its coder died, finds the card no longer its own and stands aside:
   nothing is blocked, retried, counted against the timeout budget or published. Only
   then is the drive's whole process group killed and its tree saved to a `stranded/…`
-  branch through the one save-then-remove. `unblock` resumes the card with a fresh build.
+  branch through the one save-then-remove. `unblock` resumes the card: its next build
+  starts from that saved work (treestate.resume_branch).
   The system we re-create had no such verb: its operators killed processes by hand and
   lost trees to the next re-dispatch.
 - `approve` publishes a card waiting in `review` (fold or push). It owns the card only
@@ -228,6 +229,8 @@ def stop(
     result.saved, result.kept = _save_trees(cfg, store, card_id, why)
     if result.saved:
         result.lines.append(f"its work is on {', '.join(result.saved)}")
+        if treestate.note_resumable(store, cfg, card_id, result.saved):
+            result.lines.append(f"`board unblock {card_id}` continues from it")
     for kept in result.kept:
         result.lines.append(f"kept {kept}")
     result.card = store.get(card_id)

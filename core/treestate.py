@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from . import gitutil, runbranch, worktrees
+from .errors import BoardError
+from .model import REQUEUE_EVENT, RESUME_EVENT, Event
+from .store import Store
 
 
 def is_worktree(tree: Path) -> bool:
@@ -58,4 +61,102 @@ def resolved_onto_run(cfg: Any, tree: Path) -> str | None:
     return tip
 
 
-__all__ = ["card_tree", "is_worktree", "rebase_in_progress", "resolved_onto_run", "unmerged_paths"]
+# ---------------------------------------------------------------------------------------------
+# what happened to the card between two builds
+
+
+_BUILD_STARTS = ("claimed by drive ", "salvage of ")
+
+
+def _starts_build(event: Event) -> bool:
+    return event.kind == "event" and any(m in event.text for m in _BUILD_STARTS)
+
+
+def since_last_build(store: Store, card_id: str) -> list[Event]:
+    """The card's events since its previous build began, up to this build's claim (newest
+    first): what happened to the card between the two builds, and during the last one."""
+    events = list(reversed(store.timeline(card_id)))
+    found: list[Event] = []
+    seen_own = False
+    for event in events:
+        if _starts_build(event):
+            if seen_own:
+                break
+            seen_own = True
+            continue
+        if seen_own:
+            found.append(event)
+    return found
+
+
+def requeued_since_last_build(store: Store, card_id: str) -> bool:
+    """Whether the operator requeued the card since its last build: a requeue means
+    "rebuild", so a kept tree is saved and a fresh one made, never carried on from."""
+    return any(e.kind == REQUEUE_EVENT for e in since_last_build(store, card_id))
+
+
+def note_resumable(store: Any, cfg: Any, card_id: str, branches: list[str]) -> str:
+    """Record that the card's own tree was saved mid-build (a stop, a shutdown, a crash) to
+    one of `branches`: the next build starts from that work instead of from scratch.
+    Returns the branch recorded ('' when none of them holds the card's own tree)."""
+    branch = own_branch(card_id, branches)
+    if branch:
+        try:
+            store.add_event(card_id, branch, "board", kind=RESUME_EVENT)
+        except BoardError:
+            return ""
+    return branch
+
+
+def own_branch(card_id: str, branches: list[str]) -> str:
+    """The branch among `branches` that saved the card's own tree (`feat-<id>`), or ''."""
+    own = f"{worktrees.STRANDED}{worktrees.tree_name(card_id)}/"
+    return next((b for b in branches if b.startswith(own)), "")
+
+
+def resume_branch(store: Any, cfg: Any, card_id: str) -> str:
+    """The branch holding the work of the card's interrupted build, if the next build should
+    continue from it: saved since the last build began, still there, and no requeue since
+    (a requeue means "rebuild"). '' otherwise."""
+    events = since_last_build(store, card_id)
+    if any(e.kind == REQUEUE_EVENT for e in events):
+        return ""
+    for event in events:
+        if event.kind == RESUME_EVENT:
+            branch = event.text.strip()
+            if gitutil.rev(cfg.root, f"refs/heads/{branch}") is not None:
+                return branch
+            return ""
+    return ""
+
+
+def apply_saved(cfg: Any, tree: Path, branch: str) -> list[str]:
+    """Put the work saved on `branch` into a fresh `tree` as uncommitted changes, merged
+    three ways onto the tree's HEAD (so it lands on a newer start point too). Returns the
+    conflicting paths, with the tree left untouched, when it does not apply."""
+    tip = gitutil.out(cfg.root, "rev-parse", "--verify", f"refs/heads/{branch}^{{commit}}")
+    res = gitutil.git(
+        tree, "merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", tip, check=False
+    )
+    lines = res.stdout.splitlines()
+    if res.returncode != 0:
+        paths = sorted({p for p in lines[1:] if p}) if res.returncode == 1 else []
+        return paths or [f"(git: {res.stderr.strip() or 'merge-tree failed'})"]
+    gitutil.git(tree, "read-tree", "-m", "-u", "HEAD", lines[0].strip())
+    gitutil.git(tree, "reset", "-q")  # the work stays in the files; the index is HEAD's again
+    return []
+
+
+__all__ = [
+    "apply_saved",
+    "note_resumable",
+    "own_branch",
+    "requeued_since_last_build",
+    "resume_branch",
+    "since_last_build",
+    "card_tree",
+    "is_worktree",
+    "rebase_in_progress",
+    "resolved_onto_run",
+    "unmerged_paths",
+]
