@@ -136,6 +136,7 @@ def resolve(store: Store, cfg: Config, card_id: str) -> ResolveResult:
         tree = _tree(cfg, card)
         where = _rel(cfg, tree)
         tip = runbranch.ensure(cfg)
+        branch_tip = gitutil.rev(cfg.root, f"refs/heads/{card.branch}") if card.branch else None
         if not treestate.rebase_in_progress(tree):
             if not gitutil.out(tree, "branch", "--show-current", check=False):
                 raise Refused(f"{where} is on no branch (a detached HEAD): check out its branch")
@@ -161,8 +162,8 @@ def resolve(store: Store, cfg: Config, card_id: str) -> ResolveResult:
                     timeout=cfg.publish_timeout_s or gitutil.GIT_TIMEOUT_S,
                 )
         conflicts = treestate.unmerged_paths(tree)
-        head = gitutil.rev(tree, "HEAD") or tip
-        theirs = publish.other_side(tree, head, tip, conflicts) if conflicts else []
+        mine = branch_tip or gitutil.rev(tree, "HEAD") or tip  # mid-rebase, HEAD is theirs
+        theirs = publish.other_side(tree, mine, tip, conflicts) if conflicts else []
         if treestate.rebase_in_progress(tree):
             reason = (
                 f"being resolved by hand in {tree}: a rebase onto {cfg.run_branch} "

@@ -297,6 +297,7 @@ def test_resolve_leaves_the_conflict_then_continue_gates_folds_and_moves_the_car
     assert (
         "conflicts in app.py" in res.stdout and f"board resolve {card.id} --continue" in res.stdout
     )
+    assert f"the other side ({cfg.run_branch}): {rival[:7]} c-9: the rival" in res.stdout
     assert f"cd {tree.relative_to(cfg.root)}" in res.stdout and "git add -- app.py" in res.stdout
     assert treestate.rebase_in_progress(tree), "no rebase was left stopped at the conflict"
     after = store.get(card.id)
