@@ -65,7 +65,8 @@ def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Pa
     assert {r.status for r in store.list_drives(card.id)} == {"crashed"}
     assert any("recovered at boot" in e for e in events(store, card.id))
 
-    # and a real restart with a coder that finishes: the card is built and folded
+    # and a real restart with a coder that finishes: the card is built and folded, its
+    # tree starting from the interrupted work (resume means resume)
     write_config(cfg.root, tiers={"default": edit_tier()})
     res = subprocess.run(
         [sys.executable, "-m", "board.core.cli", "run", "--once"],
@@ -78,7 +79,7 @@ def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Pa
     )
     assert res.returncode == 0, res.stderr
     assert store.get(card.id).lane == "done"
-    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "work of c-1"
+    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "work of c-1, unfinished\nwork of c-1"
     assert stranded_branches(cfg) == saved, "the saved branch was lost or overwritten"
     store.close()
 
