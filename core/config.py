@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
-
-from .errors import ConfigError
+from board.core.errors import ConfigError
 
 CONFIG_NAME = "board.toml"
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import Refused
+from board.core.errors import Refused
 
 POLL_S = 0.02
 

@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import Refused
+from board.core.errors import Refused
 
 LOG_SUFFIX = ".log"
 LINE_CAP = 16 * 1024  # bytes of one line that are ever decoded and shown

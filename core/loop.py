@@ -43,14 +43,17 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from . import actions, drive, proc, runbranch, treestate
-from .config import CONFIG_NAME
-from .errors import BoardError, NotFound, Refused, StrandedWorkError
-from .model import SELF_HEALING, TERMINAL, Blocked, Card, Drive
-from .operator import dead_result, state_before
-from .proc import pid_alive
-from .publish import lock_path, release_working
-from .store import Expect, Store, utc_now
+from board.core import proc
+from board.core.config import CONFIG_NAME
+from board.core.drive import drive
+from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
+from board.core.git import runbranch, treestate
+from board.core.model import SELF_HEALING, TERMINAL, Blocked, Card, Drive
+from board.core.ops import actions
+from board.core.ops.operator import dead_result, state_before
+from board.core.proc import pid_alive
+from board.core.publish.publish import lock_path, release_working
+from board.core.store import Expect, Store, utc_now
 
 WHO = "board"
 LOOP_LOG = "loop.log"
@@ -260,7 +263,7 @@ class Loop:
     def check_base(self) -> None:
         """Refuse to start when the base branch does not exist: every card claimed would
         only be blocked, one by one. Checked before the lock, the log or any claim."""
-        from . import worktrees
+        from board.core.git import worktrees
 
         try:
             worktrees.base_ref(self.cfg)
@@ -380,7 +383,7 @@ class Loop:
         """Save the card's trees (the save comments on the card), then back to ready,
         keeping its block. A dead salvage's card goes back to the lane and block it had
         before the salvage (its row, read before it was marked crashed, says which)."""
-        from . import worktrees
+        from board.core.git import worktrees
 
         saved: list[str] = []
         for tree in worktrees.card_trees(self.cfg, card.id):
@@ -516,7 +519,7 @@ class Loop:
         self.log("blocked", card=card.id, cls=card.blocked.cls, reason=card.blocked.reason)
 
     def _sweep_orphans(self, cards: list[Card]) -> None:
-        from . import worktrees
+        from board.core.git import worktrees
 
         lanes = {c.id: c.lane for c in cards}
         live: set[Path] = set()
@@ -549,7 +552,7 @@ class Loop:
         self.log("skip", card=card.id, reason=reason)
 
     def claims(self) -> list[str]:
-        from . import split
+        from board.core.ops import split
 
         claimed: list[str] = []
         queue = actions.ready_queue(self.store)
@@ -659,7 +662,7 @@ class Loop:
             self.wake.set()
 
     def _run_planner(self, card_id: str, token: str) -> drive.DriveEnd:
-        from . import split
+        from board.core.ops import split
 
         task = self.store.get(card_id)
         res = split.run_planner(self.store, self.cfg, task, token)

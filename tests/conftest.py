@@ -71,7 +71,7 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """Run the real `board` command line in a subprocess, as an operator would."""
     return subprocess.run(
-        [sys.executable, "-m", "board.core.cli", *args],
+        [sys.executable, "-m", "board.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

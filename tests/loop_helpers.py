@@ -15,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from board.core import actions, config
+from board.core import config
 from board.core.model import Card, CardDraft
+from board.core.ops import actions
 from board.core.store import SQLiteStore
 
 from tests.conftest import GIT_ENV, git, make_repo
@@ -27,7 +28,7 @@ SCRIPTS = Path(__file__).parent / "scripts"
 def board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
     """`board run ARGS` in its own process, as an operator starts it."""
     return subprocess.Popen(
-        [sys.executable, "-m", "board.core.cli", "run", *args],
+        [sys.executable, "-m", "board.cli", "run", *args],
         cwd=repo,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -183,7 +184,7 @@ def events(store: SQLiteStore, card_id: str) -> list[str]:
 
 def drive_one(cfg: config.Config, store: SQLiteStore, card: Card) -> Any:
     """Claim `card` and run its drive to the end in this thread; return the DriveEnd."""
-    from board.core import drive
+    from board.core.drive import drive
 
     token = drive.claim(cfg, store, card)
     assert token, f"{card.id} could not be claimed"

@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from board.core import actions, config
+from board.core import config
 from board.core.model import Card, CardDraft
+from board.core.ops import actions
 from board.core.store import Expect, SQLiteStore
 
 from tests.conftest import git
@@ -60,7 +61,7 @@ class DriveThread:
     """A real drive of a claimed card running in a thread, with its own store connection."""
 
     def __init__(self, cfg: config.Config, store: SQLiteStore, card_id: str) -> None:
-        from board.core import drive
+        from board.core.drive import drive
 
         token = drive.claim(cfg, store, store.get(card_id))
         assert token, f"{card_id} could not be claimed"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from board.core import worktrees
+from board.core.git import worktrees
 from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 from board.tui.app import BoardApp

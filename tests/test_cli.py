@@ -201,7 +201,7 @@ def test_read_only_store_is_one_clear_line_and_changes_nothing() -> None:
         before = db.read_bytes()
         res = subprocess.run(
             ["setpriv", f"--reuid={nobody}", f"--regid={nobody}", "--clear-groups",
-             sys.executable, "-m", "board.core.cli", "card", "add", "x"],
+             sys.executable, "-m", "board.cli", "card", "add", "x"],
             cwd=repo, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
             env={**os.environ, "HOME": str(base)},
         )  # fmt: skip
@@ -254,7 +254,7 @@ def test_a_missing_git_is_one_clear_line(repo: Path, tmp_path: Path) -> None:
     empty = tmp_path / "bin-without-git"
     empty.mkdir()
     res = subprocess.run(
-        [sys.executable, "-m", "board.core.cli", "card", "list"],
+        [sys.executable, "-m", "board.cli", "card", "list"],
         cwd=repo,
         capture_output=True,
         text=True,
@@ -277,7 +277,7 @@ def test_git_older_than_2_38_is_refused_at_start(repo: Path, tmp_path: Path) -> 
     fake.chmod(0o755)
     for verb in (("init",), ("run", "--once")):
         res = subprocess.run(
-            [sys.executable, "-m", "board.core.cli", *verb],
+            [sys.executable, "-m", "board.cli", *verb],
             cwd=repo,
             capture_output=True,
             text=True,

@@ -10,8 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from board.core import actions, drive, proc, worktrees
+from board.core import proc
+from board.core.drive import drive
+from board.core.git import worktrees
 from board.core.loop import Loop
+from board.core.ops import actions
 
 from tests.conftest import GIT_ENV
 from tests.loop_helpers import (
@@ -69,7 +72,7 @@ def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Pa
     # tree starting from the interrupted work (resume means resume)
     write_config(cfg.root, tiers={"default": edit_tier()})
     res = subprocess.run(
-        [sys.executable, "-m", "board.core.cli", "run", "--once"],
+        [sys.executable, "-m", "board.cli", "run", "--once"],
         cwd=cfg.root,
         capture_output=True,
         text=True,
@@ -88,7 +91,7 @@ def test_a_restart_keeps_the_block_of_a_card_held_when_its_loop_died(tmp_path: P
     cfg, store = make_board(tmp_path)
     card = add_card(store, "held then crashed", surface=["work/**"])
     token = drive.claim(cfg, store, card, owner_pid=2**22 + 1)  # a pid no process has
-    from board.core import worktrees
+    from board.core.git import worktrees
 
     tree = worktrees.create_worktree(cfg, card.id, store=store)
     (tree / "work").mkdir()
@@ -164,7 +167,7 @@ def test_an_orphan_coder_that_outlives_a_kill_9_while_the_store_was_locked_loses
         "GIT_HOLD_UNTIL": str(held),
     }
     run = subprocess.Popen(
-        [sys.executable, "-m", "board.core.cli", "run"],
+        [sys.executable, "-m", "board.cli", "run"],
         cwd=cfg.root,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

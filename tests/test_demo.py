@@ -13,10 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-from board.core import config, demo, stranded
+from board.core import config
 from board.core.errors import Refused
+from board.core.git import stranded
 from board.core.store import SQLiteStore
 from board.tui.app import BoardApp
+
+from board.demo import sandbox as demo
 
 DEADLINE_S = 120
 

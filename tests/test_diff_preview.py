@@ -14,7 +14,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from board.core import proc, stranded
+from board.core import proc
+from board.core.git import stranded
 from board.tui.stranded import DiffBuffer, DiffScreen
 
 from tests.git_helpers import GIT_ENV, Repo, git, make_repo

@@ -9,9 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
-from board.core import actions, drive, publish
+from board.core.drive import drive
 from board.core.errors import Refused
 from board.core.loop import Loop
+from board.core.ops import actions
+from board.core.publish import publish
 
 from tests.conftest import git
 from tests.loop_helpers import (
@@ -27,7 +29,7 @@ from tests.loop_helpers import (
 
 def _built_tree(cfg, store, card, path: str, text: str) -> tuple[str, Path, str]:
     """Claim the card, make its tree and commit `text` to `path` in it, as a drive would."""
-    from board.core import worktrees
+    from board.core.git import worktrees
 
     token = drive.claim(cfg, store, card)
     assert token
@@ -245,7 +247,8 @@ def test_the_run_branch_moves_only_by_compare_and_swap(
 LOCK_HOLDER = r"""
 import sys, time
 from pathlib import Path
-from board.core import config, publish
+from board.core import config
+from board.core.publish import publish
 cfg = config.load(Path(sys.argv[1]))
 with publish.run_lock(cfg):
     print("locked", flush=True)

@@ -11,7 +11,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from board.core import actions, drive, treestate
+from board.core.drive import drive
+from board.core.git import treestate
+from board.core.ops import actions
 from board.core.store import SQLiteStore
 
 from tests.conftest import git, run_cli
@@ -262,7 +264,7 @@ def test_salvage_of_a_stranded_branch_replays_it_on_the_run_tip_named_after_the_
 ) -> None:
     cfg, store, card, _ = _conflicted(tmp_path, monkeypatch)
     actions.requeue(store, card.id)  # the kept tree goes to a stranded branch at the rebuild
-    from board.core import worktrees
+    from board.core.git import worktrees
 
     worktrees.fresh_build_prepare(cfg, card.id, store=store)
     [branch] = stranded_branches(cfg)
@@ -379,7 +381,7 @@ def test_pick_defaults_to_the_base_in_push_mode_and_names_the_card_in_its_commit
 ) -> None:
     cfg, store = make_board(tmp_path, publish={"mode": "push"})
     card = add_card(store, "Add modulo", surface=["work/**"])
-    from board.core import worktrees
+    from board.core.git import worktrees
 
     tree = worktrees.create_worktree(cfg, card.id)
     (tree / "mod.py").write_text("mod = 1\n")

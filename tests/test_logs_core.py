@@ -20,7 +20,6 @@ from types import SimpleNamespace
 
 import pytest
 from board.core import logs
-from board.core.cli_logs import cmd_logs
 from board.core.config import Config
 from board.core.errors import Refused
 from board.core.logs import (
@@ -35,6 +34,7 @@ from board.core.logs import (
 from board.core.model import CardDraft
 from board.core.store import SQLiteStore
 
+from board.cli.logs import cmd_logs
 from tests.conftest import run_cli
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z $")
@@ -603,7 +603,7 @@ def test_board_logs_follow_stops_cleanly_on_ctrl_c(repo: Path) -> None:
     with LogWriter(path) as w:
         w.write_line("still running")
     child = subprocess.Popen(
-        [sys.executable, "-m", "board.core.cli", "logs", "c-1", "-f"],
+        [sys.executable, "-m", "board.cli", "logs", "c-1", "-f"],
         cwd=repo,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

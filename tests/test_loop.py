@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from board.core import actions
 from board.core.loop import BoardLock, Loop, globs_overlap, surfaces_overlap
 from board.core.model import Blocked
+from board.core.ops import actions
 from board.core.store import Expect
 
 from tests.conftest import GIT_ENV, git
@@ -107,7 +107,7 @@ def test_a_second_board_run_refuses_and_names_the_pid_holding_the_board(tmp_path
     lock.acquire()
     try:
         res = subprocess.run(
-            [sys.executable, "-m", "board.core.cli", "run", "--once"],
+            [sys.executable, "-m", "board.cli", "run", "--once"],
             cwd=cfg.root,
             capture_output=True,
             text=True,

@@ -14,9 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from board.core import actions, operator, publish, worktrees
 from board.core.errors import BoardError, Conflict, NotFound, Refused
+from board.core.git import worktrees
 from board.core.model import Blocked
+from board.core.ops import actions, operator
+from board.core.publish import publish
 from board.core.store import Expect
 
 from tests.conftest import git, run_cli
@@ -614,7 +616,7 @@ def test_a_salvage_killed_9_gives_the_card_back_held_never_free_to_run(
     card = store.get(card.id)
     run_before = git(repo, "rev-parse", cfg.run_branch)
     salvage = subprocess.Popen(
-        [sys.executable, "-m", "board.core.cli", "stranded", "salvage", branch],
+        [sys.executable, "-m", "board.cli", "stranded", "salvage", branch],
         cwd=repo, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, **GIT_ENV},
     )  # fmt: skip

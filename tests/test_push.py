@@ -10,9 +10,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from board.core import actions, push
 from board.core.model import Blocked
-from board.core.publish import Owner
+from board.core.ops import actions
+from board.core.publish import push
+from board.core.publish.publish import Owner
 
 from tests.conftest import git
 from tests.operator_helpers import (

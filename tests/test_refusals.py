@@ -33,7 +33,7 @@ from tests.conftest import GIT_ENV, git, make_repo, run_cli
 def board(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
     """The real `board` in a subprocess; stdin as raw bytes (it may be invalid UTF-8)."""
     res = subprocess.run(
-        [sys.executable, "-m", "board.core.cli", *args],
+        [sys.executable, "-m", "board.cli", *args],
         cwd=cwd,
         capture_output=True,
         input=stdin,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from board.core import actions, drive, operator
+from board.core.drive import drive
+from board.core.ops import actions, operator
 
 from tests.conftest import git
 from tests.loop_helpers import add_card, events, make_board, script, show, wait_for
@@ -118,7 +119,7 @@ def test_a_build_interrupted_by_a_shutdown_continues_at_the_next_run(tmp_path: P
 def test_unblock_after_a_hold_continues_from_the_tree_the_drive_kept(tmp_path: Path) -> None:
     """A hold makes the drive stand aside and keep its tree as it is (here: the coder's
     part 1, uncommitted); the next build saves that tree and continues from it."""
-    from board.core import worktrees
+    from board.core.git import worktrees
 
     cfg, store = _board(tmp_path)
     card = add_card(store, "two sittings", surface=["work/**"])

@@ -12,7 +12,8 @@ import signal
 from pathlib import Path
 
 import pytest
-from board.core import proc, worktrees
+from board.core import proc
+from board.core.git import worktrees
 
 from tests.git_helpers import Repo, child_env, make_repo, python_argv
 
@@ -56,7 +57,8 @@ def test_a_save_killed_at_any_step_loses_nothing_and_a_rerun_ends_on_one_branch(
     r = make_repo(tmp_path)
     t = _dirty_tree(r)
     code = (
-        "from pathlib import Path; from board.core import config, worktrees\n"
+        "from pathlib import Path\n"
+        "from board.core import config; from board.core.git import worktrees\n"
         f"cfg = config.load(Path({str(r.root)!r}))\n"
         f"worktrees.discard_worktree(cfg, Path({str(t)!r}), why='a shutdown')\n"
     )

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from board.core import actions, config, drive, loop, split
+from board.core import config, loop
 from board.core.config import Config
+from board.core.drive import drive
 from board.core.model import CardDraft
+from board.core.ops import actions, split
 from board.core.store import Expect, SQLiteStore
 
 from tests.conftest import run_cli

@@ -8,11 +8,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from board.core import cli, stranded, worktrees
 from board.core.errors import Conflict, NotFound, Refused
+from board.core.git import stranded, worktrees
 from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 
+from board.cli import commands as cli
 from tests.bench.bench_stranded_list import make_branches
 from tests.git_helpers import Repo, make_repo
 

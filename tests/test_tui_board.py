@@ -7,9 +7,10 @@ from __future__ import annotations
 import sys
 
 import pytest
-from board.core import actions, proc
+from board.core import proc
 from board.core.errors import ConfigError
 from board.core.model import Blocked
+from board.core.ops import actions
 from board.core.store import Expect
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
@@ -336,7 +337,7 @@ async def test_enter_opens_the_card_and_esc_returns(board) -> None:
 
 
 async def test_card_screen_shows_dependents_branch_worktree_and_stranded_work(board) -> None:
-    from board.core import gitutil
+    from board.core.git import gitutil
 
     root = board.root
     (root / "f.txt").write_text("x\n")
@@ -792,7 +793,7 @@ def test_the_early_read_and_core_import_without_textual(tmp_path) -> None:
         f"cfg = config.load(__import__('pathlib').Path({str(board.root)!r}))\n"
         "lanes, count = Preload(SQLiteStore(cfg.db_path)).result(10)\n"
         "print(len(lanes['ready']), count)\n"
-        "from board.core.cli import main\n"
+        "from board.cli.commands import main\n"
         f"sys.exit(main(['-C', {str(board.root)!r}, 'tui']))\n"
     )
     res = proc.run((sys.executable, "-c", code), timeout=60)
@@ -1039,7 +1040,7 @@ async def test_S_on_a_card_that_is_not_working_shows_the_refusal(board) -> None:
 
 def _reviewable(board) -> None:
     """Give c-6 (in review) a real branch with a commit, as a build would leave it."""
-    from board.core import gitutil
+    from board.core.git import gitutil
 
     root = board.root
     env = gitutil.identity_env()
@@ -1057,7 +1058,7 @@ def _reviewable(board) -> None:
 
 
 async def test_a_asks_then_approves_a_review_card_and_it_folds(board) -> None:
-    from board.core import gitutil
+    from board.core.git import gitutil
 
     _reviewable(board)
     app = make_app(board)

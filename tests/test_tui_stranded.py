@@ -13,8 +13,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from board.core import config, proc, stranded, worktrees
-from board.core.gitutil import git as core_git
+from board.core import config, proc
+from board.core.git import stranded, worktrees
+from board.core.git.gitutil import git as core_git
 from board.tui.card import CardScreen
 from board.tui.dialogs import ConfirmDialog
 from board.tui.stranded import (

@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-from board.core import proc, worktrees
+from board.core import proc
 from board.core.errors import Refused, StrandedWorkError
+from board.core.git import worktrees
 
 from tests.git_helpers import (
     Repo,
@@ -485,7 +486,8 @@ def test_a_read_only_tree_is_deleted_after_its_save(tmp_path: Path) -> None:
                     os.lchown(Path(dirpath) / name, nobody, nobody)
             os.chown(base, nobody, nobody)
             code = (
-                "import json; from pathlib import Path; from board.core import config, worktrees\n"
+                "import json; from pathlib import Path\n"
+                "from board.core import config; from board.core.git import worktrees\n"
                 f"cfg = config.load(Path({str(r.root)!r}))\n"
                 f"res = worktrees.discard_worktree(cfg, Path({str(t)!r}))\n"
                 "print(json.dumps(res.to_json()))\n"
@@ -515,7 +517,8 @@ def test_two_processes_removing_one_tree_make_one_save_and_one_removal(r: Repo) 
     t = tree(r)
     (t / "app.py").write_text("mine\n")
     code = (
-        "import json; from pathlib import Path; from board.core import config, worktrees\n"
+        "import json; from pathlib import Path\n"
+        "from board.core import config; from board.core.git import worktrees\n"
         f"cfg = config.load(Path({str(r.root)!r}))\n"
         f"res = worktrees.discard_worktree(cfg, Path({str(t)!r}), why='race')\n"
         "print(json.dumps(res.to_json()))\n"
@@ -546,7 +549,8 @@ def test_a_branch_that_does_not_read_back_keeps_the_tree(r: Repo) -> None:
     t = tree(r)
     (t / "app.py").write_text("mine\n")
     code = (
-        "from pathlib import Path; from board.core import config, worktrees\n"
+        "from pathlib import Path\n"
+        "from board.core import config; from board.core.git import worktrees\n"
         "from board.core.errors import StrandedWorkError\n"
         f"cfg = config.load(Path({str(r.root)!r}))\n"
         "try:\n"

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from board.core import actions, config, gitutil, proc
+from board.core import config, proc
+from board.core.git import gitutil
 from board.core.model import Blocked, CardDraft
+from board.core.ops import actions
 from board.core.store import Expect, SQLiteStore
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
@@ -176,5 +178,5 @@ def status(app: BoardApp) -> str:
 def cli(board: Board, *args: str, timeout: float = 30) -> proc.Result:
     """The real `board` command line in a second OS process."""
     return proc.run(
-        (sys.executable, "-m", "board.core.cli", "-C", str(board.root), *args), timeout=timeout
+        (sys.executable, "-m", "board.cli", "-C", str(board.root), *args), timeout=timeout
     )

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from board.core import gitutil
 from board.core.config import Config
 from board.core.errors import BoardError, NotFound
+from board.core.git import gitutil
 from board.core.model import Card, Event
 from board.core.store import Store
 from rich.console import Group, RenderableType
@@ -71,9 +71,9 @@ def _field(item: Any, name: str) -> Any:
 def card_stranded(cfg: Config, card_id: str) -> list[str]:
     """The card's stranded branches as lines; none when the stranded module is not there yet."""
     try:
-        from board.core.stranded import list_stranded
+        from board.core.git.stranded import list_stranded
     except ModuleNotFoundError as exc:
-        if exc.name != "board.core.stranded":
+        if exc.name != "board.core.git.stranded":
             raise
         return []
     lines = []

@@ -22,7 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from board.core import proc, worktrees  # noqa: E402
+from board.core import proc
+from board.core.git import worktrees  # noqa: E402
 
 from tests.git_helpers import GIT_ENV, git, make_repo  # noqa: E402
 

@@ -39,7 +39,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from board.core import proc, stranded  # noqa: E402
+from board.core import proc
+from board.core.git import stranded  # noqa: E402
 from board.core.model import CardDraft  # noqa: E402
 from board.core.store import SQLiteStore  # noqa: E402
 from board.tui.app import BoardApp  # noqa: E402

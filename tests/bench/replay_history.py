@@ -55,7 +55,7 @@ def run(*args: str, cwd: Path, timeout: float = 600) -> str:
 
 def board(*args: str, cwd: Path, timeout: float = 7200) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "board.core.cli", *args],
+        [sys.executable, "-m", "board.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -10,7 +10,7 @@ import sys
 
 repo, card = sys.argv[1], sys.argv[2]
 res = subprocess.run(
-    [sys.executable, "-m", "board.core.cli", "-C", repo, "requeue", card, "--reason", "not yet"],
+    [sys.executable, "-m", "board.cli", "-C", repo, "requeue", card, "--reason", "not yet"],
     stdin=subprocess.DEVNULL,
     capture_output=True,
     text=True,

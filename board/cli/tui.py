@@ -1,24 +1,25 @@
 """`board tui [--theme T]`: open the control room.
 
-Textual is imported only when the verb runs (by module name, through importlib), so
-`board.core` imports and every other verb works where Textual is not installed.
+Textual is imported only when the verb runs, so every other verb starts without paying
+for it, and works where Textual is not installed.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 from typing import Any
 
-from .errors import BoardError
+from board.core.errors import BoardError
 
 
 def cmd_tui(args: argparse.Namespace, ctx: Any) -> int:
     store = ctx.store  # opened first: a missing store is refused before anything starts
     try:
         # start reading the board now, in a thread, so it overlaps Textual's import
-        preload = importlib.import_module("board.tui.rows").Preload(store)
-        tui_app = importlib.import_module("board.tui.app")
+        from board.tui import rows
+
+        preload = rows.Preload(store)
+        from board.tui import app as tui_app
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("textual", "rich"):
             raise BoardError(

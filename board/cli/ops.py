@@ -10,8 +10,8 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from . import split as split_mod
-from .errors import Refused
+from board.core.errors import Refused
+from board.core.ops import split as split_mod
 
 
 def register(sub: Any) -> None:
@@ -88,7 +88,7 @@ def _register_split(sub: Any) -> None:
 
 
 def _cmd_split(args: argparse.Namespace, ctx: Any) -> int:
-    from .cli import visible
+    from board.cli.commands import visible
 
     slices: list[tuple[str, list[str]]] = args.slices or []
     if not slices:
@@ -122,7 +122,7 @@ _SALVAGE_HELP = (
 
 
 def _lines(ctx: Any, lines: Sequence[str]) -> None:
-    from .cli import visible
+    from board.cli.commands import visible
 
     for line in lines:
         ctx.out(visible(line))
@@ -137,7 +137,7 @@ def _register_stop(sub: Any) -> None:
 
 
 def _cmd_stop(args: argparse.Namespace, ctx: Any) -> int:
-    from . import operator
+    from board.core.ops import operator
 
     result = operator.stop(ctx.store, ctx.cfg, args.id, args.reason)
     if args.json:
@@ -163,7 +163,7 @@ def _register_approve(sub: Any) -> None:
 
 
 def _cmd_approve(args: argparse.Namespace, ctx: Any) -> int:
-    from . import operator
+    from board.core.ops import operator
 
     result = operator.approve(
         ctx.store, ctx.cfg, args.id, args.reason, expect_version=args.expect_version
@@ -203,14 +203,14 @@ def _register_salvage(sub: Any) -> None:
 
 
 def _cmd_salvage(args: argparse.Namespace, ctx: Any) -> int:
-    from . import operator
+    from board.core.ops import operator
 
     result = operator.salvage(ctx.store, ctx.cfg, args.target, force=args.force)
     if args.json:
         ctx.emit_json(result.to_json())
         return 0 if result.published else 1
     if result.outcome == "blocked":  # the fold lost a race and conflicted: one line
-        from .errors import Conflict
+        from board.core.errors import Conflict
 
         raise Conflict(result.lines[-1] if result.lines else f"{args.target}: not published")
     if result.card is not None:
@@ -245,7 +245,7 @@ def _register_resolve(sub: Any) -> None:
 
 
 def _cmd_resolve(args: argparse.Namespace, ctx: Any) -> int:
-    from . import resolve
+    from board.core.ops import resolve
 
     if args.cont:
         result = resolve.resolve_continue(ctx.store, ctx.cfg, args.id)

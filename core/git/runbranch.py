@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitutil, locks
-from .errors import NotFound, Refused
+from board.core import locks
+from board.core.errors import NotFound, Refused
+from board.core.git import gitutil
 
 # ---------------------------------------------------------------------------------------------
 # locks under .board/locks

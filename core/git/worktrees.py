@@ -35,10 +35,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import locks, proc, runbranch
-from .config import Config
-from .errors import BoardError, GitError, Refused, StrandedWorkError
-from .gitutil import NO_HOOKS, git, identity_env, out
+from board.core import locks, proc
+from board.core.config import Config
+from board.core.errors import BoardError, GitError, Refused, StrandedWorkError
+from board.core.git import runbranch
+from board.core.git.gitutil import NO_HOOKS, git, identity_env, out
 
 log = logging.getLogger("board.worktrees")
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import importlib
 import os
 import shutil
 import signal
@@ -19,10 +18,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import actions, config, gitutil, proc
-from .errors import Refused
-from .model import CardDraft
-from .store import Expect, SQLiteStore
+from board.core import config, proc
+from board.core.errors import Refused
+from board.core.git import gitutil
+from board.core.model import CardDraft
+from board.core.ops import actions
+from board.core.store import Expect, SQLiteStore
 
 MARKER = ".board-demo"
 
@@ -75,7 +76,7 @@ def _write_project(root: Path) -> None:
 
 
 def _demo_config(python: str) -> dict[str, dict[str, Any]]:
-    coder = [python, "-m", "board.core.demo_coder", "--brief", "{brief}", "--worktree",
+    coder = [python, "-m", "board.demo.coder", "--brief", "{brief}", "--worktree",
              "{worktree}"]  # fmt: skip
     return {
         "board": {"max_concurrent": 3, "loop_interval_s": 1},
@@ -122,7 +123,7 @@ def create_sandbox(target: Path) -> Path:
     gitutil.git(repo, *gitutil.NO_HOOKS, "commit", "-q", "-m", "calc: add and sub", env=env)
     gitutil.git(repo, "push", "-q", "-u", "origin", "main")
     (target / MARKER).write_text("made by `board demo`; removed and remade by the next one\n")
-    res = proc.run([sys.executable, "-m", "board.core.cli", "-C", str(repo), "init"], timeout=60)
+    res = proc.run([sys.executable, "-m", "board.cli", "-C", str(repo), "init"], timeout=60)
     if res.returncode != 0:
         raise Refused(f"board init failed in the sandbox: {res.stderr.strip()}")
     _seed_cards(repo, env)
@@ -176,7 +177,7 @@ def start_loop(repo: Path) -> subprocess.Popen[bytes]:
     """`board run` in the background, its own process group, output to .board/loop.out."""
     out = (repo / ".board" / "loop.out").open("ab")
     return subprocess.Popen(
-        [sys.executable, "-m", "board.core.cli", "-C", str(repo), "run"],
+        [sys.executable, "-m", "board.cli", "-C", str(repo), "run"],
         stdin=subprocess.DEVNULL,
         stdout=out,
         stderr=subprocess.STDOUT,
@@ -236,7 +237,8 @@ def cmd_demo(args: argparse.Namespace, ctx: Any) -> int:
             while time.monotonic() < deadline and child.poll() is None:
                 time.sleep(0.5)
         else:
-            tui_app = importlib.import_module("board.tui.app")  # core never imports the TUI
+            from board.tui import app as tui_app
+
             cfg = config.load(repo)
             store = SQLiteStore(cfg.db_path)
             try:
@@ -250,7 +252,8 @@ def cmd_demo(args: argparse.Namespace, ctx: Any) -> int:
 
 def _screenshot(repo: Path, path: Path, seconds: float, theme: str | None) -> None:
     """Run the TUI headless for `seconds`, then save what it shows as SVG (for the README)."""
-    tui_app = importlib.import_module("board.tui.app")
+    from board.tui import app as tui_app
+
     cfg = config.load(repo)
     store = SQLiteStore(cfg.db_path)
     try:

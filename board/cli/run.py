@@ -7,9 +7,9 @@ import json
 import sys
 from typing import Any
 
-from . import gitutil
-from .errors import Refused
-from .loop import Loop
+from board.core.errors import Refused
+from board.core.git import gitutil
+from board.core.loop import Loop
 
 
 def register(sub: Any) -> None:

@@ -13,8 +13,8 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from . import proc
-from .errors import BoardError, GitError
+from board.core import proc
+from board.core.errors import BoardError, GitError
 
 MIN_GIT = (2, 38)
 GIT_TIMEOUT_S = 120.0

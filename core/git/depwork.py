@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import gitutil
-from .errors import BoardError
+from board.core.errors import BoardError
+from board.core.git import gitutil
 
 _FOLDED = re.compile(r"folded onto \S+ at ([0-9a-f]{7,40})")
 

@@ -51,12 +51,13 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from . import depwork, gitutil, proc, treestate
-from .errors import BoardError, Conflict, StrandedWorkError
-from .logs import LogWriter, log_path
-from .model import FOLD_CONFLICT_EVENT, REQUEUE_EVENT, REQUEUED, Card
-from .publish import Owner, StoodAside, block_owned, edge_update, release_working
-from .store import Expect, Store
+from board.core import proc
+from board.core.errors import BoardError, Conflict, StrandedWorkError
+from board.core.git import depwork, gitutil, treestate
+from board.core.logs import LogWriter, log_path
+from board.core.model import FOLD_CONFLICT_EVENT, REQUEUE_EVENT, REQUEUED, Card
+from board.core.publish.publish import Owner, StoodAside, block_owned, edge_update, release_working
+from board.core.store import Expect, Store
 
 WHO = "board"
 TAIL_LINES = 20
@@ -260,7 +261,7 @@ def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
     Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
     the tree's index first (`worktrees.unhide`), or an edit behind one is never committed.
     """
-    from . import worktrees
+    from board.core.git import worktrees
 
     worktrees.unhide(tree)
     res = gitutil.git(
@@ -315,7 +316,7 @@ def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) ->
     which keeps every byte — when something outside the surface would be dropped
     and the tree could not be saved first.
     """
-    from . import worktrees
+    from board.core.git import worktrees
 
     tree = Path(tree)
     result = Harvest()
@@ -444,7 +445,7 @@ def claim(
     same compare-and-set that moves the card; a lost claim ends that row `stood-aside`.
     `tier` other than a coder tier (e.g. "planner") claims without a card branch.
     """
-    from . import worktrees
+    from board.core.git import worktrees
 
     tier = tier or cfg.ladder[0]
     attempt = store.next_attempt(card.id)  # type: ignore[attr-defined]
@@ -666,7 +667,7 @@ class Drive:
         """Save every old tree the card owns, then create a fresh one (seed 000) at the start
         point; True instead when the card's kept tree was resolved by hand and is taken as
         this build (see treestate)."""
-        from . import worktrees
+        from board.core.git import worktrees
 
         self._edge_check("fresh build")
         if self._adopt_kept_tree():
@@ -823,7 +824,7 @@ class Drive:
     def _count_timeout(self) -> str | None:
         """Issue 6's count of a timeout that counts; a missing split module parks nothing."""
         try:
-            from . import split
+            from board.core.ops import split
         except ImportError:
             return None
         card = self.store.get(self.card_id)
@@ -877,7 +878,7 @@ class Drive:
         return bool(tree_changes(self.cfg, self.tree))
 
     def _commit_and_publish(self) -> DriveEnd | None:
-        from . import publish as publishing
+        from board.core.publish import publish as publishing
 
         assert self.tree is not None
         card = self._edge_check("commit")
@@ -975,7 +976,7 @@ class Drive:
         A tree that cannot be saved stays where it is; the next rung's fresh build tries
         again and blocks the card `stranded-work` if it still cannot.
         """
-        from . import worktrees
+        from board.core.git import worktrees
 
         self._edge_check("save of its failed attempt")
         tree = self.tree
@@ -1109,7 +1110,7 @@ class Drive:
     def _remove_tree(self, why: str) -> list[str]:
         """The one save-then-remove; a tree that cannot be saved stays, and the card says so.
         Returns the stranded branches it made."""
-        from . import worktrees
+        from board.core.git import worktrees
 
         tree = self.tree
         if tree is None:
@@ -1192,7 +1193,7 @@ class Drive:
 
 def _clear_count(store: Store, card_id: str) -> None:
     try:
-        from . import split
+        from board.core.ops import split
     except ImportError:
         return
     try:

@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitutil, operator, publish, runbranch, treestate
-from .config import Config
-from .drive import tree_changes
-from .errors import Conflict, NotFound, Refused
-from .model import Blocked, Card
-from .store import Expect, Store
+from board.core.config import Config
+from board.core.drive.drive import tree_changes
+from board.core.errors import Conflict, NotFound, Refused
+from board.core.git import gitutil, runbranch, treestate
+from board.core.model import Blocked, Card
+from board.core.ops import operator
+from board.core.publish import publish
+from board.core.store import Expect, Store
 
 WHO = "operator"
 _REBASE_ENV = {

@@ -38,14 +38,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitutil, locks, proc, publish, push, runbranch, split, stranded, treestate, worktrees
-from .config import Config
-from .drive import GateVerdict, brief_text, git_commit, run_gate, tree_changes, write_brief
-from .errors import BoardError, Conflict, NotFound, Refused, StrandedWorkError
-from .logs import LogWriter, log_path
-from .model import Blocked, Card, Drive
-from .publish import Owner, StoodAside, edge_update
-from .store import Expect, Store
+from board.core import locks, proc
+from board.core.config import Config
+from board.core.drive.drive import (
+    GateVerdict,
+    brief_text,
+    git_commit,
+    run_gate,
+    tree_changes,
+    write_brief,
+)
+from board.core.errors import BoardError, Conflict, NotFound, Refused, StrandedWorkError
+from board.core.git import gitutil, runbranch, stranded, treestate, worktrees
+from board.core.logs import LogWriter, log_path
+from board.core.model import Blocked, Card, Drive
+from board.core.ops import split
+from board.core.publish import publish, push
+from board.core.publish.publish import Owner, StoodAside, edge_update
+from board.core.store import Expect, Store
 
 WHO = "operator"
 BOARD = "board"

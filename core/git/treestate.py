@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import gitutil, runbranch, worktrees
-from .errors import BoardError
-from .model import REQUEUE_EVENT, RESUME_EVENT, Event
-from .store import Store
+from board.core.errors import BoardError
+from board.core.git import gitutil, runbranch, worktrees
+from board.core.model import REQUEUE_EVENT, RESUME_EVENT, Event
+from board.core.store import Store
 
 
 def is_worktree(tree: Path) -> bool:

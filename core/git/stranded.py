@@ -19,11 +19,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import proc, runbranch, worktrees
-from .config import Config
-from .errors import BoardError, Conflict, NotFound, Refused
-from .gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
-from .store import Store
+from board.core import proc
+from board.core.config import Config
+from board.core.errors import BoardError, Conflict, NotFound, Refused
+from board.core.git import runbranch, worktrees
+from board.core.git.gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
+from board.core.store import Store
 
 _STAMP = r"\d{8}T\d{6}\.\d{3}Z"
 _HUSK_RE = re.compile(rf"^(?P<tree>.+)-(?P<stamp>{_STAMP})(?:-\d+)?$")

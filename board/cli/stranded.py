@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from . import stranded
-from .errors import Conflict, Refused
+from board.core.errors import Conflict, Refused
+from board.core.git import stranded
 
 _CONTROL = {i: f"^{chr(i + 64)}" for i in range(32) if chr(i) not in "\n\t"}
 _CONTROL[0x7F] = "^?"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .errors import NotFound, Refused
-from .model import (
+from board.core.errors import NotFound, Refused
+from board.core.model import (
     BLOCK_CLASSES,
     KINDS,
     PRIORITY_MAX,
@@ -23,7 +23,7 @@ from .model import (
     Card,
     CardDraft,
 )
-from .store import Expect, Store, Tx
+from board.core.store import Expect, Store, Tx
 
 OPERATOR = "operator"
 BUDGET_LABEL = "budget:timeout="
@@ -262,7 +262,7 @@ def _close(store: Store, cfg: Any, card_id: str, lane: str, who: str, reason: st
         return {"lane": lane, "drive": ""}
 
     card = _mutate(store, card_id, fn, who, note=reason)
-    from . import operator  # late: operator builds on these verbs
+    from board.core.ops import operator  # late: operator builds on these verbs
 
     ended = operator.end_drives(store, card_id, f"{lane} by {who}", status=lane)
     for line in ended.lines:
@@ -274,7 +274,7 @@ def _close(store: Store, cfg: Any, card_id: str, lane: str, who: str, reason: st
 
 def reap_trees(store: Store, cfg: Any, card_id: str) -> None:
     """Save-then-remove every tree the card owns; a tree that cannot be saved stays, said so."""
-    from . import worktrees  # late: worktrees needs git, the store verbs do not
+    from board.core.git import worktrees  # late: worktrees needs git, the store verbs do not
 
     try:
         worktrees.reap_card(cfg, card_id, store=store)

@@ -11,11 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import actions, config, gitutil
-from .errors import BoardError, ConfigError, CorruptCard, Refused, StoreError
-from .logs import sanitize
-from .model import KINDS, LANES, PRIORITY_DEFAULT, Card, CardDraft
-from .store import SQLiteStore, Store, unreadable_line
+from board.core import config
+from board.core.errors import BoardError, ConfigError, CorruptCard, Refused, StoreError
+from board.core.git import gitutil
+from board.core.logs import sanitize
+from board.core.model import KINDS, LANES, PRIORITY_DEFAULT, Card, CardDraft
+from board.core.ops import actions
+from board.core.store import SQLiteStore, Store, unreadable_line
 
 
 def visible(text: str) -> str:
@@ -345,13 +347,10 @@ def build_parser() -> argparse.ArgumentParser:
         _add_json(p)
         p.set_defaults(func=_simple(verb))
 
-    for name in ("cli_stranded", "cli_logs", "cli_run", "cli_ops", "cli_tui", "demo"):
-        try:
-            module = __import__(f"{__package__}.{name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{name}":
-                raise
-            continue
+    from board.cli import logs, ops, run, stranded, tui
+    from board.demo import sandbox
+
+    for module in (stranded, logs, run, ops, tui, sandbox):
         module.register(sub)
     return parser
 

@@ -25,12 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import actions, gitutil, logs, proc
-from .config import Config
-from .errors import BoardError, Conflict, NotFound, Refused, StoreError
-from .logs import LogWriter
-from .model import TERMINAL, Blocked, Card, CardDraft
-from .store import Expect, Store, Tx
+from board.core import logs, proc
+from board.core.config import Config
+from board.core.errors import BoardError, Conflict, NotFound, Refused, StoreError
+from board.core.git import gitutil
+from board.core.logs import LogWriter
+from board.core.model import TERMINAL, Blocked, Card, CardDraft
+from board.core.ops import actions
+from board.core.store import Expect, Store, Tx
 
 BUDGET_LABEL = actions.BUDGET_LABEL  # "budget:timeout=" + the count
 ASKED_LABEL = "decompose-asked"  # on the card: a decompose task was filed for it

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitutil, runbranch
-from .errors import BoardError, Conflict, Refused
-from .model import BLOCK_CLASSES, DRIVE_LIVE, FOLD_CONFLICT_EVENT, Blocked, Card
-from .runbranch import file_lock, lock_path, run_lock
-from .store import Expect, Store
+from board.core.errors import BoardError, Conflict, Refused
+from board.core.git import gitutil, runbranch
+from board.core.git.runbranch import file_lock, lock_path, run_lock
+from board.core.model import BLOCK_CLASSES, DRIVE_LIVE, FOLD_CONFLICT_EVENT, Blocked, Card
+from board.core.store import Expect, Store
 
 # a rebase keeps each commit's author; the board is its committer
 _COMMITTER = {k: v for k, v in gitutil.BOARD_IDENTITY.items() if "COMMITTER" in k}
@@ -428,7 +428,7 @@ def publish(
     if cfg.publish_mode == "fold":
         return fold(cfg, store, card, tree, token, owner=owner, start=start)
     if cfg.publish_mode == "push":
-        from . import push  # issue 5: the branch to the remote, then the PR command
+        from board.core.publish import push  # the branch to the remote, then the PR command
 
         return push.publish_card(cfg, store, card, tree, token, owner=owner)
     raise BoardError(f"unknown publish mode {cfg.publish_mode!r}")

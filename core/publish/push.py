@@ -27,11 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitutil, proc, split
-from .config import Config
-from .model import Blocked, Card
-from .publish import Owner, PublishResult, StoodAside, edge_update
-from .store import Store
+from board.core import proc
+from board.core.config import Config
+from board.core.git import gitutil
+from board.core.model import Blocked, Card
+from board.core.ops import split
+from board.core.publish.publish import Owner, PublishResult, StoodAside, edge_update
+from board.core.store import Store
 
 WHO = "board"
 DRAFT_ITEM = "{draft}"

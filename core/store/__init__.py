@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import Conflict, CorruptCard, NotFound, Refused, StoreError
-from .model import (
+from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
+from board.core.model import (
     BLOCK_CLASSES,
     DRIVE_LIVE,
     KINDS,

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import NotFound
-from .logs import Follower, LineSplitter, check_card_id, list_attempts, log_path, sanitize
-from .model import Drive
+from board.core.errors import NotFound
+from board.core.logs import Follower, LineSplitter, check_card_id, list_attempts, log_path, sanitize
+from board.core.model import Drive
 
 POLL_S = 0.2
 STATUS_EVERY_S = 1.0
