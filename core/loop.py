@@ -44,15 +44,16 @@ from pathlib import Path
 from typing import Any
 
 from board.core import proc
+from board.core.cards import actions
+from board.core.cards.drives import dead_result, state_before
 from board.core.config import CONFIG_NAME
 from board.core.drive import drive
 from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
 from board.core.git import runbranch, treestate
+from board.core.git.runbranch import lock_path
 from board.core.model import SELF_HEALING, TERMINAL, Blocked, Card, Drive
-from board.core.ops import actions
-from board.core.ops.operator import dead_result, state_before
 from board.core.proc import pid_alive
-from board.core.publish.publish import lock_path, release_working
+from board.core.publish.owner import release_working
 from board.core.store import Expect, Store, utc_now
 
 WHO = "board"
@@ -552,7 +553,7 @@ class Loop:
         self.log("skip", card=card.id, reason=reason)
 
     def claims(self) -> list[str]:
-        from board.core.ops import split
+        from board.core.cards import split
 
         claimed: list[str] = []
         queue = actions.ready_queue(self.store)
@@ -662,7 +663,7 @@ class Loop:
             self.wake.set()
 
     def _run_planner(self, card_id: str, token: str) -> drive.DriveEnd:
-        from board.core.ops import split
+        from board.core.cards import split
 
         task = self.store.get(card_id)
         res = split.run_planner(self.store, self.cfg, task, token)

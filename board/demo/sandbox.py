@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from board.core import config, proc
+from board.core.cards import actions
 from board.core.errors import Refused
 from board.core.git import gitutil
 from board.core.model import CardDraft
-from board.core.ops import actions
 from board.core.store import Expect, SQLiteStore
 
 MARKER = ".board-demo"
