@@ -104,12 +104,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
             overrides["board"] = {"base": base[0]}
         if args.prefix:
             overrides.setdefault("board", {})["prefix"] = args.prefix
-        text = config.default_document()
-        for section, values in overrides.items():
-            text[section].update(values)
-        import tomli_w
-
-        config.parse(path, tomli_w.dumps(text), root)  # validate before writing
+        config.parse(path, config.template(overrides), root)  # validate before writing
         config.write_default(root, overrides)
         cfg = config.load(root)
         ctx.out(f"wrote {path} (every key with its default)")
