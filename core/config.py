@@ -168,6 +168,14 @@ class Config:
     def tier(self, name: str) -> Tier:
         return self.tiers[name]
 
+    def rel(self, path: str | Path) -> str:
+        """`path` relative to the repository root when it lies inside it, else as given:
+        what logs, comments and drive rows show (short, and the same on every machine)."""
+        try:
+            return str(Path(path).relative_to(self.root))
+        except ValueError:
+            return str(path)
+
 
 def default_document() -> dict[str, Any]:
     """The full board.toml that `board init` writes, as data: every default spelled out."""

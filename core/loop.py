@@ -29,7 +29,6 @@ environment: nothing still writes in a tree while it is saved.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -43,7 +42,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from board.core import proc
+from board.core import locks, proc
 from board.core.cards import actions
 from board.core.cards.drives import dead_result, state_before
 from board.core.config import CONFIG_NAME
@@ -130,12 +129,12 @@ def surfaces_overlap(a: Iterable[str], b: Iterable[str]) -> tuple[str, str] | No
 
 
 class BoardLock:
-    """An fcntl lock on `.board/locks/loop.lock` holding the owner's pid; the kernel frees it
-    when the process dies, so a crashed loop never blocks the next one."""
+    """The board's one-loop lock, `.board/locks/loop.lock`, holding the owner's pid; the
+    kernel frees it when the process dies, so a crashed loop never blocks the next one."""
 
     def __init__(self, cfg: Any) -> None:
         self.cfg = cfg
-        self.fd: int | None = None
+        self._lock: locks.FileLock | None = None
 
     @property
     def path(self) -> Path:
@@ -144,30 +143,22 @@ class BoardLock:
         return lock_path(self.cfg, "loop")
 
     def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = ""
-            with contextlib.suppress(OSError):
-                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").split()[0]
-            os.close(fd)
-            who = f"pid {holder}" if holder else "another process"
-            raise Refused(
+        def busy(holder: str) -> str:
+            pid = holder.split()[0] if holder else ""
+            who = f"pid {pid}" if pid else "another process"
+            return (
                 f"another `board run` is already running on this board ({who}); "
-                f"one loop per board — stop it first (kill -TERM {holder or 'PID'})"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())
-        self.fd = fd
+                f"one loop per board — stop it first (kill -TERM {pid or 'PID'})"
+            )
+
+        lock = locks.FileLock(self.path, f"{os.getpid()} {socket.gethostname()}")
+        lock.acquire(0, busy)
+        self._lock = lock
 
     def release(self) -> None:
-        if self.fd is not None:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self.fd, 0)
-                fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
 
 @dataclass

@@ -18,7 +18,6 @@ import signal
 import socket
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from board.core import proc
 from board.core.model import Blocked, Card, Drive
@@ -36,27 +35,6 @@ class Ended:
     drives: list[str] = field(default_factory=list)
     killed: list[int] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
-
-
-def _group_running(pgid: int) -> bool:
-    """Whether any process of the group still runs (a zombie holds nothing and is not counted).
-
-    Where /proc exists it is read, because an orphaned grandchild's zombie can linger until
-    init reaps it; elsewhere the group is probed with signal 0.
-    """
-    proc_dir = Path("/proc")
-    if not (proc_dir / "self" / "stat").exists():
-        return proc.group_alive(pgid)
-    for entry in proc_dir.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False
 
 
 def _here(row: Drive) -> bool:
@@ -94,7 +72,7 @@ def end_drives(store: Store, card_id: str, why: str, status: str = "stopped") ->
             break
         time.sleep(0.05)
     deadline = time.monotonic() + GROUP_GONE_S
-    while any(_group_running(g) for g in killed) and time.monotonic() < deadline:
+    while any(proc.group_alive(g) for g in killed) and time.monotonic() < deadline:
         time.sleep(0.02)
     for row in local:
         store.update_drive(row.id, pgid=0)  # type: ignore[attr-defined]

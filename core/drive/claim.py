@@ -8,7 +8,6 @@ and a card whose dependency is still open is never claimed.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from board.core.errors import BoardError, Conflict
@@ -36,7 +35,7 @@ def claim(
 
     tier = tier or cfg.ladder[0]
     attempt = store.next_attempt(card.id)  # type: ignore[attr-defined]
-    log_rel = rel_path(cfg, log_path(cfg, card.id, attempt))
+    log_rel = cfg.rel(log_path(cfg, card.id, attempt))
     drive = store.start_drive(card.id, tier, attempt, log_rel, owner_pid or os.getpid())
     changes: dict[str, Any] = {"lane": "working", "drive": drive.id}
     if tier in cfg.ladder:
@@ -61,11 +60,3 @@ def claim(
         store.update_drive(drive.id, status="stood-aside", result=f"claim lost: {exc.line()}")
         return None
     return drive.id
-
-
-def rel_path(cfg: Any, path: Path) -> str:
-    """`path` relative to the repository root when it lies inside it (log paths)."""
-    try:
-        return str(path.relative_to(cfg.root))
-    except ValueError:
-        return str(path)

@@ -57,7 +57,7 @@ from board.core.drive.brief import (
     latest_requeue_reason,
     write_brief,
 )
-from board.core.drive.claim import claim, rel_path
+from board.core.drive.claim import claim
 from board.core.drive.gate import GateVerdict, run_gate
 from board.core.drive.harvest import Harvest, harvest, in_surface, tree_changes
 from board.core.drive.trees import TreeSteps
@@ -481,7 +481,7 @@ class Drive(TreeSteps):
         """Start the next attempt: a new drive row, the card's token moved to it by CAS."""
         old = self.token
         attempt = self.store.next_attempt(self.card_id)  # type: ignore[attr-defined]
-        log_rel = rel_path(self.cfg, log_path(self.cfg, self.card_id, attempt))
+        log_rel = self.cfg.rel(log_path(self.cfg, self.card_id, attempt))
         row = self.store.start_drive(self.card_id, self.tier, attempt, log_rel, os.getpid())
         try:
             edge_update(
@@ -619,7 +619,7 @@ class Drive(TreeSteps):
             pass
 
     def _log_rel(self) -> str:
-        return rel_path(self.cfg, log_path(self.cfg, self.card_id, self.attempt))
+        return self.cfg.rel(log_path(self.cfg, self.card_id, self.attempt))
 
     def _open_log(self) -> None:
         if self.log is None:

@@ -48,13 +48,6 @@ def tail(text: str, lines: int = TAIL_LINES) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def rel(cfg: Config, path: Path) -> str:
-    try:
-        return str(Path(path).relative_to(cfg.root))
-    except ValueError:
-        return str(path)
-
-
 def save_trees(
     cfg: Config, store: Store, card_id: str, why: str, trees: list[Path] | None = None
 ) -> tuple[list[str], list[str]]:
@@ -65,12 +58,12 @@ def save_trees(
         try:
             res = worktrees.discard_worktree(cfg, tree, store=store, card_id=card_id, why=why)
         except (StrandedWorkError, BoardError) as exc:
-            kept.append(f"{rel(cfg, tree)}: {exc.line()}")
+            kept.append(f"{cfg.rel(tree)}: {exc.line()}")
             store.add_comment(card_id, f"its tree was kept: {exc.line()}", BOARD)
             continue
         saved += [s.branch for s in ([res.saved] if res.saved else []) + res.branch_saves]
         if res.existed and not res.removed:
-            kept.append(f"{rel(cfg, tree)}: {res.kept or 'kept'}")
+            kept.append(f"{cfg.rel(tree)}: {res.kept or 'kept'}")
     return saved, kept
 
 

@@ -67,13 +67,6 @@ class ResolveResult:
         }
 
 
-def rel(cfg: Config, path: Path) -> str:
-    try:
-        return str(path.relative_to(cfg.root))
-    except ValueError:
-        return str(path)
-
-
 def _check_card(store: Store, cfg: Config, card_id: str) -> Card:
     if not runbranch.folds(cfg):
         raise Refused(
@@ -117,7 +110,7 @@ def _say_where(store: Store, card: Card, reason: str) -> Card:
 
 
 def _finish_lines(cfg: Config, card: Card, tree: Path, conflicts: list[str]) -> list[str]:
-    where = rel(cfg, tree)
+    where = cfg.rel(tree)
     lines = ["to finish:", f"  cd {where}"]
     if conflicts:
         lines += [
@@ -137,7 +130,7 @@ def resolve(store: Store, cfg: Config, card_id: str) -> ResolveResult:
     with card_lock(cfg, card.id, f"a resolve of {card.id}"):
         card = _check_card(store, cfg, card_id)
         tree = _tree(cfg, card)
-        where = rel(cfg, tree)
+        where = cfg.rel(tree)
         tip = runbranch.ensure(cfg)
         branch_tip = gitutil.rev(cfg.root, f"refs/heads/{card.branch}") if card.branch else None
         if not treestate.rebase_in_progress(tree):
@@ -203,7 +196,7 @@ def resolve_continue(store: Store, cfg: Config, card_id: str) -> ResolveResult:
         tree = treestate.card_tree(cfg, card)
         if tree is None:
             raise NotFound(f"{card.id}: has no tree being resolved: `board resolve {card.id}`")
-        where = rel(cfg, tree)
+        where = cfg.rel(tree)
         for _ in range(1000):  # one round per commit the rebase still has to replay
             if not treestate.rebase_in_progress(tree):
                 break

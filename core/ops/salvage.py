@@ -29,7 +29,7 @@ from board.core.errors import BoardError, Conflict, NotFound, Refused
 from board.core.git import gitutil, runbranch, stranded, treestate, worktrees
 from board.core.logs import LogWriter, log_path
 from board.core.model import Card, Drive
-from board.core.ops.live import BOARD, WHO, after_fold, card_lock, rel, save_trees, tail
+from board.core.ops.live import BOARD, WHO, after_fold, card_lock, save_trees, tail
 from board.core.publish import publish, push
 from board.core.publish.owner import Owner, StoodAside, edge_update
 from board.core.store import Expect, Store
@@ -156,9 +156,9 @@ def _nothing_to_publish(cfg: Config, t: _Target) -> str:
             return ""
         head = gitutil.rev(t.tree, "HEAD")
         if head is None:
-            return f"{rel(cfg, t.tree)} has no commit"
+            return f"{cfg.rel(t.tree)} has no commit"
         if _already_on(cfg, head, where):
-            return f"everything in {rel(cfg, t.tree)} is already on {short}"
+            return f"everything in {cfg.rel(t.tree)} is already on {short}"
         if cfg.publish_mode == "push" and t.card.pr_url:
             branch = gitutil.out(t.tree, "branch", "--show-current", check=False)
             remote = (
@@ -241,7 +241,7 @@ def _refuse_conflicts(cfg: Config, t: _Target) -> None:
 def _take(store: Store, cfg: Config, card: Card, target: str, who: str) -> tuple[Drive, Card]:
     """The card becomes `working` under a salvage drive row: the loop will not claim it."""
     attempt = store.next_attempt(card.id)  # type: ignore[attr-defined]
-    log_rel = rel(cfg, log_path(cfg, card.id, attempt))
+    log_rel = cfg.rel(log_path(cfg, card.id, attempt))
     row = store.start_drive(card.id, SALVAGE_TIER, attempt, log_rel, os.getpid())
     row = store.update_drive(row.id, result=before_note(card))  # type: ignore[attr-defined]
     try:
@@ -311,7 +311,7 @@ def salvage(
             raise Refused(f"{card.id}: drive {live[0].id} is still running; wait for it to end")
         if t.tree is not None and not gitutil.out(t.tree, "branch", "--show-current", check=False):
             raise Refused(
-                f"{rel(cfg, t.tree)} is on no branch (a detached HEAD): check out a branch "
+                f"{cfg.rel(t.tree)} is on no branch (a detached HEAD): check out a branch "
                 "there first"
             )
         nothing = _nothing_to_publish(cfg, t)
@@ -417,7 +417,7 @@ class _Salvage:
         )
         self.made_tree = True
         self.made_head = start
-        self.say(f"{self.t.branch} checked out at {rel(self.cfg, path)} on {branch}")
+        self.say(f"{self.t.branch} checked out at {self.cfg.rel(path)} on {branch}")
         return path
 
     def _replay(self) -> str:
