@@ -602,8 +602,12 @@ def test_board_logs_follow_stops_cleanly_on_ctrl_c(repo: Path) -> None:
     store.close()
     with LogWriter(path) as w:
         w.write_line("still running")
+    # as from a terminal: SIGINT at its default, even when this run's parent ignores it (a
+    # job started in the background with `&` does, and its children inherit that)
+    restore_sigint = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    restore_sigint += "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
     child = subprocess.Popen(
-        [sys.executable, "-m", "board.cli", "logs", "c-1", "-f"],
+        [sys.executable, "-c", restore_sigint, "-m", "board.cli", "logs", "c-1", "-f"],
         cwd=repo,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
