@@ -281,9 +281,9 @@ class BoardApp(App[int]):
 
     def action_stranded(self) -> None:
         try:
-            from .stranded import StrandedScreen  # the stranded browser lands with its issue
+            from .stranded.browser import StrandedScreen  # the stranded browser (issue 9)
         except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.stranded":
+            if exc.name != f"{__package__}.stranded.browser":
                 raise
             self.say("stranded: not yet (the stranded browser is coming)")
             return
@@ -333,7 +333,7 @@ def all_binding_ids() -> set[str]:
 
     ids: set[str] = set()
     classes: Iterable[Any] = (BoardApp, BoardScreen, CardScreen, LaneView, _Confirm, _Reason, _Help)
-    from .stranded import binding_classes  # the stranded browser's keys (issue 9)
+    from .stranded.browser import binding_classes  # the stranded browser's keys (issue 9)
 
     classes = (*classes, *binding_classes())
     for cls in classes:

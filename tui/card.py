@@ -242,7 +242,7 @@ class CardScreen(Screen[None]):
 
     def action_stranded(self) -> None:
         """The stranded browser, filtered to this card (issue 9)."""
-        from .stranded import StrandedScreen
+        from .stranded.browser import StrandedScreen
 
         app = self.board_app
         self.app.push_screen(StrandedScreen(app.cfg, app.store, card_id=self.card_id))
