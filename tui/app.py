@@ -271,9 +271,9 @@ class BoardApp(App[int]):
             self.say("logs: no card selected", error=True)
             return
         try:
-            from .logs import LogsScreen  # the logs view lands with its own issue
+            from .logs.screen import LogsScreen  # the logs view lands with its own issue
         except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.logs":
+            if exc.name != f"{__package__}.logs.screen":
                 raise
             self.say("logs: not yet (the logs view is coming)")
             return
