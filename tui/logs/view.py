@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Hashable
 from pathlib import Path
-from typing import Any
 
 from board.core.logs import LogFile, sanitize, split_stamp
 from rich.cells import cell_len
@@ -21,20 +21,20 @@ from rich.style import Style
 from rich.text import Text
 from textual import work
 from textual.binding import Binding
-from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
+
+from ..lines import LineView
 
 POLL_S = 0.1  # how often the watcher looks for appended bytes
 MAX_BACKOFF_S = 1.0  # the longest it waits while the app is still busy with the last notice
 TAIL_FIRST_WAIT_S = 0.25  # the longest the scan waits for the tail to be painted
 
 
-class LogView(ScrollView, can_focus=True):
+class LogView(LineView):
     """A log of any size, drawn line by line; follows the end while the operator is at it.
 
     Scroll unit: one log line. Without wrapping a line is one row; with wrapping
@@ -132,17 +132,12 @@ class LogView(ScrollView, can_focus=True):
         self._lo = 0
         self._hi = 0
         self._programmatic = False
-        self._max_width = 0
-        self._cache: LRUCache[tuple[Any, ...], list[Strip]] = LRUCache(1024)
-        self._rows_key: tuple[Any, ...] | None = None
-        self._rows: list[Strip] = []
         self.search_term = ""
         self._search_re: re.Pattern[str] | None = None
         self.match_line: int | None = None
         self.searching = False
         self.search_failed = False
         self.painted_through: int | None = None  # id of the last line drawn (tests, bench)
-        self.paint_count = 0  # viewports laid out (bench: key-to-repaint latency)
         self.painted_options: tuple[bool, bool] = (False, True)  # (wrap, stamps) last drawn
         self._component_base: Style | None = None
         self._component_cache: tuple[Style, Style, Style] = (Style(), Style(), Style())
@@ -181,7 +176,7 @@ class LogView(ScrollView, can_focus=True):
 
     def visible_text(self) -> list[str]:
         """The rows as drawn, as plain text (for tests and for copying)."""
-        return [strip.text for strip in self._layout()]
+        return [strip.text for strip in self.frame()]
 
     # opening a log ------------------------------------------------------------------------
 
@@ -198,13 +193,13 @@ class LogView(ScrollView, can_focus=True):
         self._log = LogFile(path) if path is not None else None
         self._gen = 0
         self._lo = self._hi = 0
-        self._max_width = 0
+        self.forget_width()
         self.match_line = None
         self.search_failed = False
-        self._rows_key = None
+        self.forget_frame()
         self._pending = False
         self.follow = True
-        self._set_virtual()
+        self.update_virtual_size()
         self._jump(0, 0)
         self.refresh()
         if self._log is not None:
@@ -272,7 +267,7 @@ class LogView(ScrollView, can_focus=True):
     def on_log_view_reset(self, message: Reset) -> None:
         if message.session != self._session or self._log is None:
             return
-        self._rows_key = None
+        self.forget_frame()
         self.match_line = None
         self._scan(self._log, self._session, self._scan_stop, False)
         self._sync()
@@ -289,7 +284,7 @@ class LogView(ScrollView, can_focus=True):
         else:
             shift = self._lo - lo  # lines the scan found above
         self._lo, self._hi = lo, hi
-        self._set_virtual()
+        self.update_virtual_size()
         if self.follow:
             self._pin_end()
         elif shift:
@@ -297,9 +292,16 @@ class LogView(ScrollView, can_focus=True):
         self.refresh()
         self.post_message(self.Status(self))
 
-    def _set_virtual(self) -> None:
-        width = 0 if self.wrap else self._max_width
-        size = Size(width, self.line_count)
+    @property
+    def virtual_lines(self) -> int:
+        return self.line_count
+
+    @property
+    def virtual_width(self) -> int:
+        return 0 if self.wrap else super().virtual_width
+
+    def update_virtual_size(self) -> None:
+        size = Size(self.virtual_width, self.virtual_lines)
         bars = (self.show_horizontal_scrollbar, self.show_vertical_scrollbar)
         if size != self.virtual_size:
             if self.is_mounted and self.container_size:
@@ -339,7 +341,7 @@ class LogView(ScrollView, can_focus=True):
         self.post_message(self.Status(self))
 
     def watch_wrap(self) -> None:
-        self._set_virtual()
+        self.update_virtual_size()
         if self.wrap:
             self._jump(0, None)
         if self.follow:
@@ -352,7 +354,7 @@ class LogView(ScrollView, can_focus=True):
         self.post_message(self.Status(self))
 
     def on_resize(self) -> None:
-        self._rows_key = None
+        self.forget_frame()
         if self.follow:
             self.call_after_refresh(self._pin_end)
 
@@ -463,18 +465,12 @@ class LogView(ScrollView, can_focus=True):
 
     # drawing --------------------------------------------------------------------------------
 
-    def render_line(self, y: int) -> Strip:
-        rows = self._layout()
-        if y < len(rows):
-            return rows[y]
-        return Strip.blank(self.scrollable_content_region.width, self.visual_style.rich_style)
+    @property
+    def base_style(self) -> Style:
+        return self.visual_style.rich_style  # cached; `rich_style` walks the DOM per call
 
-    def _layout(self) -> list[Strip]:
-        """The rows of the viewport, computed once per frame and position."""
-        region = self.scrollable_content_region
-        width, height = region.width, region.height
-        base = self.visual_style.rich_style  # cached; `rich_style` walks the DOM per call
-        key = (
+    def frame_key(self, width: int, height: int, base: Style) -> Hashable:
+        return (
             self._session,
             self._gen,
             self._lo,
@@ -490,38 +486,32 @@ class LogView(ScrollView, can_focus=True):
             self.follow,
             base,
         )
-        if key == self._rows_key:
-            return self._rows
+
+    def draw_frame(self, width: int, height: int, base: Style) -> list[Strip]:
         if self.follow and int(self.scroll_y) != self.max_scroll_y:
             self.call_later(self._pin_end)  # the tail is drawn below; the scrollbar catches up
-        rows: list[tuple[int, Strip]] = []
+        strips: list[Strip] = []
+        last: int | None = None  # the id of the last line drawn
         log = self._log
         if log is not None and height > 0 and width > 0 and self._hi > self._lo:
             if self.wrap:
                 rows = self._wrapped_rows(log, width, height, base)
+                strips = [strip for _, strip in rows]
+                last = rows[-1][0] if rows else None
             else:
                 # while following, the tail is drawn whatever the scroll position says
                 top = self.top_line
-                ids = range(top, min(top + height, self._hi))
-                texts = log.lines(ids.start, ids.stop, self._gen)
-                x = int(self.scroll_x)
-                widest = self._max_width
-                for k, text in zip(ids, texts, strict=False):
-                    strip = self._render(k, text, None, base)[0]
-                    widest = max(widest, strip.cell_length)
-                    rows.append((k, strip.crop_extend(x, x + width, base)))
-                if widest > self._max_width:
-                    self._max_width = widest
-                    self.call_later(self._set_virtual)
-        self.painted_through = rows[-1][0] if rows else None
-        if rows:
+                texts = log.lines(top, min(top + height, self._hi), self._gen)
+                strips = self.draw_lines(top, texts, width, base, self._unwrapped)
+                last = top + len(strips) - 1 if strips else None
+        self.painted_through = last
+        if strips:
             self._tail_shown.set()
         self.painted_options = (self.wrap, self.show_stamps)
-        self.paint_count += 1
-        strips = [strip for _, strip in rows]
-        strips += [Strip.blank(width, base)] * (height - len(strips))
-        self._rows_key, self._rows = key, strips
         return strips
+
+    def _unwrapped(self, k: int, text: str, base: Style) -> Strip:
+        return self._render(k, text, None, base)[0]
 
     def _wrapped_rows(
         self, log: LogFile, width: int, height: int, base: Style
@@ -552,7 +542,7 @@ class LogView(ScrollView, can_focus=True):
         """One log line as strips (one, or several when wrapped to `width`); cached."""
         current = k == self.match_line
         key = (text, width, self.show_stamps, self.search_term, current, base)
-        cached = self._cache.get(key)
+        cached = self.line_cache.get(key)
         if cached is not None:
             return cached
         stamp_style, match_style, current_style = self._line_styles(base)
@@ -584,7 +574,7 @@ class LogView(ScrollView, can_focus=True):
                     piece.end = ""
                     strip = Strip(piece.render(console), piece.cell_len)
                     strips.append(strip.apply_style(style).extend_cell_length(width, style))
-        self._cache.set(key, strips)
+        self.line_cache.set(key, strips)
         return strips
 
     def _line_styles(self, base: Style) -> tuple[Style, Style, Style]:

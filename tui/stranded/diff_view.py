@@ -8,6 +8,7 @@ with the diff; enter on a file jumps to it.
 from __future__ import annotations
 
 import time
+from collections.abc import Hashable
 from typing import Any
 
 from board.core.logs import sanitize
@@ -16,13 +17,11 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
-from textual.cache import LRUCache
-from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
+from ..lines import LineView
 from ..widgets import LineList
 from .buffer import DiffBuffer, DiffFile
 from .table import fit
@@ -30,15 +29,17 @@ from .table import fit
 SYNC_S = 0.2  # the diff view redraws for new lines at most this often while git writes
 
 
-class DiffView(ScrollView, can_focus=True):
+class DiffView(LineView):
     """A diff of any length, drawn line by line while it streams in; colours by line kind.
 
-    One `Strip` per visible row, an LRU cache of rendered lines; the buffer is read only
-    for the rows on screen. Content is sanitized plain text; only the colour says what a
-    line is, and every line keeps its own `+`/`-`/`@@` marker, so nothing needs colour.
+    One `Strip` per visible row, an LRU cache of rendered lines keyed by line number (a
+    `LineView`); the buffer is read only for the rows on screen. Content is sanitized
+    plain text; only the colour says what a line is, and every line keeps its own
+    `+`/`-`/`@@` marker, so nothing needs colour.
     """
 
     ALLOW_SELECT = False
+    LINE_CACHE = 2048
     BINDINGS = [
         Binding("down,j", "scroll_lines(1)", "down", show=False, id="diff.down"),
         Binding("up,k", "scroll_lines(-1)", "up", show=False, id="diff.up"),
@@ -81,17 +82,16 @@ class DiffView(ScrollView, can_focus=True):
         self._last_sync = 0.0
         self._sync_timer: Timer | None = None
         self._known = 0
-        self._max_width = 0
-        self._cache: LRUCache[int, Strip] = LRUCache(2048)
-        self._rows_key: tuple[Any, ...] | None = None
-        self._rows: list[Strip] = []
         self._generation = 0
-        self.paint_count = 0
         self.painted_top = -1  # the first line id drawn at the last layout (tests, bench)
         self.painted_rows = 0  # how many diff lines that layout drew
 
     @property
     def line_count(self) -> int:
+        return self._known
+
+    @property
+    def virtual_lines(self) -> int:
         return self._known
 
     @property
@@ -104,9 +104,9 @@ class DiffView(ScrollView, can_focus=True):
         buffer.on_grow = self.notify_grew
         self._generation = buffer.generation
         self._known = buffer.count
-        self._cache.clear()
-        self._rows_key = None
-        self._set_virtual()
+        self.line_cache.clear()
+        self.forget_frame()
+        self.update_virtual_size()
         self.refresh()
 
     def notify_grew(self) -> None:
@@ -141,25 +141,20 @@ class DiffView(ScrollView, can_focus=True):
             self._forget()
         self._last_sync = time.monotonic()
         self._known = self.buffer.count
-        self._set_virtual()
+        self.update_virtual_size()
         self.refresh()
         self.post_message(self.Status(self))
-
-    def _set_virtual(self) -> None:
-        self.virtual_size = Size(self._max_width, self._known)
 
     def _forget(self) -> None:
         """Drop every cached line: the buffer's lines were replaced (a wrong preview)."""
         assert self.buffer is not None
         self._generation = self.buffer.generation
         self._known = min(self._known, self.buffer.count)
-        self._cache.clear()
-        self._rows_key = None
-        self._max_width = 0
+        self.forget_lines()
 
     def text_lines(self) -> list[str]:
         """The rows as drawn, as plain text (tests)."""
-        return [strip.text for strip in self._layout()]
+        return [strip.text for strip in self.frame()]
 
     # moving ---------------------------------------------------------------------------------
 
@@ -181,43 +176,32 @@ class DiffView(ScrollView, can_focus=True):
 
     # drawing --------------------------------------------------------------------------------
 
-    def render_line(self, y: int) -> Strip:
-        rows = self._layout()
-        if y < len(rows):
-            return rows[y]
-        return Strip.blank(self.scrollable_content_region.width, self.rich_style)
-
-    def _layout(self) -> list[Strip]:
-        region = self.scrollable_content_region
-        width, height = region.width, region.height
-        base = self.rich_style
-        top, x = int(self.scroll_y), int(self.scroll_x)
+    def frame(self) -> list[Strip]:
         if self.buffer is not None and self.buffer.generation != self._generation:
             self._forget()  # replaced since the last sync: no cached line of it is drawn
-        key = (self._known, top, x, width, height, base)
-        if key == self._rows_key:
-            return self._rows
+        return super().frame()
+
+    def frame_key(self, width: int, height: int, base: Style) -> Hashable:
+        return (self._known, int(self.scroll_y), int(self.scroll_x), width, height, base)
+
+    def draw_frame(self, width: int, height: int, base: Style) -> list[Strip]:
         strips: list[Strip] = []
+        top = int(self.scroll_y)
         buffer = self.buffer
         if buffer is not None and width > 0 and height > 0:
             texts = buffer.lines(top, min(top + height, self._known))
-            widest = self._max_width
-            for k, text in enumerate(texts, top):
-                strip = self._cache.get(k)
-                if strip is None:
-                    strip = self._render(k, text, base)
-                    self._cache.set(k, strip)
-                widest = max(widest, strip.cell_length)
-                strips.append(strip.crop_extend(x, x + width, base))
-            if widest > self._max_width:
-                self._max_width = widest
-                self.call_later(self._set_virtual)
+            strips = self.draw_lines(top, texts, width, base, self._line)
             self.painted_rows = len(texts)
         self.painted_top = top
-        self.paint_count += 1
-        strips += [Strip.blank(width, base)] * (height - len(strips))
-        self._rows_key, self._rows = key, strips
         return strips
+
+    def _line(self, k: int, text: str, base: Style) -> Strip:
+        """Diff line `k`, rendered once (the cache is keyed by line number)."""
+        strip = self.line_cache.get(k)
+        if strip is None:
+            strip = self._render(k, text, base)
+            self.line_cache.set(k, strip)
+        return strip
 
     def _kind(self, k: int, text: str) -> str:
         assert self.buffer is not None
