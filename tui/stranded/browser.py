@@ -20,11 +20,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from board.core import ops as operator
 from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.git import stranded, worktrees
 from board.core.model import Card
-from board.core.ops import operator
 from board.core.store import Store
 from rich.text import Text
 from textual import on, work

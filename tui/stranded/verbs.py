@@ -10,9 +10,9 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from board.core import ops as operator
 from board.core.config import Config
 from board.core.git import runbranch, stranded
-from board.core.ops import operator
 
 from .rows import StrandedRow
 
