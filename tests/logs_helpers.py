@@ -16,7 +16,8 @@ from board.core import logs
 from board.core.config import Config
 from board.core.model import CardDraft
 from board.core.store import SQLiteStore
-from board.tui.logs import LogsScreen, LogView
+from board.tui.logs.screen import LogsScreen
+from board.tui.logs.view import LogView
 from textual.app import App
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)

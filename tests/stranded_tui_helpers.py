@@ -20,7 +20,8 @@ from board.core.git import worktrees
 from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 from board.tui.app import BoardApp
-from board.tui.stranded import DiffScreen, StrandedScreen
+from board.tui.stranded.browser import StrandedScreen
+from board.tui.stranded.diff_screen import DiffScreen
 from textual.pilot import Pilot
 from textual.widgets._footer import FooterKey
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from board.core import proc
 from board.core.git import stranded
-from board.tui.stranded import DiffBuffer, DiffScreen
+from board.tui.stranded.buffer import DiffBuffer
+from board.tui.stranded.diff_screen import DiffScreen
 
 from tests.git_helpers import GIT_ENV, Repo, git, make_repo
 from tests.stranded_tui_helpers import diff_loaded, make_app, open_browser, select, wait_for

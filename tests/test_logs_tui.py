@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from board.core import logs
 from board.core.config import Config
-from board.tui.logs import LogsScreen, LogView, format_elapsed
+from board.tui.logs.drives import format_elapsed
+from board.tui.logs.screen import LogsScreen
+from board.tui.logs.view import LogView
 from textual import events
 from textual.app import App
 from textual.screen import Screen

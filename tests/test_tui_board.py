@@ -769,7 +769,7 @@ async def test_l_and_s_open_logs_and_stranded_or_say_not_yet(board) -> None:
         await pilot.press("l")
         await settle(pilot)
         try:
-            from board.tui.logs import LogsScreen
+            from board.tui.logs.screen import LogsScreen
         except ModuleNotFoundError:
             assert status(app).startswith("logs: not yet"), status(app)
         else:

@@ -18,14 +18,11 @@ from board.core.git import stranded, worktrees
 from board.core.git.gitutil import git as core_git
 from board.tui.card import CardScreen
 from board.tui.dialogs import ConfirmDialog
-from board.tui.stranded import (
-    DiffBuffer,
-    DiffScreen,
-    StrandedScreen,
-    TargetDialog,
-    age_text,
-    binding_classes,
-)
+from board.tui.stranded.browser import StrandedScreen, binding_classes
+from board.tui.stranded.buffer import DiffBuffer
+from board.tui.stranded.diff_screen import DiffScreen
+from board.tui.stranded.rows import age_text
+from board.tui.stranded.target import TargetDialog
 from textual.binding import Binding
 from textual.widgets import Input, Static
 
@@ -183,7 +180,7 @@ async def test_the_first_paint_is_the_head_of_the_sorted_list_with_real_stats(
 ) -> None:
     """Only the newest rows are read before the first paint; they must be the rows the whole
     list starts with (order, card, stats), not placeholders, and the rest must follow."""
-    from board.tui import stranded as tui_stranded
+    from board.tui.stranded import browser as tui_stranded
 
     hold = threading.Event()
     real_load = tui_stranded.load_rows

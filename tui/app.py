@@ -270,24 +270,18 @@ class BoardApp(App[int]):
         if card is None:
             self.say("logs: no card selected", error=True)
             return
-        try:
-            from .logs import LogsScreen  # the logs view lands with its own issue
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.logs":
-                raise
-            self.say("logs: not yet (the logs view is coming)")
-            return
+        from .logs.screen import LogsScreen  # loaded when first opened, not at start
+
         self.push_screen(LogsScreen(self.cfg, self.store, card.id))
 
     def action_stranded(self) -> None:
-        try:
-            from .stranded import StrandedScreen  # the stranded browser lands with its issue
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.stranded":
-                raise
-            self.say("stranded: not yet (the stranded browser is coming)")
-            return
-        self.push_screen(StrandedScreen(self.cfg, self.store))
+        self.open_stranded()
+
+    def open_stranded(self, card_id: str | None = None) -> None:
+        """The stranded browser: every save, or one card's (the card screen's `o`)."""
+        from .stranded.browser import StrandedScreen  # loaded when first opened, not at start
+
+        self.push_screen(StrandedScreen(self.cfg, self.store, card_id=card_id))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(help_rows(self, self.screen)))
@@ -333,7 +327,7 @@ def all_binding_ids() -> set[str]:
 
     ids: set[str] = set()
     classes: Iterable[Any] = (BoardApp, BoardScreen, CardScreen, LaneView, _Confirm, _Reason, _Help)
-    from .stranded import binding_classes  # the stranded browser's keys (issue 9)
+    from .stranded.browser import binding_classes  # the stranded browser's keys (issue 9)
 
     classes = (*classes, *binding_classes())
     for cls in classes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from board.core.config import Config
 from board.core.errors import BoardError, NotFound
@@ -64,29 +64,20 @@ def find_worktree(cfg: Config, card: Card) -> str:
     return ""
 
 
-def _field(item: Any, name: str) -> Any:
-    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
-
-
 def card_stranded(cfg: Config, card_id: str) -> list[str]:
-    """The card's stranded branches as lines; none when the stranded module is not there yet."""
-    try:
-        from board.core.git.stranded import list_stranded
-    except ModuleNotFoundError as exc:
-        if exc.name != "board.core.git.stranded":
-            raise
-        return []
+    """The card's stranded branches as lines; a drive's failed attempt says so."""
+    # imported here, in the worker that reads the card: not on the UI thread (~40 ms)
+    from board.core.git.stranded import list_stranded
+
     lines = []
     for item in list_stranded(cfg):
-        if _field(item, "card") != card_id:
+        if item.card != card_id:
             continue
-        commit = str(_field(item, "commit") or "")[:10]
-        files = _field(item, "files")
-        ins = _field(item, "insertions")
-        dels = _field(item, "deletions")
+        commit = item.commit[:10]
+        files, ins, dels = item.files, item.insertions, item.deletions
         stats = f"  {files} files +{ins} -{dels}" if files is not None else ""
-        attempt = "  (a failed attempt)" if _field(item, "kind") == "attempt" else ""
-        lines.append(f"{_field(item, 'branch')}  {commit}{stats}{attempt}")
+        attempt = "  (a failed attempt)" if item.is_attempt else ""
+        lines.append(f"{item.branch}  {commit}{stats}{attempt}")
     return lines
 
 
@@ -241,11 +232,12 @@ class CardScreen(Screen[None]):
         self.dismiss(None)
 
     def action_stranded(self) -> None:
-        """The stranded browser, filtered to this card (issue 9)."""
-        from .stranded import StrandedScreen
+        """The stranded browser, filtered to this card (issue 9).
 
-        app = self.board_app
-        self.app.push_screen(StrandedScreen(app.cfg, app.store, card_id=self.card_id))
+        The app opens it: the browser opens card screens, so the card module does not
+        name the browser (no import cycle between them).
+        """
+        self.board_app.open_stranded(self.card_id)
 
     def action_scroll(self, delta: int) -> None:
         self.query_one("#card-scroll", VerticalScroll).scroll_relative(y=delta, animate=False)

@@ -17,13 +17,13 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
-from textual.geometry import Region, Size
+from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
+from .lines import LineView
 from .rows import Row, one_line, sanitize
 
 # -- literal text ---------------------------------------------------------------------------
@@ -93,13 +93,17 @@ def fit_heading(parts: list[tuple[str, bool]], room: int) -> list[tuple[str, boo
     return [(set_cell_size(count[0], room - 1) + "…", True)]
 
 
-class LineList(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
+class LineList(CursorMoves, LineView, can_focus=True, inherit_bindings=False):
     """Rows drawn line by line (only the visible ones) with a cursor that stays on its item
     across reloads: the board's lanes and the stranded browser's lists.
 
     Subclasses draw a row (`render_row`), may draw fixed header lines (`header_rows`) and
-    say how an item is known across reloads (`key_of`).
+    say how an item is known across reloads (`key_of`). Unlike the log and the diff, a
+    list draws each row as Textual asks for it, not a frame at a time: a cursor move
+    repaints its two rows only, and a row is cheap to draw, so none is cached.
     """
+
+    LINE_CACHE = 0  # rows are drawn as asked (see above)
 
     BINDINGS = [
         Binding("down,j", "move(1)", "down", show=False, id="list.down"),
@@ -123,7 +127,6 @@ class LineList(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
         super().__init__(id=id)
         self.items: list[Any] = []
         self.selected_key: Any = None
-        self.paint_count = 0
         self.painted_items = -1  # how many items the list held when it last drew a row (bench)
         self.on_painted: Callable[[], None] | None = None  # called once, at the next line drawn
 
@@ -150,7 +153,7 @@ class LineList(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
             index = min(self.cursor, max(len(self.items) - 1, 0))
         self.set_reactive(LineList.cursor, index)
         self.selected_key = self.key_of(self.items[index]) if self.items else None
-        self.virtual_size = Size(0, len(self.items) + self.header_rows)
+        self.update_virtual_size()
         self._scroll_cursor_into_view()
         self.refresh()
         self.post_message(self.Moved(self))
@@ -178,6 +181,10 @@ class LineList(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
     def row_count(self) -> int:
         return len(self.items)
 
+    @property
+    def virtual_lines(self) -> int:
+        return len(self.items) + self.header_rows
+
     def on_focus(self) -> None:
         self.repaint_cursor(self.cursor, self.cursor)
 
@@ -186,11 +193,6 @@ class LineList(CursorMoves, ScrollView, can_focus=True, inherit_bindings=False):
 
     def on_resize(self) -> None:
         self._scroll_cursor_into_view()
-
-    @property
-    def base_style(self) -> Style:
-        """The style every line starts from."""
-        return self.rich_style
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width

@@ -44,7 +44,9 @@ from board.core.git import stranded  # noqa: E402
 from board.core.model import CardDraft  # noqa: E402
 from board.core.store import SQLiteStore  # noqa: E402
 from board.tui.app import BoardApp  # noqa: E402
-from board.tui.stranded import DiffScreen, StrandedScreen, load_rows, sort_rows  # noqa: E402
+from board.tui.stranded.browser import StrandedScreen  # noqa: E402
+from board.tui.stranded.diff_screen import DiffScreen  # noqa: E402
+from board.tui.stranded.rows import load_rows, sort_rows  # noqa: E402
 from textual import events  # noqa: E402
 
 from tests.bench.bench_stranded_list import make_branches  # noqa: E402

@@ -1,102 +1,40 @@
-"""Live drive logs: the list of drives and the selected drive's log, followed as it grows.
+"""A log of any size, drawn line by line, followed as it grows (toolong's `LogLines`).
 
-Operators watch coders for hours, over SSH, through these logs. So the view
-never waits on a file: `LogView` draws only the visible lines through the
-line API (one `Strip` per row, an LRU cache of rendered lines), the index is
-built from the end by a worker thread (`board.core.logs.LogFile.scan`), and a
-watcher thread indexes appended bytes and tells the view, one pending notice
-at a time, backing off while the app has not caught up. Every line is plain
-`Text` run through `sanitize`: log content never becomes markup or a terminal
-escape (invariant 5).
+The view never waits on a file: it draws only the visible lines through the line API,
+the index is built from the end by a worker thread (`board.core.logs.LogFile.scan`, the
+tail first), and a watcher thread indexes appended bytes and tells the view, one pending
+notice at a time, backing off while the app has not caught up. Every line is run through
+`sanitize`: log content never becomes markup or a terminal escape (invariant 5).
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Hashable
 from pathlib import Path
-from typing import Any
 
-from board.core.errors import BoardError
-from board.core.logs import LogFile, last_line, log_path, sanitize, split_stamp
-from board.core.model import Drive
+from board.core.logs import LogFile, sanitize, split_stamp
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual import on, work
-from textual.app import ComposeResult
+from textual import work
 from textual.binding import Binding
-from textual.cache import LRUCache
-from textual.containers import Horizontal, Vertical
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Footer, Input, OptionList, Static
-from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
+
+from ..lines import LineView
 
 POLL_S = 0.1  # how often the watcher looks for appended bytes
 MAX_BACKOFF_S = 1.0  # the longest it waits while the app is still busy with the last notice
 TAIL_FIRST_WAIT_S = 0.25  # the longest the scan waits for the tail to be painted
-STATUS_MARKS = {
-    "running": "●",
-    "passed": "✓",
-    "failed": "✗",
-    "timeout": "⧗",
-    "blocked": "■",
-    "stopped": "■",
-    "crashed": "✗",
-    "stood-aside": "↷",
-}
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _parse_time(text: str) -> datetime | None:
-    if not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def format_elapsed(seconds: float) -> str:
-    """`45s`, `12m04s`, `3h07m`, `4d02h`: short enough for a list row."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    if seconds < 48 * 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
-
-
-def drive_elapsed(drive: Drive, now: datetime) -> str:
-    """How long a drive has run (live) or ran (finished); the clock is injected for tests."""
-    start = _parse_time(drive.started_at)
-    if start is None:
-        return ""
-    end = now if drive.live else (_parse_time(drive.ended_at) or now)
-    return format_elapsed((end - start).total_seconds())
-
-
-# ---------------------------------------------------------------------------------------------
-# the log view
-
-
-class LogView(ScrollView, can_focus=True):
+class LogView(LineView):
     """A log of any size, drawn line by line; follows the end while the operator is at it.
 
     Scroll unit: one log line. Without wrapping a line is one row; with wrapping
@@ -194,17 +132,12 @@ class LogView(ScrollView, can_focus=True):
         self._lo = 0
         self._hi = 0
         self._programmatic = False
-        self._max_width = 0
-        self._cache: LRUCache[tuple[Any, ...], list[Strip]] = LRUCache(1024)
-        self._rows_key: tuple[Any, ...] | None = None
-        self._rows: list[Strip] = []
         self.search_term = ""
         self._search_re: re.Pattern[str] | None = None
         self.match_line: int | None = None
         self.searching = False
         self.search_failed = False
         self.painted_through: int | None = None  # id of the last line drawn (tests, bench)
-        self.paint_count = 0  # viewports laid out (bench: key-to-repaint latency)
         self.painted_options: tuple[bool, bool] = (False, True)  # (wrap, stamps) last drawn
         self._component_base: Style | None = None
         self._component_cache: tuple[Style, Style, Style] = (Style(), Style(), Style())
@@ -243,7 +176,7 @@ class LogView(ScrollView, can_focus=True):
 
     def visible_text(self) -> list[str]:
         """The rows as drawn, as plain text (for tests and for copying)."""
-        return [strip.text for strip in self._layout()]
+        return [strip.text for strip in self.frame()]
 
     # opening a log ------------------------------------------------------------------------
 
@@ -260,13 +193,13 @@ class LogView(ScrollView, can_focus=True):
         self._log = LogFile(path) if path is not None else None
         self._gen = 0
         self._lo = self._hi = 0
-        self._max_width = 0
+        self.forget_width()
         self.match_line = None
         self.search_failed = False
-        self._rows_key = None
+        self.forget_frame()
         self._pending = False
         self.follow = True
-        self._set_virtual()
+        self.update_virtual_size()
         self._jump(0, 0)
         self.refresh()
         if self._log is not None:
@@ -334,7 +267,7 @@ class LogView(ScrollView, can_focus=True):
     def on_log_view_reset(self, message: Reset) -> None:
         if message.session != self._session or self._log is None:
             return
-        self._rows_key = None
+        self.forget_frame()
         self.match_line = None
         self._scan(self._log, self._session, self._scan_stop, False)
         self._sync()
@@ -351,7 +284,7 @@ class LogView(ScrollView, can_focus=True):
         else:
             shift = self._lo - lo  # lines the scan found above
         self._lo, self._hi = lo, hi
-        self._set_virtual()
+        self.update_virtual_size()
         if self.follow:
             self._pin_end()
         elif shift:
@@ -359,9 +292,16 @@ class LogView(ScrollView, can_focus=True):
         self.refresh()
         self.post_message(self.Status(self))
 
-    def _set_virtual(self) -> None:
-        width = 0 if self.wrap else self._max_width
-        size = Size(width, self.line_count)
+    @property
+    def virtual_lines(self) -> int:
+        return self.line_count
+
+    @property
+    def virtual_width(self) -> int:
+        return 0 if self.wrap else super().virtual_width
+
+    def update_virtual_size(self) -> None:
+        size = Size(self.virtual_width, self.virtual_lines)
         bars = (self.show_horizontal_scrollbar, self.show_vertical_scrollbar)
         if size != self.virtual_size:
             if self.is_mounted and self.container_size:
@@ -401,7 +341,7 @@ class LogView(ScrollView, can_focus=True):
         self.post_message(self.Status(self))
 
     def watch_wrap(self) -> None:
-        self._set_virtual()
+        self.update_virtual_size()
         if self.wrap:
             self._jump(0, None)
         if self.follow:
@@ -414,7 +354,7 @@ class LogView(ScrollView, can_focus=True):
         self.post_message(self.Status(self))
 
     def on_resize(self) -> None:
-        self._rows_key = None
+        self.forget_frame()
         if self.follow:
             self.call_after_refresh(self._pin_end)
 
@@ -525,18 +465,12 @@ class LogView(ScrollView, can_focus=True):
 
     # drawing --------------------------------------------------------------------------------
 
-    def render_line(self, y: int) -> Strip:
-        rows = self._layout()
-        if y < len(rows):
-            return rows[y]
-        return Strip.blank(self.scrollable_content_region.width, self.visual_style.rich_style)
+    @property
+    def base_style(self) -> Style:
+        return self.visual_style.rich_style  # cached; `rich_style` walks the DOM per call
 
-    def _layout(self) -> list[Strip]:
-        """The rows of the viewport, computed once per frame and position."""
-        region = self.scrollable_content_region
-        width, height = region.width, region.height
-        base = self.visual_style.rich_style  # cached; `rich_style` walks the DOM per call
-        key = (
+    def frame_key(self, width: int, height: int, base: Style) -> Hashable:
+        return (
             self._session,
             self._gen,
             self._lo,
@@ -552,38 +486,32 @@ class LogView(ScrollView, can_focus=True):
             self.follow,
             base,
         )
-        if key == self._rows_key:
-            return self._rows
+
+    def draw_frame(self, width: int, height: int, base: Style) -> list[Strip]:
         if self.follow and int(self.scroll_y) != self.max_scroll_y:
             self.call_later(self._pin_end)  # the tail is drawn below; the scrollbar catches up
-        rows: list[tuple[int, Strip]] = []
+        strips: list[Strip] = []
+        last: int | None = None  # the id of the last line drawn
         log = self._log
         if log is not None and height > 0 and width > 0 and self._hi > self._lo:
             if self.wrap:
                 rows = self._wrapped_rows(log, width, height, base)
+                strips = [strip for _, strip in rows]
+                last = rows[-1][0] if rows else None
             else:
                 # while following, the tail is drawn whatever the scroll position says
                 top = self.top_line
-                ids = range(top, min(top + height, self._hi))
-                texts = log.lines(ids.start, ids.stop, self._gen)
-                x = int(self.scroll_x)
-                widest = self._max_width
-                for k, text in zip(ids, texts, strict=False):
-                    strip = self._render(k, text, None, base)[0]
-                    widest = max(widest, strip.cell_length)
-                    rows.append((k, strip.crop_extend(x, x + width, base)))
-                if widest > self._max_width:
-                    self._max_width = widest
-                    self.call_later(self._set_virtual)
-        self.painted_through = rows[-1][0] if rows else None
-        if rows:
+                texts = log.lines(top, min(top + height, self._hi), self._gen)
+                strips = self.draw_lines(top, texts, width, base, self._unwrapped)
+                last = top + len(strips) - 1 if strips else None
+        self.painted_through = last
+        if strips:
             self._tail_shown.set()
         self.painted_options = (self.wrap, self.show_stamps)
-        self.paint_count += 1
-        strips = [strip for _, strip in rows]
-        strips += [Strip.blank(width, base)] * (height - len(strips))
-        self._rows_key, self._rows = key, strips
         return strips
+
+    def _unwrapped(self, k: int, text: str, base: Style) -> Strip:
+        return self._render(k, text, None, base)[0]
 
     def _wrapped_rows(
         self, log: LogFile, width: int, height: int, base: Style
@@ -614,7 +542,7 @@ class LogView(ScrollView, can_focus=True):
         """One log line as strips (one, or several when wrapped to `width`); cached."""
         current = k == self.match_line
         key = (text, width, self.show_stamps, self.search_term, current, base)
-        cached = self._cache.get(key)
+        cached = self.line_cache.get(key)
         if cached is not None:
             return cached
         stamp_style, match_style, current_style = self._line_styles(base)
@@ -646,7 +574,7 @@ class LogView(ScrollView, can_focus=True):
                     piece.end = ""
                     strip = Strip(piece.render(console), piece.cell_len)
                     strips.append(strip.apply_style(style).extend_cell_length(width, style))
-        self._cache.set(key, strips)
+        self.line_cache.set(key, strips)
         return strips
 
     def _line_styles(self, base: Style) -> tuple[Style, Style, Style]:
@@ -658,268 +586,3 @@ class LogView(ScrollView, can_focus=True):
                 self.get_component_rich_style("log-view--current"),
             )
         return self._component_cache
-
-
-# ---------------------------------------------------------------------------------------------
-# the screen
-
-
-@dataclass(frozen=True)
-class DriveRow:
-    """One entry of the drive list, read in a worker (the last line costs a file read)."""
-
-    drive: Drive
-    path: Path
-    elapsed: str
-    last: str
-
-
-class LogsScreen(Screen[None]):
-    """Drives on the left (live first, then recent), the selected drive's log on the right."""
-
-    CSS_PATH = "logs.tcss"
-    BINDINGS = [
-        Binding("escape", "back", "Back", id="logs.back", tooltip="Return to where you were"),
-        Binding("slash", "search", "Search", id="logs.search", tooltip="Search the log"),
-        Binding("tab", "switch_pane", "Drives/Log", id="logs.pane", show=False),
-        Binding("R", "reload", "Refresh", id="logs.refresh", show=False),
-    ]
-
-    class DrivesLoaded(Message, bubble=False):
-        """The drive list, read in a worker; `error` when the store could not be read."""
-
-        def __init__(self, rows: list[DriveRow], error: str = "") -> None:
-            super().__init__()
-            self.rows = rows
-            self.error = error
-
-    def __init__(
-        self,
-        cfg: Any,
-        store: Any,
-        card_id: str | None = None,
-        *,
-        clock: Callable[[], datetime] = _utc_now,
-        refresh_s: float = 2.0,
-        poll_s: float = POLL_S,
-        name: str | None = None,
-        id: str | None = None,
-    ) -> None:
-        super().__init__(name=name, id=id)
-        self.cfg = cfg
-        self.store = store
-        self.card_id = card_id
-        self.clock = clock
-        self.refresh_s = refresh_s
-        self.poll_s = poll_s
-        self.rows: list[DriveRow] = []
-        self.current: DriveRow | None = None
-        self._loaded_once = False
-        self._last_error = ""
-
-    def compose(self) -> ComposeResult:
-        with Horizontal(id="logs-body"):
-            yield OptionList(id="drives", markup=False)
-            with Vertical(id="logs-main"):
-                yield Static(id="log-title", markup=False)
-                yield LogView(poll_s=self.poll_s, id="log-view")
-                yield Static(id="log-status", markup=False)
-                yield Input(id="log-search", placeholder="search (lowercase: any case)")
-        yield Footer()
-
-    @property
-    def view(self) -> LogView:
-        return self.query_one(LogView)
-
-    def on_mount(self) -> None:
-        self.query_one("#drives", OptionList).border_title = "Drives"
-        self.query_one("#log-search", Input).display = False
-        self.view.focus()
-        self._load()
-        if self.refresh_s > 0:
-            self.set_interval(self.refresh_s, self._load)
-
-    # the drive list -------------------------------------------------------------------------
-
-    def _drive_path(self, drive: Drive) -> Path:
-        if drive.log:
-            return Path(self.cfg.root) / drive.log
-        try:
-            return log_path(self.cfg, drive.card, drive.attempt)
-        except BoardError:  # a record naming no valid card: show it, with no log
-            return Path(self.cfg.logs_dir) / "missing.log"
-
-    @work(thread=True, exclusive=True, group="logs-drives", exit_on_error=False)
-    def _load(self) -> None:
-        try:
-            drives = list(self.store.list_drives(limit=200))
-        except BoardError as exc:  # e.g. the store is locked: say so, keep what is shown
-            self.post_message(self.DrivesLoaded(self.rows, exc.line()))
-            return
-        live = sorted((d for d in drives if d.live), key=lambda d: d.started_at, reverse=True)
-        done = sorted(
-            (d for d in drives if not d.live),
-            key=lambda d: (d.ended_at or d.started_at, d.attempt),
-            reverse=True,
-        )
-        now = self.clock()
-        rows = []
-        for drive in live + done:
-            path = self._drive_path(drive)
-            last = last_line(path) if drive.live else ""
-            rows.append(DriveRow(drive, path, drive_elapsed(drive, now), last))
-        self.post_message(self.DrivesLoaded(rows))
-
-    def on_logs_screen_drives_loaded(self, message: DrivesLoaded) -> None:
-        if message.error:
-            if message.error != self._last_error:
-                self._last_error = message.error
-                self.notify(sanitize(message.error), title="drives", severity="error", markup=False)
-            if self._loaded_once:
-                return
-        self._last_error = message.error
-        option_list = self.query_one("#drives", OptionList)
-        old_ids = [row.drive.id for row in self.rows]
-        self.rows = message.rows
-        new_ids = [row.drive.id for row in self.rows]
-        if old_ids == new_ids:
-            for index, row in enumerate(self.rows):
-                option_list.replace_option_prompt_at_index(index, self._prompt(row))
-        else:
-            keep = self.current.drive.id if self.current else None
-            option_list.set_options(Option(self._prompt(row), id=row.drive.id) for row in self.rows)
-            if keep in new_ids:
-                option_list.highlighted = new_ids.index(keep)
-        if not self._loaded_once:
-            self._loaded_once = True
-            self._open_initial(option_list)
-        elif self.current is not None:
-            row = next((r for r in self.rows if r.drive.id == self.current.drive.id), None)
-            if row is not None:
-                self.current = row
-                self._show_title()
-
-    def _open_initial(self, option_list: OptionList) -> None:
-        if not self.rows:
-            self.view.open(None)
-            self._show_title()
-            return
-        index = 0
-        if self.card_id is not None:
-            mine = [i for i, r in enumerate(self.rows) if r.drive.card == self.card_id]
-            if mine:
-                index = max(
-                    mine, key=lambda i: (self.rows[i].drive.live, self.rows[i].drive.attempt)
-                )
-        option_list.highlighted = index
-        self._select(self.rows[index])
-
-    def _prompt(self, row: DriveRow) -> Text:
-        drive = row.drive
-        mark = STATUS_MARKS.get(drive.status, "·")
-        text = Text(no_wrap=True, overflow="ellipsis", end="")
-        style = "bold" if drive.live else ""
-        text.append(f"{mark} ", "green" if drive.live else "")
-        text.append(sanitize(drive.card), style)
-        text.append(f" #{drive.attempt} ")
-        text.append(sanitize(drive.tier))
-        text.append(f" {row.elapsed}", "dim")
-        if not drive.live:
-            text.append(f" {sanitize(drive.status)}", "dim")
-        detail = row.last if drive.live else drive.result
-        if detail:
-            _, body = split_stamp(detail)
-            text.append("\n  " + sanitize(body)[:200], "dim")
-        return text
-
-    @on(OptionList.OptionHighlighted, "#drives")
-    def _on_highlight(self, event: OptionList.OptionHighlighted) -> None:
-        row = next((r for r in self.rows if r.drive.id == event.option.id), None)
-        if row is not None and (self.current is None or row.drive.id != self.current.drive.id):
-            self._select(row)
-
-    def _select(self, row: DriveRow) -> None:
-        self.current = row
-        self.view.open(row.path)
-        self._show_title()
-
-    def _show_title(self) -> None:
-        title = self.query_one("#log-title", Static)
-        row = self.current
-        if row is None:
-            title.update(Text("no drive logs yet: they appear here when a drive starts"))
-            return
-        d = row.drive
-        text = Text(no_wrap=True, overflow="ellipsis", end="")
-        text.append(sanitize(d.card), "bold")
-        text.append(f" · attempt {d.attempt} · {sanitize(d.tier)} · {sanitize(d.status)}")
-        text.append(f" · {row.elapsed}")
-        title.update(text)
-
-    # the status line ------------------------------------------------------------------------
-
-    def on_log_view_status(self, message: LogView.Status) -> None:
-        self._show_status()
-
-    def _show_status(self) -> None:
-        view = self.view
-        text = Text(no_wrap=True, overflow="ellipsis", end="")
-        if view.follow:
-            text.append("▼ following", "bold green")
-        else:
-            below = view.lines_below
-            text.append("⏸ paused", "bold reverse yellow")
-            text.append(f" {below:,} lines below · G follows" if below else " · G follows")
-        text.append(f" · {view.line_count:,} lines")
-        if view.scanning:
-            text.append(f" · reading {view.scan_fraction:.0%}", "dim")
-        if view.wrap:
-            text.append(" · wrap")
-        if not view.show_stamps:
-            text.append(" · no times")
-        if view.search_term:
-            text.append(" · /" + sanitize(view.search_term))
-            if view.searching:
-                text.append(" searching…", "dim")
-            elif view.search_failed:
-                text.append(" no match", "bold red")
-        status = self.query_one("#log-status", Static)
-        if text.plain != getattr(status, "_shown", None):  # height 1: no layout needed
-            status._shown = text.plain  # type: ignore[attr-defined]
-            status.update(text, layout=False)
-
-    # actions --------------------------------------------------------------------------------
-
-    def action_back(self) -> None:
-        search = self.query_one("#log-search", Input)
-        if search.display:
-            search.display = False
-            self.view.focus()
-            return
-        self.app.pop_screen()
-
-    def action_search(self) -> None:
-        search = self.query_one("#log-search", Input)
-        search.display = True
-        search.value = self.view.search_term
-        search.focus()
-
-    @on(Input.Submitted, "#log-search")
-    def _on_search(self, event: Input.Submitted) -> None:
-        event.input.display = False
-        self.view.focus()
-        self.view.search(event.value)
-        self._show_status()
-
-    def action_switch_pane(self) -> None:
-        drives = self.query_one("#drives", OptionList)
-        if drives.has_focus:
-            self.view.focus()
-        else:
-            drives.focus()
-
-    def action_reload(self) -> None:
-        self._load()
-
-
-__all__ = ["LogView", "LogsScreen", "DriveRow", "drive_elapsed", "format_elapsed"]

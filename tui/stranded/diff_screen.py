@@ -1,0 +1,195 @@
+"""One stranded branch against where it started: its files, then its hunks, as git writes.
+
+git runs in a worker and feeds the buffer; a second worker shows a big new file's start
+from its blob meanwhile. Leaving the screen kills git: nobody is watching.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+
+from board.core import proc
+from board.core.config import Config
+from board.core.errors import BoardError
+from board.core.git import runbranch, stranded
+from board.core.logs import sanitize
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from ..rows import one_line
+from .buffer import DiffBuffer
+from .diff_view import DiffView, FileList
+from .rows import StrandedRow
+
+
+def _start_name(cfg: Config) -> str:
+    """What a saved tree's diff is against, by name, without a git call on the UI thread:
+    the run branch where the tree started (fold), or the base (push)."""
+    return cfg.run_branch if runbranch.folds(cfg) else cfg.base
+
+
+class DiffScreen(Screen[None]):
+    """A stranded branch against the base: its files, then its hunks, streamed as git writes."""
+
+    BINDINGS = [
+        Binding("escape", "back", "back", tooltip="back to the stranded list", id="diff.back"),
+        Binding("tab", "switch_pane", "files/diff", tooltip="files or hunks", id="diff.pane"),
+        Binding("enter", "open_file", "go to file", show=False, id="diff.open_file"),
+        Binding("right_square_bracket", "file(1)", "next file", id="diff.next_file"),
+        Binding("left_square_bracket", "file(-1)", "previous file", id="diff.prev_file"),
+    ]
+
+    class Ended(Message):
+        """git finished (or could not start); the buffer says how."""
+
+    def __init__(self, cfg: Config, row: StrandedRow) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.row = row
+        self.buffer = DiffBuffer()
+        self._files_generation = 0
+        self._pgid = 0
+        self._left = threading.Event()
+        self._footer = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="diff-title")
+        yield FileList(id="diff-files")
+        yield DiffView(id="diff-view")
+        yield Static(Text("starting git diff…"), id="diff-status")
+
+    def _title(self) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text.append(self.row.label, "bold")
+        text.append(f"  against {sanitize(_start_name(self.cfg))} · {self.row.stat_text()}")
+        if self.row.card_id:
+            text.append(f" · {self.row.card_id}")
+            if self.row.title:
+                text.append(f" “{self.row.title}”")
+        return text
+
+    @property
+    def view(self) -> DiffView:
+        return self.query_one(DiffView)
+
+    @property
+    def files(self) -> FileList:
+        return self.query_one(FileList)
+
+    def on_mount(self) -> None:
+        self.view.attach(self.buffer)
+        self.view.focus()
+        self._stream()
+        self._preview()
+
+    def on_unmount(self) -> None:
+        self._left.set()
+        if self._pgid and not self.buffer.done:
+            proc.kill_group(self._pgid)  # nobody is watching: git stops now
+
+    @work(thread=True, exclusive=True, group="diff-stream", exit_on_error=False)
+    def _stream(self) -> None:
+        def started(pid: int) -> None:
+            self._pgid = pid
+            if self._left.is_set():
+                proc.kill_group(pid)
+
+        try:
+            result = stranded.stream_diff(self.cfg, self.row.name, self.buffer.feed, started)
+        except BoardError as exc:
+            self.buffer.finish(None, exc.line())
+        except Exception as exc:  # one line on the screen, never a traceback
+            self.buffer.finish(None, f"internal error: {type(exc).__name__}: {exc}")
+        else:
+            self.buffer.finish(result)
+        if not self._left.is_set():
+            self.post_message(self.Ended())
+
+    @work(thread=True, exclusive=True, group="diff-preview", exit_on_error=False)
+    def _preview(self) -> None:
+        """While git diffs a big new file, show its start from the blob (checked against
+        git's bytes as they come, and replaced if they differ). Only ever a head start:
+        if it cannot be had, git's own output is all there is."""
+        try:
+            data = stranded.diff_preview(self.cfg, self.row.name)
+        except BoardError:
+            return
+        if data and not self._left.is_set():
+            self.buffer.preview(data)
+
+    async def _mount_footer(self) -> None:
+        await self.mount(Footer(compact=True))
+        self.refresh_bindings()  # a footer draws its keys when the bindings next change
+
+    def on_diff_screen_ended(self, message: Ended) -> None:
+        self.view.sync()
+
+    def on_diff_view_status(self, message: DiffView.Status) -> None:
+        if not self._footer:
+            # after the first lines are on screen: the footer costs a restyle per key
+            self._footer = True
+            self.call_after_refresh(self._mount_footer)
+        files = self.buffer.files
+        replaced = self.buffer.generation != self._files_generation  # a preview was replaced
+        if len(files) != len(self.files.items) or self.buffer.done or replaced:
+            self._files_generation = self.buffer.generation
+            self.files.set_items(files)
+        else:
+            self.files.refresh()  # the last file's counts grew
+        self.query_one("#diff-status", Static).update(self.status_text())
+
+    def status_text(self) -> Text:
+        b = self.buffer
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        n = len(b.files)
+        text.append(f"{b.count:,} lines · {n:,} file{'s' * (n != 1)}")
+        if b.previewing:
+            text.append(" · git is diffing; the new file's start is shown from it", "bold")
+        elif not b.done:
+            text.append(f" · reading… {b.bytes / 1e6:,.1f} MB", "bold")
+        elif b.error:
+            text.append(f" · {one_line(b.error)}", "bold red")
+        elif b.result is not None and (b.result.returncode != 0 or b.result.timed_out):
+            why = "timed out" if b.result.timed_out else f"exit {b.result.returncode}"
+            text.append(f" · git diff failed ({why}): see its words above", "bold red")
+        elif b.count == 0:
+            text.append(f" · nothing differs from {sanitize(_start_name(self.cfg))}")
+        else:
+            text.append(" · all read")
+        return text
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_switch_pane(self) -> None:
+        if self.view.has_focus:
+            self.files.focus()
+        else:
+            self.view.focus()
+
+    def action_open_file(self) -> None:
+        current = self.files.current
+        if self.files.has_focus and current is not None:
+            self.view.show_line(current.line)
+            self.view.focus()
+
+    def action_file(self, step: int) -> None:
+        lines = [f.line for f in self.buffer.files]
+        if not lines:
+            return
+        top = self.view.top_line
+        if step > 0:
+            i = bisect.bisect_right(lines, top)
+            target = lines[i] if i < len(lines) else lines[-1]
+        else:
+            i = bisect.bisect_left(lines, top) - 1
+            target = lines[max(i, 0)]
+        self.view.show_line(target)
+        index = lines.index(target)
+        self.files.cursor = index

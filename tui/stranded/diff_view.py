@@ -1,0 +1,274 @@
+"""The diff drawn while it streams in, and its files with their +/−.
+
+`DiffView` pages the first screen while git is still writing and redraws for new lines
+at most five times a second, so keys are not queued behind repaints. `FileList` grows
+with the diff; enter on a file jumps to it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable
+from typing import Any
+
+from board.core.logs import sanitize
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.strip import Strip
+from textual.timer import Timer
+
+from ..lines import LineView
+from ..widgets import LineList
+from .buffer import DiffBuffer, DiffFile
+from .table import fit
+
+SYNC_S = 0.2  # the diff view redraws for new lines at most this often while git writes
+
+
+class DiffView(LineView):
+    """A diff of any length, drawn line by line while it streams in; colours by line kind.
+
+    One `Strip` per visible row, an LRU cache of rendered lines keyed by line number (a
+    `LineView`); the buffer is read only for the rows on screen. Content is sanitized
+    plain text; only the colour says what a line is, and every line keeps its own
+    `+`/`-`/`@@` marker, so nothing needs colour.
+    """
+
+    ALLOW_SELECT = False
+    LINE_CACHE = 2048
+    BINDINGS = [
+        Binding("down,j", "scroll_lines(1)", "down", show=False, id="diff.down"),
+        Binding("up,k", "scroll_lines(-1)", "up", show=False, id="diff.up"),
+        Binding("pagedown,space", "scroll_page(1)", "page down", show=False, id="diff.page_down"),
+        Binding("pageup,b", "scroll_page(-1)", "page up", show=False, id="diff.page_up"),
+        Binding("home,g", "scroll_end(0)", "top", show=False, id="diff.top"),
+        Binding("end,G", "scroll_end(1)", "bottom", show=False, id="diff.bottom"),
+        Binding("left,h", "columns(-8)", "left", show=False, id="diff.left"),
+        Binding("right,l", "columns(8)", "right", show=False, id="diff.right"),
+    ]
+    COMPONENT_CLASSES = {"diff--add", "diff--del", "diff--hunk", "diff--file", "diff--meta"}
+    DEFAULT_CSS = """
+    DiffView {
+        height: 1fr;
+        background: $surface;
+        color: $foreground;
+        scrollbar-size-vertical: 1;
+    }
+    DiffView > .diff--add { color: $success; }
+    DiffView > .diff--del { color: $error; }
+    DiffView > .diff--hunk { color: $accent; }
+    DiffView > .diff--file { color: $primary; text-style: bold; }
+    DiffView > .diff--meta { color: $text-muted; text-style: bold; }
+    """
+
+    class Grew(Message, bubble=False):
+        """The buffer grew (posted from the reader thread, at most one waiting at a time)."""
+
+    class Status(Message):
+        """Lines known, files, done: the screen updates its status line and file list."""
+
+        def __init__(self, view: DiffView) -> None:
+            super().__init__()
+            self.view = view
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.buffer: DiffBuffer | None = None
+        self._pending = False
+        self._last_sync = 0.0
+        self._sync_timer: Timer | None = None
+        self._known = 0
+        self._generation = 0
+        self.painted_top = -1  # the first line id drawn at the last layout (tests, bench)
+        self.painted_rows = 0  # how many diff lines that layout drew
+
+    @property
+    def line_count(self) -> int:
+        return self._known
+
+    @property
+    def virtual_lines(self) -> int:
+        return self._known
+
+    @property
+    def top_line(self) -> int:
+        return int(self.scroll_y)
+
+    def attach(self, buffer: DiffBuffer) -> None:
+        """Show `buffer` (already or soon growing in another thread)."""
+        self.buffer = buffer
+        buffer.on_grow = self.notify_grew
+        self._generation = buffer.generation
+        self._known = buffer.count
+        self.line_cache.clear()
+        self.forget_frame()
+        self.update_virtual_size()
+        self.refresh()
+
+    def notify_grew(self) -> None:
+        """From the reader thread: tell the view, unless a notice is already waiting."""
+        if not self._pending:
+            self._pending = True
+            self.post_message(self.Grew())
+
+    def on_diff_view_grew(self, message: Grew) -> None:
+        """Redraw for the new lines, at most every SYNC_S: keys stay quick while git writes.
+
+        Lines arriving below the screen change only the scrollbar and the counts, so ten
+        redraws a second are plenty; redrawing per chunk would queue keys behind repaints.
+        """
+        wait = self._last_sync + SYNC_S - time.monotonic()
+        if wait <= 0:
+            self._pending = False
+            self.sync()
+        elif self._sync_timer is None:  # `_pending` stays set: the reader waits for the timer
+            self._sync_timer = self.set_timer(wait, self._timed_sync)
+
+    def _timed_sync(self) -> None:
+        self._sync_timer = None
+        self._pending = False
+        self.sync()
+
+    def sync(self) -> None:
+        """Take the buffer's current length and redraw."""
+        if self.buffer is None:
+            return
+        if self.buffer.generation != self._generation:  # its lines were replaced
+            self._forget()
+        self._last_sync = time.monotonic()
+        self._known = self.buffer.count
+        self.update_virtual_size()
+        self.refresh()
+        self.post_message(self.Status(self))
+
+    def _forget(self) -> None:
+        """Drop every cached line: the buffer's lines were replaced (a wrong preview)."""
+        assert self.buffer is not None
+        self._generation = self.buffer.generation
+        self._known = min(self._known, self.buffer.count)
+        self.forget_lines()
+
+    def text_lines(self) -> list[str]:
+        """The rows as drawn, as plain text (tests)."""
+        return [strip.text for strip in self.frame()]
+
+    # moving ---------------------------------------------------------------------------------
+
+    def action_scroll_lines(self, delta: int) -> None:
+        self.scroll_to(y=self.scroll_y + delta, animate=False, immediate=True)
+
+    def action_scroll_page(self, direction: int) -> None:
+        step = max(1, self.scrollable_content_region.height - 1)
+        self.scroll_to(y=self.scroll_y + direction * step, animate=False, immediate=True)
+
+    def action_scroll_end(self, end: int) -> None:
+        self.scroll_to(y=self.max_scroll_y if end else 0, animate=False, immediate=True)
+
+    def action_columns(self, delta: int) -> None:
+        self.scroll_to(x=max(0, self.scroll_x + delta), animate=False, immediate=True)
+
+    def show_line(self, line: int) -> None:
+        self.scroll_to(y=line, animate=False, immediate=True, force=True)
+
+    # drawing --------------------------------------------------------------------------------
+
+    def frame(self) -> list[Strip]:
+        if self.buffer is not None and self.buffer.generation != self._generation:
+            self._forget()  # replaced since the last sync: no cached line of it is drawn
+        return super().frame()
+
+    def frame_key(self, width: int, height: int, base: Style) -> Hashable:
+        return (self._known, int(self.scroll_y), int(self.scroll_x), width, height, base)
+
+    def draw_frame(self, width: int, height: int, base: Style) -> list[Strip]:
+        strips: list[Strip] = []
+        top = int(self.scroll_y)
+        buffer = self.buffer
+        if buffer is not None and width > 0 and height > 0:
+            texts = buffer.lines(top, min(top + height, self._known))
+            strips = self.draw_lines(top, texts, width, base, self._line)
+            self.painted_rows = len(texts)
+        self.painted_top = top
+        return strips
+
+    def _line(self, k: int, text: str, base: Style) -> Strip:
+        """Diff line `k`, rendered once (the cache is keyed by line number)."""
+        strip = self.line_cache.get(k)
+        if strip is None:
+            strip = self._render(k, text, base)
+            self.line_cache.set(k, strip)
+        return strip
+
+    def _kind(self, k: int, text: str) -> str:
+        assert self.buffer is not None
+        if self.buffer.in_header(k):
+            return "diff--file" if text.startswith("diff --git ") else "diff--meta"
+        if text.startswith("@@"):
+            return "diff--hunk"
+        if text.startswith("+"):
+            return "diff--add"
+        if text.startswith("-"):
+            return "diff--del"
+        if text.startswith("\\"):
+            return "diff--meta"
+        return ""
+
+    def _render(self, k: int, text: str, base: Style) -> Strip:
+        kind = self._kind(k, text)
+        style = base + self.get_component_rich_style(kind) if kind else base
+        line = Text(sanitize(text), no_wrap=True, end="")  # plain text: never markup
+        return Strip(line.render(self.app.console), line.cell_len).apply_style(style)
+
+
+class FileList(LineList):
+    """The diff's files with their +/−, growing while the diff loads; enter jumps to one."""
+
+    COMPONENT_CLASSES = {"list--cursor", "list--cursor-blurred", "files--add", "files--del"}
+    DEFAULT_CSS = """
+    FileList {
+        height: auto;
+        max-height: 30%;
+        overflow-x: hidden;
+        overflow-y: auto;
+        scrollbar-size-vertical: 1;
+        border-bottom: solid $panel;
+        background: $background;
+    }
+    FileList > .list--cursor {
+        background: $block-cursor-background;
+        color: $block-cursor-foreground;
+        text-style: $block-cursor-text-style;
+    }
+    FileList > .list--cursor-blurred { background: $panel; }
+    FileList > .files--add { color: $success; }
+    FileList > .files--del { color: $error; }
+    """
+
+    def key_of(self, item: Any) -> Any:
+        return item.line
+
+    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+        return max(1, len(self.items))
+
+    def render_empty(self, width: int, base: Style) -> Strip:
+        return Strip([Segment(" no files yet", base)]).adjust_cell_length(width, base)
+
+    def render_row(self, item: Any, at_cursor: bool, width: int, base: Style) -> Strip:
+        f: DiffFile = item
+        part = self.get_component_rich_style
+        if at_cursor:
+            base = self.cursor_style(base)
+        if f.binary:
+            stats = [Segment(" binary", base)]
+        else:
+            stats = [
+                Segment(f" +{f.added}", base + part("files--add", partial=True)),
+                Segment(f" −{f.deleted}", base + part("files--del", partial=True)),
+            ]
+        room = width - 1 - sum(cell_len(s.text) for s in stats) - 1
+        segs = [Segment(" " + fit(f.path, max(room, 1)), base), *stats]
+        return Strip(segs).adjust_cell_length(width, base)
