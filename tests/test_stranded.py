@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from board.core.errors import Conflict, NotFound, Refused
-from board.core.git import stranded, worktrees
+from board.core.git import naming, saves, snapshot, stranded, worktrees
 from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 
@@ -85,7 +85,7 @@ def test_list_reads_the_trailers_when_the_stats_file_is_gone(
     r: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     branch = save_dirty(r, "c-1", {"app.py": "x\ny\n"})
-    worktrees.stats_file(r.cfg).unlink()  # a save made in another clone, or a lost file
+    saves.stats_file(r.cfg).unlink()  # a save made in another clone, or a lost file
     (item,) = stranded.list_stranded(r.cfg)
     assert (item.branch, item.files, item.insertions, item.deletions) == (branch, 1, 2, 1), item
     calls: list[tuple[str, ...]] = []
@@ -118,21 +118,17 @@ def test_the_newest_screenful_is_the_head_of_the_whole_list_with_the_same_stats(
     stranded.list_stranded(r.cfg)  # writes the stats file
     listed = stranded.list_stranded(r.cfg)
     newest_saved = next(b for b in listed if b.files is not None)
-    worktrees.record_stats(  # a later line for the same commit wins
+    saves.record_stats(  # a later line for the same commit wins
         r.cfg,
-        [
-            worktrees.stats_line(
-                newest_saved.commit, newest_saved.tree, "c-99", worktrees.Stats(9, 8, 7)
-            )
-        ],
+        [saves.stats_line(newest_saved.commit, newest_saved.tree, "c-99", snapshot.Stats(9, 8, 7))],
     )
-    with worktrees.stats_file(r.cfg).open("a") as f:
+    with saves.stats_file(r.cfg).open("a") as f:
         f.write(f"{newest_saved.commit}\tbroken line\n")  # malformed: ignored by both
     unknown = listed[5].commit  # not in the file: its trailer is read
 
     def forget_unknown() -> None:
-        text = worktrees.stats_file(r.cfg).read_text()
-        worktrees.stats_file(r.cfg).write_text(
+        text = saves.stats_file(r.cfg).read_text()
+        saves.stats_file(r.cfg).write_text(
             "".join(x for x in text.splitlines(keepends=True) if not x.startswith(unknown))
         )
 
@@ -154,13 +150,13 @@ def test_list_says_which_saves_are_failed_attempts_wherever_it_reads_the_stats(
     """The kind is durable: in the save's trailer and the stats file, never lost between."""
     t = worktrees.create_worktree(r.cfg, "c-1")
     (t / "app.py").write_text("attempt 1\n")
-    res = worktrees.discard_worktree(r.cfg, t, why="test", kind=worktrees.KIND_ATTEMPT)
+    res = worktrees.discard_worktree(r.cfg, t, why="test", kind=naming.KIND_ATTEMPT)
     assert res.saved is not None and res.saved.kind == "attempt"
     attempt = res.saved.branch
     saved = save_dirty(r, "c-2")
     kinds = {b.branch: b.kind for b in stranded.list_stranded(r.cfg)}
     assert kinds == {attempt: "attempt", saved: "saved"}, kinds
-    worktrees.stats_file(r.cfg).unlink()  # another clone's saves: read from the trailers
+    saves.stats_file(r.cfg).unlink()  # another clone's saves: read from the trailers
     kinds = {b.branch: b.kind for b in stranded.list_stranded(r.cfg)}
     assert kinds == {attempt: "attempt", saved: "saved"}, f"the trailer lost the kind: {kinds}"
     code, out, _ = run(r, "stranded", "list", "--json", capsys=capsys)
@@ -170,7 +166,7 @@ def test_list_says_which_saves_are_failed_attempts_wherever_it_reads_the_stats(
     marked = [line.split()[0] for line in out.splitlines() if "(a failed attempt)" in line]
     assert code == 0 and marked == [attempt], out
     # a stats line from before kinds existed (six fields) reads as `saved`
-    line = worktrees.stats_line(r.rev(saved) or "", "feat-c-2", "c-2", worktrees.Stats(1, 1, 1))
+    line = saves.stats_line(r.rev(saved) or "", "feat-c-2", "c-2", snapshot.Stats(1, 1, 1))
     assert stranded._parse_stats_line(line.rsplit("\t", 1)[0])[-1] == "saved"
 
 
@@ -179,7 +175,7 @@ def test_a_save_reused_after_a_crash_keeps_the_kind_its_commit_records(r: Repo) 
     state reuses that branch, and it stays an attempt."""
     t = worktrees.create_worktree(r.cfg, "c-1")
     (t / "app.py").write_text("attempt 1\n")
-    first = worktrees.preserve_worktree(r.cfg, t, kind=worktrees.KIND_ATTEMPT)
+    first = saves.preserve_worktree(r.cfg, t, kind=naming.KIND_ATTEMPT)
     assert first is not None
     again = worktrees.discard_worktree(r.cfg, t, why="boot")
     assert again.saved is not None and again.saved.reused and again.saved.branch == first.branch
@@ -342,7 +338,7 @@ def _lanes(r: Repo, lanes: dict[str, str]) -> SQLiteStore:
     return store
 
 
-def _save(r: Repo, card: str, text: str, kind: str = worktrees.KIND_SAVED) -> str:
+def _save(r: Repo, card: str, text: str, kind: str = naming.KIND_SAVED) -> str:
     t = worktrees.create_worktree(r.cfg, card)
     (t / "app.py").write_text(text)
     res = worktrees.discard_worktree(r.cfg, t, card_id=card, why="test", kind=kind)
@@ -360,11 +356,11 @@ def test_prune_refuses_a_working_card_and_deletes_only_what_it_named(
 ) -> None:
     store = _lanes(r, {"c-1": "done", "c-2": "working", "c-3": "cancelled", "c-4": "ready"})
     done = [
-        _save(r, "c-1", "attempt 1\n", worktrees.KIND_ATTEMPT),
+        _save(r, "c-1", "attempt 1\n", naming.KIND_ATTEMPT),
         _save(r, "c-1", "the blocked tree\n"),
         _save(r, "c-3", "cancelled work\n"),
     ]
-    _save(r, "c-2", "the working card's attempt\n", worktrees.KIND_ATTEMPT)
+    _save(r, "c-2", "the working card's attempt\n", naming.KIND_ATTEMPT)
     _save(r, "c-4", "a ready card's save\n")
     r.git("branch", "stranded/feat-c-9/20250101T000000.000Z", "main")  # card unknown
     r.git("branch", "stranded/by-hand/20250101T000000.000Z", "main")  # no card at all

@@ -60,7 +60,7 @@ from typing import Any
 from board.core import proc
 from board.core.config import Config
 from board.core.errors import BoardError, CorruptCard
-from board.core.git import runbranch, stranded, worktrees
+from board.core.git import naming, runbranch, saves, stranded
 from board.core.logs import LINE_CAP, decode_line, sanitize
 from board.core.model import Card
 from board.core.ops import operator
@@ -375,7 +375,7 @@ def refs_signature(cfg: Config, common: Path | None) -> tuple[Any, ...]:
             return (0, -1)
         return (st.st_mtime_ns, st.st_size)
 
-    parts: list[Any] = [stat(worktrees.stats_file(cfg)), stat(stranded.husk_dir(cfg))]
+    parts: list[Any] = [stat(saves.stats_file(cfg)), stat(stranded.husk_dir(cfg))]
     if common is not None:
         parts += [stat(common / "packed-refs"), stat(common / "reftable" / "tables.list")]
         top = common / "refs" / "heads" / "stranded"
@@ -1700,7 +1700,7 @@ class StrandedScreen(Screen[None]):
         """
         try:
             if self._common is None:
-                self._common = worktrees.common_dir(self.cfg)
+                self._common = naming.common_dir(self.cfg)
             signature = refs_signature(self.cfg, self._common)
         except BoardError as exc:
             signature = ("unreadable", exc.line())

@@ -259,11 +259,11 @@ def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
     """(XY, path) of every uncommitted change, scratch excluded, renames split in two.
 
     Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
-    the tree's index first (`worktrees.unhide`), or an edit behind one is never committed.
+    the tree's index first (`snapshot.unhide`), or an edit behind one is never committed.
     """
-    from board.core.git import worktrees
+    from board.core.git import snapshot
 
-    worktrees.unhide(tree)
+    snapshot.unhide(tree)
     res = gitutil.git(
         tree, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"
     )
@@ -316,7 +316,7 @@ def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) ->
     which keeps every byte — when something outside the surface would be dropped
     and the tree could not be saved first.
     """
-    from board.core.git import worktrees
+    from board.core.git import saves, snapshot
 
     tree = Path(tree)
     result = Harvest()
@@ -329,7 +329,7 @@ def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) ->
     if not changes:
         return result
     if not card.surface:
-        worktrees.stage_all(cfg, tree)
+        snapshot.stage_all(cfg, tree)
         names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")
         result.committed = sorted(p for p in names if p)
         if result.committed:
@@ -341,7 +341,7 @@ def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) ->
         {p for xy, p in changes if xy == "??" and not in_surface(p, card.surface)}
     )
     if tracked_out or untracked_out:
-        saved = worktrees.preserve_worktree(cfg, tree)
+        saved = saves.preserve_worktree(cfg, tree)
         result.saved_branch = _branch_name(saved)
     result.discarded = tracked_out
     result.untracked_outside = untracked_out
@@ -445,7 +445,7 @@ def claim(
     same compare-and-set that moves the card; a lost claim ends that row `stood-aside`.
     `tier` other than a coder tier (e.g. "planner") claims without a card branch.
     """
-    from board.core.git import worktrees
+    from board.core.git import naming
 
     tier = tier or cfg.ladder[0]
     attempt = store.next_attempt(card.id)  # type: ignore[attr-defined]
@@ -453,7 +453,7 @@ def claim(
     drive = store.start_drive(card.id, tier, attempt, log_rel, owner_pid or os.getpid())
     changes: dict[str, Any] = {"lane": "working", "drive": drive.id}
     if tier in cfg.ladder:
-        changes["branch"] = worktrees.branch_for(card.id)
+        changes["branch"] = naming.branch_for(card.id)
     try:
         with store.transaction() as tx:
             now = tx.get(card.id)
@@ -976,7 +976,7 @@ class Drive:
         A tree that cannot be saved stays where it is; the next rung's fresh build tries
         again and blocks the card `stranded-work` if it still cannot.
         """
-        from board.core.git import worktrees
+        from board.core.git import naming, worktrees
 
         self._edge_check("save of its failed attempt")
         tree = self.tree
@@ -989,7 +989,7 @@ class Drive:
                 store=self.store,
                 card_id=self.card_id,
                 why=f"climbing from attempt {self.attempt} (tier {self.tier}) to tier {nxt}",
-                kind=worktrees.KIND_ATTEMPT,
+                kind=naming.KIND_ATTEMPT,
             )
         except BoardError as exc:  # StrandedWorkError included: the tree is kept as it is
             self._comment(f"its failed attempt was kept at {tree}: {exc.line()}")

@@ -22,7 +22,7 @@ from typing import Any
 from board.core import proc
 from board.core.config import Config
 from board.core.errors import BoardError, Conflict, NotFound, Refused
-from board.core.git import runbranch, worktrees
+from board.core.git import naming, removal, runbranch, saves, snapshot
 from board.core.git.gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
 from board.core.store import Store
 
@@ -43,11 +43,11 @@ class StrandedBranch:
     files: int | None
     insertions: int | None
     deletions: int | None
-    kind: str = worktrees.KIND_SAVED  # or KIND_ATTEMPT: a drive's own failed attempt
+    kind: str = naming.KIND_SAVED  # or KIND_ATTEMPT: a drive's own failed attempt
 
     @property
     def is_attempt(self) -> bool:
-        return self.kind == worktrees.KIND_ATTEMPT
+        return self.kind == naming.KIND_ATTEMPT
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,9 +123,9 @@ class PickResult:
 
 
 _CachedStats = tuple[str, str | None, int | None, int | None, int | None, str]
-_SAVED = worktrees.KIND_SAVED
+_SAVED = naming.KIND_SAVED
 _NO_STATS: _CachedStats = ("", None, None, None, None, _SAVED)
-_KINDS = frozenset(worktrees.KINDS)
+_KINDS = frozenset(naming.KINDS)
 
 
 def _parse_stats_line(line: str) -> _CachedStats | None:
@@ -146,7 +146,7 @@ def _parse_stats_line(line: str) -> _CachedStats | None:
 def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
     """commit -> (tree, card, files, insertions, deletions, kind) from the stats file."""
     try:
-        text = worktrees.stats_file(cfg).read_text(encoding="utf-8", errors="replace")
+        text = saves.stats_file(cfg).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return {}
     # `_parse_stats_line` inlined: this loop runs once per save (2,000 lines), and the
@@ -176,7 +176,7 @@ def _lookup_stats(cfg: Config, commits: list[str]) -> dict[str, _CachedStats]:
     The last well-formed line of a commit wins, as in `_read_stats`.
     """
     try:
-        text = worktrees.stats_file(cfg).read_text(encoding="utf-8", errors="replace")
+        text = saves.stats_file(cfg).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return {}
     found: dict[str, _CachedStats] = {}
@@ -196,7 +196,7 @@ def _lookup_stats(cfg: Config, commits: list[str]) -> dict[str, _CachedStats]:
 
 def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedStats]:
     """Read the Board-Save trailers of commits the stats file does not know (one git call)."""
-    fmt = f"%H%x00%(trailers:key={worktrees.SAVE_TRAILER},valueonly,separator=%x3B)"
+    fmt = f"%H%x00%(trailers:key={naming.SAVE_TRAILER},valueonly,separator=%x3B)"
     res = git(
         cfg.root,
         "log",
@@ -209,24 +209,24 @@ def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedSt
     lines = []
     for line in res.stdout.splitlines():
         commit, _, trailer = line.partition("\0")
-        fields = worktrees.parse_save_trailer(trailer)
+        fields = saves.parse_save_trailer(trailer)
         if commit not in found:
             continue
         try:
-            stats = worktrees.Stats(
+            stats = snapshot.Stats(
                 int(fields["files"]), int(fields["insertions"]), int(fields["deletions"])
             )
         except (KeyError, ValueError):
-            lines.append(worktrees.stats_line(commit, "", None, None))
+            lines.append(saves.stats_line(commit, "", None, None))
             continue
         card = fields.get("card")
         card = None if card in (None, "-") else card
         tree = fields.get("tree", "")
         kind = fields.get("kind", _SAVED)
-        kind = kind if kind in worktrees.KINDS else _SAVED
+        kind = kind if kind in naming.KINDS else _SAVED
         found[commit] = (tree, card, stats.files, stats.insertions, stats.deletions, kind)
-        lines.append(worktrees.stats_line(commit, tree, card, stats, kind))
-    worktrees.record_stats(cfg, lines)
+        lines.append(saves.stats_line(commit, tree, card, stats, kind))
+    saves.record_stats(cfg, lines)
     return found
 
 
@@ -235,9 +235,9 @@ def _compact_stats(cfg: Config, cache: dict[str, _CachedStats], live: set[str]) 
     lines = []
     for commit in sorted(live & cache.keys()):
         tree, card, files, ins, dels, kind = cache[commit]
-        stats = None if files is None else worktrees.Stats(files, ins or 0, dels or 0)
-        lines.append(worktrees.stats_line(commit, tree, card, stats, kind))
-    path = worktrees.stats_file(cfg)
+        stats = None if files is None else snapshot.Stats(files, ins or 0, dels or 0)
+        lines.append(saves.stats_line(commit, tree, card, stats, kind))
+    path = saves.stats_file(cfg)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):
         tmp.write_text("".join(lines), encoding="utf-8")
@@ -290,7 +290,7 @@ def read_refs(cfg: Config, newest: int | None = None) -> StrandedRefs:
     if newest is not None:
         limit = ["--sort=-refname", "--sort=-refname:lstrip=-1", f"--count={max(1, newest)}"]
     fmt = "--format=%(objectname) %(refname)"
-    text = git(cfg.root, "for-each-ref", *limit, fmt, worktrees.STRANDED_REFS).stdout
+    text = git(cfg.root, "for-each-ref", *limit, fmt, naming.STRANDED_REFS).stdout
     refs: list[_RefRow] = []
     for line in text.splitlines():
         commit, _, refname = line.partition(" ")
@@ -306,7 +306,7 @@ def read_refs(cfg: Config, newest: int | None = None) -> StrandedRefs:
 def _branches(
     cfg: Config, refs: list[_RefRow], cache: dict[str, _CachedStats]
 ) -> list[StrandedBranch]:
-    card_of = worktrees.card_id_of
+    card_of = naming.card_id_of
     prefix = cfg.prefix
     found = []
     for stamp, branch, commit, tree in refs:
@@ -332,7 +332,7 @@ def list_stranded(cfg: Config) -> list[StrandedBranch]:
 
 
 def husk_dir(cfg: Config) -> Path:
-    return cfg.worktrees_dir / worktrees.HUSK_DIR
+    return cfg.worktrees_dir / naming.HUSK_DIR
 
 
 def list_husks(cfg: Config) -> list[Husk]:
@@ -348,7 +348,7 @@ def list_husks(cfg: Config) -> list[Husk]:
             Husk(
                 name=entry.name,
                 path=entry,
-                card=worktrees.card_id_of(tree, cfg.prefix),
+                card=naming.card_id_of(tree, cfg.prefix),
                 tree=tree,
                 stamp=m.group("stamp") if m else "",
             )
@@ -365,7 +365,7 @@ def _branch(cfg: Config, name: str) -> tuple[str, str]:
     short = name.strip()
     if short.startswith("refs/heads/"):
         short = short[len("refs/heads/") :]
-    if not short.startswith(worktrees.STRANDED) or ".." in short:
+    if not short.startswith(naming.STRANDED) or ".." in short:
         raise Refused(f"{name!r} is not a stranded branch (they are named stranded/<tree>/<stamp>)")
     commit = git(
         cfg.root, "rev-parse", "--verify", "-q", f"refs/heads/{short}^{{commit}}", check=False
@@ -568,7 +568,7 @@ def picked_message(
     """
     lines = message.rstrip("\n").split("\n")
     subject, body = lines[0], lines[1:]
-    trailer = f"{worktrees.SAVE_TRAILER}:"
+    trailer = f"{naming.SAVE_TRAILER}:"
     is_save = subject.startswith("stranded: ") or any(x.startswith(trailer) for x in body)
     if card and is_save:
         tree = subject.removeprefix("stranded: ").split(" ", 1)[0]
@@ -601,7 +601,7 @@ def titles_from(store: Any) -> Callable[[str], str | None]:
 
 def _card_of_branch(cfg: Config, short: str) -> str | None:
     m = _REF_RE.match(short)
-    return worktrees.card_id_of(m.group("tree"), cfg.prefix) if m else None
+    return naming.card_id_of(m.group("tree"), cfg.prefix) if m else None
 
 
 def _identity_env(cfg: Config) -> dict[str, str]:
@@ -613,7 +613,7 @@ def _identity_env(cfg: Config) -> dict[str, str]:
 
 def own_commits(cfg: Config, tip: str, target: str) -> list[tuple[str, list[str], str]]:
     """The branch's own commits, oldest first: (commit, parents, tree), minus target and base."""
-    base = worktrees.base_ref(cfg)
+    base = snapshot.base_ref(cfg)
     res = git(
         cfg.root,
         "rev-list",
@@ -682,7 +682,7 @@ def pick(
         return result
     tmp_root = cfg.board_dir / "tmp"
     tmp_root.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_root / f"pick-{worktrees.utc_stamp()}-{os.getpid()}"
+    tmp = tmp_root / f"pick-{naming.utc_stamp()}-{os.getpid()}"
     env = _identity_env(cfg)
     git(cfg.root, *NO_HOOKS, "worktree", "add", "--detach", "-q", str(tmp), old)
     try:
@@ -773,13 +773,13 @@ def discard_target(cfg: Config, name: str) -> DiscardTarget:
     """Check what `name` names; only stranded/ branches and .stranded/ husks are allowed."""
     text = name.strip()
     bare = text[len("refs/heads/") :] if text.startswith("refs/heads/") else text
-    if bare.startswith(worktrees.STRANDED):
+    if bare.startswith(naming.STRANDED):
         short, commit = _branch(cfg, bare)
         return DiscardTarget("branch", short, commit=commit)
     root = husk_dir(cfg)
     parts = Path(text).parts
     husk = parts[-1] if parts else ""
-    inside = len(parts) <= 1 or parts[-2] == worktrees.HUSK_DIR
+    inside = len(parts) <= 1 or parts[-2] == naming.HUSK_DIR
     if not husk or husk.startswith(".") or not inside:
         raise Refused(
             f"{name!r} is neither a stranded/ branch nor a husk under {root}: not discarded"
@@ -810,7 +810,7 @@ def discard(cfg: Config, name: str) -> DiscardTarget:
         return target
     assert target.path is not None
     try:
-        worktrees._rmtree_force(target.path)
+        removal._rmtree_force(target.path)
     except OSError as exc:
         raise BoardError(f"could not delete the husk {target.path}: {exc}") from exc
     return target

@@ -49,7 +49,7 @@ from board.core.drive.drive import (
     write_brief,
 )
 from board.core.errors import BoardError, Conflict, NotFound, Refused, StrandedWorkError
-from board.core.git import gitutil, runbranch, stranded, treestate, worktrees
+from board.core.git import gitutil, naming, runbranch, snapshot, stranded, treestate, worktrees
 from board.core.logs import LogWriter, log_path
 from board.core.model import Blocked, Card, Drive
 from board.core.ops import split
@@ -129,7 +129,7 @@ def _save_trees(
     """Save-then-remove trees of the card: (stranded branches made, trees kept and why)."""
     saved: list[str] = []
     kept: list[str] = []
-    for tree in worktrees.card_trees(cfg, card_id) if trees is None else trees:
+    for tree in naming.card_trees(cfg, card_id) if trees is None else trees:
         try:
             res = worktrees.discard_worktree(cfg, tree, store=store, card_id=card_id, why=why)
         except (StrandedWorkError, BoardError) as exc:
@@ -300,7 +300,7 @@ def _fold_source(cfg: Config, card: Card) -> Path | str:
         return tree
     if not card.branch or gitutil.rev(cfg.root, f"refs/heads/{card.branch}") is None:
         raise Refused(f"{card.id}: has neither a tree nor a branch: nothing to publish")
-    path = cfg.worktrees_dir / worktrees.tree_name(card.id)
+    path = cfg.worktrees_dir / naming.tree_name(card.id)
     if os.path.lexists(path):
         raise Refused(f"{card.id}: {path} is in the way and is not on {card.branch}")
     return card.branch
@@ -310,7 +310,7 @@ def _tree_on(cfg: Config, card: Card, source: Path | str) -> Path:
     """A tree with the card branch checked out: its own, or a new one on the branch."""
     if isinstance(source, Path):
         return source
-    path = cfg.worktrees_dir / worktrees.tree_name(card.id)
+    path = cfg.worktrees_dir / naming.tree_name(card.id)
     cfg.worktrees_dir.mkdir(parents=True, exist_ok=True)
     gitutil.git(cfg.root, *gitutil.NO_HOOKS, "worktree", "add", "-q", str(path), source)
     return path
@@ -429,7 +429,7 @@ def _resolve(cfg: Config, store: Store, target: str) -> _Target:
     name = target.strip()
     if name.startswith("refs/heads/"):
         name = name[len("refs/heads/") :]
-    if name.startswith(worktrees.STRANDED):
+    if name.startswith(naming.STRANDED):
         if (
             ".." in name
             or gitutil.git(
@@ -440,8 +440,8 @@ def _resolve(cfg: Config, store: Store, target: str) -> _Target:
         tip = gitutil.rev(cfg.root, f"refs/heads/{name}")
         if tip is None:
             raise NotFound(f"no stranded branch {name} (see `board stranded list`)")
-        tree_dir = name[len(worktrees.STRANDED) :].split("/", 1)[0]
-        card_id = worktrees.card_id_of(tree_dir, cfg.prefix)
+        tree_dir = name[len(naming.STRANDED) :].split("/", 1)[0]
+        card_id = naming.card_id_of(tree_dir, cfg.prefix)
         card = store.find(card_id) if card_id else None
         if card is None:
             raise Refused(
@@ -454,7 +454,7 @@ def _resolve(cfg: Config, store: Store, target: str) -> _Target:
         raise NotFound(f"no card or stranded branch {name!r} (see `board stranded list`)")
     tree = _card_tree(cfg, card)
     if tree is None:
-        trees = [t for t in worktrees.card_trees(cfg, card.id) if _is_worktree(t)]
+        trees = [t for t in naming.card_trees(cfg, card.id) if _is_worktree(t)]
         branches = _stranded_of(cfg, card.id)
         if len(trees) > 1:
             raise Refused(
@@ -526,7 +526,7 @@ def _work_commit(cfg: Config, t: _Target) -> str:
     head = gitutil.out(t.tree, "rev-parse", "HEAD")
     if not tree_changes(cfg, t.tree):
         return head
-    work = worktrees.unpublished_work(cfg, t.tree)
+    work = snapshot.unpublished_work(cfg, t.tree)
     if not work.snapshot:
         return head
     return gitutil.out(
@@ -657,8 +657,8 @@ def _take(store: Store, cfg: Config, card: Card, target: str, who: str) -> tuple
 def _free_slug(cfg: Config, card_id: str) -> str:
     for n in range(1, 100):
         slug = "salvage" if n == 1 else f"salvage-{n}"
-        path = cfg.worktrees_dir / worktrees.tree_name(card_id, slug)
-        branch = worktrees.branch_for(card_id, slug)
+        path = cfg.worktrees_dir / naming.tree_name(card_id, slug)
+        branch = naming.branch_for(card_id, slug)
         if not os.path.lexists(path) and gitutil.rev(cfg.root, f"refs/heads/{branch}") is None:
             return slug
     raise Refused(f"{card_id}: no free salvage tree name left under {cfg.worktrees_dir}")
@@ -666,7 +666,7 @@ def _free_slug(cfg: Config, card_id: str) -> str:
 
 def _commit_all(cfg: Config, tree: Path, card: Card) -> str:
     """Commit everything the tree holds (scratch and the board's links excepted); '' if none."""
-    worktrees.stage_all(cfg, tree)
+    snapshot.stage_all(cfg, tree)
     if gitutil.ok(tree, "diff", "--cached", "--quiet"):
         return ""
     subject = " ".join((card.title.splitlines() or [""])[0].split())
@@ -788,8 +788,8 @@ class _Salvage:
                 self.result.commit = made
             return self.t.tree
         slug = _free_slug(self.cfg, self.card.id)
-        path = self.cfg.worktrees_dir / worktrees.tree_name(self.card.id, slug)
-        branch = worktrees.branch_for(self.card.id, slug)
+        path = self.cfg.worktrees_dir / naming.tree_name(self.card.id, slug)
+        branch = naming.branch_for(self.card.id, slug)
         self.cfg.worktrees_dir.mkdir(parents=True, exist_ok=True)
         start = self._replay() if runbranch.folds(self.cfg) else self.t.tip
         gitutil.git(
