@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from board.core.errors import Conflict, NotFound, Refused
-from board.core.git import naming, saves, snapshot, stranded, worktrees
+from board.core.git import naming, pick, saves, snapshot, stranded, worktrees
 from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 
@@ -224,7 +224,7 @@ def test_pick_carries_the_save_and_its_unpushed_commits_without_touching_the_che
     (r.root / "staged.txt").write_text("staged by the operator\n")
     r.git("add", "staged.txt")
     before = _operator_state(r)
-    result = stranded.pick(r.cfg, branch)
+    result = pick.pick(r.cfg, branch)
     assert result.ok and result.target == "board/run" and len(result.picked) == 2, result
     assert _operator_state(r) == before, "the pick touched the operator's checkout or index"
     assert r.show("board/run", "feature.py") == "feature = 1\n", "the unpushed commit was lost"
@@ -243,7 +243,7 @@ def test_pick_skips_a_save_commit_that_adds_nothing(r: Repo) -> None:
     commit = r.commit(t, {"f.py": "f\n"}, "only a commit")
     res = worktrees.discard_worktree(r.cfg, t)
     assert res.saved is not None
-    result = stranded.pick(r.cfg, res.saved.branch)
+    result = pick.pick(r.cfg, res.saved.branch)
     assert result.picked == [commit] and result.skipped == [res.saved.commit], result
     assert r.show("board/run", "f.py") == "f\n"
 
@@ -256,7 +256,7 @@ def test_a_conflicting_pick_leaves_the_target_exactly_as_it_was_and_names_the_pa
     r.commit(r.root, {"app.py": "print('run branch')\n"}, "run branch edit")
     r.git("checkout", "-q", "main")
     old = r.rev("board/run")
-    result = stranded.pick(r.cfg, branch)
+    result = pick.pick(r.cfg, branch)
     assert not result.ok and result.conflicts == ["app.py"], result
     assert r.rev("board/run") == old, "a conflicting pick moved the target"
     assert "pick-" not in r.git("worktree", "list"), "the temporary worktree was left behind"
@@ -269,10 +269,10 @@ def test_pick_refuses_a_target_that_is_checked_out(r: Repo) -> None:
     branch = save_dirty(r)
     before = _operator_state(r)
     with pytest.raises(Refused, match="checked out"):
-        stranded.pick(r.cfg, branch, onto="main")
+        pick.pick(r.cfg, branch, onto="main")
     assert _operator_state(r) == before
     with pytest.raises(NotFound):
-        stranded.pick(r.cfg, branch, onto="no-such-branch")
+        pick.pick(r.cfg, branch, onto="no-such-branch")
 
 
 # discard -----------------------------------------------------------------------------------
@@ -283,9 +283,9 @@ def test_discard_deletes_only_branches_under_stranded(r: Repo) -> None:
     r.git("branch", "feat/c-8", "main")
     for name in ("main", "feat/c-8", "refs/heads/main", "../main", "board/run"):
         with pytest.raises((Refused, NotFound)):
-            stranded.discard(r.cfg, name)
+            pick.discard(r.cfg, name)
     assert r.rev("main") and r.rev("feat/c-8") and r.rev("board/run"), "discard deleted a branch"
-    stranded.discard(r.cfg, branch)
+    pick.discard(r.cfg, branch)
     assert r.rev(branch) is None and stranded.list_stranded(r.cfg) == []
 
 
@@ -298,9 +298,9 @@ def test_discard_deletes_a_husk_only_under_the_husk_directory(r: Repo, tmp_path:
     outside.mkdir()
     for name in (str(outside), "../../precious", ".", "..", str(r.cfg.worktrees_dir)):
         with pytest.raises((Refused, NotFound)):
-            stranded.discard(r.cfg, name)
+            pick.discard(r.cfg, name)
     assert outside.is_dir()
-    stranded.discard(r.cfg, f".worktrees/.stranded/{res.husk_to.name}")
+    pick.discard(r.cfg, f".worktrees/.stranded/{res.husk_to.name}")
     assert not res.husk_to.exists()
 
 
@@ -401,16 +401,16 @@ def test_prune_deletes_nothing_when_a_named_branch_moved_or_its_card_reopened(r:
     store = _lanes(r, {"c-1": "done", "c-2": "done"})
     a = _save(r, "c-1", "one\n")
     b = _save(r, "c-2", "two\n")
-    plan = stranded.prune_plan(r.cfg, store)
+    plan = pick.prune_plan(r.cfg, store)
     assert sorted(x.branch for x in plan.branches) == sorted([a, b])
     r.git("update-ref", f"refs/heads/{b}", "main")  # moved after it was named
     with pytest.raises(Conflict, match="nothing was pruned"):
-        stranded.prune(r.cfg, store, plan)
+        pick.prune(r.cfg, store, plan)
     assert r.rev(a) and r.rev(b), "a prune that failed deleted a branch"
-    plan = stranded.prune_plan(r.cfg, store, card="c-1")
+    plan = pick.prune_plan(r.cfg, store, card="c-1")
     store.update("c-1", Expect(), {"lane": "ready"}, who="test")  # reopened after the plan
     with pytest.raises(Conflict, match="c-1 is ready now"):
-        stranded.prune(r.cfg, store, plan)
+        pick.prune(r.cfg, store, plan)
     assert r.rev(a), "the save of a reopened card was pruned"
     store.close()
 
@@ -418,11 +418,11 @@ def test_prune_deletes_nothing_when_a_named_branch_moved_or_its_card_reopened(r:
 def test_prune_older_than_keeps_the_newer_saves(r: Repo) -> None:
     store = _lanes(r, {"c-1": "done"})
     branch = _save(r, "c-1", "one\n")
-    stamp = stranded.stamp_time(branch.rsplit("/", 1)[-1])
+    stamp = pick.stamp_time(branch.rsplit("/", 1)[-1])
     assert stamp is not None
     later = stamp + timedelta(days=3)
-    assert stranded.prune_plan(r.cfg, store, older_than=7 * 86400, now=later).branches == []
-    (item,) = stranded.prune_plan(r.cfg, store, older_than=2 * 86400, now=later).branches
+    assert pick.prune_plan(r.cfg, store, older_than=7 * 86400, now=later).branches == []
+    (item,) = pick.prune_plan(r.cfg, store, older_than=2 * 86400, now=later).branches
     assert item.branch == branch
-    assert stranded.parse_age("2w") == 14 * 86400 and stranded.parse_age("90s") == 90
+    assert pick.parse_age("2w") == 14 * 86400 and pick.parse_age("90s") == 90
     store.close()

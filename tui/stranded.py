@@ -60,7 +60,7 @@ from typing import Any
 from board.core import proc
 from board.core.config import Config
 from board.core.errors import BoardError, CorruptCard
-from board.core.git import naming, runbranch, saves, stranded
+from board.core.git import naming, pick, runbranch, saves, stranded
 from board.core.logs import LINE_CAP, decode_line, sanitize
 from board.core.model import Card
 from board.core.ops import operator
@@ -429,7 +429,7 @@ class Outcome:
     error: bool = False
 
 
-def pick_outcome(result: stranded.PickResult) -> Outcome:
+def pick_outcome(result: pick.PickResult) -> Outcome:
     """The new commits on the target, or the conflicting paths with the target unchanged."""
     target = result.target
     if result.conflicts:
@@ -1901,11 +1901,11 @@ class StrandedScreen(Screen[None]):
         question.append("Cherry-pick ")
         question.append(row.label, "bold")
         question.append(f" ({row.stat_text()}) onto which branch?")
-        default, why_not = stranded.default_target(self.cfg)
+        default, why_not = pick.default_target(self.cfg)
         hint = "enter picks · esc cancels · a branch checked out anywhere is refused"
         if why_not:
             hint += f" ({one_line(why_not)}, so no branch is filled in)"
-        titles = stranded.titles_from(self.store)
+        titles = pick.titles_from(self.store)
 
         def answered(target: str | None) -> None:
             if target is None:
@@ -1914,9 +1914,7 @@ class StrandedScreen(Screen[None]):
             self._run_verb(
                 "pick",
                 row,
-                lambda: pick_outcome(
-                    stranded.pick(self.cfg, row.name, onto=target, title_of=titles)
-                ),
+                lambda: pick_outcome(pick.pick(self.cfg, row.name, onto=target, title_of=titles)),
             )
 
         self.app.push_screen(TargetDialog(question, default, hint), answered)
@@ -1958,7 +1956,7 @@ class StrandedScreen(Screen[None]):
                 return
 
             def call() -> Outcome:
-                target = stranded.discard(self.cfg, row.name)
+                target = pick.discard(self.cfg, row.name)
                 what = f"stranded branch {row.label}" if target.kind == "branch" else row.describe()
                 return Outcome(f"discarded {what}")
 

@@ -49,7 +49,16 @@ from board.core.drive.drive import (
     write_brief,
 )
 from board.core.errors import BoardError, Conflict, NotFound, Refused, StrandedWorkError
-from board.core.git import gitutil, naming, runbranch, snapshot, stranded, treestate, worktrees
+from board.core.git import (
+    gitutil,
+    naming,
+    pick,
+    runbranch,
+    snapshot,
+    stranded,
+    treestate,
+    worktrees,
+)
 from board.core.logs import LogWriter, log_path
 from board.core.model import Blocked, Card, Drive
 from board.core.ops import split
@@ -822,7 +831,7 @@ class _Salvage:
         tree = gitutil.out(
             self.cfg.root, "merge-tree", "--write-tree", "--no-messages", tip, self.t.tip
         ).split("\n", 1)[0]
-        message = stranded.picked_message(
+        message = pick.picked_message(
             gitutil.out(self.cfg.root, "log", "-1", "--format=%B", self.t.tip),
             self.card.id,
             self.card.title,
