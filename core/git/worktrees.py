@@ -8,10 +8,10 @@ reading the branch back), and only then moves the tree out of its path. When the
 tree stays exactly as it is and the caller gets a `StrandedWorkError` saying why.
 
 The parts live below this module: what things are called (`naming`), what a tree holds
-(`snapshot`), the save (`saves`), the removal's steps, the orphan kill first (`removal`), and
-the test-only fault hooks (`faults`). Here are `discard_worktree`, which runs them in order,
-and the edges that call it: the reap, the orphan sweep, a fresh build's first step,
-`create_worktree`, and the comments they leave on the card.
+(`snapshot`), the save (`saves`), the removal's steps with the kill of what still runs in the
+tree (`removal`), and the test-only fault hooks (`faults`). Here are `discard_worktree`, which
+runs them in order, the edges that call it (the reap, the orphan sweep, a fresh build's first
+step, `create_worktree`) and the comment each leaves on the card.
 """
 
 from __future__ import annotations
@@ -182,6 +182,9 @@ def discard_worktree(
         if result.saved is not None or not result.removed:
             _comment(store, result, cfg)
         return result
+
+
+# what the card is told ---------------------------------------------------------------------
 
 
 def _comment(store: CommentSink | None, result: RemoveResult, cfg: Config) -> None:
