@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import posixpath
 import re
@@ -15,56 +16,84 @@ from board.core.errors import ConfigError
 
 CONFIG_NAME = "board.toml"
 
-# The schema: section -> key -> (type, default). Order is the order init writes.
+# The one declared schema. Each key is written here once, with its type, its default and
+# what it means; the defaults of `Config`, the validation, the file `board init` writes
+# and the README's key table are all derived from it (tests/test_config.py checks that
+# they agree). Order is the order init writes.
 _ARGV = "argv"
 _STRLIST = "strlist"
-SCHEMA: dict[str, dict[str, tuple[Any, Any]]] = {
-    "board": {
-        "base": (str, "main"),
-        "run_branch": (str, "board/run"),
-        "worktrees": (str, ".worktrees"),
-        "prefix": (str, "c"),
-        "max_concurrent": (int, 2),
-        "loop_interval_s": (float, 5),
-        "scratch": (_STRLIST, [".board-scratch"]),
-        "self_heal_max": (int, 2),
-    },
-    "coder": {
-        "ladder": (_STRLIST, ["default"]),
-        "timeout_s": (float, 1800),
-        "first_output_timeout_s": (float, 120),
-        "timeout_split_after": (int, 2),
-    },
-    "gate": {
-        "format_argv": (_ARGV, []),
-        "argv": (_ARGV, []),
-        "timeout_s": (float, 900),
-        "retries": (int, 2),
-    },
-    "publish": {
-        "mode": (str, "fold"),
-        "review": (str, "none"),
-        "remote": (str, "origin"),
-        "pr_argv": (_ARGV, []),
-        "timeout_s": (float, 300),
-    },
-    "planner": {
-        "name": (str, "planner"),
-        "argv": (_ARGV, []),
-        "timeout_s": (float, 1800),
-    },
-    "tui": {
-        "theme": (str, "dark"),
-        "theme_dir": (str, ""),
-        "keys": (dict, {}),
-    },
-}
+
+
+@dataclass(frozen=True)
+class Key:
+    """One board.toml key: where it lives, its type and default, the Config attribute it
+    fills, and one line of what it means."""
+
+    section: str
+    name: str
+    kind: Any  # str | int | float (seconds) | "argv" | "strlist" | dict
+    default: Any
+    attr: str
+    doc: str
+    choices: tuple[str, ...] = ()
+
+
+KEYS: tuple[Key, ...] = (
+    Key("board", "base", str, "main", "base", "the branch the board builds for (init detects it)"),
+    Key("board", "run_branch", str, "board/run", "run_branch", "what fold publishes onto"),
+    Key("board", "worktrees", str, ".worktrees", "worktrees", "where card trees live"),
+    Key("board", "prefix", str, "c", "prefix", "card ids: <prefix>-<n>"),
+    Key("board", "max_concurrent", int, 2, "max_concurrent", "drives at once"),
+    Key("board", "loop_interval_s", float, 5, "loop_interval_s", "seconds between loop ticks"),
+    Key("board", "scratch", _STRLIST, [".board-scratch"], "scratch",
+        "never work, never committed; the brief is written in the first"),
+    Key("board", "self_heal_max", int, 2, "self_heal_max",
+        "times the sweep clears a self-healing block per card"),
+    Key("coder", "ladder", _STRLIST, ["default"], "ladder", "coder tiers, lowest first"),
+    Key("coder", "timeout_s", float, 1800, "coder_timeout_s", "a coder's time limit"),
+    Key("coder", "first_output_timeout_s", float, 120, "first_output_timeout_s",
+        "a coder silent this long never reached its model (0: no check)"),
+    Key("coder", "timeout_split_after", int, 2, "timeout_split_after",
+        "counted timeouts before a card is parked too-wide (0: never)"),
+    Key("gate", "format_argv", _ARGV, [], "gate_format_argv", "fix-ups run before the gate"),
+    Key("gate", "argv", _ARGV, [], "gate_argv",
+        "the repository's check; empty: no gate ({worktree} {card} {brief})"),
+    Key("gate", "timeout_s", float, 900, "gate_timeout_s", "the gate's time limit"),
+    Key("gate", "retries", int, 2, "gate_retries", "coder retries with a red gate's output"),
+    Key("publish", "mode", str, "fold", "publish_mode", "fold (local, serial) or push (PRs)",
+        ("fold", "push")),
+    Key("publish", "review", str, "none", "review", "operator: built cards wait in review",
+        ("none", "operator")),
+    Key("publish", "remote", str, "origin", "remote", "the remote push and the base use"),
+    Key("publish", "pr_argv", _ARGV, [], "pr_argv", "with push: the PR command (no shell)"),
+    Key("publish", "timeout_s", float, 300, "publish_timeout_s",
+        "time limit of a push, a PR command, a wait for the run lock"),
+    Key("planner", "name", str, "planner", "planner_name", "who decompose tasks are for"),
+    Key("planner", "argv", _ARGV, [], "planner_argv", "runs decompose tasks; empty: they wait"),
+    Key("planner", "timeout_s", float, 1800, "planner_timeout_s", "the planner's time limit"),
+    Key("tui", "theme", str, "dark", "theme", "dark, light, high-contrast or your own"),
+    Key("tui", "theme_dir", str, "", "theme_dir", "a folder of your own theme files"),
+    Key("tui", "keys", dict, {}, "keys", "rebound keys: binding id = key(s)"),
+)  # fmt: skip
+DEFAULT_TIER = ("my-agent", "--brief", "{brief}")  # the tier init writes, and the default
 TIER_KEYS: dict[str, tuple[Any, Any]] = {"argv": (_ARGV, None), "timeout_s": (float, 0)}
-_CHOICES = {
-    ("publish", "mode"): ("fold", "push"),
-    ("publish", "review"): ("none", "operator"),
-}
+SCHEMA: dict[str, dict[str, tuple[Any, Any]]] = {}
+for _k in KEYS:
+    SCHEMA.setdefault(_k.section, {})[_k.name] = (_k.kind, _k.default)
+_BY_ATTR = {k.attr: k for k in KEYS}
+_CHOICES = {(k.section, k.name): k.choices for k in KEYS if k.choices}
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,9}$")
+
+
+def _default(attr: str) -> Any:
+    """A Config attribute's default, from KEYS (lists become tuples, tables are copied)."""
+    value = _BY_ATTR[attr].default
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, dict):
+        return field(default_factory=dict)
+    return value
+
 
 # Every number in the schema is seconds. Bounds keep a typo from doing damage: 0 as the
 # loop's interval spins a core; no timeout at all breaks invariant 3 (every child process
@@ -88,37 +117,37 @@ class Tier:
 
 @dataclass(frozen=True)
 class Config:
-    """The parsed board.toml, with every default filled in."""
+    """The parsed board.toml, with every default filled in (each default comes from KEYS)."""
 
     root: Path
-    base: str = "main"
-    run_branch: str = "board/run"
-    worktrees: str = ".worktrees"
-    prefix: str = "c"
-    max_concurrent: int = 2
-    loop_interval_s: float = 5
-    scratch: tuple[str, ...] = (".board-scratch",)
-    planner_name: str = "planner"
-    self_heal_max: int = 2
-    ladder: tuple[str, ...] = ("default",)
+    base: str = _default("base")
+    run_branch: str = _default("run_branch")
+    worktrees: str = _default("worktrees")
+    prefix: str = _default("prefix")
+    max_concurrent: int = _default("max_concurrent")
+    loop_interval_s: float = _default("loop_interval_s")
+    scratch: tuple[str, ...] = _default("scratch")
+    planner_name: str = _default("planner_name")
+    self_heal_max: int = _default("self_heal_max")
+    ladder: tuple[str, ...] = _default("ladder")
     tiers: dict[str, Tier] = field(default_factory=dict)
-    coder_timeout_s: float = 1800
-    first_output_timeout_s: float = 120
-    timeout_split_after: int = 2
-    gate_format_argv: tuple[str, ...] = ()
-    gate_argv: tuple[str, ...] = ()
-    gate_timeout_s: float = 900
-    gate_retries: int = 2
-    publish_mode: str = "fold"
-    review: str = "none"
-    remote: str = "origin"
-    pr_argv: tuple[str, ...] = ()
-    publish_timeout_s: float = 300
-    planner_argv: tuple[str, ...] = ()
-    planner_timeout_s: float = 1800
-    theme: str = "dark"
-    theme_dir: str = ""
-    keys: dict[str, str] = field(default_factory=dict)
+    coder_timeout_s: float = _default("coder_timeout_s")
+    first_output_timeout_s: float = _default("first_output_timeout_s")
+    timeout_split_after: int = _default("timeout_split_after")
+    gate_format_argv: tuple[str, ...] = _default("gate_format_argv")
+    gate_argv: tuple[str, ...] = _default("gate_argv")
+    gate_timeout_s: float = _default("gate_timeout_s")
+    gate_retries: int = _default("gate_retries")
+    publish_mode: str = _default("publish_mode")
+    review: str = _default("review")
+    remote: str = _default("remote")
+    pr_argv: tuple[str, ...] = _default("pr_argv")
+    publish_timeout_s: float = _default("publish_timeout_s")
+    planner_argv: tuple[str, ...] = _default("planner_argv")
+    planner_timeout_s: float = _default("planner_timeout_s")
+    theme: str = _default("theme")
+    theme_dir: str = _default("theme_dir")
+    keys: dict[str, str] = _default("keys")
 
     @property
     def board_dir(self) -> Path:
@@ -139,25 +168,81 @@ class Config:
     def tier(self, name: str) -> Tier:
         return self.tiers[name]
 
+    def rel(self, path: str | Path) -> str:
+        """`path` relative to the repository root when it lies inside it, else as given:
+        what logs, comments and drive rows show (short, and the same on every machine)."""
+        try:
+            return str(Path(path).relative_to(self.root))
+        except ValueError:
+            return str(path)
+
 
 def default_document() -> dict[str, Any]:
-    """The full board.toml that `board init` writes: every default spelled out."""
+    """The full board.toml that `board init` writes, as data: every default spelled out."""
     doc: dict[str, Any] = {}
-    for section, keys in SCHEMA.items():
-        doc[section] = {k: (list(v) if isinstance(v, list) else v) for k, (_, v) in keys.items()}
-    doc["coder"]["tiers"] = {"default": {"argv": ["my-agent", "--brief", "{brief}"]}}
-    doc["tui"]["keys"] = {}
+    for k in KEYS:
+        value = k.default
+        doc.setdefault(k.section, {})[k.name] = (
+            list(value)
+            if isinstance(value, list)
+            else dict(value)
+            if isinstance(value, dict)
+            else value
+        )
+    doc["coder"]["tiers"] = {"default": {"argv": list(DEFAULT_TIER)}}
     return doc
+
+
+def template(overrides: dict[str, dict[str, Any]] | None = None) -> str:
+    """The text `board init` writes: every key with its default (or override) and, above
+    it, one comment line of what it means."""
+    doc = default_document()
+    for section, values in (overrides or {}).items():
+        doc.setdefault(section, {}).update(values)
+    out = [_HEADER.rstrip("\n"), ""]
+    docs = {(k.section, k.name): k.doc for k in KEYS}
+    for section, body in doc.items():
+        plain = {key: v for key, v in body.items() if not isinstance(v, dict)}
+        tables = {key: v for key, v in body.items() if isinstance(v, dict)}
+        out.append(f"[{section}]")
+        for key, value in plain.items():
+            if (section, key) in docs:
+                out.append(f"# {docs[(section, key)]}")
+            out.append(tomli_w.dumps({key: value}).rstrip("\n"))
+        out.append("")
+        for key, value in tables.items():
+            doc_line = docs.get((section, key)) or (TIER_DOC if key == "tiers" else "")
+            if doc_line:
+                out.append(f"# {doc_line}")
+            out.append(tomli_w.dumps({section: {key: value}}).rstrip("\n"))
+            out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def write_default(root: Path, overrides: dict[str, dict[str, Any]] | None = None) -> Path:
     """Write board.toml with every default, optionally overriding some keys."""
-    doc = default_document()
-    for section, values in (overrides or {}).items():
-        doc.setdefault(section, {}).update(values)
     path = root / CONFIG_NAME
-    path.write_text(_HEADER + tomli_w.dumps(doc), encoding="utf-8")
+    path.write_text(template(overrides), encoding="utf-8")
     return path
+
+
+def _inline(value: Any) -> str:
+    """A default as the README shows it, on one line (TOML's inline form)."""
+    return "{}" if isinstance(value, dict) else json.dumps(value)
+
+
+TIER_DOC = "a coder tier: its command ({brief} {worktree} {card}), one table per rung"
+
+
+def key_table() -> str:
+    """The README's table of board.toml keys (tests/test_config.py keeps them equal)."""
+    rows = ["| key | default | what it means |", "|---|---|---|"]
+    for k in KEYS:
+        rows.append(f"| `{k.section}.{k.name}` | `{_inline(k.default)}` | {k.doc} |")
+    tier = _inline(list(DEFAULT_TIER))
+    rows.append(f"| `coder.tiers.NAME.argv` | `{tier}` (tier `default`) | {TIER_DOC} |")
+    rows.append("| `coder.tiers.NAME.timeout_s` | `0` | the tier's limit (0: `coder.timeout_s`) |")
+    return "\n".join(rows) + "\n"
 
 
 _HEADER = (
@@ -308,6 +393,8 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
         if (section, key) in values:
             return values[(section, key)]
         kind, default = SCHEMA[section][key]
+        if isinstance(default, dict):
+            return dict(default)
         return tuple(default) if isinstance(default, list) else default
 
     prefix = get("board", "prefix")
@@ -327,7 +414,7 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
     if not ladder:
         raise reader.fail(["coder"], "ladder", "must name at least one tier")
     if not tiers and "tiers" not in data.get("coder", {}):
-        tiers = {"default": Tier("default", ("my-agent", "--brief", "{brief}"))}
+        tiers = {"default": Tier("default", DEFAULT_TIER)}
     for name in ladder:
         if name not in tiers:
             raise reader.fail(
@@ -335,37 +422,9 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
             )
     if get("publish", "mode") == "push" and not get("publish", "remote"):
         raise reader.fail(["publish"], "remote", "push needs a remote")
-    return Config(
-        root=(root or path.parent).resolve(),
-        base=get("board", "base"),
-        run_branch=get("board", "run_branch"),
-        worktrees=get("board", "worktrees"),
-        prefix=prefix,
-        max_concurrent=get("board", "max_concurrent"),
-        loop_interval_s=get("board", "loop_interval_s"),
-        scratch=scratch,
-        planner_name=get("planner", "name"),
-        self_heal_max=get("board", "self_heal_max"),
-        ladder=ladder,
-        tiers=tiers,
-        coder_timeout_s=get("coder", "timeout_s"),
-        first_output_timeout_s=get("coder", "first_output_timeout_s"),
-        timeout_split_after=get("coder", "timeout_split_after"),
-        gate_format_argv=get("gate", "format_argv"),
-        gate_argv=get("gate", "argv"),
-        gate_timeout_s=get("gate", "timeout_s"),
-        gate_retries=get("gate", "retries"),
-        publish_mode=get("publish", "mode"),
-        review=get("publish", "review"),
-        remote=get("publish", "remote"),
-        pr_argv=get("publish", "pr_argv"),
-        publish_timeout_s=get("publish", "timeout_s"),
-        planner_argv=get("planner", "argv"),
-        planner_timeout_s=get("planner", "timeout_s"),
-        theme=get("tui", "theme"),
-        theme_dir=get("tui", "theme_dir"),
-        keys=get("tui", "keys"),
-    )
+    filled = {k.attr: get(k.section, k.name) for k in KEYS}
+    filled.update(prefix=prefix, scratch=scratch, ladder=ladder)
+    return Config(root=(root or path.parent).resolve(), tiers=tiers, **filled)
 
 
 def _tier(reader: _Reader, name: str, body: Any) -> Tier:

@@ -7,6 +7,7 @@ crashed `board run` never leaves a lock behind.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
@@ -19,17 +20,22 @@ from board.core.errors import Refused
 POLL_S = 0.02
 
 
-@contextmanager
-def file_lock(
-    path: Path, timeout: float, busy: str | Callable[[str], str], holder: str = ""
-) -> Iterator[None]:
-    """Hold an exclusive lock on `path`; after `timeout` seconds refuse with `busy`.
+class FileLock:
+    """An exclusive lock on `path`, held from `acquire` to `release` (the loop holds its
+    board's lock for its whole run; `file_lock` below holds one for a block).
 
     `holder` (e.g. a pid and host) is written into the file for whoever finds it locked;
     a callable `busy` is given what the current holder wrote, to name it in the refusal.
     """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+
+    def __init__(self, path: Path, holder: str = "") -> None:
+        self.path = path
+        self.holder = holder
+        self.fd: int | None = None
+
+    def acquire(self, timeout: float, busy: str | Callable[[str], str]) -> None:
+        """Take the lock; after `timeout` seconds (0: at once) refuse with `busy`."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + max(timeout, 0.0)
         while True:
             try:
@@ -37,18 +43,67 @@ def file_lock(
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    if callable(busy):
-                        busy = busy(os.pread(fd, 300, 0).decode("utf-8", "replace").strip())
-                    raise Refused(busy) from None
+                    said = holder_of(fd)
+                    os.close(fd)
+                    raise Refused(busy(said) if callable(busy) else busy) from None
                 time.sleep(POLL_S)
+            except BaseException:
+                os.close(fd)
+                raise
         try:
             os.ftruncate(fd, 0)
-            os.write(fd, f"{holder or os.getpid()}\n".encode())
+            os.write(fd, f"{self.holder or os.getpid()}\n".encode())
         except OSError:
             pass
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
         try:
-            yield
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, 0)
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+def holder_of(fd: int) -> str:
+    """What the lock's holder wrote into the file ('' if nothing)."""
+    try:
+        return os.pread(fd, 300, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def is_held(path: Path) -> str | None:
+    """None when nobody holds the lock at `path` (or it does not exist); else what its
+    holder wrote. Takes and drops the lock at once, so it never waits."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return holder_of(fd) or "?"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
     finally:
         os.close(fd)
+
+
+@contextmanager
+def file_lock(
+    path: Path, timeout: float, busy: str | Callable[[str], str], holder: str = ""
+) -> Iterator[None]:
+    """Hold an exclusive lock on `path` for a block; after `timeout` seconds refuse with
+    `busy` (see FileLock)."""
+    lock = FileLock(path, holder)
+    lock.acquire(timeout, busy)
+    try:
+        yield
+    finally:
+        lock.release()

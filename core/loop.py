@@ -29,7 +29,6 @@ environment: nothing still writes in a tree while it is saved.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -43,16 +42,17 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from board.core import proc
+from board.core import locks, proc
+from board.core.cards import actions
+from board.core.cards.drives import dead_result, state_before
 from board.core.config import CONFIG_NAME
 from board.core.drive import drive
 from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
 from board.core.git import runbranch, treestate
+from board.core.git.runbranch import lock_path
 from board.core.model import SELF_HEALING, TERMINAL, Blocked, Card, Drive
-from board.core.ops import actions
-from board.core.ops.operator import dead_result, state_before
 from board.core.proc import pid_alive
-from board.core.publish.publish import lock_path, release_working
+from board.core.publish.owner import release_working
 from board.core.store import Expect, Store, utc_now
 
 WHO = "board"
@@ -129,12 +129,12 @@ def surfaces_overlap(a: Iterable[str], b: Iterable[str]) -> tuple[str, str] | No
 
 
 class BoardLock:
-    """An fcntl lock on `.board/locks/loop.lock` holding the owner's pid; the kernel frees it
-    when the process dies, so a crashed loop never blocks the next one."""
+    """The board's one-loop lock, `.board/locks/loop.lock`, holding the owner's pid; the
+    kernel frees it when the process dies, so a crashed loop never blocks the next one."""
 
     def __init__(self, cfg: Any) -> None:
         self.cfg = cfg
-        self.fd: int | None = None
+        self._lock: locks.FileLock | None = None
 
     @property
     def path(self) -> Path:
@@ -143,30 +143,22 @@ class BoardLock:
         return lock_path(self.cfg, "loop")
 
     def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = ""
-            with contextlib.suppress(OSError):
-                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").split()[0]
-            os.close(fd)
-            who = f"pid {holder}" if holder else "another process"
-            raise Refused(
+        def busy(holder: str) -> str:
+            pid = holder.split()[0] if holder else ""
+            who = f"pid {pid}" if pid else "another process"
+            return (
                 f"another `board run` is already running on this board ({who}); "
-                f"one loop per board — stop it first (kill -TERM {holder or 'PID'})"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())
-        self.fd = fd
+                f"one loop per board — stop it first (kill -TERM {pid or 'PID'})"
+            )
+
+        lock = locks.FileLock(self.path, f"{os.getpid()} {socket.gethostname()}")
+        lock.acquire(0, busy)
+        self._lock = lock
 
     def release(self) -> None:
-        if self.fd is not None:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self.fd, 0)
-                fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
 
 @dataclass
@@ -552,7 +544,7 @@ class Loop:
         self.log("skip", card=card.id, reason=reason)
 
     def claims(self) -> list[str]:
-        from board.core.ops import split
+        from board.core.cards import split
 
         claimed: list[str] = []
         queue = actions.ready_queue(self.store)
@@ -662,7 +654,7 @@ class Loop:
             self.wake.set()
 
     def _run_planner(self, card_id: str, token: str) -> drive.DriveEnd:
-        from board.core.ops import split
+        from board.core.cards import split
 
         task = self.store.get(card_id)
         res = split.run_planner(self.store, self.cfg, task, token)

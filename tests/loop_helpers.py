@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from board.core import config
+from board.core.cards import actions
 from board.core.model import Card, CardDraft
-from board.core.ops import actions
 from board.core.store import SQLiteStore
 
 from tests.conftest import GIT_ENV, git, make_repo

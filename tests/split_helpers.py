@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from board.core.cards import actions
 from board.core.model import Card, CardDraft, Event
-from board.core.ops import actions
 from board.core.store import Expect, SQLiteStore
 
 

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from board.core.cards import actions
 from board.core.model import CardDraft
-from board.core.ops import actions
 from board.core.store import SQLiteStore
 
 WORKER = r"""

@@ -105,3 +105,27 @@ def test_missing_config_says_what_to_run(tmp_path: Path) -> None:
 def test_toml_syntax_error_names_the_line() -> None:
     with pytest.raises(ConfigError, match="line 2"):
         parse('[board]\nbase = "unterminated\n')
+
+
+def test_one_schema_gives_the_defaults_the_validation_the_template_and_the_readme() -> None:
+    """Every default is written once, in config.KEYS: the Config fields, the file `board
+    init` writes, and the README's key table all come from it and must agree."""
+    import dataclasses
+
+    fields = {f.name for f in dataclasses.fields(config.Config)} - {"root", "tiers"}
+    assert fields == {k.attr for k in config.KEYS}, "a key without a Config field, or the reverse"
+    defaults = config.Config(root=Path("/r"))
+    written = parse(config.template())
+    from_nothing = parse("")
+    for k in config.KEYS:
+        want = getattr(defaults, k.attr)
+        assert getattr(written, k.attr) == want, f"the template's {k.section}.{k.name} differs"
+        assert getattr(from_nothing, k.attr) == want, f"{k.section}.{k.name}'s default differs"
+    assert written.tiers["default"].argv == config.DEFAULT_TIER
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    table = readme.split("<!-- keys:", 1)[1].split("-->", 1)[1].split("<!-- /keys -->")[0]
+    assert table.strip() == config.key_table().strip(), "the README's key table is out of date"
+    for k in config.KEYS:  # a value of the wrong type is refused for every key
+        bad = '"text"' if k.kind is not str else "3"
+        with pytest.raises(ConfigError, match=rf"{k.section}\.{k.name}"):
+            parse(f"[{k.section}]\n{k.name} = {bad}\n")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from board.core import proc
+from board.core.cards import actions
 from board.core.drive import drive
 from board.core.git import faults
 from board.core.loop import Loop
-from board.core.ops import actions
 
 from tests.conftest import GIT_ENV
 from tests.loop_helpers import (

@@ -10,10 +10,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from board.core.cards import actions
 from board.core.drive import drive
 from board.core.git import stranded
 from board.core.model import Card
-from board.core.ops import actions
 from board.core.store import SQLiteStore
 
 from board.cli import commands as cli

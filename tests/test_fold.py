@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from board.core.cards import actions
 from board.core.drive import drive
 from board.core.errors import Refused
 from board.core.loop import Loop
-from board.core.ops import actions
 from board.core.publish import publish
 
 from tests.conftest import git

@@ -11,9 +11,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from board.core.cards import actions
 from board.core.drive import drive
 from board.core.git import treestate
-from board.core.ops import actions
 from board.core.store import SQLiteStore
 
 from tests.conftest import git, run_cli
@@ -33,7 +33,12 @@ from tests.loop_helpers import (
 def until_idle(cfg) -> tuple[int, str, str]:
     """`board run --until-idle` in its own process, as a script or CI would run it."""
     proc = board_run(cfg.root, "--until-idle", "--quiet")
-    out, err = proc.communicate(timeout=120)
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:  # never leave a loop running behind a failed test
+            proc.kill()
+            proc.wait(10)
     return proc.returncode, out, err
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from board.core.cards import actions
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.model import Blocked, CardDraft
-from board.core.ops import actions
 from board.core.store import Expect, SQLiteStore
 
 

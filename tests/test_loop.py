@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from board.core.cards import actions
 from board.core.loop import BoardLock, Loop, globs_overlap, surfaces_overlap
 from board.core.model import Blocked
-from board.core.ops import actions
 from board.core.store import Expect
 
 from tests.conftest import GIT_ENV, git

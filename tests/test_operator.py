@@ -14,10 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
+from board.core import ops as operator
+from board.core.cards import actions
 from board.core.errors import BoardError, Conflict, NotFound, Refused
 from board.core.git import worktrees
 from board.core.model import Blocked
-from board.core.ops import actions, operator
 from board.core.publish import publish
 from board.core.store import Expect
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from board.core.cards import actions
 from board.core.model import Blocked
-from board.core.ops import actions
 from board.core.publish import push
 from board.core.publish.publish import Owner
 

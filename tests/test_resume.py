@@ -6,8 +6,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from board.core import ops as operator
+from board.core.cards import actions
 from board.core.drive import drive
-from board.core.ops import actions, operator
 
 from tests.conftest import git
 from tests.loop_helpers import add_card, events, make_board, script, show, wait_for

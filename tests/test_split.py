@@ -13,10 +13,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from board.core.cards import actions, split
 from board.core.config import Config
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.model import TERMINAL, Blocked
-from board.core.ops import actions, split
 from board.core.store import Expect, SQLiteStore, Tx
 
 from tests.conftest import run_cli

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from board.core import config, loop
+from board.core.cards import actions, split
 from board.core.config import Config
 from board.core.drive import drive
 from board.core.model import CardDraft
-from board.core.ops import actions, split
 from board.core.store import Expect, SQLiteStore
 
 from tests.conftest import run_cli

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 from board.core import proc
+from board.core.cards import actions
 from board.core.errors import ConfigError
 from board.core.model import Blocked
-from board.core.ops import actions
 from board.core.store import Expect
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen

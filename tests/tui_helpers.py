@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from board.core import config, proc
+from board.core.cards import actions
 from board.core.git import gitutil
 from board.core.model import Blocked, CardDraft
-from board.core.ops import actions
 from board.core.store import Expect, SQLiteStore
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen

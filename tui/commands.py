@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from board.core.cards import actions
 from board.core.model import Card
-from board.core.ops import actions
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
@@ -75,13 +75,13 @@ def _done(app: BoardApp, card_id: str, reason: str | None) -> Card:
 
 
 def _stop(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    from board.core.ops import operator
+    from board.core import ops as operator
 
     return operator.stop(app.store, app.cfg, card_id, reason or None).card
 
 
 def _approve(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    from board.core.ops import operator
+    from board.core import ops as operator
 
     seen = app.verb_versions.get(card_id)  # the version the operator was looking at
     return operator.approve(app.store, app.cfg, card_id, expect_version=seen).card
@@ -93,8 +93,8 @@ def slice_titles(answer: str | None) -> list[str]:
 
 
 def _split(app: BoardApp, card_id: str, reason: str | None) -> Any:
+    from board.core.cards import split
     from board.core.errors import Refused
-    from board.core.ops import split
 
     titles = slice_titles(reason)
     if not titles:

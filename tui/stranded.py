@@ -57,13 +57,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from board.core import ops as operator
 from board.core import proc
 from board.core.config import Config
 from board.core.errors import BoardError, CorruptCard
 from board.core.git import naming, pick, runbranch, saves, stranded
 from board.core.logs import LINE_CAP, decode_line, sanitize
 from board.core.model import Card
-from board.core.ops import operator
 from board.core.store import Store
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment

@@ -11,18 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from board.cli.show import visible
 from board.core import config
+from board.core.cards import actions
 from board.core.errors import BoardError, ConfigError, CorruptCard, Refused, StoreError
 from board.core.git import gitutil
 from board.core.logs import sanitize
 from board.core.model import KINDS, LANES, PRIORITY_DEFAULT, Card, CardDraft
-from board.core.ops import actions
 from board.core.store import SQLiteStore, Store, unreadable_line
-
-
-def visible(text: str) -> str:
-    """A card's text as the terminal may show it: escapes and controls made visible."""
-    return sanitize(text, keep_newlines=True)
 
 
 class Context:
@@ -108,12 +104,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
             overrides["board"] = {"base": base[0]}
         if args.prefix:
             overrides.setdefault("board", {})["prefix"] = args.prefix
-        text = config.default_document()
-        for section, values in overrides.items():
-            text[section].update(values)
-        import tomli_w
-
-        config.parse(path, tomli_w.dumps(text), root)  # validate before writing
+        config.parse(path, config.template(overrides), root)  # validate before writing
         config.write_default(root, overrides)
         cfg = config.load(root)
         ctx.out(f"wrote {path} (every key with its default)")

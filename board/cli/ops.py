@@ -10,8 +10,9 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from board.cli.show import visible
+from board.core.cards import split as split_mod
 from board.core.errors import Refused
-from board.core.ops import split as split_mod
 
 
 def register(sub: Any) -> None:
@@ -88,8 +89,6 @@ def _register_split(sub: Any) -> None:
 
 
 def _cmd_split(args: argparse.Namespace, ctx: Any) -> int:
-    from board.cli.commands import visible
-
     slices: list[tuple[str, list[str]]] = args.slices or []
     if not slices:
         raise Refused(f"split {args.id}: name at least one slice (--into TITLE)")
@@ -122,8 +121,6 @@ _SALVAGE_HELP = (
 
 
 def _lines(ctx: Any, lines: Sequence[str]) -> None:
-    from board.cli.commands import visible
-
     for line in lines:
         ctx.out(visible(line))
 
@@ -137,7 +134,7 @@ def _register_stop(sub: Any) -> None:
 
 
 def _cmd_stop(args: argparse.Namespace, ctx: Any) -> int:
-    from board.core.ops import operator
+    from board.core import ops as operator
 
     result = operator.stop(ctx.store, ctx.cfg, args.id, args.reason)
     if args.json:
@@ -163,7 +160,7 @@ def _register_approve(sub: Any) -> None:
 
 
 def _cmd_approve(args: argparse.Namespace, ctx: Any) -> int:
-    from board.core.ops import operator
+    from board.core import ops as operator
 
     result = operator.approve(
         ctx.store, ctx.cfg, args.id, args.reason, expect_version=args.expect_version
@@ -177,7 +174,7 @@ def _cmd_approve(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def _stranded_verbs(sub: Any) -> Any:
-    """The `board stranded` subparsers (registered by cli_stranded, which loads first)."""
+    """The `board stranded` subparsers (registered by board.cli.stranded, which loads first)."""
     parser = getattr(sub, "choices", {}).get("stranded")
     if parser is None:
         return None
@@ -203,7 +200,7 @@ def _register_salvage(sub: Any) -> None:
 
 
 def _cmd_salvage(args: argparse.Namespace, ctx: Any) -> int:
-    from board.core.ops import operator
+    from board.core import ops as operator
 
     result = operator.salvage(ctx.store, ctx.cfg, args.target, force=args.force)
     if args.json:

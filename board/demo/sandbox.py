@@ -8,7 +8,6 @@ on this machine, with nothing to configure.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 import shutil
 import signal
@@ -18,11 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from board.core import config, proc
+from board.core import config, locks, proc
+from board.core.cards import actions
 from board.core.errors import Refused
 from board.core.git import gitutil
 from board.core.model import CardDraft
-from board.core.ops import actions
 from board.core.store import Expect, SQLiteStore
 
 MARKER = ".board-demo"
@@ -197,31 +196,18 @@ def stop_loop(target: Path, child: subprocess.Popen[bytes] | None = None) -> Non
                 child.wait()
         return
     lock = target / "calc" / ".board" / "locks" / "loop.lock"
-    if not lock.exists():
-        return
-    fd = os.open(lock, os.O_RDWR)
-    try:
-        deadline = time.monotonic() + 30
-        signalled = False
-        while True:
-            try:  # free lock: no loop runs on the old sandbox
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                return
-            except BlockingIOError:
+    deadline = time.monotonic() + 30
+    signalled = False
+    while (holder := locks.is_held(lock)) is not None:  # a loop still runs on the old sandbox
+        if not signalled:
+            try:
+                os.kill(int(holder.split()[0]), signal.SIGTERM)
+            except (ValueError, IndexError, ProcessLookupError, PermissionError):
                 pass
-            if not signalled:
-                try:
-                    pid = int(os.pread(fd, 100, 0).split()[0])
-                    os.kill(pid, signal.SIGTERM)
-                except (ValueError, IndexError, ProcessLookupError, PermissionError):
-                    pass
-                signalled = True
-            if time.monotonic() > deadline:
-                raise Refused(f"the old demo's loop in {target} does not stop; stop it by hand")
-            time.sleep(0.2)
-    finally:
-        os.close(fd)
+            signalled = True
+        if time.monotonic() > deadline:
+            raise Refused(f"the old demo's loop in {target} does not stop; stop it by hand")
+        time.sleep(0.2)
 
 
 def cmd_demo(args: argparse.Namespace, ctx: Any) -> int:

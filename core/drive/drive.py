@@ -45,442 +45,32 @@ import os
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from board.core import proc
+from board.core.drive.brief import (
+    KeptAttempt,
+    brief_text,
+    last_fold_conflict,
+    latest_requeue_reason,
+    write_brief,
+)
+from board.core.drive.claim import claim
+from board.core.drive.gate import GateVerdict, run_gate
+from board.core.drive.harvest import Harvest, harvest, in_surface, tree_changes
+from board.core.drive.trees import TreeSteps
 from board.core.errors import BoardError, Conflict, StrandedWorkError
 from board.core.git import depwork, gitutil, treestate
 from board.core.logs import LogWriter, log_path
-from board.core.model import FOLD_CONFLICT_EVENT, REQUEUE_EVENT, REQUEUED, Card
-from board.core.publish.publish import Owner, StoodAside, block_owned, edge_update, release_working
-from board.core.store import Expect, Store
+from board.core.model import Card
+from board.core.publish.owner import Owner, StoodAside, block_owned, edge_update, release_working
+from board.core.store import Store
 
 WHO = "board"
 TAIL_LINES = 20
 SETTLE_S = 1.0  # how long a drive waits for a card move after a kill it did not cause
-BRIEF_NAME = "brief.md"
-
-
-# ---------------------------------------------------------------------------------------------
-# surfaces
-
-
-def in_surface(path: str, surface: tuple[str, ...] | list[str]) -> bool:
-    """Whether `path` (relative, `/`-separated) lies inside any of the surface's globs.
-
-    fnmatch rules (`*` also crosses `/`), and a glob naming a directory (`src`,
-    `src/`) holds everything under it.
-    """
-    for glob in surface:
-        g = glob.strip()
-        if g.startswith("./"):
-            g = g[2:]
-        if not g:
-            continue
-        if g.endswith("/"):
-            g = g.rstrip("/")
-        if fnmatchcase(path, g) or fnmatchcase(path, g + "/*"):
-            return True
-    return False
-
-
-# ---------------------------------------------------------------------------------------------
-# the brief
-
-
-@dataclass(frozen=True)
-class KeptAttempt:
-    """A failed attempt of this drive whose work was saved before it climbed a rung."""
-
-    attempt: int
-    tier: str
-    why: str
-    branch: str
-
-
-def latest_requeue_reason(store: Store, card_id: str) -> str:
-    """The operator's reason from the card's most recent requeue, if it gave one."""
-    for event in reversed(store.timeline(card_id)):
-        if event.kind == REQUEUE_EVENT and event.text.strip():
-            text = event.text.strip()
-            return "" if text == REQUEUED else text
-    return ""
-
-
-def last_fold_conflict(store: Store, card_id: str) -> str:
-    """What the card's last build's fold conflicted on ('' when it did not), for the brief."""
-    for event in treestate.since_last_build(store, card_id):
-        if event.kind == FOLD_CONFLICT_EVENT:
-            return event.text.strip()
-    return ""
-
-
-def brief_text(
-    cfg: Any,
-    card: Card,
-    *,
-    tree: Path,
-    branch: str,
-    tier: str,
-    attempt: int,
-    gate_output: str = "",
-    gate_round: int = 0,
-    requeue_reason: str = "",
-    fold_conflict: str = "",
-    resumed_from: str = "",
-    attempts: Sequence[KeptAttempt] = (),
-) -> str:
-    """The coder's brief. It never asks the coder to publish: the board commits and publishes.
-
-    `attempts`: this drive's earlier failed attempts whose work was saved; the brief names
-    their branches, so a rung can start from what the last one got right.
-    """
-    lines = [f"# {card.id}: {card.title}", ""]
-    lines += [
-        f"You are working in the git worktree {tree} (branch {branch}).",
-        f"This is attempt {attempt}, coder tier {tier}.",
-        "",
-        "## Spec",
-        "",
-        card.spec.strip() or "(no spec)",
-        "",
-    ]
-    if card.acceptance.strip():
-        lines += ["## Acceptance", "", card.acceptance.strip(), ""]
-    lines += ["## Surface", ""]
-    if card.surface:
-        lines.append("Edit only files matching these globs; changes outside them are not kept:")
-        lines += [f"- `{g}`" for g in card.surface]
-    else:
-        lines.append("No surface is declared: edit what the spec needs, and nothing else.")
-    lines.append("")
-    if requeue_reason:
-        lines += ["## The operator's note (why this card was sent back)", "", requeue_reason, ""]
-    if fold_conflict:
-        lines += ["## The last fold conflicted", "", fold_conflict, ""]
-    if resumed_from:
-        lines += [
-            "## Continue where the last build stopped",
-            "",
-            f"The last build of this card was interrupted. Its work (saved on `{resumed_from}`)"
-            " is already in this worktree as uncommitted changes: continue from it, do not "
-            "start over.",
-            "",
-        ]
-    if attempts:
-        lines += [
-            "## Earlier attempts",
-            "",
-            "Earlier attempts at this card failed. Their work was saved to branches and this "
-            "worktree starts without it; look at it with `git diff HEAD...<branch>` and take "
-            "what helps:",
-            "",
-        ]
-        lines += [
-            f"- attempt {a.attempt} (tier {a.tier}) failed: {a.why}; its work is on `{a.branch}`"
-            for a in attempts
-        ]
-        lines.append("")
-    if gate_output:
-        lines += [
-            f"## The last gate run failed (retry {gate_round} of {cfg.gate_retries})",
-            "",
-            "Fix what it reports. Its output:",
-            "",
-            "```",
-            gate_output.rstrip(),
-            "```",
-            "",
-        ]
-    lines += [
-        "## Rules",
-        "",
-        "- Edit files only. Do NOT commit, do NOT push, and do NOT open a pull request:",
-        "  the board commits what you leave in the worktree and publishes it itself.",
-        "- Do not touch the scratch directory this brief lives in.",
-    ]
-    if cfg.gate_argv:
-        lines.append(
-            f"- When you exit, the board runs the gate `{' '.join(cfg.gate_argv)}` in the "
-            "worktree; a red gate sends you its output."
-        )
-    return "\n".join(lines) + "\n"
-
-
-def write_brief(cfg: Any, tree: Path, text: str) -> Path:
-    """Write the brief into the tree's scratch directory (never committed, never work)."""
-    folder = Path(tree) / cfg.scratch[0]
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / BRIEF_NAME
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-# ---------------------------------------------------------------------------------------------
-# the board's commit, with seed 003's surface harvest
-
-
-@dataclass
-class Harvest:
-    """What the board's commit took, and what it dropped and said out loud."""
-
-    commit: str = ""  # the board's commit ('' when nothing was committed)
-    committed: list[str] = field(default_factory=list)
-    discarded: list[str] = field(default_factory=list)  # tracked, outside the surface
-    untracked_outside: list[str] = field(default_factory=list)  # named, saved, then removed
-    saved_branch: str = ""  # stranded/… holding the whole tree before anything was dropped
-    coder_commits: list[str] = field(default_factory=list)  # folded into the board's commit
-
-    def summary(self) -> str:
-        parts = [f"committed {len(self.committed)} file(s) as {self.commit[:10]}"]
-        if self.coder_commits:
-            parts.append(
-                f"the coder's own {len(self.coder_commits)} commit(s) "
-                f"({', '.join(c[:10] for c in self.coder_commits)}) were folded into it"
-            )
-        if self.discarded:
-            parts.append(f"discarded outside the surface: {', '.join(self.discarded)}")
-        if self.untracked_outside:
-            parts.append(f"untracked outside the surface: {', '.join(self.untracked_outside)}")
-        if self.saved_branch:
-            parts.append(f"the whole tree was saved first to {self.saved_branch}")
-        return "; ".join(parts)
-
-
-def _is_scratch(cfg: Any, path: str) -> bool:
-    return any(path == s.strip("/") or path.startswith(s.strip("/") + "/") for s in cfg.scratch)
-
-
-def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
-    """(XY, path) of every uncommitted change, scratch excluded, renames split in two.
-
-    Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
-    the tree's index first (`snapshot.unhide`), or an edit behind one is never committed.
-    """
-    from board.core.git import snapshot
-
-    snapshot.unhide(tree)
-    res = gitutil.git(
-        tree, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"
-    )
-    out: list[tuple[str, str]] = []
-    for entry in res.stdout.split("\0"):
-        if len(entry) < 4:
-            continue
-        xy, path = entry[:2], entry[3:]
-        if _is_scratch(cfg, path):
-            continue
-        if xy == "??" and (tree / path).is_symlink() and "node_modules" in Path(path).parts:
-            continue  # the board's own node_modules links are never work (seed 000)
-        out.append((xy, path))
-    return out
-
-
-def git_commit(tree: Path, message: str) -> str:
-    """The board's own commit in a tree (no hooks, its identity); the new HEAD."""
-    gitutil.git(
-        tree,
-        *gitutil.NO_HOOKS,
-        "commit",
-        "--no-verify",
-        "-q",
-        "-m",
-        message,
-        env=gitutil.identity_env(),
-    )
-    return gitutil.out(tree, "rev-parse", "HEAD")
-
-
-def _add_paths(tree: Path, paths: list[str]) -> None:
-    gitutil.git(
-        tree,
-        "--literal-pathspecs",
-        "add",
-        "-A",
-        "--pathspec-from-file=-",
-        "--pathspec-file-nul",
-        input_bytes="\0".join(paths).encode("utf-8", "surrogateescape"),
-    )
-
-
-def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) -> Harvest:
-    """The board's commit of what the coder left in `tree` (seed 003's harvest).
-
-    A coder that committed by itself is handled: its commits since `start` are
-    folded back (soft reset) so the surface rule applies to them too, and they are
-    named. Raises StrandedWorkError — the tree untouched beyond that soft reset,
-    which keeps every byte — when something outside the surface would be dropped
-    and the tree could not be saved first.
-    """
-    from board.core.git import saves, snapshot
-
-    tree = Path(tree)
-    result = Harvest()
-    head = gitutil.rev(tree, "HEAD")
-    if start and head and head != start:
-        result.coder_commits = gitutil.out(tree, "rev-list", "--reverse", f"{start}..HEAD").split()
-        if result.coder_commits:
-            gitutil.git(tree, "reset", "-q", "--soft", start)
-    changes = tree_changes(cfg, tree)
-    if not changes:
-        return result
-    if not card.surface:
-        snapshot.stage_all(cfg, tree)
-        names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")
-        result.committed = sorted(p for p in names if p)
-        if result.committed:
-            result.commit = git_commit(tree, message)
-        return result
-    inside = sorted({p for _, p in changes if in_surface(p, card.surface)})
-    tracked_out = sorted({p for xy, p in changes if xy != "??" and not in_surface(p, card.surface)})
-    untracked_out = sorted(
-        {p for xy, p in changes if xy == "??" and not in_surface(p, card.surface)}
-    )
-    if tracked_out or untracked_out:
-        saved = saves.preserve_worktree(cfg, tree)
-        result.saved_branch = _branch_name(saved)
-    result.discarded = tracked_out
-    result.untracked_outside = untracked_out
-    gitutil.git(tree, "reset", "-q")  # unstage all: only the surface goes into the commit
-    if inside:
-        _add_paths(tree, inside)
-        names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")
-        result.committed = sorted(p for p in names if p)
-        if result.committed:
-            result.commit = git_commit(tree, message)
-    if tracked_out:
-        gitutil.git(tree, "reset", "-q", "--hard", "HEAD")  # tracked changes outside: dropped
-    for rel in untracked_out:  # they are on the saved branch; the tree must not re-save them
-        try:
-            (tree / rel).unlink()
-        except OSError:
-            pass
-    return result
-
-
-def _branch_name(saved: Any) -> str:
-    """The branch a `preserve_worktree` result names (a str, or an object carrying one)."""
-    if saved is None:
-        return ""
-    if isinstance(saved, str):
-        return saved
-    for attr in ("branch", "name", "ref"):
-        value = getattr(saved, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return str(saved)
-
-
-# ---------------------------------------------------------------------------------------------
-# gates
-
-
-@dataclass
-class GateVerdict:
-    """`passed`, `red`, or `no-verdict` (killed by a signal), with a line of why and the tail."""
-
-    status: str
-    reason: str
-    tail: str = ""
-
-    @property
-    def red(self) -> bool:
-        return self.status == "red"
-
-
-def run_gate(
-    cfg: Any,
-    tree: Path,
-    on_line: Callable[[str], None],
-    on_start: Callable[[int], None] | None = None,
-    env: dict[str, str] | None = None,
-    card: str = "",
-    brief: str = "",
-) -> GateVerdict:
-    """Run `gate.argv` where the tree stands; a signal kill is no verdict, not red.
-
-    `{worktree}`, `{card}` and `{brief}` are substituted as in the coder's argv, and the
-    gate's environment has BOARD_CARD, BOARD_BRIEF and BOARD_WORKTREE: a gate can check
-    the card it gates (e.g. run only that card's acceptance tests)."""
-    argv = gitutil.argv_with(cfg.gate_argv, worktree=str(tree), card=card, brief=brief)
-    full_env = {"BOARD_CARD": card, "BOARD_BRIEF": brief, "BOARD_WORKTREE": str(tree)}
-    full_env.update(env or {})
-    res = proc.stream(
-        argv,
-        cwd=tree,
-        timeout=cfg.gate_timeout_s,
-        on_line=on_line,
-        on_start=on_start,
-        env=full_env,
-    )
-    tail = res.tail_text(60)
-    if res.missing:
-        return GateVerdict("red", f"the gate {argv[0]!r} could not be started", tail)
-    if res.timed_out:
-        return GateVerdict(
-            "red", f"the gate ran past gate.timeout_s ({cfg.gate_timeout_s:g}s)", tail
-        )
-    sig = res.killed_by_signal
-    if sig is not None:
-        return GateVerdict("no-verdict", f"the gate was killed by signal {sig}: no verdict", tail)
-    if res.returncode != 0:
-        return GateVerdict("red", f"the gate exited {res.returncode}", tail)
-    return GateVerdict("passed", "the gate passed", tail)
-
-
-# ---------------------------------------------------------------------------------------------
-# claiming a card
-
-
-def claim(
-    cfg: Any, store: Store, card: Card, owner_pid: int = 0, tier: str | None = None
-) -> str | None:
-    """ready → working under a new drive's token; None if the card changed meanwhile.
-
-    The drive row is created first so its token can be written onto the card in the
-    same compare-and-set that moves the card; a lost claim ends that row `stood-aside`.
-    `tier` other than a coder tier (e.g. "planner") claims without a card branch.
-    """
-    from board.core.git import naming
-
-    tier = tier or cfg.ladder[0]
-    attempt = store.next_attempt(card.id)  # type: ignore[attr-defined]
-    log_rel = _rel(cfg, log_path(cfg, card.id, attempt))
-    drive = store.start_drive(card.id, tier, attempt, log_rel, owner_pid or os.getpid())
-    changes: dict[str, Any] = {"lane": "working", "drive": drive.id}
-    if tier in cfg.ladder:
-        changes["branch"] = naming.branch_for(card.id)
-    try:
-        with store.transaction() as tx:
-            now = tx.get(card.id)
-            if now.lane != "ready" or now.blocked is not None or now.drive:
-                found = f"blocked {now.blocked.cls}" if now.blocked else now.lane
-                raise Conflict(f"{card.id} is {found} now, not claimable")
-            for dep in now.deps:
-                if tx.get(dep).lane not in ("done", "cancelled"):
-                    raise Conflict(f"{card.id} waits on {dep}")
-            tx.update(
-                card.id,
-                Expect(version=now.version),
-                changes,
-                WHO,
-                note=f"claimed by drive {drive.id} (attempt {attempt}, tier {tier})",
-            )
-    except BoardError as exc:
-        store.update_drive(drive.id, status="stood-aside", result=f"claim lost: {exc.line()}")
-        return None
-    return drive.id
-
-
-def _rel(cfg: Any, path: Path) -> str:
-    try:
-        return str(path.relative_to(cfg.root))
-    except ValueError:
-        return str(path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -520,7 +110,7 @@ class _Ended(Exception):
         self.end = end
 
 
-class Drive:
+class Drive(TreeSteps):
     """One build of one claimed card; `run()` returns a DriveEnd and never raises.
 
     `interrupt()` (from another thread, e.g. the loop's shutdown) kills the running
@@ -663,89 +253,6 @@ class Drive:
 
     # -- steps ---------------------------------------------------------------------------
 
-    def _fresh_build(self) -> bool:
-        """Save every old tree the card owns, then create a fresh one (seed 000) at the start
-        point; True instead when the card's kept tree was resolved by hand and is taken as
-        this build (see treestate)."""
-        from board.core.git import worktrees
-
-        self._edge_check("fresh build")
-        if self._adopt_kept_tree():
-            return True
-        resume = treestate.resume_branch(self.store, self.cfg, self.card_id)
-        try:
-            kept = worktrees.fresh_build_prepare(self.cfg, self.card_id, store=self.store)
-            if not resume and not treestate.requeued_since_last_build(self.store, self.card_id):
-                # a tree kept by a hold (or a fold conflict) was saved just now: continue from it
-                saved = [r.saved.branch for r in kept if r.saved is not None]
-                resume = treestate.own_branch(self.card_id, saved)
-            self.tree = Path(worktrees.create_worktree(self.cfg, self.card_id, store=self.store))
-        except StrandedWorkError as exc:
-            self.tree = None  # the old tree stays exactly as it is; no coder is dispatched
-            self._block("stranded-work", exc.line(), remove_tree=False)
-        self.start = gitutil.out(self.tree, "rev-parse", "HEAD")
-        self._say(f"fresh worktree {self.tree} at {self.start[:10]}")
-        self.resumed_from = ""
-        if resume:
-            self._resume(resume)
-        return False
-
-    def _resume(self, branch: str) -> None:
-        """Start this build from the work its interrupted build left (saved on `branch`
-        when it was stopped, shut down or crashed), applied onto the fresh tree; a fresh
-        build, said on the card, when it does not apply."""
-        assert self.tree is not None
-        try:
-            conflicts = treestate.apply_saved(self.cfg, self.tree, branch)
-        except BoardError as exc:
-            conflicts = [exc.line()]
-        if conflicts:
-            note = (
-                f"attempt {self.attempt} starts fresh: the interrupted build's work on {branch} "
-                f"does not apply onto {self.start[:10]} ({', '.join(conflicts)}); the branch "
-                "is kept"
-            )
-        else:
-            self.resumed_from = branch
-            note = (
-                f"attempt {self.attempt} continues from the interrupted build's work on "
-                f"{branch}: it is in the tree as uncommitted changes"
-            )
-        self._say(note)
-        self._comment(note)
-
-    def _adopt_kept_tree(self) -> bool:
-        """A kept tree mid-rebase blocks the card (never touched); one resolved onto the run
-        tip is this build's tree: no coder, straight to the gate and the fold. A requeue
-        since the last build means "rebuild", so nothing is adopted then."""
-        card = self.store.get(self.card_id)
-        tree = treestate.card_tree(self.cfg, card)
-        if tree is None:
-            return False
-        if treestate.rebase_in_progress(tree):
-            self._block(
-                "fold-conflict",
-                f"a rebase is in progress in {tree}: finish it there and run `board resolve "
-                f"{card.id} --continue`, or give it up (`git -C {tree} rebase --abort`, then "
-                f"`board requeue {card.id}`); its tree is kept as it is",
-                remove_tree=False,
-            )
-        if treestate.requeued_since_last_build(self.store, self.card_id):
-            return False
-        tip = treestate.resolved_onto_run(self.cfg, tree)
-        if tip is None:
-            return False
-        self.tree, self.start = tree, tip
-        self._say(
-            f"{tree} holds {self.cfg.run_branch}'s tip {tip[:10]} and work of its own "
-            "(resolved by hand): it is this build, with no coder"
-        )
-        self._comment(
-            f"attempt {self.attempt}: took the kept tree {tree}, resolved onto "
-            f"{self.cfg.run_branch} by hand, as the build: the gate and the fold run on it"
-        )
-        return True
-
     def _run_coder(self, brief: Path) -> proc.Result:
         tier = self.cfg.tier(self.tier)
         assert self.tree is not None
@@ -824,7 +331,7 @@ class Drive:
     def _count_timeout(self) -> str | None:
         """Issue 6's count of a timeout that counts; a missing split module parks nothing."""
         try:
-            from board.core.ops import split
+            from board.core.cards import split
         except ImportError:
             return None
         card = self.store.get(self.card_id)
@@ -970,42 +477,11 @@ class Drive:
         self._pending = ("failed", why)
         self.rung += 1
 
-    def _keep_own_attempt(self, why: str, nxt: str) -> None:
-        """Save the drive's own failed tree as an `attempt`, then remove it — re-read right before.
-
-        A tree that cannot be saved stays where it is; the next rung's fresh build tries
-        again and blocks the card `stranded-work` if it still cannot.
-        """
-        from board.core.git import naming, worktrees
-
-        self._edge_check("save of its failed attempt")
-        tree = self.tree
-        if tree is None:
-            return
-        try:
-            res = worktrees.discard_worktree(
-                self.cfg,
-                tree,
-                store=self.store,
-                card_id=self.card_id,
-                why=f"climbing from attempt {self.attempt} (tier {self.tier}) to tier {nxt}",
-                kind=naming.KIND_ATTEMPT,
-            )
-        except BoardError as exc:  # StrandedWorkError included: the tree is kept as it is
-            self._comment(f"its failed attempt was kept at {tree}: {exc.line()}")
-        else:
-            if res.saved is not None:
-                self.kept_attempts.append(
-                    KeptAttempt(self.attempt, self.tier, why, res.saved.branch)
-                )
-                self._say(f"the failed attempt was saved to {res.saved.branch}")
-        self.tree = None if not tree.exists() else tree
-
     def _rotate(self) -> None:
         """Start the next attempt: a new drive row, the card's token moved to it by CAS."""
         old = self.token
         attempt = self.store.next_attempt(self.card_id)  # type: ignore[attr-defined]
-        log_rel = _rel(self.cfg, log_path(self.cfg, self.card_id, attempt))
+        log_rel = self.cfg.rel(log_path(self.cfg, self.card_id, attempt))
         row = self.store.start_drive(self.card_id, self.tier, attempt, log_rel, os.getpid())
         try:
             edge_update(
@@ -1107,30 +583,6 @@ class Drive:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _remove_tree(self, why: str) -> list[str]:
-        """The one save-then-remove; a tree that cannot be saved stays, and the card says so.
-        Returns the stranded branches it made."""
-        from board.core.git import worktrees
-
-        tree = self.tree
-        if tree is None:
-            return []
-        saved: list[str] = []
-        try:
-            res = worktrees.discard_worktree(
-                self.cfg, tree, store=self.store, card_id=self.card_id, why=why
-            )
-        except StrandedWorkError as exc:
-            self._comment(f"its tree was kept: {exc.line()}")
-        except BoardError as exc:
-            self._comment(f"its tree was kept: {exc.line()}")
-        else:
-            if res.ignored:  # a save's comment names them; with no save, the log does
-                self._say(f"removing the tree deleted {res.ignored.text()} (ignored: not work)")
-            saved = [s.branch for s in ([res.saved] if res.saved else []) + res.branch_saves]
-        self.tree = None if not tree.exists() else tree
-        return saved
-
     def _end_row(self, status: str, result: str, token: str = "") -> None:
         """End a drive row that is still running (a row another process ended keeps its word)."""
         token = token or self.token
@@ -1167,7 +619,7 @@ class Drive:
             pass
 
     def _log_rel(self) -> str:
-        return _rel(self.cfg, log_path(self.cfg, self.card_id, self.attempt))
+        return self.cfg.rel(log_path(self.cfg, self.card_id, self.attempt))
 
     def _open_log(self) -> None:
         if self.log is None:
@@ -1193,7 +645,7 @@ class Drive:
 
 def _clear_count(store: Store, card_id: str) -> None:
     try:
-        from board.core.ops import split
+        from board.core.cards import split
     except ImportError:
         return
     try:

@@ -1,8 +1,9 @@
 """Git through one door: every git call runs via `proc.run` (no stdin, own group, timeout).
 
-GitPython is used for discovering the repository; verbs run as git commands so that
-invariant 3 holds for git too and plumbing GitPython lacks (merge-tree
---write-tree, update-ref with an old value) is available.
+Every git call is a git command, so invariant 3 (no stdin, its own process group, a
+timeout) holds for git too, and the plumbing the board relies on (merge-tree
+--write-tree, update-ref with an old value) is there as git has it. GitPython is not a
+dependency: see the README ("Why not GitPython").
 """
 
 from __future__ import annotations

@@ -1,5 +1,25 @@
-"""The operator's verbs: card verbs (`actions`), stop, approve and salvage of live work,
-a fold conflict resolved by hand (`resolve`), and the split (`split`).
+"""The operator's verbs on live work: `stop` a drive, `approve` a card in review,
+`salvage` saved work with no coder, and `resolve` a fold conflict by hand.
 
-Each is one core call the command line and the TUI share. Above the drive; below the loop.
+Each keeps the board's two promises: never lose work, never act on a card someone else
+moved. Each is one core function the command line and the TUI share; they are named
+here so a caller can say `ops.stop(...)`, `ops.salvage(...)`.
+
+Above the drive and publishing (a salvage gates and folds like a drive); below the loop.
 """
+
+from board.core.ops.approve import ApproveResult, approve
+from board.core.ops.live import card_lock
+from board.core.ops.salvage import SalvageResult, salvage
+from board.core.ops.stop import StopResult, stop, stop_reason
+
+__all__ = [
+    "ApproveResult",
+    "SalvageResult",
+    "StopResult",
+    "approve",
+    "card_lock",
+    "salvage",
+    "stop",
+    "stop_reason",
+]

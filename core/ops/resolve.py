@@ -29,7 +29,8 @@ from board.core.drive.drive import tree_changes
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.git import gitutil, runbranch, treestate
 from board.core.model import Blocked, Card
-from board.core.ops import operator
+from board.core.ops.live import card_lock, fold_source, tree_on
+from board.core.ops.salvage import salvage, stranded_of
 from board.core.publish import publish
 from board.core.store import Expect, Store
 
@@ -66,13 +67,6 @@ class ResolveResult:
         }
 
 
-def _rel(cfg: Config, path: Path) -> str:
-    try:
-        return str(path.relative_to(cfg.root))
-    except ValueError:
-        return str(path)
-
-
 def _check_card(store: Store, cfg: Config, card_id: str) -> Card:
     if not runbranch.folds(cfg):
         raise Refused(
@@ -94,8 +88,8 @@ def _tree(cfg: Config, card: Card) -> Path:
     if tree is not None:
         return tree
     if card.branch and gitutil.rev(cfg.root, f"refs/heads/{card.branch}") is not None:
-        return operator._tree_on(cfg, card, operator._fold_source(cfg, card))
-    saved = operator._stranded_of(cfg, card.id)
+        return tree_on(cfg, card, fold_source(cfg, card))
+    saved = stranded_of(cfg, card.id)
     hint = f"; its work is saved on {', '.join(saved[:3])}" if saved else ""
     raise NotFound(
         f"{card.id}: has neither a tree nor a branch to resolve{hint}: "
@@ -116,7 +110,7 @@ def _say_where(store: Store, card: Card, reason: str) -> Card:
 
 
 def _finish_lines(cfg: Config, card: Card, tree: Path, conflicts: list[str]) -> list[str]:
-    where = _rel(cfg, tree)
+    where = cfg.rel(tree)
     lines = ["to finish:", f"  cd {where}"]
     if conflicts:
         lines += [
@@ -133,10 +127,10 @@ def _finish_lines(cfg: Config, card: Card, tree: Path, conflicts: list[str]) -> 
 def resolve(store: Store, cfg: Config, card_id: str) -> ResolveResult:
     """Leave the card's tree stopped at its conflict with the run tip (see the docstring)."""
     card = _check_card(store, cfg, card_id)
-    with operator.card_lock(cfg, card.id, f"a resolve of {card.id}"):
+    with card_lock(cfg, card.id, f"a resolve of {card.id}"):
         card = _check_card(store, cfg, card_id)
         tree = _tree(cfg, card)
-        where = _rel(cfg, tree)
+        where = cfg.rel(tree)
         tip = runbranch.ensure(cfg)
         branch_tip = gitutil.rev(cfg.root, f"refs/heads/{card.branch}") if card.branch else None
         if not treestate.rebase_in_progress(tree):
@@ -197,12 +191,12 @@ def resolve(store: Store, cfg: Config, card_id: str) -> ResolveResult:
 def resolve_continue(store: Store, cfg: Config, card_id: str) -> ResolveResult:
     """Finish the rebase in the card's tree, then gate and fold it like a salvage."""
     card = _check_card(store, cfg, card_id)
-    with operator.card_lock(cfg, card.id, f"a resolve of {card.id}"):
+    with card_lock(cfg, card.id, f"a resolve of {card.id}"):
         card = _check_card(store, cfg, card_id)
         tree = treestate.card_tree(cfg, card)
         if tree is None:
             raise NotFound(f"{card.id}: has no tree being resolved: `board resolve {card.id}`")
-        where = _rel(cfg, tree)
+        where = cfg.rel(tree)
         for _ in range(1000):  # one round per commit the rebase still has to replay
             if not treestate.rebase_in_progress(tree):
                 break
@@ -227,9 +221,6 @@ def resolve_continue(store: Store, cfg: Config, card_id: str) -> ResolveResult:
                 f"{card.id}: {where} does not hold {cfg.run_branch}'s tip (it moved on "
                 f"meanwhile): run `board resolve {card.id}` again"
             )
-    result = operator.salvage(store, cfg, card.id)
+    result = salvage(store, cfg, card.id)
     after = store.get(card.id)
     return ResolveResult(after, tree, result.outcome, lines=result.lines, salvage=result)
-
-
-__all__ = ["ResolveResult", "resolve", "resolve_continue"]

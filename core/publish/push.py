@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from board.core import proc
+from board.core.cards import split
 from board.core.config import Config
 from board.core.git import gitutil
 from board.core.model import Blocked, Card
-from board.core.ops import split
-from board.core.publish.publish import Owner, PublishResult, StoodAside, edge_update
+from board.core.publish.owner import Owner, PublishResult, StoodAside, edge_update
 from board.core.store import Store
 
 WHO = "board"

@@ -30,11 +30,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from board.core import config, proc
+from board.core.cards import actions
 from board.core.errors import GitError  # noqa: E402
 from board.core.git import gitutil  # noqa: E402
 from board.core.loop import Loop  # noqa: E402
 from board.core.model import CardDraft  # noqa: E402
-from board.core.ops import actions
 from board.core.store import SQLiteStore  # noqa: E402
 
 from board.cli.commands import main as board_main  # noqa: E402

@@ -6,7 +6,7 @@
    child prints the wall clock at its first paint; teardown is not counted. The empty
    app stamps at its first display (`post_display_hook`). The board stamps at the first
    display that drew its lanes' rows (`BoardApp.board_painted`), after doing what
-   `board tui` does (core/cli_tui.py: the early read, then Textual). That first paint
+   `board tui` does (board/cli/tui.py: the early read, then Textual). That first paint
    shows every visible row's real card and every lane's real count, read from the lane
    heads (`Store.lane_heads`); the rest of the cards load after it, in a worker. Rounds
    alternate the children so all see the same machine. All children share one bytecode
@@ -62,7 +62,7 @@ def child_empty() -> None:
 
 
 def child_board(root: str) -> None:
-    """What `board tui` does (core/cli_tui.py), headless, exiting at the first painted board."""
+    """What `board tui` does (board/cli/tui.py), headless, exiting at the first painted board."""
     from board.core import config
     from board.core.store import SQLiteStore
     from board.tui.rows import Preload

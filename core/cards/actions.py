@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from board.core.cards.drives import end_drives
 from board.core.errors import NotFound, Refused
 from board.core.model import (
     BLOCK_CLASSES,
@@ -262,9 +263,7 @@ def _close(store: Store, cfg: Any, card_id: str, lane: str, who: str, reason: st
         return {"lane": lane, "drive": ""}
 
     card = _mutate(store, card_id, fn, who, note=reason)
-    from board.core.ops import operator  # late: operator builds on these verbs
-
-    ended = operator.end_drives(store, card_id, f"{lane} by {who}", status=lane)
+    ended = end_drives(store, card_id, f"{lane} by {who}", status=lane)
     for line in ended.lines:
         store.add_event(card_id, line, who)
     if cfg is not None:

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from board.core import logs, proc
+from board.core.cards import actions
 from board.core.config import Config
 from board.core.errors import BoardError, Conflict, NotFound, Refused, StoreError
 from board.core.git import gitutil
 from board.core.logs import LogWriter
 from board.core.model import TERMINAL, Blocked, Card, CardDraft
-from board.core.ops import actions
 from board.core.store import Expect, Store, Tx
 
 BUDGET_LABEL = actions.BUDGET_LABEL  # "budget:timeout=" + the count

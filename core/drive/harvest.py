@@ -1,0 +1,196 @@
+"""The board's commit of what a coder left in its tree, with seed 003's surface harvest.
+
+With a declared surface, what lies inside it is the card's product and is committed;
+tracked changes outside it are discarded so the fold can rebase (a rewritten lockfile),
+and untracked files outside it are named. Before anything outside the surface is
+dropped, the whole tree is saved to a `stranded/…` branch (invariant 1), and the result
+names that branch. A coder that committed by itself has its commits folded back into the
+board's one commit, so the surface rule applies to them too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from board.core.git import gitutil
+from board.core.model import Card
+
+# ---------------------------------------------------------------------------------------------
+# surfaces
+
+
+def in_surface(path: str, surface: tuple[str, ...] | list[str]) -> bool:
+    """Whether `path` (relative, `/`-separated) lies inside any of the surface's globs.
+
+    fnmatch rules (`*` also crosses `/`), and a glob naming a directory (`src`,
+    `src/`) holds everything under it.
+    """
+    for glob in surface:
+        g = glob.strip()
+        if g.startswith("./"):
+            g = g[2:]
+        if not g:
+            continue
+        if g.endswith("/"):
+            g = g.rstrip("/")
+        if fnmatchcase(path, g) or fnmatchcase(path, g + "/*"):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# the board's commit, with seed 003's surface harvest
+
+
+@dataclass
+class Harvest:
+    """What the board's commit took, and what it dropped and said out loud."""
+
+    commit: str = ""  # the board's commit ('' when nothing was committed)
+    committed: list[str] = field(default_factory=list)
+    discarded: list[str] = field(default_factory=list)  # tracked, outside the surface
+    untracked_outside: list[str] = field(default_factory=list)  # named, saved, then removed
+    saved_branch: str = ""  # stranded/… holding the whole tree before anything was dropped
+    coder_commits: list[str] = field(default_factory=list)  # folded into the board's commit
+
+    def summary(self) -> str:
+        parts = [f"committed {len(self.committed)} file(s) as {self.commit[:10]}"]
+        if self.coder_commits:
+            parts.append(
+                f"the coder's own {len(self.coder_commits)} commit(s) "
+                f"({', '.join(c[:10] for c in self.coder_commits)}) were folded into it"
+            )
+        if self.discarded:
+            parts.append(f"discarded outside the surface: {', '.join(self.discarded)}")
+        if self.untracked_outside:
+            parts.append(f"untracked outside the surface: {', '.join(self.untracked_outside)}")
+        if self.saved_branch:
+            parts.append(f"the whole tree was saved first to {self.saved_branch}")
+        return "; ".join(parts)
+
+
+def _is_scratch(cfg: Any, path: str) -> bool:
+    return any(path == s.strip("/") or path.startswith(s.strip("/") + "/") for s in cfg.scratch)
+
+
+def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
+    """(XY, path) of every uncommitted change, scratch excluded, renames split in two.
+
+    Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
+    the tree's index first (`snapshot.unhide`), or an edit behind one is never committed.
+    """
+    from board.core.git import snapshot
+
+    snapshot.unhide(tree)
+    res = gitutil.git(
+        tree, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"
+    )
+    out: list[tuple[str, str]] = []
+    for entry in res.stdout.split("\0"):
+        if len(entry) < 4:
+            continue
+        xy, path = entry[:2], entry[3:]
+        if _is_scratch(cfg, path):
+            continue
+        if xy == "??" and (tree / path).is_symlink() and "node_modules" in Path(path).parts:
+            continue  # the board's own node_modules links are never work (seed 000)
+        out.append((xy, path))
+    return out
+
+
+def git_commit(tree: Path, message: str) -> str:
+    """The board's own commit in a tree (no hooks, its identity); the new HEAD."""
+    gitutil.git(
+        tree,
+        *gitutil.NO_HOOKS,
+        "commit",
+        "--no-verify",
+        "-q",
+        "-m",
+        message,
+        env=gitutil.identity_env(),
+    )
+    return gitutil.out(tree, "rev-parse", "HEAD")
+
+
+def _add_paths(tree: Path, paths: list[str]) -> None:
+    gitutil.git(
+        tree,
+        "--literal-pathspecs",
+        "add",
+        "-A",
+        "--pathspec-from-file=-",
+        "--pathspec-file-nul",
+        input_bytes="\0".join(paths).encode("utf-8", "surrogateescape"),
+    )
+
+
+def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) -> Harvest:
+    """The board's commit of what the coder left in `tree` (seed 003's harvest).
+
+    A coder that committed by itself is handled: its commits since `start` are
+    folded back (soft reset) so the surface rule applies to them too, and they are
+    named. Raises StrandedWorkError — the tree untouched beyond that soft reset,
+    which keeps every byte — when something outside the surface would be dropped
+    and the tree could not be saved first.
+    """
+    from board.core.git import saves, snapshot
+
+    tree = Path(tree)
+    result = Harvest()
+    head = gitutil.rev(tree, "HEAD")
+    if start and head and head != start:
+        result.coder_commits = gitutil.out(tree, "rev-list", "--reverse", f"{start}..HEAD").split()
+        if result.coder_commits:
+            gitutil.git(tree, "reset", "-q", "--soft", start)
+    changes = tree_changes(cfg, tree)
+    if not changes:
+        return result
+    if not card.surface:
+        snapshot.stage_all(cfg, tree)
+        names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")
+        result.committed = sorted(p for p in names if p)
+        if result.committed:
+            result.commit = git_commit(tree, message)
+        return result
+    inside = sorted({p for _, p in changes if in_surface(p, card.surface)})
+    tracked_out = sorted({p for xy, p in changes if xy != "??" and not in_surface(p, card.surface)})
+    untracked_out = sorted(
+        {p for xy, p in changes if xy == "??" and not in_surface(p, card.surface)}
+    )
+    if tracked_out or untracked_out:
+        saved = saves.preserve_worktree(cfg, tree)
+        result.saved_branch = _branch_name(saved)
+    result.discarded = tracked_out
+    result.untracked_outside = untracked_out
+    gitutil.git(tree, "reset", "-q")  # unstage all: only the surface goes into the commit
+    if inside:
+        _add_paths(tree, inside)
+        names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")
+        result.committed = sorted(p for p in names if p)
+        if result.committed:
+            result.commit = git_commit(tree, message)
+    if tracked_out:
+        gitutil.git(tree, "reset", "-q", "--hard", "HEAD")  # tracked changes outside: dropped
+    for rel in untracked_out:  # they are on the saved branch; the tree must not re-save them
+        try:
+            (tree / rel).unlink()
+        except OSError:
+            pass
+    return result
+
+
+def _branch_name(saved: Any) -> str:
+    """The branch a `preserve_worktree` result names (a str, or an object carrying one)."""
+    if saved is None:
+        return ""
+    if isinstance(saved, str):
+        return saved
+    for attr in ("branch", "name", "ref"):
+        value = getattr(saved, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return str(saved)

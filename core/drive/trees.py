@@ -1,0 +1,176 @@
+"""Where a build's tree comes from, and where it goes: the drive's tree steps.
+
+A fresh build first saves every old tree the card owns (seed 000), then starts its tree
+at the start point (the run branch's tip in `fold` mode). Three things come before a
+blank start, so that nothing an operator or a coder made is thrown away: a kept tree
+that a human resolved onto the run tip is this build (no coder); a tree still mid-rebase
+is never touched; and the work of an interrupted build (stopped, shut down, crashed, or
+a tree a hold kept) is merged into the fresh tree, unless the card was requeued. A
+failed attempt is saved (kind `attempt`) before its tree goes, and every removal goes
+through the one save-then-remove.
+
+These are methods of `Drive` (a mixin), kept here so the drive's own module stays the
+path of one build.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from board.core.drive.brief import KeptAttempt
+from board.core.errors import BoardError, StrandedWorkError
+from board.core.git import gitutil, treestate
+from board.core.store import Store
+
+
+class TreeSteps:
+    """The tree steps of a `Drive`: the attributes and methods they use are the drive's."""
+
+    cfg: Any
+    store: Store
+    card_id: str
+    token: str
+    attempt: int
+    tree: Path | None
+    start: str
+    resumed_from: str
+    kept_attempts: list[KeptAttempt]
+
+    def _fresh_build(self) -> bool:
+        """Save every old tree the card owns, then create a fresh one (seed 000) at the start
+        point; True instead when the card's kept tree was resolved by hand and is taken as
+        this build (see treestate)."""
+        from board.core.git import worktrees
+
+        self._edge_check("fresh build")
+        if self._adopt_kept_tree():
+            return True
+        resume = treestate.resume_branch(self.store, self.cfg, self.card_id)
+        try:
+            kept = worktrees.fresh_build_prepare(self.cfg, self.card_id, store=self.store)
+            if not resume and not treestate.requeued_since_last_build(self.store, self.card_id):
+                # a tree kept by a hold (or a fold conflict) was saved just now: continue from it
+                saved = [r.saved.branch for r in kept if r.saved is not None]
+                resume = treestate.own_branch(self.card_id, saved)
+            self.tree = Path(worktrees.create_worktree(self.cfg, self.card_id, store=self.store))
+        except StrandedWorkError as exc:
+            self.tree = None  # the old tree stays exactly as it is; no coder is dispatched
+            self._block("stranded-work", exc.line(), remove_tree=False)
+        self.start = gitutil.out(self.tree, "rev-parse", "HEAD")
+        self._say(f"fresh worktree {self.tree} at {self.start[:10]}")
+        self.resumed_from = ""
+        if resume:
+            self._resume(resume)
+        return False
+
+    def _resume(self, branch: str) -> None:
+        """Start this build from the work its interrupted build left (saved on `branch`
+        when it was stopped, shut down or crashed), applied onto the fresh tree; a fresh
+        build, said on the card, when it does not apply."""
+        assert self.tree is not None
+        try:
+            conflicts = treestate.apply_saved(self.cfg, self.tree, branch)
+        except BoardError as exc:
+            conflicts = [exc.line()]
+        if conflicts:
+            note = (
+                f"attempt {self.attempt} starts fresh: the interrupted build's work on {branch} "
+                f"does not apply onto {self.start[:10]} ({', '.join(conflicts)}); the branch "
+                "is kept"
+            )
+        else:
+            self.resumed_from = branch
+            note = (
+                f"attempt {self.attempt} continues from the interrupted build's work on "
+                f"{branch}: it is in the tree as uncommitted changes"
+            )
+        self._say(note)
+        self._comment(note)
+
+    def _adopt_kept_tree(self) -> bool:
+        """A kept tree mid-rebase blocks the card (never touched); one resolved onto the run
+        tip is this build's tree: no coder, straight to the gate and the fold. A requeue
+        since the last build means "rebuild", so nothing is adopted then."""
+        card = self.store.get(self.card_id)
+        tree = treestate.card_tree(self.cfg, card)
+        if tree is None:
+            return False
+        if treestate.rebase_in_progress(tree):
+            self._block(
+                "fold-conflict",
+                f"a rebase is in progress in {tree}: finish it there and run `board resolve "
+                f"{card.id} --continue`, or give it up (`git -C {tree} rebase --abort`, then "
+                f"`board requeue {card.id}`); its tree is kept as it is",
+                remove_tree=False,
+            )
+        if treestate.requeued_since_last_build(self.store, self.card_id):
+            return False
+        tip = treestate.resolved_onto_run(self.cfg, tree)
+        if tip is None:
+            return False
+        self.tree, self.start = tree, tip
+        self._say(
+            f"{tree} holds {self.cfg.run_branch}'s tip {tip[:10]} and work of its own "
+            "(resolved by hand): it is this build, with no coder"
+        )
+        self._comment(
+            f"attempt {self.attempt}: took the kept tree {tree}, resolved onto "
+            f"{self.cfg.run_branch} by hand, as the build: the gate and the fold run on it"
+        )
+        return True
+
+    def _keep_own_attempt(self, why: str, nxt: str) -> None:
+        """Save the drive's own failed tree as an `attempt`, then remove it — re-read right before.
+
+        A tree that cannot be saved stays where it is; the next rung's fresh build tries
+        again and blocks the card `stranded-work` if it still cannot.
+        """
+        from board.core.git import naming, worktrees
+
+        self._edge_check("save of its failed attempt")
+        tree = self.tree
+        if tree is None:
+            return
+        try:
+            res = worktrees.discard_worktree(
+                self.cfg,
+                tree,
+                store=self.store,
+                card_id=self.card_id,
+                why=f"climbing from attempt {self.attempt} (tier {self.tier}) to tier {nxt}",
+                kind=naming.KIND_ATTEMPT,
+            )
+        except BoardError as exc:  # StrandedWorkError included: the tree is kept as it is
+            self._comment(f"its failed attempt was kept at {tree}: {exc.line()}")
+        else:
+            if res.saved is not None:
+                self.kept_attempts.append(
+                    KeptAttempt(self.attempt, self.tier, why, res.saved.branch)
+                )
+                self._say(f"the failed attempt was saved to {res.saved.branch}")
+        self.tree = None if not tree.exists() else tree
+
+    def _remove_tree(self, why: str) -> list[str]:
+        """The one save-then-remove; a tree that cannot be saved stays, and the card says so.
+        Returns the stranded branches it made."""
+        from board.core.git import worktrees
+
+        tree = self.tree
+        if tree is None:
+            return []
+        saved: list[str] = []
+        try:
+            res = worktrees.discard_worktree(
+                self.cfg, tree, store=self.store, card_id=self.card_id, why=why
+            )
+        except StrandedWorkError as exc:
+            self._comment(f"its tree was kept: {exc.line()}")
+        except BoardError as exc:
+            self._comment(f"its tree was kept: {exc.line()}")
+        else:
+            if res.ignored:  # a save's comment names them; with no save, the log does
+                self._say(f"removing the tree deleted {res.ignored.text()} (ignored: not work)")
+            saved = [s.branch for s in ([res.saved] if res.saved else []) + res.branch_saves]
+        self.tree = None if not tree.exists() else tree
+        return saved
