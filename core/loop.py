@@ -255,10 +255,10 @@ class Loop:
     def check_base(self) -> None:
         """Refuse to start when the base branch does not exist: every card claimed would
         only be blocked, one by one. Checked before the lock, the log or any claim."""
-        from board.core.git import worktrees
+        from board.core.git import snapshot
 
         try:
-            worktrees.base_ref(self.cfg)
+            snapshot.base_ref(self.cfg)
         except NotFound:
             cfg = self.cfg
             where = f"neither {cfg.remote}/{cfg.base} nor a local branch" if cfg.remote else ""
@@ -375,10 +375,10 @@ class Loop:
         """Save the card's trees (the save comments on the card), then back to ready,
         keeping its block. A dead salvage's card goes back to the lane and block it had
         before the salvage (its row, read before it was marked crashed, says which)."""
-        from board.core.git import worktrees
+        from board.core.git import naming, worktrees
 
         saved: list[str] = []
-        for tree in worktrees.card_trees(self.cfg, card.id):
+        for tree in naming.card_trees(self.cfg, card.id):
             try:
                 res = worktrees.discard_worktree(
                     self.cfg, tree, store=self.store, card_id=card.id, why=why
@@ -511,14 +511,14 @@ class Loop:
         self.log("blocked", card=card.id, cls=card.blocked.cls, reason=card.blocked.reason)
 
     def _sweep_orphans(self, cards: list[Card]) -> None:
-        from board.core.git import worktrees
+        from board.core.git import naming, worktrees
 
         lanes = {c.id: c.lane for c in cards}
         live: set[Path] = set()
         for run in list(self.running.values()):
             if run.drive is not None and run.drive.tree is not None:
                 live.add(run.drive.tree)
-            live.update(worktrees.card_trees(self.cfg, run.card))
+            live.update(naming.card_trees(self.cfg, run.card))
         try:
             results = worktrees.sweep_orphans(self.cfg, lanes.get, live, store=self.store)
         except BoardError as exc:

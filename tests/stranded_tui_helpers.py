@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from board.core.git import worktrees
+from board.core.git import naming, saves, worktrees
 from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 from board.tui.app import BoardApp
@@ -39,7 +39,7 @@ def fixed_clock() -> datetime:
 
 
 class Stamps:
-    """Stands in for `worktrees.utc_stamp`: every call the next stamp, 7h13m apart."""
+    """Stands in for `naming.utc_stamp`: every call the next stamp, 7h13m apart."""
 
     def __init__(self, start: datetime = FIRST_STAMP) -> None:
         self.next = start
@@ -54,7 +54,7 @@ def pin_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Commit dates and save stamps that are the same on every run."""
     monkeypatch.setenv("GIT_AUTHOR_DATE", COMMIT_DATE)
     monkeypatch.setenv("GIT_COMMITTER_DATE", COMMIT_DATE)
-    monkeypatch.setattr(worktrees, "utc_stamp", Stamps())
+    monkeypatch.setattr(naming, "utc_stamp", Stamps())
 
 
 @dataclass
@@ -92,7 +92,7 @@ def save(
     files: dict[str, str],
     slug: str = "",
     commit: str = "",
-    kind: str = worktrees.KIND_SAVED,
+    kind: str = naming.KIND_SAVED,
 ) -> str:
     """A tree for `card` with `files` written (and `commit` ones committed), saved and removed."""
     cfg = fx.cfg
@@ -115,7 +115,7 @@ def preserve(fx: Fixture, card: str, files: dict[str, str], slug: str = "") -> s
     tree = worktrees.create_worktree(fx.cfg, card, slug)
     for name, text in files.items():
         (tree / name).write_text(text)
-    saved = worktrees.preserve_worktree(fx.cfg, tree, why="fixture")
+    saved = saves.preserve_worktree(fx.cfg, tree, why="fixture")
     assert saved is not None, "the fixture preserve saved nothing"
     return saved.branch
 
@@ -129,7 +129,7 @@ def make_husk(fx: Fixture, card: str) -> Path:
         path.unlink() if path.is_file() else path.rmdir()
     admin.rmdir()
     res = worktrees.discard_worktree(fx.cfg, tree, why="fixture")
-    husks = sorted((fx.cfg.worktrees_dir / worktrees.HUSK_DIR).iterdir())
+    husks = sorted((fx.cfg.worktrees_dir / naming.HUSK_DIR).iterdir())
     assert husks, f"no husk was moved aside: {res}"
     return husks[-1]
 
@@ -158,7 +158,7 @@ def build(
     if husk:
         fx.husk = make_husk(fx, "c-2")
     if attempts:
-        attempt = worktrees.KIND_ATTEMPT
+        attempt = naming.KIND_ATTEMPT
         fx.saves["c-1 attempt 1"] = save(fx, "c-1", {"app.py": "print('try 1')\n"}, kind=attempt)
         fx.saves["c-1 attempt 2"] = save(fx, "c-1", {"app.py": "print('try 2')\n"}, kind=attempt)
         fx.saves["c-2 attempt 1"] = save(

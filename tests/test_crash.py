@@ -13,7 +13,7 @@ import pytest
 from board.core import proc
 from board.core.cards import actions
 from board.core.drive import drive
-from board.core.git import worktrees
+from board.core.git import faults
 from board.core.loop import Loop
 
 from tests.conftest import GIT_ENV
@@ -189,9 +189,9 @@ def test_an_orphan_coder_that_outlives_a_kill_9_while_the_store_was_locked_loses
         release.touch()
         holder.wait(timeout=30)
         # a save that takes a while: the window in which an orphan's writes were lost
-        monkeypatch.setenv(worktrees.FAULT_PAUSE_ENV, "after-snapshot:0.3")
+        monkeypatch.setenv(faults.FAULT_PAUSE_ENV, "after-snapshot:0.3")
         recovered = Loop(cfg, store).boot()
-        monkeypatch.delenv(worktrees.FAULT_PAUSE_ENV)
+        monkeypatch.delenv(faults.FAULT_PAUSE_ENV)
     finally:
         release.touch()
         for child in (run, holder):

@@ -138,8 +138,7 @@ def test_the_import_contracts_hold(tmp_path: Path) -> None:
 
 
 def test_there_is_no_import_cycle(tmp_path: Path) -> None:
-    found = cycles(package_copy(tmp_path))
-    assert [c for c in found if not _splitting(c)] == []
+    assert cycles(package_copy(tmp_path)) == []
 
 
 def test_the_core_names_neither_the_tui_nor_the_command_line() -> None:
@@ -147,16 +146,7 @@ def test_the_core_names_neither_the_tui_nor_the_command_line() -> None:
 
 
 def test_no_module_in_core_or_tui_is_over_800_lines() -> None:
-    assert [m for m in long_modules(ROOT / "core", ROOT / "tui") if not _splitting([m])] == []
-
-
-# Being split on its own branch as this lands (issue 17): core/git's worktrees and stranded,
-# and core/store. Removed when it lands.
-_BEING_SPLIT = ("core/git/", "core/store/")
-
-
-def _splitting(found: list[str]) -> bool:
-    return all(any(s in x for s in _BEING_SPLIT) for x in found)
+    assert long_modules(ROOT / "core", ROOT / "tui") == []
 
 
 # --- and each check fails on a planted fault ---------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from board.core import proc
-from board.core.git import worktrees
+from board.core.git import faults, naming, worktrees
 
 from tests.git_helpers import Repo, child_env, make_repo, python_argv
 
@@ -62,7 +62,7 @@ def test_a_save_killed_at_any_step_loses_nothing_and_a_rerun_ends_on_one_branch(
         f"cfg = config.load(Path({str(r.root)!r}))\n"
         f"worktrees.discard_worktree(cfg, Path({str(t)!r}), why='a shutdown')\n"
     )
-    env = child_env(**{worktrees.FAULT_KILL_ENV: step})
+    env = child_env(**{faults.FAULT_KILL_ENV: step})
     res = proc.run(python_argv(code), cwd=r.root, timeout=60, env=env)
     assert res.returncode == -signal.SIGKILL, f"the save was not killed at {step}: {res.stderr}"
 
@@ -78,7 +78,7 @@ def test_a_save_killed_at_any_step_loses_nothing_and_a_rerun_ends_on_one_branch(
     assert _holds_the_work(r, branch), f"killed at {step}: the branch does not hold the work"
     assert not t.exists(), f"killed at {step}: the saved tree was never removed"
     assert "feat-c-1" not in r.git("worktree", "list", "--porcelain"), "a stale admin entry"
-    trash = r.cfg.worktrees_dir / worktrees.TRASH_DIR
+    trash = r.cfg.worktrees_dir / naming.TRASH_DIR
     assert not trash.exists() or not any(trash.iterdir()), "a killed removal left leftovers"
     if step in ("after-update-ref", "before-remove"):
         assert again.saved is not None and again.saved.reused, "a verified save was made twice"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from board.core.errors import Conflict, NotFound, Refused
-from board.core.git import stranded, worktrees
+from board.core.git import naming, pick, saves, snapshot, stranded, worktrees
 from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 
@@ -85,7 +85,7 @@ def test_list_reads_the_trailers_when_the_stats_file_is_gone(
     r: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     branch = save_dirty(r, "c-1", {"app.py": "x\ny\n"})
-    worktrees.stats_file(r.cfg).unlink()  # a save made in another clone, or a lost file
+    saves.stats_file(r.cfg).unlink()  # a save made in another clone, or a lost file
     (item,) = stranded.list_stranded(r.cfg)
     assert (item.branch, item.files, item.insertions, item.deletions) == (branch, 1, 2, 1), item
     calls: list[tuple[str, ...]] = []
@@ -118,21 +118,17 @@ def test_the_newest_screenful_is_the_head_of_the_whole_list_with_the_same_stats(
     stranded.list_stranded(r.cfg)  # writes the stats file
     listed = stranded.list_stranded(r.cfg)
     newest_saved = next(b for b in listed if b.files is not None)
-    worktrees.record_stats(  # a later line for the same commit wins
+    saves.record_stats(  # a later line for the same commit wins
         r.cfg,
-        [
-            worktrees.stats_line(
-                newest_saved.commit, newest_saved.tree, "c-99", worktrees.Stats(9, 8, 7)
-            )
-        ],
+        [saves.stats_line(newest_saved.commit, newest_saved.tree, "c-99", snapshot.Stats(9, 8, 7))],
     )
-    with worktrees.stats_file(r.cfg).open("a") as f:
+    with saves.stats_file(r.cfg).open("a") as f:
         f.write(f"{newest_saved.commit}\tbroken line\n")  # malformed: ignored by both
     unknown = listed[5].commit  # not in the file: its trailer is read
 
     def forget_unknown() -> None:
-        text = worktrees.stats_file(r.cfg).read_text()
-        worktrees.stats_file(r.cfg).write_text(
+        text = saves.stats_file(r.cfg).read_text()
+        saves.stats_file(r.cfg).write_text(
             "".join(x for x in text.splitlines(keepends=True) if not x.startswith(unknown))
         )
 
@@ -154,13 +150,13 @@ def test_list_says_which_saves_are_failed_attempts_wherever_it_reads_the_stats(
     """The kind is durable: in the save's trailer and the stats file, never lost between."""
     t = worktrees.create_worktree(r.cfg, "c-1")
     (t / "app.py").write_text("attempt 1\n")
-    res = worktrees.discard_worktree(r.cfg, t, why="test", kind=worktrees.KIND_ATTEMPT)
+    res = worktrees.discard_worktree(r.cfg, t, why="test", kind=naming.KIND_ATTEMPT)
     assert res.saved is not None and res.saved.kind == "attempt"
     attempt = res.saved.branch
     saved = save_dirty(r, "c-2")
     kinds = {b.branch: b.kind for b in stranded.list_stranded(r.cfg)}
     assert kinds == {attempt: "attempt", saved: "saved"}, kinds
-    worktrees.stats_file(r.cfg).unlink()  # another clone's saves: read from the trailers
+    saves.stats_file(r.cfg).unlink()  # another clone's saves: read from the trailers
     kinds = {b.branch: b.kind for b in stranded.list_stranded(r.cfg)}
     assert kinds == {attempt: "attempt", saved: "saved"}, f"the trailer lost the kind: {kinds}"
     code, out, _ = run(r, "stranded", "list", "--json", capsys=capsys)
@@ -170,7 +166,7 @@ def test_list_says_which_saves_are_failed_attempts_wherever_it_reads_the_stats(
     marked = [line.split()[0] for line in out.splitlines() if "(a failed attempt)" in line]
     assert code == 0 and marked == [attempt], out
     # a stats line from before kinds existed (six fields) reads as `saved`
-    line = worktrees.stats_line(r.rev(saved) or "", "feat-c-2", "c-2", worktrees.Stats(1, 1, 1))
+    line = saves.stats_line(r.rev(saved) or "", "feat-c-2", "c-2", snapshot.Stats(1, 1, 1))
     assert stranded._parse_stats_line(line.rsplit("\t", 1)[0])[-1] == "saved"
 
 
@@ -179,7 +175,7 @@ def test_a_save_reused_after_a_crash_keeps_the_kind_its_commit_records(r: Repo) 
     state reuses that branch, and it stays an attempt."""
     t = worktrees.create_worktree(r.cfg, "c-1")
     (t / "app.py").write_text("attempt 1\n")
-    first = worktrees.preserve_worktree(r.cfg, t, kind=worktrees.KIND_ATTEMPT)
+    first = saves.preserve_worktree(r.cfg, t, kind=naming.KIND_ATTEMPT)
     assert first is not None
     again = worktrees.discard_worktree(r.cfg, t, why="boot")
     assert again.saved is not None and again.saved.reused and again.saved.branch == first.branch
@@ -228,7 +224,7 @@ def test_pick_carries_the_save_and_its_unpushed_commits_without_touching_the_che
     (r.root / "staged.txt").write_text("staged by the operator\n")
     r.git("add", "staged.txt")
     before = _operator_state(r)
-    result = stranded.pick(r.cfg, branch)
+    result = pick.pick(r.cfg, branch)
     assert result.ok and result.target == "board/run" and len(result.picked) == 2, result
     assert _operator_state(r) == before, "the pick touched the operator's checkout or index"
     assert r.show("board/run", "feature.py") == "feature = 1\n", "the unpushed commit was lost"
@@ -247,7 +243,7 @@ def test_pick_skips_a_save_commit_that_adds_nothing(r: Repo) -> None:
     commit = r.commit(t, {"f.py": "f\n"}, "only a commit")
     res = worktrees.discard_worktree(r.cfg, t)
     assert res.saved is not None
-    result = stranded.pick(r.cfg, res.saved.branch)
+    result = pick.pick(r.cfg, res.saved.branch)
     assert result.picked == [commit] and result.skipped == [res.saved.commit], result
     assert r.show("board/run", "f.py") == "f\n"
 
@@ -260,7 +256,7 @@ def test_a_conflicting_pick_leaves_the_target_exactly_as_it_was_and_names_the_pa
     r.commit(r.root, {"app.py": "print('run branch')\n"}, "run branch edit")
     r.git("checkout", "-q", "main")
     old = r.rev("board/run")
-    result = stranded.pick(r.cfg, branch)
+    result = pick.pick(r.cfg, branch)
     assert not result.ok and result.conflicts == ["app.py"], result
     assert r.rev("board/run") == old, "a conflicting pick moved the target"
     assert "pick-" not in r.git("worktree", "list"), "the temporary worktree was left behind"
@@ -273,10 +269,10 @@ def test_pick_refuses_a_target_that_is_checked_out(r: Repo) -> None:
     branch = save_dirty(r)
     before = _operator_state(r)
     with pytest.raises(Refused, match="checked out"):
-        stranded.pick(r.cfg, branch, onto="main")
+        pick.pick(r.cfg, branch, onto="main")
     assert _operator_state(r) == before
     with pytest.raises(NotFound):
-        stranded.pick(r.cfg, branch, onto="no-such-branch")
+        pick.pick(r.cfg, branch, onto="no-such-branch")
 
 
 # discard -----------------------------------------------------------------------------------
@@ -287,9 +283,9 @@ def test_discard_deletes_only_branches_under_stranded(r: Repo) -> None:
     r.git("branch", "feat/c-8", "main")
     for name in ("main", "feat/c-8", "refs/heads/main", "../main", "board/run"):
         with pytest.raises((Refused, NotFound)):
-            stranded.discard(r.cfg, name)
+            pick.discard(r.cfg, name)
     assert r.rev("main") and r.rev("feat/c-8") and r.rev("board/run"), "discard deleted a branch"
-    stranded.discard(r.cfg, branch)
+    pick.discard(r.cfg, branch)
     assert r.rev(branch) is None and stranded.list_stranded(r.cfg) == []
 
 
@@ -302,9 +298,9 @@ def test_discard_deletes_a_husk_only_under_the_husk_directory(r: Repo, tmp_path:
     outside.mkdir()
     for name in (str(outside), "../../precious", ".", "..", str(r.cfg.worktrees_dir)):
         with pytest.raises((Refused, NotFound)):
-            stranded.discard(r.cfg, name)
+            pick.discard(r.cfg, name)
     assert outside.is_dir()
-    stranded.discard(r.cfg, f".worktrees/.stranded/{res.husk_to.name}")
+    pick.discard(r.cfg, f".worktrees/.stranded/{res.husk_to.name}")
     assert not res.husk_to.exists()
 
 
@@ -342,7 +338,7 @@ def _lanes(r: Repo, lanes: dict[str, str]) -> SQLiteStore:
     return store
 
 
-def _save(r: Repo, card: str, text: str, kind: str = worktrees.KIND_SAVED) -> str:
+def _save(r: Repo, card: str, text: str, kind: str = naming.KIND_SAVED) -> str:
     t = worktrees.create_worktree(r.cfg, card)
     (t / "app.py").write_text(text)
     res = worktrees.discard_worktree(r.cfg, t, card_id=card, why="test", kind=kind)
@@ -360,11 +356,11 @@ def test_prune_refuses_a_working_card_and_deletes_only_what_it_named(
 ) -> None:
     store = _lanes(r, {"c-1": "done", "c-2": "working", "c-3": "cancelled", "c-4": "ready"})
     done = [
-        _save(r, "c-1", "attempt 1\n", worktrees.KIND_ATTEMPT),
+        _save(r, "c-1", "attempt 1\n", naming.KIND_ATTEMPT),
         _save(r, "c-1", "the blocked tree\n"),
         _save(r, "c-3", "cancelled work\n"),
     ]
-    _save(r, "c-2", "the working card's attempt\n", worktrees.KIND_ATTEMPT)
+    _save(r, "c-2", "the working card's attempt\n", naming.KIND_ATTEMPT)
     _save(r, "c-4", "a ready card's save\n")
     r.git("branch", "stranded/feat-c-9/20250101T000000.000Z", "main")  # card unknown
     r.git("branch", "stranded/by-hand/20250101T000000.000Z", "main")  # no card at all
@@ -405,16 +401,16 @@ def test_prune_deletes_nothing_when_a_named_branch_moved_or_its_card_reopened(r:
     store = _lanes(r, {"c-1": "done", "c-2": "done"})
     a = _save(r, "c-1", "one\n")
     b = _save(r, "c-2", "two\n")
-    plan = stranded.prune_plan(r.cfg, store)
+    plan = pick.prune_plan(r.cfg, store)
     assert sorted(x.branch for x in plan.branches) == sorted([a, b])
     r.git("update-ref", f"refs/heads/{b}", "main")  # moved after it was named
     with pytest.raises(Conflict, match="nothing was pruned"):
-        stranded.prune(r.cfg, store, plan)
+        pick.prune(r.cfg, store, plan)
     assert r.rev(a) and r.rev(b), "a prune that failed deleted a branch"
-    plan = stranded.prune_plan(r.cfg, store, card="c-1")
+    plan = pick.prune_plan(r.cfg, store, card="c-1")
     store.update("c-1", Expect(), {"lane": "ready"}, who="test")  # reopened after the plan
     with pytest.raises(Conflict, match="c-1 is ready now"):
-        stranded.prune(r.cfg, store, plan)
+        pick.prune(r.cfg, store, plan)
     assert r.rev(a), "the save of a reopened card was pruned"
     store.close()
 
@@ -422,11 +418,11 @@ def test_prune_deletes_nothing_when_a_named_branch_moved_or_its_card_reopened(r:
 def test_prune_older_than_keeps_the_newer_saves(r: Repo) -> None:
     store = _lanes(r, {"c-1": "done"})
     branch = _save(r, "c-1", "one\n")
-    stamp = stranded.stamp_time(branch.rsplit("/", 1)[-1])
+    stamp = pick.stamp_time(branch.rsplit("/", 1)[-1])
     assert stamp is not None
     later = stamp + timedelta(days=3)
-    assert stranded.prune_plan(r.cfg, store, older_than=7 * 86400, now=later).branches == []
-    (item,) = stranded.prune_plan(r.cfg, store, older_than=2 * 86400, now=later).branches
+    assert pick.prune_plan(r.cfg, store, older_than=7 * 86400, now=later).branches == []
+    (item,) = pick.prune_plan(r.cfg, store, older_than=2 * 86400, now=later).branches
     assert item.branch == branch
-    assert stranded.parse_age("2w") == 14 * 86400 and stranded.parse_age("90s") == 90
+    assert pick.parse_age("2w") == 14 * 86400 and pick.parse_age("90s") == 90
     store.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from board.core import config, proc
-from board.core.git import stranded, worktrees
+from board.core.git import saves, stranded
 from board.core.git.gitutil import git as core_git
 from board.tui.card import CardScreen
 from board.tui.dialogs import ConfirmDialog
@@ -675,7 +675,7 @@ def test_every_binding_has_an_id() -> None:
 
 def test_saves_are_real(fx) -> None:
     """The fixture's saves went through the real save (verified branches, stats recorded)."""
-    text = worktrees.stats_file(fx.cfg).read_text()
+    text = saves.stats_file(fx.cfg).read_text()
     for branch in fx.saves.values():
         assert fx.repo.rev(branch) in text, f"{branch} has no recorded stats"
 

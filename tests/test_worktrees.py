@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from board.core import proc
 from board.core.errors import Refused, StrandedWorkError
-from board.core.git import worktrees
+from board.core.git import faults, naming, removal, saves, snapshot, worktrees
 
 from tests.git_helpers import (
     Repo,
@@ -57,18 +57,18 @@ def ancestor(r: Repo, commit: str, of: str) -> bool:
 
 
 def test_tree_and_branch_names_carry_the_card_id_and_slug() -> None:
-    assert worktrees.tree_name("c-12") == "feat-c-12"
-    assert worktrees.tree_name("c-12", "fix-login") == "feat-c-12-fix-login"
-    assert worktrees.branch_for("c-12", "fix-login") == "feat/c-12-fix-login"
-    assert worktrees.card_id_of("feat-c-12", "c") == "c-12"
-    assert worktrees.card_id_of("feat-c-12-fix-login", "c") == "c-12"
-    assert worktrees.card_id_of("feat-c-120", "c") == "c-120", "c-120's tree was read as c-12's"
-    assert worktrees.card_id_of("feat-c-12.test1", "c") is None, "a test-rung tree read as a card's"
-    assert worktrees.card_id_of("feat-x-1", "c") is None
+    assert naming.tree_name("c-12") == "feat-c-12"
+    assert naming.tree_name("c-12", "fix-login") == "feat-c-12-fix-login"
+    assert naming.branch_for("c-12", "fix-login") == "feat/c-12-fix-login"
+    assert naming.card_id_of("feat-c-12", "c") == "c-12"
+    assert naming.card_id_of("feat-c-12-fix-login", "c") == "c-12"
+    assert naming.card_id_of("feat-c-120", "c") == "c-120", "c-120's tree was read as c-12's"
+    assert naming.card_id_of("feat-c-12.test1", "c") is None, "a test-rung tree read as a card's"
+    assert naming.card_id_of("feat-x-1", "c") is None
     with pytest.raises(Refused):
-        worktrees.tree_name("c-1", "../../etc")
+        naming.tree_name("c-1", "../../etc")
     with pytest.raises(Refused):
-        worktrees.tree_name("not an id")
+        naming.tree_name("not an id")
 
 
 def test_a_cards_trees_are_found_by_name_whatever_created_them(r: Repo) -> None:
@@ -77,7 +77,7 @@ def test_a_cards_trees_are_found_by_name_whatever_created_them(r: Repo) -> None:
     hand_made = r.cfg.worktrees_dir / "feat-c-1-by-hand"
     r.git("worktree", "add", "-q", "-b", "by-hand", str(hand_made), "main")
     (r.cfg.worktrees_dir / "feat-c-1.test1").mkdir()
-    found = worktrees.card_trees(r.cfg, "c-1")
+    found = naming.card_trees(r.cfg, "c-1")
     assert found == sorted([*mine, hand_made]), f"c-1's trees were not all found: {found}"
 
 
@@ -143,7 +143,7 @@ def test_an_edit_hidden_behind_an_index_bit_is_saved_not_destroyed(r: Repo, bit:
     assert r.git("status", "--porcelain", cwd=t) == "", "premise: git status sees nothing"
     gitdir = Path(r.git("rev-parse", "--path-format=absolute", "--git-dir", cwd=t))
     index_before = (gitdir / "index").read_bytes()
-    work = worktrees.unpublished_work(r.cfg, t)
+    work = snapshot.unpublished_work(r.cfg, t)
     assert not work.empty, f"the hidden edit was judged no work ({bit})"
     assert (gitdir / "index").read_bytes() == index_before, "the look changed the tree's index"
     res = worktrees.discard_worktree(r.cfg, t, why="test")
@@ -188,7 +188,7 @@ def test_a_same_size_edit_in_the_same_second_is_saved_not_destroyed(r: Repo) -> 
 def test_committed_but_unpushed_commit_is_saved_not_destroyed(r: Repo) -> None:
     t = tree(r)
     commit = r.commit(t, {"feature.py": "feature = 1\n"}, "feature")
-    work = worktrees.unpublished_work(r.cfg, t)
+    work = snapshot.unpublished_work(r.cfg, t)
     assert [c.split()[0] for c in work.commits] == [commit], f"unpushed commit not counted: {work}"
     worktrees.discard_worktree(r.cfg, t)
     name = only_save(r)
@@ -203,7 +203,7 @@ def test_detached_head_commit_is_saved_with_the_left_branch_tip(r: Repo) -> None
     git(t, "checkout", "-q", "--detach", "HEAD~1")
     detached = r.commit(t, {"b.py": "b = 2\n"}, "on a detached HEAD")
     (t / "c.py").write_text("c = 3\n")
-    work = worktrees.unpublished_work(r.cfg, t)
+    work = snapshot.unpublished_work(r.cfg, t)
     assert work.detached and len(work.commits) == 2, f"detached work miscounted: {work}"
     worktrees.discard_worktree(r.cfg, t)
     name = only_save(r)
@@ -222,7 +222,7 @@ def test_rebased_work_counts_as_published_not_stranded(r: Repo) -> None:
     r.commit(r.root, {"other.py": "other = 1\n"}, "main moved on")
     git(r.root, "cherry-pick", commit)  # the rebase: same content, a new commit on main
     git(r.root, "push", "-q", "origin", "main")
-    work = worktrees.unpublished_work(r.cfg, t)
+    work = snapshot.unpublished_work(r.cfg, t)
     assert work.empty, f"rebased (already published) history read as stranded: {work.describe()}"
     res = worktrees.discard_worktree(r.cfg, t)
     assert res.saved is None and r.stranded() == {}, "published history was saved as stranded"
@@ -236,7 +236,7 @@ def test_squash_merged_work_counts_as_published_not_stranded(r: Repo) -> None:
     git(r.root, "merge", "-q", "--squash", "feat/c-1")
     git(r.root, "commit", "-q", "-m", "squashed")
     git(r.root, "push", "-q", "origin", "main")
-    work = worktrees.unpublished_work(r.cfg, t)
+    work = snapshot.unpublished_work(r.cfg, t)
     assert work.empty, f"squash-merged history read as stranded: {work.describe()}"
 
 
@@ -246,14 +246,14 @@ def test_unmerged_commit_is_not_taken_for_published_work(r: Repo) -> None:
     r.commit(t, {"app.py": "print('mine')\n"}, "mine")
     r.commit(r.root, {"app.py": "print('theirs')\n"}, "theirs")
     git(r.root, "push", "-q", "origin", "main")
-    assert not worktrees.unpublished_work(r.cfg, t).empty, "a conflicting commit read as published"
+    assert not snapshot.unpublished_work(r.cfg, t).empty, "a conflicting commit read as published"
 
 
 def test_a_commit_another_ref_holds_is_not_stranded(r: Repo) -> None:
     t = tree(r)
     r.commit(t, {"feature.py": "feature = 1\n"}, "feature")
     git(t, "push", "-q", "origin", "feat/c-1")
-    assert worktrees.unpublished_work(r.cfg, t).empty, "a pushed commit read as stranded"
+    assert snapshot.unpublished_work(r.cfg, t).empty, "a pushed commit read as stranded"
 
 
 @pytest.mark.parametrize("ignored", [False, True], ids=["not-ignored", "in-info-exclude"])
@@ -264,7 +264,7 @@ def test_scratch_only_tree_counts_as_empty_and_is_never_saved(r: Repo, ignored: 
     t = tree(r)
     (t / ".board-scratch" / "sub").mkdir(parents=True)
     (t / ".board-scratch" / "sub" / "notes.txt").write_text("coder scratch\n")
-    work = worktrees.unpublished_work(r.cfg, t)
+    work = snapshot.unpublished_work(r.cfg, t)
     assert work.empty, f"scratch counted as work: {work.changes}"
     res = worktrees.discard_worktree(r.cfg, t)
     assert res.removed and res.saved is None and r.stranded() == {}
@@ -274,7 +274,7 @@ def test_node_modules_link_only_tree_counts_as_empty(r: Repo) -> None:
     t = tree(r)
     (r.root / "node_modules").mkdir()
     os.symlink(r.root / "node_modules", t / "node_modules")  # the board's link, under node_modules/
-    work = worktrees.unpublished_work(r.cfg, t)
+    work = snapshot.unpublished_work(r.cfg, t)
     assert work.empty, f"the board's node_modules link counted as work: {work.changes}"
 
 
@@ -306,7 +306,7 @@ def test_stage_all_never_stages_the_node_modules_link_or_scratch(r: Repo) -> Non
     (t / ".board-scratch").mkdir()
     (t / ".board-scratch" / "x").write_text("x\n")
     (t / "feature.py").write_text("f = 1\n")
-    left_out = worktrees.stage_all(r.cfg, t)
+    left_out = snapshot.stage_all(r.cfg, t)
     staged = r.git("diff", "--cached", "--name-only", cwd=t).split()
     assert staged == ["feature.py"], f"the commit would carry the board's link or scratch: {staged}"
     assert left_out == ["node_modules"]
@@ -324,7 +324,7 @@ def test_the_save_leaves_the_tree_its_index_and_branch_untouched(r: Repo) -> Non
         r.git("rev-parse", "HEAD", "refs/heads/feat/c-1", cwd=t),
         r.git("status", "--porcelain", cwd=t),
     )
-    saved = worktrees.preserve_worktree(r.cfg, t)
+    saved = saves.preserve_worktree(r.cfg, t)
     assert saved is not None
     after = (
         (gitdir / "index").read_bytes(),
@@ -340,13 +340,12 @@ def test_the_save_leaves_the_tree_its_index_and_branch_untouched(r: Repo) -> Non
 
 def test_describe_names_what_a_tree_holds(r: Repo) -> None:
     t = tree(r)
-    assert worktrees.unpublished_work(r.cfg, t).describe() == "nothing unpublished"
+    assert snapshot.unpublished_work(r.cfg, t).describe() == "nothing unpublished"
     r.commit(t, {"f.py": "1\n"}, "one")
     (t / "g.py").write_text("2\n")
     (t / "h.py").write_text("3\n")
     assert (
-        worktrees.unpublished_work(r.cfg, t).describe()
-        == "2 uncommitted changes, 1 unpushed commit"
+        snapshot.unpublished_work(r.cfg, t).describe() == "2 uncommitted changes, 1 unpushed commit"
     )
 
 
@@ -357,7 +356,7 @@ def test_an_existing_stranded_name_is_never_overwritten(
     r: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stamp = "20250101T000000.000Z"
-    monkeypatch.setattr(worktrees, "utc_stamp", lambda: stamp)
+    monkeypatch.setattr(naming, "utc_stamp", lambda: stamp)
     main = r.rev("main")
     for name in (stamp, f"{stamp}-2"):
         r.git("update-ref", f"refs/heads/stranded/feat-c-1/{name}", "main")
@@ -759,7 +758,7 @@ def test_ignored_files_are_not_saved_but_the_save_comment_names_what_was_dropped
 
 
 def test_the_save_comment_names_only_the_first_ignored_paths(r: Repo) -> None:
-    dropped = worktrees.Dropped(files=9, bytes=1234567, paths=[f"f{i}.log" for i in range(9)])
+    dropped = removal.Dropped(files=9, bytes=1234567, paths=[f"f{i}.log" for i in range(9)])
     assert dropped.text() == (
         "9 ignored files (1,234,567 bytes): f0.log, f1.log, f2.log, f3.log, f4.log and 4 more"
     )
@@ -791,9 +790,9 @@ def test_nothing_a_drive_started_still_runs_in_a_tree_when_it_is_saved(
             assert time.monotonic() < deadline, "the orphan never wrote"
             time.sleep(0.01)
         # a save that takes a while: the window in which an orphan's writes were lost
-        monkeypatch.setenv(worktrees.FAULT_PAUSE_ENV, "after-snapshot:0.3")
+        monkeypatch.setenv(faults.FAULT_PAUSE_ENV, "after-snapshot:0.3")
         res = worktrees.discard_worktree(r.cfg, t, why="test")
-        monkeypatch.delenv(worktrees.FAULT_PAUSE_ENV)
+        monkeypatch.delenv(faults.FAULT_PAUSE_ENV)
         orphan_alive = orphan.poll() is None
         shell_alive = shell.poll() is None
     finally:
@@ -847,5 +846,5 @@ def test_stat_bits_of_the_helper(tmp_path: Path) -> None:
     (d / "e").mkdir(parents=True)
     (d / "e" / "f").write_text("f")
     _read_only(d)
-    worktrees._make_writable(d)
+    removal._make_writable(d)
     assert os.stat(d / "e").st_mode & stat.S_IWUSR and os.stat(d / "e" / "f").st_mode & stat.S_IWUSR

@@ -9,7 +9,7 @@ import argparse
 from typing import Any
 
 from board.core.errors import Conflict, Refused
-from board.core.git import stranded
+from board.core.git import pick, stranded
 
 _CONTROL = {i: f"^{chr(i + 64)}" for i in range(32) if chr(i) not in "\n\t"}
 _CONTROL[0x7F] = "^?"
@@ -46,8 +46,8 @@ def cmd_show(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def cmd_pick(args: argparse.Namespace, ctx: Any) -> int:
-    result = stranded.pick(
-        ctx.cfg, args.branch, onto=args.onto, title_of=stranded.titles_from(lambda: ctx.store)
+    result = pick.pick(
+        ctx.cfg, args.branch, onto=args.onto, title_of=pick.titles_from(lambda: ctx.store)
     )
     if not result.ok:
         if result.conflicts:
@@ -76,18 +76,18 @@ def cmd_pick(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def cmd_discard(args: argparse.Namespace, ctx: Any) -> int:
-    target = stranded.discard_target(ctx.cfg, args.name)
+    target = pick.discard_target(ctx.cfg, args.name)
     what = target.describe(ctx.cfg)
     if not args.yes and not ctx.confirm(f"Delete {what}? This cannot be undone."):
         raise Refused(f"not discarded: {what} (pass --yes to delete without asking)")
-    stranded.discard(ctx.cfg, args.name)
+    pick.discard(ctx.cfg, args.name)
     print(_visible(f"deleted {what}"))
     return 0
 
 
 def cmd_prune(args: argparse.Namespace, ctx: Any) -> int:
-    older = stranded.parse_age(args.older_than) if args.older_than is not None else None
-    plan = stranded.prune_plan(ctx.cfg, ctx.store, card=args.card, older_than=older)
+    older = pick.parse_age(args.older_than) if args.older_than is not None else None
+    plan = pick.prune_plan(ctx.cfg, ctx.store, card=args.card, older_than=older)
     if not plan.branches:
         whose = f"{args.card}'s saves" if args.card else "the saves of done or cancelled cards"
         age = f" older than {args.older_than}" if args.older_than else ""
@@ -100,7 +100,7 @@ def cmd_prune(args: argparse.Namespace, ctx: Any) -> int:
         print(_visible(f"  {line}"))
     if not args.yes and not ctx.confirm(f"Delete these {what}? This cannot be undone."):
         raise Refused(f"not pruned: {what} (pass --yes to delete without asking)")
-    for branch in stranded.prune(ctx.cfg, ctx.store, plan):
+    for branch in pick.prune(ctx.cfg, ctx.store, plan):
         print(_visible(f"deleted {branch}"))
     return 0
 

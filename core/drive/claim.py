@@ -31,7 +31,7 @@ def claim(
     same compare-and-set that moves the card; a lost claim ends that row `stood-aside`.
     `tier` other than a coder tier (e.g. "planner") claims without a card branch.
     """
-    from board.core.git import worktrees
+    from board.core.git import naming
 
     tier = tier or cfg.ladder[0]
     attempt = store.next_attempt(card.id)  # type: ignore[attr-defined]
@@ -39,7 +39,7 @@ def claim(
     drive = store.start_drive(card.id, tier, attempt, log_rel, owner_pid or os.getpid())
     changes: dict[str, Any] = {"lane": "working", "drive": drive.id}
     if tier in cfg.ladder:
-        changes["branch"] = worktrees.branch_for(card.id)
+        changes["branch"] = naming.branch_for(card.id)
     try:
         with store.transaction() as tx:
             now = tx.get(card.id)

@@ -80,11 +80,11 @@ def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
     """(XY, path) of every uncommitted change, scratch excluded, renames split in two.
 
     Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
-    the tree's index first (`worktrees.unhide`), or an edit behind one is never committed.
+    the tree's index first (`snapshot.unhide`), or an edit behind one is never committed.
     """
-    from board.core.git import worktrees
+    from board.core.git import snapshot
 
-    worktrees.unhide(tree)
+    snapshot.unhide(tree)
     res = gitutil.git(
         tree, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"
     )
@@ -137,7 +137,7 @@ def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) ->
     which keeps every byte — when something outside the surface would be dropped
     and the tree could not be saved first.
     """
-    from board.core.git import worktrees
+    from board.core.git import saves, snapshot
 
     tree = Path(tree)
     result = Harvest()
@@ -150,7 +150,7 @@ def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) ->
     if not changes:
         return result
     if not card.surface:
-        worktrees.stage_all(cfg, tree)
+        snapshot.stage_all(cfg, tree)
         names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")
         result.committed = sorted(p for p in names if p)
         if result.committed:
@@ -162,7 +162,7 @@ def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) ->
         {p for xy, p in changes if xy == "??" and not in_surface(p, card.surface)}
     )
     if tracked_out or untracked_out:
-        saved = worktrees.preserve_worktree(cfg, tree)
+        saved = saves.preserve_worktree(cfg, tree)
         result.saved_branch = _branch_name(saved)
     result.discarded = tracked_out
     result.untracked_outside = untracked_out

@@ -126,7 +126,7 @@ class TreeSteps:
         A tree that cannot be saved stays where it is; the next rung's fresh build tries
         again and blocks the card `stranded-work` if it still cannot.
         """
-        from board.core.git import worktrees
+        from board.core.git import naming, worktrees
 
         self._edge_check("save of its failed attempt")
         tree = self.tree
@@ -139,7 +139,7 @@ class TreeSteps:
                 store=self.store,
                 card_id=self.card_id,
                 why=f"climbing from attempt {self.attempt} (tier {self.tier}) to tier {nxt}",
-                kind=worktrees.KIND_ATTEMPT,
+                kind=naming.KIND_ATTEMPT,
             )
         except BoardError as exc:  # StrandedWorkError included: the tree is kept as it is
             self._comment(f"its failed attempt was kept at {tree}: {exc.line()}")

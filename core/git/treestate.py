@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from board.core.errors import BoardError
-from board.core.git import gitutil, runbranch, worktrees
+from board.core.git import gitutil, naming, runbranch
 from board.core.model import REQUEUE_EVENT, RESUME_EVENT, Event
 from board.core.store import Store
 
@@ -25,7 +25,7 @@ def is_worktree(tree: Path) -> bool:
 
 def card_tree(cfg: Any, card: Any) -> Path | None:
     """The card's tree on its branch (or its only tree), if one is on disk."""
-    trees = [t for t in worktrees.card_trees(cfg, card.id) if is_worktree(t)]
+    trees = [t for t in naming.card_trees(cfg, card.id) if is_worktree(t)]
     for tree in trees:
         branch = gitutil.out(tree, "branch", "--show-current", check=False)
         if card.branch and branch == card.branch:
@@ -110,7 +110,7 @@ def note_resumable(store: Any, cfg: Any, card_id: str, branches: list[str]) -> s
 
 def own_branch(card_id: str, branches: list[str]) -> str:
     """The branch among `branches` that saved the card's own tree (`feat-<id>`), or ''."""
-    own = f"{worktrees.STRANDED}{worktrees.tree_name(card_id)}/"
+    own = f"{naming.STRANDED}{naming.tree_name(card_id)}/"
     return next((b for b in branches if b.startswith(own)), "")
 
 

@@ -16,7 +16,7 @@ from board.core import locks
 from board.core.cards import split
 from board.core.config import Config
 from board.core.errors import BoardError, Refused, StrandedWorkError
-from board.core.git import gitutil, runbranch, treestate, worktrees
+from board.core.git import gitutil, naming, runbranch, treestate, worktrees
 from board.core.model import Card
 from board.core.publish import publish
 from board.core.store import Store
@@ -54,7 +54,7 @@ def save_trees(
     """Save-then-remove trees of the card: (stranded branches made, trees kept and why)."""
     saved: list[str] = []
     kept: list[str] = []
-    for tree in worktrees.card_trees(cfg, card_id) if trees is None else trees:
+    for tree in naming.card_trees(cfg, card_id) if trees is None else trees:
         try:
             res = worktrees.discard_worktree(cfg, tree, store=store, card_id=card_id, why=why)
         except (StrandedWorkError, BoardError) as exc:
@@ -74,7 +74,7 @@ def fold_source(cfg: Config, card: Card) -> Path | str:
         return tree
     if not card.branch or gitutil.rev(cfg.root, f"refs/heads/{card.branch}") is None:
         raise Refused(f"{card.id}: has neither a tree nor a branch: nothing to publish")
-    path = cfg.worktrees_dir / worktrees.tree_name(card.id)
+    path = cfg.worktrees_dir / naming.tree_name(card.id)
     if os.path.lexists(path):
         raise Refused(f"{card.id}: {path} is in the way and is not on {card.branch}")
     return card.branch
@@ -84,7 +84,7 @@ def tree_on(cfg: Config, card: Card, source: Path | str) -> Path:
     """A tree with the card branch checked out: its own, or a new one on the branch."""
     if isinstance(source, Path):
         return source
-    path = cfg.worktrees_dir / worktrees.tree_name(card.id)
+    path = cfg.worktrees_dir / naming.tree_name(card.id)
     cfg.worktrees_dir.mkdir(parents=True, exist_ok=True)
     gitutil.git(cfg.root, *gitutil.NO_HOOKS, "worktree", "add", "-q", str(path), source)
     return path

@@ -26,7 +26,7 @@ from board.core.drive.brief import brief_text, write_brief
 from board.core.drive.gate import GateVerdict, run_gate
 from board.core.drive.harvest import git_commit, tree_changes
 from board.core.errors import BoardError, Conflict, NotFound, Refused
-from board.core.git import gitutil, runbranch, stranded, treestate, worktrees
+from board.core.git import gitutil, naming, pick, runbranch, snapshot, stranded, treestate
 from board.core.logs import LogWriter, log_path
 from board.core.model import Card, Drive
 from board.core.ops.live import BOARD, WHO, after_fold, card_lock, save_trees, tail
@@ -83,7 +83,7 @@ def _resolve(cfg: Config, store: Store, target: str) -> _Target:
     name = target.strip()
     if name.startswith("refs/heads/"):
         name = name[len("refs/heads/") :]
-    if name.startswith(worktrees.STRANDED):
+    if name.startswith(naming.STRANDED):
         if (
             ".." in name
             or gitutil.git(
@@ -94,8 +94,8 @@ def _resolve(cfg: Config, store: Store, target: str) -> _Target:
         tip = gitutil.rev(cfg.root, f"refs/heads/{name}")
         if tip is None:
             raise NotFound(f"no stranded branch {name} (see `board stranded list`)")
-        tree_dir = name[len(worktrees.STRANDED) :].split("/", 1)[0]
-        card_id = worktrees.card_id_of(tree_dir, cfg.prefix)
+        tree_dir = name[len(naming.STRANDED) :].split("/", 1)[0]
+        card_id = naming.card_id_of(tree_dir, cfg.prefix)
         card = store.find(card_id) if card_id else None
         if card is None:
             raise Refused(
@@ -108,7 +108,7 @@ def _resolve(cfg: Config, store: Store, target: str) -> _Target:
         raise NotFound(f"no card or stranded branch {name!r} (see `board stranded list`)")
     tree = treestate.card_tree(cfg, card)
     if tree is None:
-        trees = [t for t in worktrees.card_trees(cfg, card.id) if treestate.is_worktree(t)]
+        trees = [t for t in naming.card_trees(cfg, card.id) if treestate.is_worktree(t)]
         branches = stranded_of(cfg, card.id)
         if len(trees) > 1:
             raise Refused(
@@ -180,7 +180,7 @@ def _work_commit(cfg: Config, t: _Target) -> str:
     head = gitutil.out(t.tree, "rev-parse", "HEAD")
     if not tree_changes(cfg, t.tree):
         return head
-    work = worktrees.unpublished_work(cfg, t.tree)
+    work = snapshot.unpublished_work(cfg, t.tree)
     if not work.snapshot:
         return head
     return gitutil.out(
@@ -269,8 +269,8 @@ def _take(store: Store, cfg: Config, card: Card, target: str, who: str) -> tuple
 def _free_slug(cfg: Config, card_id: str) -> str:
     for n in range(1, 100):
         slug = "salvage" if n == 1 else f"salvage-{n}"
-        path = cfg.worktrees_dir / worktrees.tree_name(card_id, slug)
-        branch = worktrees.branch_for(card_id, slug)
+        path = cfg.worktrees_dir / naming.tree_name(card_id, slug)
+        branch = naming.branch_for(card_id, slug)
         if not os.path.lexists(path) and gitutil.rev(cfg.root, f"refs/heads/{branch}") is None:
             return slug
     raise Refused(f"{card_id}: no free salvage tree name left under {cfg.worktrees_dir}")
@@ -278,7 +278,7 @@ def _free_slug(cfg: Config, card_id: str) -> str:
 
 def _commit_all(cfg: Config, tree: Path, card: Card) -> str:
     """Commit everything the tree holds (scratch and the board's links excepted); '' if none."""
-    worktrees.stage_all(cfg, tree)
+    snapshot.stage_all(cfg, tree)
     if gitutil.ok(tree, "diff", "--cached", "--quiet"):
         return ""
     subject = " ".join((card.title.splitlines() or [""])[0].split())
@@ -400,8 +400,8 @@ class _Salvage:
                 self.result.commit = made
             return self.t.tree
         slug = _free_slug(self.cfg, self.card.id)
-        path = self.cfg.worktrees_dir / worktrees.tree_name(self.card.id, slug)
-        branch = worktrees.branch_for(self.card.id, slug)
+        path = self.cfg.worktrees_dir / naming.tree_name(self.card.id, slug)
+        branch = naming.branch_for(self.card.id, slug)
         self.cfg.worktrees_dir.mkdir(parents=True, exist_ok=True)
         start = self._replay() if runbranch.folds(self.cfg) else self.t.tip
         gitutil.git(
@@ -434,7 +434,7 @@ class _Salvage:
         tree = gitutil.out(
             self.cfg.root, "merge-tree", "--write-tree", "--no-messages", tip, self.t.tip
         ).split("\n", 1)[0]
-        message = stranded.picked_message(
+        message = pick.picked_message(
             gitutil.out(self.cfg.root, "log", "-1", "--format=%B", self.t.tip),
             self.card.id,
             self.card.title,

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from board.core import proc
-from board.core.git import worktrees  # noqa: E402
+from board.core.git import saves, worktrees  # noqa: E402
 
 from tests.git_helpers import GIT_ENV, git, make_repo  # noqa: E402
 
@@ -64,7 +64,7 @@ def baseline(tree: Path) -> float:
 
 def board_save(cfg, tree: Path) -> float:
     start = time.perf_counter()
-    saved = worktrees.preserve_worktree(cfg, tree, why="bench")
+    saved = saves.preserve_worktree(cfg, tree, why="bench")
     took = time.perf_counter() - start
     assert saved is not None and saved.stats.files > 0
     git(cfg.root, "update-ref", "-d", saved.ref)  # the next round saves afresh

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from board.core import proc
-from board.core.git import stranded, worktrees  # noqa: E402
+from board.core.git import saves, snapshot, stranded  # noqa: E402
 
 from tests.git_helpers import GIT_ENV, git, make_repo  # noqa: E402
 
@@ -35,8 +35,8 @@ def make_branches(root: Path, count: int) -> None:
     lines: list[str] = []
     for i in range(count):
         tree_dir = f"feat-c-{i}"
-        stats = worktrees.Stats(files=1 + i % 7, insertions=i % 50, deletions=i % 13)
-        msg = worktrees._message(tree_dir, f"c-{i}", "1 uncommitted change", stats, "bench")
+        stats = snapshot.Stats(files=1 + i % 7, insertions=i % 50, deletions=i % 13)
+        msg = saves._message(tree_dir, f"c-{i}", "1 uncommitted change", stats, "bench")
         body = msg.encode()
         content = f"saved work {i}\n".encode()
         stamp = f"20250101T{i // 3600 % 24:02d}{i // 60 % 60:02d}{i % 60:02d}.000Z"

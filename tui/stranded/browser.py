@@ -23,7 +23,7 @@ from typing import Any
 from board.core import ops as operator
 from board.core.config import Config
 from board.core.errors import BoardError
-from board.core.git import stranded, worktrees
+from board.core.git import naming, pick, stranded
 from board.core.model import Card
 from board.core.store import Store
 from rich.text import Text
@@ -334,7 +334,7 @@ class StrandedScreen(Screen[None]):
         """
         try:
             if self._common is None:
-                self._common = worktrees.common_dir(self.cfg)
+                self._common = naming.common_dir(self.cfg)
             signature = refs_signature(self.cfg, self._common)
         except BoardError as exc:
             signature = ("unreadable", exc.line())
@@ -533,11 +533,11 @@ class StrandedScreen(Screen[None]):
         question.append("Cherry-pick ")
         question.append(row.label, "bold")
         question.append(f" ({row.stat_text()}) onto which branch?")
-        default, why_not = stranded.default_target(self.cfg)
+        default, why_not = pick.default_target(self.cfg)
         hint = "enter picks · esc cancels · a branch checked out anywhere is refused"
         if why_not:
             hint += f" ({one_line(why_not)}, so no branch is filled in)"
-        titles = stranded.titles_from(self.store)
+        titles = pick.titles_from(self.store)
 
         def answered(target: str | None) -> None:
             if target is None:
@@ -546,9 +546,7 @@ class StrandedScreen(Screen[None]):
             self._run_verb(
                 "pick",
                 row,
-                lambda: pick_outcome(
-                    stranded.pick(self.cfg, row.name, onto=target, title_of=titles)
-                ),
+                lambda: pick_outcome(pick.pick(self.cfg, row.name, onto=target, title_of=titles)),
             )
 
         self.app.push_screen(TargetDialog(question, default, hint), answered)
@@ -590,7 +588,7 @@ class StrandedScreen(Screen[None]):
                 return
 
             def call() -> Outcome:
-                target = stranded.discard(self.cfg, row.name)
+                target = pick.discard(self.cfg, row.name)
                 what = f"stranded branch {row.label}" if target.kind == "branch" else row.describe()
                 return Outcome(f"discarded {what}")
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from board.core.config import Config
 from board.core.errors import CorruptCard
-from board.core.git import stranded, worktrees
+from board.core.git import saves, stranded
 from board.core.logs import sanitize
 from board.core.model import Card
 from board.core.store import Store
@@ -308,7 +308,7 @@ def refs_signature(cfg: Config, common: Path | None) -> tuple[Any, ...]:
             return (0, -1)
         return (st.st_mtime_ns, st.st_size)
 
-    parts: list[Any] = [stat(worktrees.stats_file(cfg)), stat(stranded.husk_dir(cfg))]
+    parts: list[Any] = [stat(saves.stats_file(cfg)), stat(stranded.husk_dir(cfg))]
     if common is not None:
         parts += [stat(common / "packed-refs"), stat(common / "reftable" / "tables.list")]
         top = common / "refs" / "heads" / "stranded"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from board.core import ops as operator
 from board.core.config import Config
-from board.core.git import runbranch, stranded
+from board.core.git import pick, runbranch
 
 from .rows import StrandedRow
 
@@ -48,7 +48,7 @@ class Outcome:
     error: bool = False
 
 
-def pick_outcome(result: stranded.PickResult) -> Outcome:
+def pick_outcome(result: pick.PickResult) -> Outcome:
     """The new commits on the target, or the conflicting paths with the target unchanged."""
     target = result.target
     if result.conflicts:

@@ -1,0 +1,118 @@
+"""What the board calls its trees, branches and saves, and where git keeps them.
+
+Every other part of git and trees reads these names, so they sit below all of them: a tree is
+`feat-<id>[-<slug>]` on `feat/<id>[-<slug>]`, a save is `stranded/<tree dir>/<UTC ms
+stamp>[-N]`. A card's trees are found by directory name, whatever created them, so the name's
+grammar is strict: `feat-c-120` is never c-12's, and a name with no card id we can read is
+nobody's, so no card's sweep touches it. The save and the removal call the stamp through this
+module (`naming.utc_stamp()`), so a test that pins it pins it for both.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from board.core.config import Config
+from board.core.errors import Refused
+from board.core.git.gitutil import out
+
+TREE_PREFIX = "feat-"
+BRANCH_PREFIX = "feat/"
+STRANDED = "stranded/"
+STRANDED_REFS = "refs/heads/stranded/"
+HUSK_DIR = ".stranded"  # husks moved aside, bytes intact, under the worktrees root
+TRASH_DIR = ".trash"  # saved trees on their way out; anything left here was saved first
+SAVE_TRAILER = "Board-Save"
+KIND_SAVED = "saved"  # a tree's work saved before an edge removed it
+KIND_ATTEMPT = "attempt"  # a drive's own failed attempt, saved before it climbed a rung
+KINDS = (KIND_SAVED, KIND_ATTEMPT)
+STATS_FILE = "stranded-stats.tsv"
+MAX_NAME_TRIES = 100
+NO_PARENT_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+_CARD_RE = re.compile(r"^[a-z][a-z0-9]{0,9}-[0-9]+$")
+_SLUG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
+
+
+# names ------------------------------------------------------------------------------------
+
+
+def _check_name(card_id: str, slug: str) -> None:
+    if not _CARD_RE.match(card_id):
+        raise Refused(f"not a card id: {card_id!r} (expected <prefix>-<number>, e.g. c-12)")
+    if slug and (not _SLUG_RE.match(slug) or ".." in slug or slug.endswith(".lock")):
+        raise Refused(f"not a usable slug: {slug!r} (letters, digits, '.', '_' and '-')")
+
+
+def tree_name(card_id: str, slug: str = "") -> str:
+    """The directory name of a card's tree: `feat-<id>[-<slug>]`."""
+    _check_name(card_id, slug)
+    return f"{TREE_PREFIX}{card_id}-{slug}" if slug else f"{TREE_PREFIX}{card_id}"
+
+
+def branch_for(card_id: str, slug: str = "") -> str:
+    """The branch a card's tree is on: `feat/<id>[-<slug>]`."""
+    _check_name(card_id, slug)
+    return f"{BRANCH_PREFIX}{card_id}-{slug}" if slug else f"{BRANCH_PREFIX}{card_id}"
+
+
+def card_id_of(tree_dir_name: str, prefix: str) -> str | None:
+    """The card id in a tree's directory name, or None when it has none we can read.
+
+    `feat-c-12` and `feat-c-12-fix-login` are c-12's; `feat-c-120` is c-120's, never c-12's;
+    `feat-c-12.test1` (a test-rung tree) is nobody's, so no card sweep touches it.
+    """
+    m = re.fullmatch(rf"{TREE_PREFIX}({re.escape(prefix)}-[0-9]+)(?:-(.+))?", tree_dir_name)
+    return m.group(1) if m else None
+
+
+def _branch_of_tree_name(name: str) -> str | None:
+    return BRANCH_PREFIX + name[len(TREE_PREFIX) :] if name.startswith(TREE_PREFIX) else None
+
+
+def card_trees(cfg: Config, card_id: str) -> list[Path]:
+    """A card's trees, found by directory name whatever created them (husks included)."""
+    root = cfg.worktrees_dir
+    if not root.is_dir():
+        return []
+    found = []
+    for entry in sorted(root.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if card_id_of(entry.name, cfg.prefix) == card_id:
+            found.append(entry)
+    return found
+
+
+def utc_stamp() -> str:
+    """UTC to the millisecond, e.g. 20250102T030405.678Z: sortable and a valid ref component."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y%m%dT%H%M%S") + f".{now.microsecond // 1000:03d}Z"
+
+
+# where git keeps things ------------------------------------------------------------------
+
+_common_dirs: dict[Path, Path] = {}
+
+
+def common_dir(cfg: Config) -> Path:
+    """The repository's shared git dir (where refs and worktree admin entries live)."""
+    cached = _common_dirs.get(cfg.root)
+    if cached is None:
+        cached = Path(out(cfg.root, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+        _common_dirs[cfg.root] = cached
+    return cached
+
+
+def _gitfile_dir(tree: Path) -> Path | None:
+    """The admin dir a tree's `.git` file points at, or None."""
+    try:
+        text = (tree / ".git").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text[len("gitdir:") :].strip())
+    return target if target.is_absolute() else (tree / target)

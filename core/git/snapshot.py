@@ -1,0 +1,446 @@
+"""What a tree holds that exists nowhere else, read without touching the tree.
+
+Before anything removes a tree the board must know whether it may go: uncommitted changes
+(edits hidden behind index bits included), commits no other ref holds, nested repositories.
+That reading is the snapshot: the working state staged into a private copy of the tree's index
+and written as a tree object, so the tree, its index and its branch stay as they are, and the
+save (`saves`) commits exactly what was judged. The drive's own commit stages by the same rules
+(`stage_all`): never the scratch directories, never the board's node_modules link.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from board.core.config import Config
+from board.core.errors import GitError
+from board.core.git import runbranch
+from board.core.git.gitutil import git, out
+from board.core.git.naming import NO_PARENT_TREE, STRANDED_REFS, _branch_of_tree_name, _gitfile_dir
+
+# what a tree holds ---------------------------------------------------------------------------
+
+
+@dataclass
+class Stats:
+    files: int = 0
+    insertions: int = 0
+    deletions: int = 0
+
+    def text(self) -> str:
+        plural = "s" if self.files != 1 else ""
+        return f"{self.files} file{plural} changed, +{self.insertions} -{self.deletions}"
+
+
+@dataclass
+class Work:
+    """What a tree holds that exists nowhere else; empty means it may go without a save."""
+
+    tree: Path
+    changes: list[str] = field(default_factory=list)  # "M path", "A path", "D path"
+    commits: list[str] = field(default_factory=list)  # "<sha> <subject>", newest first
+    nested: list[str] = field(default_factory=list)  # nested git repositories (never saved)
+    head: str | None = None
+    branch: str | None = None  # full ref of the tree's branch (HEAD's, or its name's when detached)
+    branch_tip: str | None = None
+    detached: bool = False
+    snapshot: str | None = None  # tree object of HEAD plus the working state
+    parents: list[str] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)  # what `git diff <base>...<save>` shows
+    base_ref: str = ""  # short name of the base the stats and the diff command use
+    existing: dict[str, tuple[str, str, str]] = field(default_factory=dict, repr=False)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.changes or self.commits or self.nested)
+
+    def describe(self) -> str:
+        """One line: what the tree holds, e.g. '2 uncommitted changes, 1 unpushed commit'."""
+        parts = []
+        if self.changes:
+            n = len(self.changes)
+            parts.append(f"{n} uncommitted change{'s' if n != 1 else ''}")
+        if self.commits:
+            n = len(self.commits)
+            what = "commit on a detached HEAD" if self.detached else "unpushed commit"
+            parts.append(f"{n} {what}{'s' if n != 1 else ''}")
+        if self.nested:
+            parts.append(f"nested git repository at {', '.join(self.nested)}")
+        return ", ".join(parts) if parts else "nothing unpublished"
+
+
+# small git helpers -----------------------------------------------------------------------
+
+
+def _refs(cwd: Path, patterns: Sequence[str]) -> dict[str, tuple[str, str, str]]:
+    """refname -> (commit, tree, parents) for refs matching `patterns`, in one call."""
+    if not patterns:
+        return {}
+    fmt = "%(refname)%00%(objectname)%00%(tree)%00%(parent)"
+    res = git(cwd, "for-each-ref", f"--format={fmt}", *patterns)
+    found = {}
+    for line in res.stdout.splitlines():
+        parts = line.split("\0")
+        if len(parts) == 4:
+            found[parts[0]] = (parts[1], parts[2], parts[3])
+    return found
+
+
+def base_ref(cfg: Config) -> str:
+    """The base by name: `<remote>/<base>` or `<base>` (see `runbranch.base_ref`)."""
+    return runbranch.base_ref(cfg)
+
+
+def _start_names(cfg: Config) -> list[str]:
+    """The refs a save's stats and "inspect" command compare with, first found wins: the
+    run branch in `fold` mode (trees start at its tip), then the base (see runbranch)."""
+    names = [f"refs/heads/{cfg.run_branch}"] if runbranch.folds(cfg) else []
+    if cfg.remote:
+        names.append(f"refs/remotes/{cfg.remote}/{cfg.base}")
+    return [*names, f"refs/heads/{cfg.base}"]
+
+
+def _short(ref: str) -> str:
+    for prefix in ("refs/heads/", "refs/remotes/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix) :]
+    return ref
+
+
+def _parse_raw_numstat(text: str) -> tuple[list[tuple[str, str, str]], Stats]:
+    """Parse `diff-tree -z --raw --numstat`: [(status, new mode, path)] and the totals."""
+    tokens = text.split("\0")
+    raw: list[tuple[str, str, str]] = []
+    stats = Stats()
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.startswith(":") and i + 1 < len(tokens):
+            meta = tok[1:].split(" ")
+            if len(meta) >= 5:
+                raw.append((meta[4][:1], meta[1], tokens[i + 1]))
+                i += 2
+                continue
+        if tok.count("\t") >= 2:
+            added, deleted, _ = tok.split("\t", 2)
+            stats.files += 1
+            stats.insertions += int(added) if added.isdigit() else 0
+            stats.deletions += int(deleted) if deleted.isdigit() else 0
+        i += 1
+    return raw, stats
+
+
+def _numstat(cwd: Path, old: str, new: str) -> Stats:
+    res = git(cwd, "diff-tree", "-r", "-z", "--numstat", "--no-renames", old, new)
+    return _parse_raw_numstat(res.stdout)[1]
+
+
+# staging -----------------------------------------------------------------------------------
+
+
+_HIDDEN_RE = re.compile(r"(?:^|\0)([hsS]) ([^\0]+)")
+
+
+def hidden_paths(tree: Path, env: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """(assume-unchanged paths, skip-worktree paths whose file is present) in the index.
+
+    `git ls-files -v` tags an assume-unchanged entry in lower case and a skip-worktree one
+    `S`; one call, read with one regular expression.
+    """
+    text = git(tree, "ls-files", "-v", "-z", env=env).stdout
+    assumed: list[str] = []
+    skipped: list[str] = []
+    for tag, path in _HIDDEN_RE.findall(text):
+        if tag in "hs":
+            assumed.append(path)
+        if tag in "sS" and os.path.lexists(tree / path):
+            skipped.append(path)
+    return assumed, skipped
+
+
+def unhide(tree: Path, env: dict[str, str] | None = None) -> list[str]:
+    """Clear the index bits that hide edits from git; return the paths they were on.
+
+    `assume-unchanged` and `skip-worktree` both tell git not to look at a file, so
+    `git status` and `git add -A` miss an edit behind them: the tree was judged empty and
+    removed, and a card reached `done` without the edit. The bits are cleared in the index
+    `env` names (the save's private copy; the tree's own only for the board's commit, which
+    owns it). A skip-worktree file that is absent is a sparse checkout's and keeps its bit:
+    clearing it would stage a deletion nobody made.
+    """
+    assumed, skipped = hidden_paths(tree, env)
+    for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
+        if paths:  # one flag per call: update-index applies only the last of two
+            git(
+                tree,
+                "update-index",
+                flag,
+                "-z",
+                "--stdin",
+                env=env,
+                input_bytes=("\0".join(paths) + "\0").encode("utf-8", "surrogateescape"),
+            )
+    return sorted(set(assumed) | set(skipped))
+
+
+def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None) -> None:
+    """`git add -A` of the whole tree except the scratch directories.
+
+    A scratch directory git already ignores (`board init` puts it in info/exclude) is left
+    out of the pathspec: naming an ignored path, even to exclude it, makes `git add` fail.
+    Edits hidden behind index bits are unhidden first (`unhide`): they are work.
+    """
+    unhide(tree, env)
+    names = [n for n in (s.strip("/") for s in cfg.scratch) if n]
+    ignored: set[str] = set()
+    if names:  # one call for all of them
+        res = git(tree, "check-ignore", "--", *names, env=env, check=False)
+        ignored = {line.strip().rstrip("/") for line in res.stdout.splitlines()}
+    excludes = [f":(exclude,literal){n}" for n in names if n not in ignored]
+    git(
+        tree,
+        "-c",
+        "advice.addEmbeddedRepo=false",
+        "add",
+        "-A",
+        "--",
+        ".",
+        *excludes,
+        env=env,
+    )
+
+
+def _is_board_link(tree: Path, status: str, mode: str, path: str) -> bool:
+    """An untracked node_modules symlink: the board's own link, never work, never committed.
+
+    `node_modules/` in .gitignore matches only a directory, so git happily stages the link.
+    """
+    return status == "A" and mode == "120000" and path.rsplit("/", 1)[-1] == "node_modules"
+
+
+def _unstage(tree: Path, paths: list[str], env: dict[str, str] | None) -> None:
+    git(
+        tree,
+        "update-index",
+        "--force-remove",
+        "-z",
+        "--stdin",
+        env=env,
+        input_bytes=("\0".join(paths) + "\0").encode(),
+    )
+
+
+def stage_all(cfg: Config, tree: Path, env: dict[str, str] | None = None) -> list[str]:
+    """Stage everything a commit of this tree should hold; return the links left out.
+
+    Never the scratch directories, never an untracked (not in HEAD) `node_modules` symlink,
+    even under a `node_modules/` ignore pattern. The drive's commit and the save both use it
+    (the save with a private GIT_INDEX_FILE in `env`).
+    """
+    tree = Path(tree)
+    _add_all(cfg, tree, env)
+    head = git(tree, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip()
+    res = git(
+        tree,
+        "diff-index",
+        "--cached",
+        "-z",
+        "--no-renames",
+        "--diff-filter=A",
+        head or NO_PARENT_TREE,
+        env=env,
+    )
+    raw, _ = _parse_raw_numstat(res.stdout)
+    links = [p for s, m, p in raw if _is_board_link(tree, s, m, p)]
+    if links:
+        _unstage(tree, links, env)
+    return links
+
+
+# the snapshot ------------------------------------------------------------------------------
+
+
+def _nested_repos(tree: Path, raw: list[tuple[str, str, str]]) -> list[str]:
+    """Nested git repositories: saving them would keep a gitlink and lose their files."""
+    nested = [p for s, m, p in raw if m == "160000" and (tree / p / ".git").exists()]
+    modules = tree / ".gitmodules"
+    if modules.is_file():
+        res = git(
+            tree,
+            "config",
+            "-f",
+            ".gitmodules",
+            "--get-regexp",
+            r"^submodule\..*\.path$",
+            check=False,
+        )
+        for line in res.stdout.splitlines():
+            path = line.split(" ", 1)[-1].strip()
+            if path and path not in nested and (tree / path / ".git").exists():
+                nested.append(path)
+    return nested
+
+
+def _untracked_nested(tree: Path, env: dict[str, str]) -> list[str]:
+    """After `git add` refused: untracked directories that are git repositories of their own."""
+    res = git(tree, "status", "--porcelain=v1", "-z", "-uall", env=env, check=False)
+    found = []
+    for entry in res.stdout.split("\0"):
+        if entry.startswith("?? ") and entry.endswith("/") and (tree / entry[3:] / ".git").exists():
+            found.append(entry[3:].rstrip("/"))
+    return found
+
+
+def _merge_changes_nothing(cwd: Path, pub: tuple[str, str], tip: str) -> bool:
+    """True when merging `tip` into the published commit would change nothing (content check)."""
+    pub_commit, pub_tree = pub
+    res = git(cwd, "merge-tree", "--write-tree", "--no-messages", pub_commit, tip, check=False)
+    if res.returncode != 0:
+        return False
+    return res.stdout.split("\n", 1)[0].strip() == pub_tree
+
+
+def _rev_list(
+    cwd: Path, tips: Sequence[str], exclude: str | None, extra_not: Sequence[str] = ()
+) -> list[str]:
+    """Commits reachable from `tips` held by no ref but the excluded one: `<sha> <subject>`."""
+    args = ["rev-list", "--no-commit-header", "--format=%H %s", *tips, "--not", *extra_not]
+    if exclude:
+        args.append(f"--exclude={exclude}")
+    args.append("--glob=refs/*")
+    return [line for line in git(cwd, *args).stdout.splitlines() if line.strip()]
+
+
+def _snapshot(cfg: Config, tree: Path) -> Work:
+    """Everything the save needs, computed without touching the tree, its index or branch."""
+    work = Work(tree=tree)
+    gitdir = _gitfile_dir(tree)
+    if gitdir is None or not gitdir.is_dir():
+        raise GitError(f"{tree} is not a git worktree (no admin entry)")
+    res = git(tree, "rev-parse", "HEAD", "--symbolic-full-name", "HEAD", check=False)
+    info = res.stdout.split() if res.returncode == 0 else []
+    head = info[0] if info and re.fullmatch(r"[0-9a-f]{40,64}", info[0]) else None
+    symbolic = info[1] if len(info) > 1 else ""
+    if head is None:  # an unborn branch: no commit yet
+        symbolic = git(tree, "symbolic-ref", "-q", "HEAD", check=False).stdout.strip()
+    work.head = head
+    if symbolic.startswith("refs/heads/"):
+        work.branch = symbolic
+    else:
+        work.detached = head is not None
+        name_branch = _branch_of_tree_name(tree.name)
+        work.branch = f"refs/heads/{name_branch}" if name_branch else None
+    short_branch = _short(work.branch) if work.branch else ""
+    remote = cfg.remote
+    pub_names = [
+        *([f"refs/remotes/{remote}/{short_branch}"] if remote and short_branch else []),
+        *([f"refs/remotes/{remote}/{cfg.base}", f"refs/remotes/{remote}/HEAD"] if remote else []),
+        f"refs/heads/{cfg.base}",
+        f"refs/heads/{cfg.run_branch}",
+    ]
+    patterns = [*pub_names, f"{STRANDED_REFS}{tree.name}/"]
+    if work.branch:
+        patterns.append(work.branch)
+    refs = _refs(tree, patterns)
+    work.existing = {r: v for r, v in refs.items() if r.startswith(f"{STRANDED_REFS}{tree.name}/")}
+    tip = refs[work.branch][0] if work.branch and work.branch in refs else None
+    work.branch_tip = tip
+    base_name = next((n for n in _start_names(cfg) if n in refs), None)
+    work.base_ref = _short(base_name) if base_name else cfg.base
+    base_commit = refs[base_name][0] if base_name else None
+
+    # commits: held by HEAD or the tree's branch and by no other ref, minus published content
+    tips = [t for t in dict.fromkeys([head, tip]) if t]
+    commits = _rev_list(tree, tips, work.branch) if tips else []
+    unpublished_tips = list(tips)
+    if commits:
+        pubs = {(refs[n][0], refs[n][1]) for n in pub_names if n in refs and refs[n][1]}
+        published = []
+        for t in tips:
+            held_alone = len(tips) == 1 or bool(_rev_list(tree, [t], work.branch)[:1])
+            if held_alone and any(_merge_changes_nothing(tree, p, t) for p in pubs):
+                published.append(t)
+        if published:
+            unpublished_tips = [t for t in tips if t not in published]
+            commits = (
+                _rev_list(tree, unpublished_tips, work.branch, extra_not=published)
+                if unpublished_tips
+                else []
+            )
+    work.commits = commits
+    parents = [head] if head else []
+    if work.detached and head and tip and tip != head and tip in unpublished_tips and commits:
+        if _rev_list(tree, [tip], work.branch, extra_not=[head])[:1]:
+            parents.append(tip)  # the branch tip a moved detached HEAD left behind
+    work.parents = parents
+
+    # the working state, staged into a private copy of the tree's index
+    private = gitdir / f"board-save-{os.getpid()}-{threading.get_ident()}.index"
+    env = {"GIT_INDEX_FILE": str(private)}
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            # copy2 keeps the index's mtime: git's racy-clean check compares it with each
+            # file's, and a fresh mtime would hide a same-size edit made in the same second
+            shutil.copy2(gitdir / "index", private)
+        try:
+            _add_all(cfg, tree, env)
+        except GitError:
+            nested = _untracked_nested(tree, env)
+            if nested:
+                work.nested = nested
+                return work
+            raise
+        snap = out(tree, "write-tree", env=env)
+        res = git(
+            tree,
+            "diff-tree",
+            "-r",
+            "-z",
+            "--raw",
+            "--numstat",
+            "--no-renames",
+            head or NO_PARENT_TREE,
+            snap,
+        )
+        raw, stats = _parse_raw_numstat(res.stdout)
+        links = [p for s, m, p in raw if _is_board_link(tree, s, m, p)]
+        if links:
+            _unstage(tree, links, env)
+            snap = out(tree, "write-tree", env=env)
+            raw = [r for r in raw if r[2] not in links]
+            stats = _numstat(tree, head or NO_PARENT_TREE, snap)
+        work.nested = _nested_repos(tree, raw)
+        work.changes = [f"{s} {p}" for s, _, p in raw]
+        work.snapshot = snap
+    finally:
+        for leftover in (private, Path(str(private) + ".lock")):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+
+    # the diffstat `git diff <base>...<save>` will show, recorded in the save's message
+    if not work.empty:
+        if base_commit and parents and not (len(parents) == 1 and base_commit == parents[0]):
+            mb = git(tree, "merge-base", base_commit, *parents, check=False).stdout.strip()
+            work.stats = _numstat(tree, mb or NO_PARENT_TREE, work.snapshot)
+        else:
+            work.stats = stats
+    return work
+
+
+def unpublished_work(cfg: Config, tree: Path) -> Work:
+    """What `tree` holds that exists nowhere else (uncommitted changes, unique commits).
+
+    Counted: modified, staged, deleted and untracked files; commits that HEAD or the tree's
+    branch hold and no other ref holds (a detached HEAD's included). Not counted: commits whose
+    content is already published (merging them into <remote>/<branch>, <remote>/<base>,
+    <remote>/HEAD, <base> or the run branch changes nothing: rebased and squash-merged work),
+    the scratch directories, untracked node_modules symlinks. Reads only; changes nothing.
+    """
+    return _snapshot(cfg, Path(tree))

@@ -1,0 +1,242 @@
+"""The store's interface: what the engine and the TUI may ask of persistence, and no more.
+
+Every write names what it expects (`Expect`: lane, row version, owning drive) and is checked
+inside one write transaction (`Tx`), so a concurrent change is refused with what was found
+instead of lost, and the CLI and the TUI refuse it in the same one line. What is the same for
+every store lives here too (board order, the timeline line for a change, the line for cards
+that cannot be read), so a store behind this interface shows the board as the SQLite one does.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from board.core.errors import Conflict, CorruptCard, NotFound, StoreError
+from board.core.model import TERMINAL, Card, CardDraft, Drive, Event
+
+
+def utc_now() -> str:
+    """UTC time with milliseconds, sortable as text."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a write expects to find; any mismatch refuses the write and says what was found."""
+
+    lane: str | tuple[str, ...] | None = None
+    version: int | None = None
+    drive: str | None = None
+
+    def check(self, card: Card) -> None:
+        if self.lane is not None:
+            lanes = (self.lane,) if isinstance(self.lane, str) else self.lane
+            if card.lane not in lanes:
+                raise Conflict(f"{card.id}: expects {' or '.join(lanes)}, got {card.lane}")
+        if self.drive is not None and card.drive != self.drive:
+            got = card.drive or "no drive"
+            raise Conflict(f"{card.id}: expects drive {self.drive}, got {got}")
+        if self.version is not None and card.version != self.version:
+            raise Conflict(
+                f"{card.id}: expects version {self.version}, got {card.version} (changed meanwhile)"
+            )
+
+
+def describe_changes(old: Card, changes: Mapping[str, Any]) -> str:
+    """A timeline line for a set of field changes: `lane ready → working; blocked held: r`."""
+    parts = []
+    for key, new in changes.items():
+        before = getattr(old, key)
+        if before == new:
+            continue
+        if key == "blocked":
+            if new is None:
+                parts.append(f"unblocked (was {before.cls})" if before else "unblocked")
+            else:
+                parts.append(f"blocked {new.cls}: {new.reason}")
+        elif key in ("spec", "acceptance"):
+            parts.append(f"{key} changed ({len(new)} chars)")
+        elif key in ("labels", "surface", "deps"):
+            added = sorted(set(new) - set(before))
+            removed = sorted(set(before) - set(new))
+            bits = [f"+{x}" for x in added] + [f"-{x}" for x in removed]
+            parts.append(f"{key} {' '.join(bits)}")
+        elif key == "drive":
+            parts.append(f"drive {new}" if new else "drive released")
+        else:
+            parts.append(f"{key} {before or '∅'} → {new or '∅'}")
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class LaneHeads:
+    """Per-lane counts and the first rows of each lane in board order, from one read.
+
+    Lets a screen paint the real top of every lane and its real counts without reading
+    every card; `complete` says no lane was cut short (the heads are the whole board).
+    """
+
+    totals: dict[str, int]  # cards per lane
+    blocked: dict[str, int]  # blocked cards per lane
+    cards: dict[str, list[Card]]  # each lane's first rows in board order
+    changes: int  # change_count() as of the read
+    complete: bool
+
+
+def board_order(lane: str, cards: Iterable[Card]) -> list[Card]:
+    """A lane in board order: blocked first; open lanes by priority then seq, closed
+    lanes (done, cancelled) newest first."""
+    if lane in TERMINAL:
+        rows = sorted(cards, key=lambda c: (c.updated_at, c.seq), reverse=True)
+    else:
+        rows = sorted(cards, key=lambda c: (c.priority, c.seq))
+    rows.sort(key=lambda c: c.blocked is None)  # stable: keeps the order above
+    return rows
+
+
+class Tx(abc.ABC):
+    """One write transaction: reads see the latest committed state, writes land together."""
+
+    @abc.abstractmethod
+    def get(self, card_id: str) -> Card: ...
+
+    @abc.abstractmethod
+    def update(
+        self,
+        card_id: str,
+        expect: Expect,
+        changes: Mapping[str, Any],
+        who: str,
+        note: str = "",
+    ) -> Card: ...
+
+    @abc.abstractmethod
+    def add_event(self, card_id: str, text: str, who: str, kind: str = "event") -> None: ...
+
+    @abc.abstractmethod
+    def create(self, draft: CardDraft, prefix: str, who: str) -> Card: ...
+
+    @abc.abstractmethod
+    def dependents(self, card_id: str) -> list[str]: ...
+
+    @abc.abstractmethod
+    def all_cards(self) -> list[Card]: ...
+
+
+class Store(abc.ABC):
+    """Everything the engine and the TUI need from persistence; nothing else touches the file."""
+
+    @abc.abstractmethod
+    def transaction(self) -> Any:  # context manager yielding Tx
+        ...
+
+    @abc.abstractmethod
+    def get(self, card_id: str) -> Card: ...
+
+    @abc.abstractmethod
+    def list_cards(
+        self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
+    ) -> list[Card]:
+        """Every card (or one lane's) in seq order. A row that cannot be read raises
+        CorruptCard, unless `unreadable` is given: then it is left out and appended
+        there, so a listing shows every other card and says which could not be read."""
+
+    @abc.abstractmethod
+    def timeline(self, card_id: str) -> list[Event]: ...
+
+    @abc.abstractmethod
+    def dependents(self, card_id: str) -> list[str]: ...
+
+    @abc.abstractmethod
+    def change_count(self) -> int:
+        """A number that changes whenever anyone commits a write (cheap to poll)."""
+
+    @abc.abstractmethod
+    def start_drive(
+        self, card: str, tier: str, attempt: int, log: str, owner_pid: int
+    ) -> Drive: ...
+
+    @abc.abstractmethod
+    def update_drive(self, drive_id: str, **fields: Any) -> Drive: ...
+
+    @abc.abstractmethod
+    def get_drive(self, drive_id: str) -> Drive: ...
+
+    @abc.abstractmethod
+    def list_drives(self, card: str | None = None, limit: int = 200) -> list[Drive]: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    # conveniences over the abstract verbs -------------------------------------------------
+
+    def update(
+        self,
+        card_id: str,
+        expect: Expect,
+        changes: Mapping[str, Any],
+        who: str = "board",
+        note: str = "",
+    ) -> Card:
+        with self.transaction() as tx:
+            return tx.update(card_id, expect, changes, who, note)
+
+    def add_comment(self, card_id: str, text: str, who: str = "board") -> None:
+        with self.transaction() as tx:
+            tx.get(card_id)
+            tx.add_event(card_id, text, who, kind="comment")
+
+    def add_event(self, card_id: str, text: str, who: str = "board", kind: str = "event") -> None:
+        with self.transaction() as tx:
+            tx.get(card_id)
+            tx.add_event(card_id, text, who, kind=kind)
+
+    def create(self, draft: CardDraft, prefix: str = "c", who: str = "operator") -> Card:
+        with self.transaction() as tx:
+            return tx.create(draft, prefix, who)
+
+    def find(self, card_id: str) -> Card | None:
+        try:
+            return self.get(card_id)
+        except NotFound:
+            return None
+
+    def lane_heads(self, limit: int, unreadable: list[CorruptCard] | None = None) -> LaneHeads:
+        """Counts per lane and each lane's first `limit` cards in board order (see
+        `board_order`), so a board paints without reading every card. This default reads
+        everything; a store overrides it with a cheaper query. `unreadable` as in
+        `list_cards`."""
+        if limit < 0:
+            raise StoreError(f"lane_heads: limit must be 0 or more, not {limit}")
+        changes = self.change_count()
+        lanes: dict[str, list[Card]] = {}
+        for card in self.list_cards(unreadable=unreadable):
+            lanes.setdefault(card.lane, []).append(card)
+        return LaneHeads(
+            totals={lane: len(cards) for lane, cards in lanes.items()},
+            blocked={
+                lane: sum(c.blocked is not None for c in cards) for lane, cards in lanes.items()
+            },
+            cards={lane: board_order(lane, cards)[:limit] for lane, cards in lanes.items()},
+            changes=changes,
+            complete=all(len(cards) <= limit for cards in lanes.values()),
+        )
+
+
+def unreadable_line(unreadable: list[CorruptCard]) -> str:
+    """One line for the cards a listing left out: the first named, the rest counted."""
+    line = unreadable[0].line()
+    more = len(unreadable) - 1
+    if more:
+        line += f" (and {more} more card{'s' if more != 1 else ''} cannot be read)"
+    return line
+
+
+def with_changes(card: Card, **changes: Any) -> Card:
+    """A copy of a card with fields changed (for previews; the store is not touched)."""
+    return replace(card, **changes)

@@ -1,0 +1,122 @@
+"""A card read back from its row, every field checked.
+
+A row holds whatever a hand edit or an older board put there. Each field is checked as it is
+read, and a bad one raises CorruptCard naming the card and the field, so the operator reads
+one line about one card (and a listing that asks for it leaves that card out) instead of a
+failure somewhere later, far from its cause. Plain tuples in, in `_CARD_COLS` order, so any
+SQL store can share it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from board.core.errors import CorruptCard
+from board.core.model import BLOCK_CLASSES, KINDS, LANES, Blocked, Card
+
+_CARD_COLS = (
+    "id, seq, title, spec, acceptance, kind, lane, priority, assignee, branch, pr_url, "
+    "blocked_class, blocked_reason, labels, surface, drive, created_at, updated_at, version"
+)
+_DRIVE_COLS = (
+    "id, card, attempt, tier, status, started_at, ended_at, pgid, host, owner_pid, log, result"
+)
+
+
+def _card_from_row(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
+    """A card from its row, every field checked: a value edited in by hand (a priority
+    that is not a number, an unknown block class, labels that are not JSON) raises
+    CorruptCard naming the card and the field, instead of failing somewhere later."""
+    (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
+     labels, surface, drive, created, updated, version) = row  # fmt: skip
+
+    def bad(field: str, why: str) -> CorruptCard:
+        return CorruptCard(str(cid), field, why)
+
+    for name, value in (("seq", seq), ("priority", prio), ("version", version)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad(name, f"holds {_shown(value)}, not a whole number")
+    texts = (
+        ("id", cid), ("title", title), ("spec", spec), ("acceptance", acc), ("assignee", assignee),
+        ("branch", branch), ("pr_url", pr_url), ("drive", drive), ("created_at", created),
+        ("updated_at", updated),
+    )  # fmt: skip
+    for name, value in texts:
+        if not isinstance(value, str):
+            raise bad(name, f"holds {_shown(value)}, not text")
+    if lane not in LANES:
+        raise bad("lane", f"holds {_shown(lane)}, not a lane ({', '.join(LANES)})")
+    if kind not in KINDS:
+        raise bad("kind", f"holds {_shown(kind)}, not a kind ({', '.join(KINDS)})")
+    blocked = None
+    if bcls:  # NULL or '' is not blocked (see _IS_BLOCKED)
+        if bcls not in BLOCK_CLASSES:
+            raise bad("blocked_class", f"holds {_shown(bcls)}, not a block class")
+        if not isinstance(breason, str) or not breason.strip():
+            raise bad("blocked_reason", f"holds {_shown(breason)}: a block needs a reason")
+        blocked = Blocked(bcls, breason)
+    deps = list(deps)
+    if not all(isinstance(d, str) for d in deps):
+        raise bad("deps", f"holds {_shown(deps)}, not card ids")
+    return Card(
+        id=cid,
+        seq=seq,
+        title=title,
+        spec=spec,
+        acceptance=acc,
+        kind=kind,
+        lane=lane,
+        priority=prio,
+        assignee=assignee,
+        branch=branch,
+        pr_url=pr_url,
+        blocked=blocked,
+        labels=_text_list(labels, "labels", bad),
+        surface=_text_list(surface, "surface", bad),
+        deps=tuple(sorted(deps, key=_id_key)),
+        drive=drive,
+        created_at=created,
+        updated_at=updated,
+        version=version,
+    )
+
+
+def _text_list(raw: Any, field: str, bad: Callable[[str, str], CorruptCard]) -> tuple[str, ...]:
+    """A JSON list of text (labels, surface), or CorruptCard naming the field."""
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError, RecursionError):
+        value = None
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise bad(field, f"holds {_shown(raw)}, not a JSON list of text")
+    return tuple(value)
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """A stored value for a one-line message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cards(
+    rows: Iterable[tuple[Any, ...]],
+    deps: Mapping[str, list[str]],
+    unreadable: list[CorruptCard] | None,
+) -> list[Card]:
+    """Cards from rows; with `unreadable` a corrupt row is left out and noted there."""
+    cards = []
+    for row in rows:
+        try:
+            cards.append(_card_from_row(row, deps.get(row[0], ())))
+        except CorruptCard as exc:
+            if unreadable is None:
+                raise
+            unreadable.append(exc)
+    return cards
+
+
+def _id_key(card_id: str) -> tuple[str, int]:
+    prefix, _, num = card_id.rpartition("-")
+    return (prefix, int(num)) if num.isdigit() else (card_id, 0)
