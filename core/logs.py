@@ -35,9 +35,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from board.core.errors import Refused
+
+if TYPE_CHECKING:  # logs sits beside config, not above it: the type only, no import
+    from board.core.config import Config
 
 LOG_SUFFIX = ".log"
 LINE_CAP = 16 * 1024  # bytes of one line that are ever decoded and shown
@@ -112,7 +115,7 @@ def check_card_id(card_id: str) -> str:
     return card_id
 
 
-def log_path(cfg: Any, card_id: str, attempt: int) -> Path:
+def log_path(cfg: Config, card_id: str, attempt: int) -> Path:
     """`.board/logs/<card>/<attempt>.log`: where a drive of `card_id` writes its output."""
     check_card_id(card_id)
     if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 0:
@@ -120,7 +123,7 @@ def log_path(cfg: Any, card_id: str, attempt: int) -> Path:
     return Path(cfg.logs_dir) / card_id / f"{attempt}{LOG_SUFFIX}"
 
 
-def list_attempts(cfg: Any, card_id: str) -> list[int]:
+def list_attempts(cfg: Config, card_id: str) -> list[int]:
     """The attempts of a card that left a log, oldest first."""
     folder = Path(cfg.logs_dir) / check_card_id(card_id)
     try:
@@ -135,7 +138,7 @@ def list_attempts(cfg: Any, card_id: str) -> list[int]:
     return sorted(attempts)
 
 
-def latest_log(cfg: Any, card_id: str) -> Path | None:
+def latest_log(cfg: Config, card_id: str) -> Path | None:
     """The log of the card's most recent attempt, or None if it has none."""
     attempts = list_attempts(cfg, card_id)
     return log_path(cfg, card_id, attempts[-1]) if attempts else None
@@ -255,7 +258,7 @@ class LineSplitter:
 
     def feed(self, data: bytes) -> list[str]:
         """The lines completed by `data`; a trailing partial line is kept for later."""
-        out = []
+        out: list[str] = []
         start = 0
         find = data.find
         while True:
@@ -604,8 +607,7 @@ class LogFile:
                 if self._closed:
                     return "same"
                 fd = self._fd
-                replaced = fd is None or st.st_ino != self._ino
-                if replaced or st.st_size < self._size:
+                if fd is None or st.st_ino != self._ino or st.st_size < self._size:
                     try:
                         new_fd = os.open(self.path, os.O_RDONLY)
                     except FileNotFoundError:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from board.core.config import Config
 from board.core.errors import NotFound
 from board.core.logs import Follower, LineSplitter, check_card_id, list_attempts, log_path, sanitize
 from board.core.model import Drive
@@ -37,11 +38,13 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_logs)
 
 
-def _drive_log(cfg: Any, drive: Drive) -> Path:
+def _drive_log(cfg: Config, drive: Drive) -> Path:
     return cfg.root / drive.log if drive.log else log_path(cfg, drive.card, drive.attempt)
 
 
-def _choose(cfg: Any, store: Any, card_id: str, attempt: int | None) -> tuple[Path, Drive | None]:
+def _choose(
+    cfg: Config, store: Any, card_id: str, attempt: int | None
+) -> tuple[Path, Drive | None]:
     """The log to show and the drive writing it (None when no drive record names it).
 
     A live drive wins (its log may not exist yet: -f waits for it); otherwise the

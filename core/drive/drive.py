@@ -47,9 +47,10 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from board.core import proc
+from board.core.config import Config
 from board.core.drive.brief import (
     KeptAttempt,
     brief_text,
@@ -118,13 +119,13 @@ class Drive(TreeSteps):
     `ready`.
     """
 
-    def __init__(self, cfg: Any, store: Store, card_id: str, token: str) -> None:
+    def __init__(self, cfg: Config, store: Store, card_id: str, token: str) -> None:
         self.cfg = cfg
         self.store = store
         self.card_id = card_id
         self.token = token
         self.tokens = [token]
-        row = store.get_drive(token)  # type: ignore[attr-defined]
+        row = store.get_drive(token)
         self.attempt = row.attempt
         self.rung = 0
         self.tree: Path | None = None
@@ -480,7 +481,7 @@ class Drive(TreeSteps):
     def _rotate(self) -> None:
         """Start the next attempt: a new drive row, the card's token moved to it by CAS."""
         old = self.token
-        attempt = self.store.next_attempt(self.card_id)  # type: ignore[attr-defined]
+        attempt = self.store.next_attempt(self.card_id)
         log_rel = self.cfg.rel(log_path(self.cfg, self.card_id, attempt))
         row = self.store.start_drive(self.card_id, self.tier, attempt, log_rel, os.getpid())
         try:
@@ -501,7 +502,7 @@ class Drive(TreeSteps):
         self.attempt = attempt
         self.tokens.append(row.id)
 
-    def _block(self, cls: str, reason: str, tail: str = "", remove_tree: bool = True) -> None:
+    def _block(self, cls: str, reason: str, tail: str = "", remove_tree: bool = True) -> NoReturn:
         """Block the card as the drive ends (flag kept, card to ready), then save the tree."""
         try:
             block_owned(self.store, self.card_id, self.owner, cls, reason)
@@ -515,7 +516,7 @@ class Drive(TreeSteps):
             self._remove_tree(f"blocked {cls}")
         raise _Ended(self._end("blocked", reason, cls=cls))
 
-    def _parked(self, reason: str, tail: str) -> None:
+    def _parked(self, reason: str, tail: str) -> NoReturn:
         """Issue 6 parked the card too-wide: end, card back to ready with its flag, tree saved."""
         self._release(f"drive {self.token} ends: parked too-wide")
         if tail.strip():
@@ -530,7 +531,7 @@ class Drive(TreeSteps):
         changes = {"lane": "ready", "drive": ""}
         return release_working(self.store, self.card_id, self.token, changes, note, WHO)
 
-    def _stand_aside(self, edge: str, found: str) -> None:
+    def _stand_aside(self, edge: str, found: str) -> NoReturn:
         """Do nothing to the card but note what was found; the tree stays (invariant 4)."""
         self.stood_aside = True
         where = (
@@ -545,7 +546,7 @@ class Drive(TreeSteps):
         self._end_row("stood-aside", f"at {edge}: {found}")
         raise _Ended(self._end("stood-aside", found))
 
-    def _shutdown(self) -> None:
+    def _shutdown(self) -> NoReturn:
         """The loop is stopping: save the tree with a comment, reap it, card back to ready."""
         card = self.store.get(self.card_id)
         found = self.owner.why_not(card, self.store)
@@ -587,7 +588,7 @@ class Drive(TreeSteps):
         """End a drive row that is still running (a row another process ended keeps its word)."""
         token = token or self.token
         try:
-            if not self.store.get_drive(token).live:  # type: ignore[attr-defined]
+            if not self.store.get_drive(token).live:
                 return
             self.store.update_drive(token, status=status, pgid=0, result=result[:500])
         except BoardError:
@@ -667,7 +668,7 @@ def _describe(res: proc.Result) -> str:
     return f"exit {res.returncode}"
 
 
-def run_drive(cfg: Any, store: Store, card_id: str, token: str) -> DriveEnd:
+def run_drive(cfg: Config, store: Store, card_id: str, token: str) -> DriveEnd:
     """Run one claimed drive to its end (what the loop's threads call)."""
     return Drive(cfg, store, card_id, token).run()
 

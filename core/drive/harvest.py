@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from board.core.config import Config
 from board.core.git import gitutil
 from board.core.model import Card
 
@@ -72,11 +73,11 @@ class Harvest:
         return "; ".join(parts)
 
 
-def _is_scratch(cfg: Any, path: str) -> bool:
+def _is_scratch(cfg: Config, path: str) -> bool:
     return any(path == s.strip("/") or path.startswith(s.strip("/") + "/") for s in cfg.scratch)
 
 
-def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
+def tree_changes(cfg: Config, tree: Path) -> list[tuple[str, str]]:
     """(XY, path) of every uncommitted change, scratch excluded, renames split in two.
 
     Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
@@ -128,7 +129,7 @@ def _add_paths(tree: Path, paths: list[str]) -> None:
     )
 
 
-def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) -> Harvest:
+def harvest(cfg: Config, tree: str | Path, card: Card, start: str, message: str) -> Harvest:
     """The board's commit of what the coder left in `tree` (seed 003's harvest).
 
     A coder that committed by itself is handled: its commits since `start` are

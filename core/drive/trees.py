@@ -16,18 +16,20 @@ path of one build.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn
 
+from board.core.config import Config
 from board.core.drive.brief import KeptAttempt
 from board.core.errors import BoardError, StrandedWorkError
 from board.core.git import gitutil, treestate
+from board.core.model import Card
 from board.core.store import Store
 
 
 class TreeSteps:
     """The tree steps of a `Drive`: the attributes and methods they use are the drive's."""
 
-    cfg: Any
+    cfg: Config
     store: Store
     card_id: str
     token: str
@@ -36,6 +38,17 @@ class TreeSteps:
     start: str
     resumed_from: str
     kept_attempts: list[KeptAttempt]
+
+    if TYPE_CHECKING:  # the drive's own, declared here so the steps are checked against them
+
+        @property
+        def tier(self) -> str: ...
+        def _edge_check(self, edge: str) -> Card: ...
+        def _block(
+            self, cls: str, reason: str, tail: str = "", remove_tree: bool = True
+        ) -> NoReturn: ...
+        def _comment(self, text: str, tail: str = "") -> None: ...
+        def _say(self, text: str) -> None: ...
 
     def _fresh_build(self) -> bool:
         """Save every old tree the card owns, then create a fresh one (seed 000) at the start

@@ -419,9 +419,9 @@ def prune_plan(
     ids = {b.card for b in every if b.card and (card is None or b.card == card)}
     lanes = {}
     for cid in ids:
-        found = store.find(cid)
-        if found is not None:
-            lanes[cid] = found.lane
+        named = store.find(cid)
+        if named is not None:
+            lanes[cid] = named.lane
     chosen = []
     left = 0
     for b in every:

@@ -206,8 +206,8 @@ def _classify(cfg: Config, tree: Path) -> tuple[str, Path | None]:
         and not tree.is_symlink()
         and tree.is_dir()
         and (tree / ".git").is_file()
-        and _gitfile_dir(tree) is not None
-        and _same(_gitfile_dir(tree), admin)  # type: ignore[arg-type]
+        and (pointed := _gitfile_dir(tree)) is not None
+        and _same(pointed, admin)
     ):
         return "worktree", admin
     return "husk", admin

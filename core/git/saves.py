@@ -240,8 +240,7 @@ def _write_save(
             return SaveResult(
                 _short(ref), commit, tree_dir, card, name, stats, holds, base, kind=kind
             )
-        last = (res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["failed"]
-        last = last[0]
+        last = ((res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["failed"])[0]
         if "reference already exists" not in last and "File exists" not in last:
             break
     raise GitError(f"could not create a stranded/{tree_dir}/… branch: {last}")

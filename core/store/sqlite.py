@@ -17,11 +17,19 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
 from board.core.model import DRIVE_LIVE, TERMINAL, Card, CardDraft, Drive, Event
-from board.core.store.base import Expect, LaneHeads, Store, Tx, describe_changes, utc_now
+from board.core.store.base import (
+    DriveFields,
+    Expect,
+    LaneHeads,
+    Store,
+    Tx,
+    describe_changes,
+    utc_now,
+)
 from board.core.store.rows import _CARD_COLS, _DRIVE_COLS, _card_from_row, _cards, _id_key, _shown
 
 SCHEMA_VERSION = 1
@@ -510,7 +518,7 @@ class SQLiteStore(Store):
             tx.wrote = True
         return drive
 
-    def update_drive(self, drive_id: str, **fields: Any) -> Drive:
+    def update_drive(self, drive_id: str, **fields: Unpack[DriveFields]) -> Drive:
         allowed = set(_DRIVE_COLS.replace(" ", "").split(",")) - {"id", "card"}
         bad = set(fields) - allowed
         if bad:
