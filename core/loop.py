@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from board.core import locks, proc
@@ -274,7 +275,7 @@ class Loop:
             return lambda: None
         old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
 
-        def handler(signum: int, frame: Any) -> None:
+        def handler(signum: int, frame: FrameType | None) -> None:
             self.request_stop(f"board run got {signal.Signals(signum).name}")
 
         for s in old:

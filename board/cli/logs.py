@@ -11,18 +11,22 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from board.core.config import Config
 from board.core.errors import NotFound
 from board.core.logs import Follower, LineSplitter, check_card_id, list_attempts, log_path, sanitize
 from board.core.model import Drive
+from board.core.store import Store
+
+if TYPE_CHECKING:
+    from board.cli.commands import Context, Subparsers
 
 POLL_S = 0.2
 STATUS_EVERY_S = 1.0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     """Add `board logs` to the CLI's subparsers."""
     p = sub.add_parser(
         "logs",
@@ -43,7 +47,7 @@ def _drive_log(cfg: Config, drive: Drive) -> Path:
 
 
 def _choose(
-    cfg: Config, store: Any, card_id: str, attempt: int | None
+    cfg: Config, store: Store, card_id: str, attempt: int | None
 ) -> tuple[Path, Drive | None]:
     """The log to show and the drive writing it (None when no drive record names it).
 
@@ -71,7 +75,7 @@ def _choose(
     return found[max(found)]
 
 
-def _still_running(store: Any, drive: Drive | None) -> bool:
+def _still_running(store: Store, drive: Drive | None) -> bool:
     if drive is None:
         return False
     try:
@@ -118,7 +122,7 @@ class _Printer:
         self.out.flush()
 
 
-def cmd_logs(args: argparse.Namespace, ctx: Any, out: IO[str] | None = None) -> int:
+def cmd_logs(args: argparse.Namespace, ctx: Context, out: IO[str] | None = None) -> int:
     """Print (and with -f follow) the latest drive log of a card."""
     card_id = check_card_id(args.id)
     store = ctx.store

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
 
 from board.core.config import Config
 from board.core.git import gitutil
@@ -164,7 +163,7 @@ def harvest(cfg: Config, tree: str | Path, card: Card, start: str, message: str)
     )
     if tracked_out or untracked_out:
         saved = saves.preserve_worktree(cfg, tree)
-        result.saved_branch = _branch_name(saved)
+        result.saved_branch = saved.branch if saved is not None else ""
     result.discarded = tracked_out
     result.untracked_outside = untracked_out
     gitutil.git(tree, "reset", "-q")  # unstage all: only the surface goes into the commit
@@ -182,16 +181,3 @@ def harvest(cfg: Config, tree: str | Path, card: Card, start: str, message: str)
         except OSError:
             pass
     return result
-
-
-def _branch_name(saved: Any) -> str:
-    """The branch a `preserve_worktree` result names (a str, or an object carrying one)."""
-    if saved is None:
-        return ""
-    if isinstance(saved, str):
-        return saved
-    for attr in ("branch", "name", "ref"):
-        value = getattr(saved, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return str(saved)

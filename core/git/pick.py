@@ -115,7 +115,7 @@ def picked_message(
     return "\n".join([subject, *body]) + "\n"
 
 
-def titles_from(store: Any) -> Callable[[str], str | None]:
+def titles_from(store: Store | Callable[[], Store]) -> Callable[[str], str | None]:
     """A card's title from the store (None if unknown), for a picked commit's message.
 
     `store` may be a callable that opens it: the store is then opened only when a title is

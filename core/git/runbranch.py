@@ -24,9 +24,9 @@ from __future__ import annotations
 import os
 import re
 import socket
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from board.core import locks
 from board.core.config import Config
@@ -48,7 +48,7 @@ def lock_path(cfg: Config, name: str) -> Path:
     return folder / f"{_safe(name)}.lock"
 
 
-def file_lock(path: Path, timeout: float, what: str) -> Any:
+def file_lock(path: Path, timeout: float, what: str) -> AbstractContextManager[None]:
     """The board's file lock (`locks.file_lock`), refusing with what is busy."""
     return locks.file_lock(
         path,
@@ -58,7 +58,7 @@ def file_lock(path: Path, timeout: float, what: str) -> Any:
     )
 
 
-def run_lock(cfg: Config, timeout: float | None = None) -> Any:
+def run_lock(cfg: Config, timeout: float | None = None) -> AbstractContextManager[None]:
     """The per-run write lock: one fold (and its harvest, and a take-in) at a time."""
     wait = cfg.publish_timeout_s if timeout is None else timeout
     return file_lock(

@@ -11,12 +11,11 @@ its own is taken as the build: gated and folded, with no coder.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.git import gitutil, naming, runbranch
-from board.core.model import REQUEUE_EVENT, RESUME_EVENT, Event
+from board.core.model import REQUEUE_EVENT, RESUME_EVENT, Card, Event
 from board.core.store import Store
 
 
@@ -24,7 +23,7 @@ def is_worktree(tree: Path) -> bool:
     return (tree / ".git").is_file() and not tree.is_symlink()
 
 
-def card_tree(cfg: Config, card: Any) -> Path | None:
+def card_tree(cfg: Config, card: Card) -> Path | None:
     """The card's tree on its branch (or its only tree), if one is on disk."""
     trees = [t for t in naming.card_trees(cfg, card.id) if is_worktree(t)]
     for tree in trees:
@@ -96,7 +95,7 @@ def requeued_since_last_build(store: Store, card_id: str) -> bool:
     return any(e.kind == REQUEUE_EVENT for e in since_last_build(store, card_id))
 
 
-def note_resumable(store: Any, cfg: Config, card_id: str, branches: list[str]) -> str:
+def note_resumable(store: Store, cfg: Config, card_id: str, branches: list[str]) -> str:
     """Record that the card's own tree was saved mid-build (a stop, a shutdown, a crash) to
     one of `branches`: the next build starts from that work instead of from scratch.
     Returns the branch recorded ('' when none of them holds the card's own tree)."""
@@ -115,7 +114,7 @@ def own_branch(card_id: str, branches: list[str]) -> str:
     return next((b for b in branches if b.startswith(own)), "")
 
 
-def resume_branch(store: Any, cfg: Config, card_id: str) -> str:
+def resume_branch(store: Store, cfg: Config, card_id: str) -> str:
     """The branch holding the work of the card's interrupted build, if the next build should
     continue from it: saved since the last build began, still there, and no requeue since
     (a requeue means "rebuild"). '' otherwise."""

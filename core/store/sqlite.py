@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any, TypeVar, Unpack
 
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
 from board.core.model import DRIVE_LIVE, TERMINAL, Card, CardDraft, Drive, Event
@@ -118,6 +118,8 @@ _ORDER_INDEXES = {
     for name, order in (("cards_open_order", _OPEN_ORDER), ("cards_closed_order", _CLOSED_ORDER))
 }
 _DDL += _ORDER_INDEXES.values()
+
+T = TypeVar("T")
 
 
 def _whole(value: Any, what: str, path: Path) -> int:
@@ -406,7 +408,7 @@ class SQLiteStore(Store):
         deps = [r[0] for r in self._read("SELECT dep FROM deps WHERE card = ?", (card_id,))]
         return _card_from_row(rows[0], deps)
 
-    def _in_read_tx(self, read: Callable[[sqlite3.Connection], Any]) -> Any:
+    def _in_read_tx(self, read: Callable[[sqlite3.Connection], T]) -> T:
         """Run several reads in one read transaction, so what they return agrees."""
         with self._lock:
             try:
