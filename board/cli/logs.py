@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from board.core.errors import NotFound
-from board.core.logs import Follower, LineSplitter, check_card_id, list_attempts, log_path, sanitize
+from board.core.logs import Follower, LineSplitter, check_card_id, list_attempts, log_path
 from board.core.model import Drive
+from board.core.text import sanitize
 
 POLL_S = 0.2
 STATUS_EVERY_S = 1.0
