@@ -18,8 +18,8 @@ of thousands of lines a second, and the operator must see its tail at once:
 - A line longer than `LINE_CAP` bytes is shown cut, with a visible marker;
   invalid UTF-8 is replaced, never raised.
 
-`sanitize` is shared with the TUI and the CLI for every untrusted string
-(invariant 5): escape sequences and control characters become visible text.
+A log line is shown through `board.core.text.sanitize`, like every untrusted string:
+escape sequences and control characters become visible text.
 
 No Textual here: `core` must import without it.
 """
@@ -52,56 +52,6 @@ STAMP_LEN = len("2026-01-02T03:04:05.678Z ")
 _STAMP_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")
 _NL = re.compile(b"\n")
 _CARD_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-
-
-# ---------------------------------------------------------------------------------------------
-# sanitize: untrusted text made harmless and visible
-
-
-def _visible_form(code: int) -> str:
-    if code == 0x1B:
-        return "␛"
-    if code < 0x20:
-        return "^" + chr(code + 0x40)
-    if code == 0x7F:
-        return "^?"
-    if code <= 0x9F:
-        return f"\\x{code:02x}"
-    return f"<U+{code:04X}>"  # bidirectional overrides: text that reads other than it is
-
-
-_UNSAFE = (
-    list(range(0x00, 0x09))
-    + list(range(0x0A, 0x20))
-    + list(range(0x7F, 0xA0))
-    + list(range(0x202A, 0x202F))
-    + list(range(0x2066, 0x206A))
-)
-_TABLE: dict[str, str] = {chr(c): _visible_form(c) for c in _UNSAFE}
-_UNSAFE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in _UNSAFE) + "]")
-_UNSAFE_KEEP_NL_RE = re.compile(
-    "[" + "".join(re.escape(chr(c)) for c in _UNSAFE if c != 0x0A) + "]"
-)
-
-
-def _replace(match: re.Match[str]) -> str:
-    return _TABLE[match.group()]
-
-
-def sanitize(text: str, keep_newlines: bool = False, tab_size: int = 4) -> str:
-    """Make terminal escapes and control characters visible, so none reaches the terminal.
-
-    ESC becomes `␛` (so `\\x1b[2J` shows as `␛[2J`), other C0 controls and DEL
-    caret notation (`^G`, `^M`, `^?`), C1 controls `\\x9b`, bidirectional overrides
-    `<U+202E>`. Tabs become spaces (a raw tab moves the cursor). Newlines become
-    `^J` unless `keep_newlines`. Text with nothing to replace is returned as is.
-    """
-    if "\t" in text:
-        text = text.expandtabs(tab_size)
-    pattern = _UNSAFE_KEEP_NL_RE if keep_newlines else _UNSAFE_RE
-    if pattern.search(text) is None:
-        return text
-    return pattern.sub(_replace, text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -767,6 +717,5 @@ __all__ = [
     "latest_log",
     "list_attempts",
     "log_path",
-    "sanitize",
     "split_stamp",
 ]

@@ -16,9 +16,9 @@ from board.core import config
 from board.core.cards import actions
 from board.core.errors import BoardError, ConfigError, CorruptCard, Refused, StoreError
 from board.core.git import gitutil
-from board.core.logs import sanitize
 from board.core.model import KINDS, LANES, PRIORITY_DEFAULT, Card, CardDraft
 from board.core.store import SQLiteStore, Store, unreadable_line
+from board.core.text import sanitize
 
 if TYPE_CHECKING:
     # what `add_subparsers` hands out: each verb module's `register(sub)` adds its verbs there

@@ -15,9 +15,10 @@ from typing import IO, TYPE_CHECKING
 
 from board.core.config import Config
 from board.core.errors import NotFound
-from board.core.logs import Follower, LineSplitter, check_card_id, list_attempts, log_path, sanitize
+from board.core.logs import Follower, LineSplitter, check_card_id, list_attempts, log_path
 from board.core.model import Drive
 from board.core.store import Store
+from board.core.text import sanitize
 
 if TYPE_CHECKING:
     from board.cli.commands import Context, Subparsers

@@ -107,7 +107,7 @@ def _cmd_split(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-# board stop / board approve / board stranded salvage (issue 5) ----------------------------------
+# board stop / board approve / board stranded salvage ---------------------------------------------
 
 _STOP_HELP = (
     "stop a card's drive now: its whole process group is killed, its tree saved to a "

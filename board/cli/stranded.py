@@ -10,17 +10,16 @@ from typing import TYPE_CHECKING
 
 from board.core.errors import Conflict, Refused
 from board.core.git import pick, stranded
+from board.core.text import sanitize
 
 if TYPE_CHECKING:
     from board.cli.commands import Context, Subparsers
 
-_CONTROL = {i: f"^{chr(i + 64)}" for i in range(32) if chr(i) not in "\n\t"}
-_CONTROL[0x7F] = "^?"
-
 
 def _visible(text: str) -> str:
-    """Branch names and diffs come from coders: control characters are shown as ^X."""
-    return text.translate(_CONTROL)
+    """Branch names and diffs come from coders: escapes made visible, tabs and line breaks
+    kept (a diff printed line by line needs both)."""
+    return sanitize(text, keep_newlines=True, keep_tabs=True)
 
 
 def cmd_list(args: argparse.Namespace, ctx: Context) -> int:

@@ -8,8 +8,8 @@ picks up the task finds the card already parked.
 
 The count lives in the store only (a `budget:timeout=N` label): a count held in memory
 would survive an operator's `unblock` from another process and re-park the card on its
-first real retry (seed 002, R5). Which timeouts count is the drive's decision (a fresh
-build whose coder printed something); this module only keeps the count.
+first real retry (docs/lifecycle.md, "Every edge"). Which timeouts count is the drive's
+decision (a fresh build whose coder printed something); this module only keeps the count.
 
 `split` performs the task's four steps in the one safe order (create the slices in
 backlog, repoint the dependents, cancel the card, ready the slices) inside one
@@ -80,7 +80,7 @@ def count_timeout(store: Store, cfg: Config, card: Card, token: str) -> str | No
     with store.transaction() as tx:
         current = tx.get(card.id)
         Expect(lane="working", drive=token).check(current)
-        if current.pr_url:  # a fix round of a published card is never counted (seed 002, R2)
+        if current.pr_url:  # a fix round of a published card is never counted: it built once
             return None
         count = timeout_count(current) + 1
         current = tx.update(

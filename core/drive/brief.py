@@ -1,6 +1,6 @@
 """The coder's brief: what one attempt is told, written into the tree's scratch directory.
 
-It never asks the coder to publish: the board commits and publishes (seed 000, #400: a
+It never asks the coder to publish: the board commits and publishes (docs/lifecycle.md: a
 brief that said both "edit only" and "push if you can" contradicted the contract). It
 quotes what the attempt must know and cannot see in the tree: the operator's note from a
 requeue, the gate's output on a retry, the last fold's conflict, the branches holding

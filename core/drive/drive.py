@@ -1,11 +1,11 @@
 """One drive: one build of one card, from a fresh worktree to a published branch.
 
-The path (issue 4; seeds 000 and 003): save the card's old trees, create a fresh
+The path (docs/lifecycle.md, "Every edge"): save the card's old trees, create a fresh
 worktree, write the brief into the scratch directory, run the coder tier's argv
 (no stdin, its own process group, a timeout; output streamed line by line into
 `.board/logs/<card>/<attempt>.log`), then `gate.format_argv`, then `gate.argv`
 (a red gate re-runs the coder with the gate's output in the brief, up to
-`gate.retries` times), then the board's own commit with seed 003's surface
+`gate.retries` times), then the board's own commit with its surface
 harvest, then the publish.
 
 Why each rule:
@@ -14,7 +14,8 @@ Why each rule:
   token, unblocked, and the drive's row still `running`. Before every edge that
   changes the card (block, retry, climb, publish) it re-reads the card; if someone
   moved it — held, requeued, stopped, cancelled — it blocks, retries and publishes
-  nothing, keeps the tree, and leaves a note saying what it found (invariant 4).
+  nothing, keeps the tree, and leaves a note saying what it found (invariant 4,
+  docs/lifecycle.md).
   In the system we re-create a hold that landed while a retry was being prepared
   lost the tree, so the re-read happens again right before the drive removes its
   own failed attempt.

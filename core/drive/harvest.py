@@ -1,4 +1,4 @@
-"""The board's commit of what a coder left in its tree, with seed 003's surface harvest.
+"""The board's commit of what a coder left in its tree, with the surface harvest.
 
 With a declared surface, what lies inside it is the card's product and is committed;
 tracked changes outside it are discarded so the fold can rebase (a rewritten lockfile),
@@ -42,7 +42,7 @@ def in_surface(path: str, surface: tuple[str, ...] | list[str]) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# the board's commit, with seed 003's surface harvest
+# the board's commit, with the surface harvest (docs/lifecycle.md, "Every edge")
 
 
 @dataclass
@@ -96,7 +96,7 @@ def tree_changes(cfg: Config, tree: Path) -> list[tuple[str, str]]:
         if _is_scratch(cfg, path):
             continue
         if xy == "??" and (tree / path).is_symlink() and "node_modules" in Path(path).parts:
-            continue  # the board's own node_modules links are never work (seed 000)
+            continue  # the board's own node_modules links are never work (docs/lifecycle.md)
         out.append((xy, path))
     return out
 
@@ -129,7 +129,7 @@ def _add_paths(tree: Path, paths: list[str]) -> None:
 
 
 def harvest(cfg: Config, tree: str | Path, card: Card, start: str, message: str) -> Harvest:
-    """The board's commit of what the coder left in `tree` (seed 003's harvest).
+    """The board's commit of what the coder left in `tree` (the harvest).
 
     A coder that committed by itself is handled: its commits since `start` are
     folded back (soft reset) so the surface rule applies to them too, and they are

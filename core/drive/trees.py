@@ -1,6 +1,6 @@
 """Where a build's tree comes from, and where it goes: the drive's tree steps.
 
-A fresh build first saves every old tree the card owns (seed 000), then starts its tree
+A fresh build first saves every old tree the card owns (invariant 1), then starts its tree
 at the start point (the run branch's tip in `fold` mode). Three things come before a
 blank start, so that nothing an operator or a coder made is thrown away: a kept tree
 that a human resolved onto the run tip is this build (no coder); a tree still mid-rebase
@@ -51,7 +51,7 @@ class TreeSteps:
         def _say(self, text: str) -> None: ...
 
     def _fresh_build(self) -> bool:
-        """Save every old tree the card owns, then create a fresh one (seed 000) at the start
+        """Save every old tree the card owns, then create a fresh one (invariant 1) at the start
         point; True instead when the card's kept tree was resolved by hand and is taken as
         this build (see treestate)."""
         from board.core.git import worktrees

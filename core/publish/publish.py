@@ -1,7 +1,7 @@
 """Publishing a built card, and the ownership check every drive edge goes through.
 
-`fold` is seed 003's serial fold-back: under one lock per run branch (shared by
-every process on this machine), the card branch is rebased onto the run
+`fold` is the serial fold-back (docs/lifecycle.md, "The fold"): under one lock per run
+branch (shared by every process on this machine), the card branch is rebased onto the run
 branch's tip and the run branch is moved with a compare-and-swap `update-ref`.
 The run branch is never checked out, and a fold refuses while any worktree has
 it checked out, so the operator's own checkout never moves under them.
@@ -13,7 +13,7 @@ process's `hold` or `requeue` therefore lands either before (and the fold stands
 aside: nothing is published) or after (and finds the card already done) — never
 in between (invariant 4).
 
-`publish` dispatches on `publish.review` and `publish.mode`; issue 5 extends it
+`publish` dispatches on `publish.review` and `publish.mode`; the operator's `approve` extends it
 with `push` and the operator's `approve`.
 """
 
@@ -310,7 +310,7 @@ def publish(
     """Publish a built card the configured way.
 
     With `review = "operator"` and not yet `approved`, the card goes to `review`.
-    Otherwise `fold` (local, serial) or `push` (issue 5). Raises StoodAside never:
+    Otherwise `fold` (local, serial) or `push`. Raises StoodAside never:
     a moved card comes back as outcome `stood-aside`, with nothing published.
     """
     if cfg.review == "operator" and not approved:
