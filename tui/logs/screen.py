@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 
 from board.core.config import Config
 from board.core.errors import BoardError
-from board.core.logs import sanitize, split_stamp
+from board.core.logs import split_stamp
 from board.core.store import Store
+from board.core.text import sanitize
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
