@@ -18,7 +18,7 @@ from tests.git_helpers import Repo, make_repo
 
 @pytest.fixture
 def r(tmp_path: Path) -> Repo:
-    return make_repo(tmp_path, remote=False)
+    return make_repo(tmp_path)  # a clone of a bare origin, as a board runs in
 
 
 def add_tree(r: Repo, name: str, branch: str | None) -> Path:
