@@ -13,6 +13,7 @@ from typing import Any
 
 import tomli_w
 from board.core.errors import ConfigError
+from board.core.failures import CLASSES, DEFAULT_RULES, DEFAULT_STEPS, STEPS, Rule
 
 CONFIG_NAME = "board.toml"
 
@@ -71,6 +72,8 @@ KEYS: tuple[Key, ...] = (
     Key("planner", "name", str, "planner", "planner_name", "who decompose tasks are for"),
     Key("planner", "argv", _ARGV, [], "planner_argv", "runs decompose tasks; empty: they wait"),
     Key("planner", "timeout_s", float, 1800, "planner_timeout_s", "the planner's time limit"),
+    Key("failures", "max_backoff_s", float, 3600, "max_backoff_s",
+        "the longest wait a back-off or a reset named in the output may set"),
     Key("tui", "theme", str, "dark", "theme", "dark, light, high-contrast or your own"),
     Key("tui", "theme_dir", str, "", "theme_dir", "a folder of your own theme files"),
     Key("tui", "keys", dict, {}, "keys", "rebound keys: binding id = key(s)"),
@@ -145,6 +148,8 @@ class Config:
     publish_timeout_s: float = _default("publish_timeout_s")
     planner_argv: tuple[str, ...] = _default("planner_argv")
     planner_timeout_s: float = _default("planner_timeout_s")
+    max_backoff_s: float = _default("max_backoff_s")
+    failure_rules: tuple[Rule, ...] = DEFAULT_RULES  # [[failures.rules]] first, then these
     theme: str = _default("theme")
     theme_dir: str = _default("theme_dir")
     keys: dict[str, str] = _default("keys")
@@ -209,6 +214,8 @@ def template(overrides: dict[str, dict[str, Any]] | None = None) -> str:
             if (section, key) in docs:
                 out.append(f"# {docs[(section, key)]}")
             out.append(tomli_w.dumps({key: value}).rstrip("\n"))
+        if section == "failures":
+            out += [f"# {RULE_DOC}", *(f"# {x}" for x in RULE_EXAMPLE)]
         out.append("")
         for key, value in tables.items():
             doc_line = docs.get((section, key)) or (TIER_DOC if key == "tiers" else "")
@@ -242,6 +249,7 @@ def key_table() -> str:
     tier = _inline(list(DEFAULT_TIER))
     rows.append(f"| `coder.tiers.NAME.argv` | `{tier}` (tier `default`) | {TIER_DOC} |")
     rows.append("| `coder.tiers.NAME.timeout_s` | `0` | the tier's limit (0: `coder.timeout_s`) |")
+    rows.append(f"| `failures.rules` | the defaults below | {RULE_DOC} |")
     return "\n".join(rows) + "\n"
 
 
@@ -371,6 +379,7 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
     reader = _Reader(path, text)
     values: dict[tuple[str, str], Any] = {}
     tiers: dict[str, Tier] = {}
+    rules: tuple[Rule, ...] = ()
     for section, body in data.items():
         if section not in SCHEMA:
             raise reader.fail([section], None, "unknown section")
@@ -378,6 +387,9 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
             raise reader.fail([], section, "expected a table")
         schema = SCHEMA[section]
         for key, raw in body.items():
+            if section == "failures" and key == "rules":
+                rules = _rules(reader, raw)
+                continue
             if section == "coder" and key == "tiers":
                 if not isinstance(raw, dict):
                     raise reader.fail(["coder"], "tiers", "expected a table of tiers")
@@ -424,7 +436,97 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
         raise reader.fail(["publish"], "remote", "push needs a remote")
     filled = {k.attr: get(k.section, k.name) for k in KEYS}
     filled.update(prefix=prefix, scratch=scratch, ladder=ladder)
-    return Config(root=(root or path.parent).resolve(), tiers=tiers, **filled)
+    return Config(
+        root=(root or path.parent).resolve(),
+        tiers=tiers,
+        failure_rules=rules + DEFAULT_RULES,
+        **filled,
+    )
+
+
+RULE_EXAMPLE = (
+    "[[failures.rules]]",
+    'pattern = "credit balance is too low"',
+    'class = "auth"',
+)
+RULE_KEYS = ("pattern", "class", "steps", "exit_codes", "backoff_s", "max_attempts")
+RULE_DOC = (
+    "[[failures.rules]]: pattern (a regex, any case), class (rate-limit, transient, auth), "
+    "optional steps, exit_codes, backoff_s, max_attempts; checked before the defaults"
+)
+
+
+def _rules(reader: _Reader, raw: Any) -> tuple[Rule, ...]:
+    """`[[failures.rules]]`, in order; each refusal names the rule's own line."""
+    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
+        raise reader.fail(["failures"], "rules", "expected [[failures.rules]] tables")
+    out = []
+    for index, body in enumerate(raw):
+
+        def fail(key: str | None, why: str, index: int = index) -> ConfigError:
+            line = _rule_line(reader.text, index, key)
+            where = f"{reader.path}:{line}" if line else str(reader.path)
+            name = f"failures.rules[{index + 1}]" + (f".{key}" if key else "")
+            return ConfigError(f"{where}: {name}: {why}")
+
+        for key in body:
+            if key not in RULE_KEYS:
+                raise fail(key, f"unknown key (a rule has {', '.join(RULE_KEYS)})")
+        pattern = body.get("pattern")
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise fail("pattern" if "pattern" in body else None, "needs a pattern (a regex)")
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise fail("pattern", f"not a valid regex: {exc}") from None
+        cls = body.get("class")
+        if cls not in CLASSES:
+            raise fail(
+                "class" if "class" in body else None,
+                f"class must be one of {', '.join(CLASSES)}, got {cls!r}",
+            )
+        steps = body.get("steps", list(DEFAULT_STEPS))
+        if (
+            not isinstance(steps, list)
+            or not steps
+            or not all(isinstance(x, str) and x in STEPS for x in steps)
+        ):
+            raise fail("steps", f"must be a list of {', '.join(STEPS)}, got {steps!r}")
+        codes = body.get("exit_codes", [])
+        if not isinstance(codes, list) or not all(
+            isinstance(c, int) and not isinstance(c, bool) for c in codes
+        ):
+            raise fail("exit_codes", f"must be a list of whole numbers, got {codes!r}")
+        backoff = body.get("backoff_s", 60)
+        if isinstance(backoff, bool) or not isinstance(backoff, (int, float)):
+            raise fail("backoff_s", f"expected a number of seconds, got {backoff!r}")
+        if not math.isfinite(backoff) or not 0 <= backoff <= MAX_SECONDS:
+            raise fail("backoff_s", f"must be 0 to {MAX_SECONDS} seconds, got {backoff!r}")
+        tries = body.get("max_attempts", 5)
+        if isinstance(tries, bool) or not isinstance(tries, int) or tries < 1:
+            raise fail("max_attempts", f"must be a whole number of at least 1, got {tries!r}")
+        out.append(Rule(pattern, cls, tuple(steps), tuple(codes), float(backoff), tries))
+    return tuple(out)
+
+
+def _rule_line(text: str, index: int, key: str | None) -> int | None:
+    """The line of the `index`-th `[[failures.rules]]` (or of `key` inside it)."""
+    seen = -1
+    inside = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line.startswith("["):
+            inside = re.match(r"^\[\[\s*failures\s*\.\s*rules\s*\]\]", line) is not None
+            if inside:
+                seen += 1
+                if seen == index and key is None:
+                    return number
+            continue
+        if inside and seen == index and key is not None:
+            m = re.match(r'^"?([A-Za-z0-9_\-]+)"?\s*=', line)
+            if m and m.group(1) == key:
+                return number
+    return _line_of(text, ["failures"], "rules")
 
 
 def _tier(reader: _Reader, name: str, body: Any) -> Tier:

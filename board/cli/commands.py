@@ -220,6 +220,8 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
     ctx.out(card_line(card))
     if card.blocked:
         ctx.out(f"blocked: {card.blocked.cls}: {visible(card.blocked.reason)}")
+    if card.not_before:
+        ctx.out(f"not before: {card.not_before} (a back-off; the loop claims it then)")
     for label, value in (
         ("kind", card.kind),
         ("deps", ", ".join(card.deps)),
@@ -342,10 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
         _add_json(p)
         p.set_defaults(func=_simple(verb))
 
-    from board.cli import logs, ops, run, stranded, tui
+    from board.cli import logs, ops, run, status, stranded, tui
     from board.demo import sandbox
 
-    for module in (stranded, logs, run, ops, tui, sandbox):
+    for module in (stranded, logs, run, status, ops, tui, sandbox):
         module.register(sub)
     return parser
 
