@@ -249,7 +249,8 @@ def key_table() -> str:
     tier = _inline(list(DEFAULT_TIER))
     rows.append(f"| `coder.tiers.NAME.argv` | `{tier}` (tier `default`) | {TIER_DOC} |")
     rows.append("| `coder.tiers.NAME.timeout_s` | `0` | the tier's limit (0: `coder.timeout_s`) |")
-    rows.append(f"| `failures.rules` | the defaults below | {RULE_DOC} |")
+    where = 'the defaults (see "Failures that are not the card\'s fault")'
+    rows.append(f"| `failures.rules` | {where} | {RULE_DOC} |")
     return "\n".join(rows) + "\n"
 
 
