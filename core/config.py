@@ -226,6 +226,30 @@ def template(overrides: dict[str, dict[str, Any]] | None = None) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def rules_text(rules: list[dict[str, Any]], comment: str = "") -> str:
+    """`[[failures.rules]]` tables, as board.toml holds them."""
+    head = f"# {comment}\n" if comment else ""
+    return head + tomli_w.dumps({"failures": {"rules": rules}})
+
+
+def tier_text(name: str, argv: list[str], comment: str = "") -> str:
+    """One `[coder.tiers.NAME]` table, as board.toml holds it."""
+    head = f"# {comment}\n" if comment else ""
+    return head + tomli_w.dumps({"coder": {"tiers": {name: {"argv": argv}}}})
+
+
+def rule_table(rule: Rule) -> dict[str, Any]:
+    """A rule as its `[[failures.rules]]` table says it (what init writes for a preset)."""
+    return {
+        "pattern": rule.pattern,
+        "class": rule.cls,
+        "steps": list(rule.steps),
+        "exit_codes": list(rule.exit_codes),
+        "backoff_s": rule.backoff_s,
+        "max_attempts": rule.max_attempts,
+    }
+
+
 def write_default(root: Path, overrides: dict[str, dict[str, Any]] | None = None) -> Path:
     """Write board.toml with every default, optionally overriding some keys."""
     path = root / CONFIG_NAME
