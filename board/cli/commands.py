@@ -342,7 +342,11 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
         ("labels", ", ".join(card.labels)),
         ("surface", ", ".join(card.surface)),
         ("branch", card.branch),
-        ("pr", card.pr_url),
+        (
+            "pr",
+            card.pr_url
+            + (f" ({card.pr_state}, polled {card.pr_polled_at})" if card.pr_state else ""),
+        ),
     ):
         if value:
             ctx.out(f"{label}: {visible(value)}")
