@@ -32,7 +32,7 @@ class Key:
 
     section: str
     name: str
-    kind: Any  # str | int | float (seconds) | "argv" | "strlist" | dict
+    kind: Any  # str | int | bool | float (seconds) | "argv" | "strlist" | dict
     default: Any
     attr: str
     doc: str
@@ -69,6 +69,16 @@ KEYS: tuple[Key, ...] = (
     Key("publish", "pr_argv", _ARGV, [], "pr_argv", "with push: the PR command (no shell)"),
     Key("publish", "timeout_s", float, 300, "publish_timeout_s",
         "time limit of a push, a PR command, a wait for the run lock"),
+    Key("publish", "pr_state_argv", _ARGV, [], "pr_state_argv",
+        "with push: prints the PR's state as gh pr view --json does; empty: no polling"),
+    Key("publish", "poll_s", float, 60, "poll_s",
+        "how often a PR in review is polled, and the base fetched in push mode"),
+    Key("publish", "auto_merge", bool, False, "auto_merge",
+        "merge a PR whose checks are all green and mergeable (merge_argv)"),
+    Key("publish", "merge_argv", _ARGV, [], "merge_argv",
+        "the merge command ({branch} {base} {pr_url} {merge_method})"),
+    Key("publish", "merge_method", str, "squash", "merge_method", "squash, merge or rebase",
+        ("squash", "merge", "rebase")),
     Key("planner", "name", str, "planner", "planner_name", "who decompose tasks are for"),
     Key("planner", "argv", _ARGV, [], "planner_argv", "runs decompose tasks; empty: they wait"),
     Key("planner", "timeout_s", float, 1800, "planner_timeout_s", "the planner's time limit"),
@@ -146,6 +156,11 @@ class Config:
     remote: str = _default("remote")
     pr_argv: tuple[str, ...] = _default("pr_argv")
     publish_timeout_s: float = _default("publish_timeout_s")
+    pr_state_argv: tuple[str, ...] = _default("pr_state_argv")
+    poll_s: float = _default("poll_s")
+    auto_merge: bool = _default("auto_merge")
+    merge_argv: tuple[str, ...] = _default("merge_argv")
+    merge_method: str = _default("merge_method")
     planner_argv: tuple[str, ...] = _default("planner_argv")
     planner_timeout_s: float = _default("planner_timeout_s")
     max_backoff_s: float = _default("max_backoff_s")
@@ -226,6 +241,30 @@ def template(overrides: dict[str, dict[str, Any]] | None = None) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def rules_text(rules: list[dict[str, Any]], comment: str = "") -> str:
+    """`[[failures.rules]]` tables, as board.toml holds them."""
+    head = f"# {comment}\n" if comment else ""
+    return head + tomli_w.dumps({"failures": {"rules": rules}})
+
+
+def tier_text(name: str, argv: list[str], comment: str = "") -> str:
+    """One `[coder.tiers.NAME]` table, as board.toml holds it."""
+    head = f"# {comment}\n" if comment else ""
+    return head + tomli_w.dumps({"coder": {"tiers": {name: {"argv": argv}}}})
+
+
+def rule_table(rule: Rule) -> dict[str, Any]:
+    """A rule as its `[[failures.rules]]` table says it (what init writes for a preset)."""
+    return {
+        "pattern": rule.pattern,
+        "class": rule.cls,
+        "steps": list(rule.steps),
+        "exit_codes": list(rule.exit_codes),
+        "backoff_s": rule.backoff_s,
+        "max_attempts": rule.max_attempts,
+    }
+
+
 def write_default(root: Path, overrides: dict[str, dict[str, Any]] | None = None) -> Path:
     """Write board.toml with every default, optionally overriding some keys."""
     path = root / CONFIG_NAME
@@ -299,6 +338,10 @@ class _Reader:
             return tuple(raw)
         if kind is float:
             return self.seconds(section, key, raw)
+        if kind is bool:
+            if not isinstance(raw, bool):
+                raise self.fail(section, key, f"expected true or false, got {raw!r}")
+            return raw
         if kind is int:
             if isinstance(raw, bool) or not isinstance(raw, int):
                 raise self.fail(section, key, f"expected an integer, got {raw!r}")
@@ -433,6 +476,8 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
             raise reader.fail(
                 ["coder"], "ladder", f"names tier {name!r}, which has no [coder.tiers.{name}]"
             )
+    if get("publish", "auto_merge") and not get("publish", "merge_argv"):
+        raise reader.fail(["publish"], "auto_merge", "needs merge_argv (the merge command)")
     if get("publish", "mode") == "push" and not get("publish", "remote"):
         raise reader.fail(["publish"], "remote", "push needs a remote")
     filled = {k.attr: get(k.section, k.name) for k in KEYS}

@@ -52,6 +52,7 @@ from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
 from board.core.git import runbranch, treestate
 from board.core.git.runbranch import lock_path
 from board.core.model import SELF_HEALING, TERMINAL, Blocked, Card, Drive, Pause
+from board.core.poller import ForgePoller
 from board.core.proc import pid_alive
 from board.core.publish.owner import release_working
 from board.core.store import Expect, Store, utc_now
@@ -194,6 +195,7 @@ class Loop:
         self.host = socket.gethostname()
         self.touched: set[str] = set()  # the cards this run claimed
         self.base_problem = ""  # why nothing can be claimed board-wide ('' when nothing)
+        self.poller = ForgePoller(cfg, store, self.log, self.wake)
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -217,6 +219,7 @@ class Loop:
         self.lock.acquire()
         restore = self._install_signals()
         beating = self._start_heartbeat()
+        polling = self._start_poller()
         try:
             self.log("start", pid=os.getpid(), once=once, until_idle=until_idle)
             self.boot()
@@ -236,6 +239,7 @@ class Loop:
             self.wait()
             restore()
             beating.set()
+            polling.set()
             with contextlib.suppress(BoardError):
                 self.store.end_loop(self.host, os.getpid())
             self.log("stop", pid=os.getpid())
@@ -258,6 +262,10 @@ class Loop:
 
         threading.Thread(target=beat, name="heartbeat", daemon=True).start()
         return done
+
+    def _start_poller(self) -> threading.Event:
+        """Poll the forge from its own thread (see core/poller.py); set the event to stop."""
+        return self.poller.start()
 
     def _timed_waits(self) -> bool:
         """Whether a ready card waits for a time (its back-off, its tier's timed pause): an
@@ -575,8 +583,10 @@ class Loop:
 
         claimed: list[str] = []
         queue = actions.ready_queue(self.store)
-        if queue and len(self.running) < self.cfg.max_concurrent and self._base_conflicts():
-            return claimed
+        if queue and len(self.running) < self.cfg.max_concurrent:
+            self.poller.fetch_base()
+            if self._base_conflicts():
+                return claimed
         working = [(c.id, c.surface) for c in self.store.list_cards("working")]
         pauses = self._pauses()
         seen = set()

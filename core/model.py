@@ -21,6 +21,7 @@ HUMAN_CLASSES: frozenset[str] = frozenset(
         "gate-red",
         "fold-conflict",
         "auth",  # a dead login: no stronger model fixes it, and every card would burn on it
+        "pr-closed",  # its pull request was closed without a merge: a human decides
     }
 )
 BLOCK_CLASSES: frozenset[str] = SELF_HEALING | HUMAN_CLASSES
@@ -87,6 +88,8 @@ class Card:
     seq: int = 0
     drive: str = ""  # token of the drive that owns the card while it is working
     not_before: str = ""  # ISO UTC: no claim before then (a back-off); "" when none
+    pr_state: str = ""  # the PR's state when last polled (OPEN, MERGED, CLOSED, ...)
+    pr_polled_at: str = ""  # when it was polled
 
     @property
     def is_open(self) -> bool:
@@ -116,6 +119,8 @@ class Card:
             "branch": self.branch,
             "pr_url": self.pr_url,
             "not_before": self.not_before or None,
+            "pr_state": self.pr_state or None,
+            "pr_polled_at": self.pr_polled_at or None,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "version": self.version,
@@ -164,6 +169,9 @@ class Drive:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+FORGE_PAUSE = "forge"  # the pause a dead forge login puts on PR polling (`board resume forge`)
 
 
 @dataclass(frozen=True)

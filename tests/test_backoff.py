@@ -328,7 +328,8 @@ def test_a_store_made_before_back_offs_is_migrated_when_opened(tmp_path: Path) -
     store.close()
     conn = sqlite3.connect(cfg.db_path)
     conn.executescript(
-        "ALTER TABLE cards DROP COLUMN not_before; DROP TABLE pauses; DROP TABLE loops; "
+        "ALTER TABLE cards DROP COLUMN not_before; ALTER TABLE cards DROP COLUMN pr_state; "
+        "ALTER TABLE cards DROP COLUMN pr_polled_at; DROP TABLE pauses; DROP TABLE loops; "
         "UPDATE meta SET value = '1' WHERE key = 'schema';"
     )
     conn.close()
@@ -340,7 +341,7 @@ def test_a_store_made_before_back_offs_is_migrated_when_opened(tmp_path: Path) -
         .execute("SELECT value FROM meta WHERE key = 'schema'")
         .fetchone()
     )
-    assert version == "2"
+    assert version == "3"
     store.close()
 
 

@@ -226,6 +226,8 @@ class Drive(TreeSteps, BackOffSteps):
             self._format()
             self._check_stop()
             if not self._has_work():
+                if res is not None:  # aider exits 0 when its calls failed: read what it said
+                    self._not_its_fault("coder", res)
                 tail = res.tail_text() if res is not None else ""
                 self._climb("the coder exited 0 but changed nothing", "terminal", tail)
                 fresh = True

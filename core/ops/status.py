@@ -15,7 +15,7 @@ from typing import Any
 from board.core.cards import waits
 from board.core.config import Config
 from board.core.failures import parse_stamp
-from board.core.model import LANES
+from board.core.model import FORGE_PAUSE, LANES
 from board.core.store import Store
 
 STALE_AFTER_S = 15.0  # the loop beats every 2 s
@@ -95,7 +95,7 @@ def resume(store: Store, cfg: Config, tier: str) -> bool:
     """`board resume TIER`: lift the tier's pause, whatever its class. False if none."""
     from board.core.errors import Refused
 
-    if tier not in cfg.tiers:
+    if tier not in cfg.tiers and tier != FORGE_PAUSE:
         known = ", ".join(sorted(cfg.tiers)) or "none"
         raise Refused(f"no tier {tier!r} in board.toml (tiers: {known})")
     return store.resume_tier(tier)

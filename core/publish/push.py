@@ -266,6 +266,10 @@ def publish(
         out.lines.append(f"stood aside: {found}; no PR was opened")
         return out
 
+    if card is not None and card.pr_url:  # a rebuild (changes requested): the same PR
+        out.pr_url = card.pr_url
+        text = f"pushed again to its open PR {card.pr_url}"
+        return _finish(side, out, {"blocked": None, "drive": ""}, text)
     if not cfg.pr_argv:
         text = f"{by_hand(cfg, branch)} (publish.pr_argv is empty)"
         return _finish(side, out, {"blocked": None, "drive": ""}, text)

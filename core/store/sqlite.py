@@ -41,7 +41,7 @@ from board.core.store.base import (
 )
 from board.core.store.rows import _CARD_COLS, _DRIVE_COLS, _card_from_row, _cards, _id_key, _shown
 
-SCHEMA_VERSION = 2  # 2: cards.not_before, tier pauses, loop heartbeats
+SCHEMA_VERSION = 3  # 2: cards.not_before, tier pauses, loop heartbeats; 3: the PR's polled state
 BUSY_TIMEOUT_MS = 5000
 
 _FIELDS = (
@@ -59,6 +59,8 @@ _FIELDS = (
     "surface",
     "drive",
     "not_before",
+    "pr_state",
+    "pr_polled_at",
 )
 
 # 1 for a blocked card (a block class that is set and not empty, as _card_from_row reads it)
@@ -82,6 +84,14 @@ _V2 = [
         PRIMARY KEY (host, pid)
     )""",
 ]
+# what each version adds to the one before: _MIGRATIONS[n] takes a store from n to n + 1
+_MIGRATIONS: dict[int, list[str]] = {
+    1: ["ALTER TABLE cards ADD COLUMN not_before TEXT NOT NULL DEFAULT ''", *_V2],
+    2: [
+        "ALTER TABLE cards ADD COLUMN pr_state TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE cards ADD COLUMN pr_polled_at TEXT NOT NULL DEFAULT ''",
+    ],
+}
 _DDL = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS cards (
@@ -104,7 +114,9 @@ _DDL = [
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL,
         version INTEGER NOT NULL DEFAULT 1,
-        not_before TEXT NOT NULL DEFAULT ''
+        not_before TEXT NOT NULL DEFAULT '',
+        pr_state TEXT NOT NULL DEFAULT '',
+        pr_polled_at TEXT NOT NULL DEFAULT ''
     )""",
     "CREATE INDEX IF NOT EXISTS cards_lane ON cards (lane)",
     """CREATE TABLE IF NOT EXISTS deps (
@@ -263,7 +275,7 @@ class _SQLiteTx(Tx):
         card_id = f"{prefix}-{seq}"
         self.conn.execute(
             f"INSERT INTO cards ({_CARD_COLS}) VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', NULL, NULL, ?, ?, '', ?, ?, 1, '')",
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', NULL, NULL, ?, ?, '', ?, ?, 1, '', '', '')",
             (
                 card_id,
                 seq,
@@ -344,8 +356,8 @@ class SQLiteStore(Store):
             version = int(row[0])
         except (TypeError, ValueError):
             version = None
-        if version == 1:
-            self._migrate_v1()
+        if version is not None and 1 <= version < SCHEMA_VERSION:
+            self._migrate(version)
         elif version != SCHEMA_VERSION:
             raise StoreError(
                 f"store {self.path} has an unknown schema version {_shown(row[0])} "
@@ -353,18 +365,16 @@ class SQLiteStore(Store):
             )
         self._add_missing_indexes()
 
-    def _migrate_v1(self) -> None:
-        """A version-1 store (before back-offs) gets cards.not_before and the pause and
-        heartbeat tables; the same columns a new store is made with."""
+    def _migrate(self, version: int) -> None:
+        """A store made by an older board gets what each later version added (the same
+        columns and tables a new store is made with), in one write transaction."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if row is not None and row[0] == "1":  # another process may have migrated it
-                self.conn.execute(
-                    "ALTER TABLE cards ADD COLUMN not_before TEXT NOT NULL DEFAULT ''"
-                )
-                for ddl in _V2:
-                    self.conn.execute(ddl)
+            if row is not None and row[0] == str(version):  # nobody migrated it meanwhile
+                for step in range(version, SCHEMA_VERSION):
+                    for ddl in _MIGRATIONS[step]:
+                        self.conn.execute(ddl)
                 self.conn.execute(
                     "UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),)
                 )
