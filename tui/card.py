@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from board.core.cards import waits
 from board.core.config import Config
 from board.core.errors import BoardError, NotFound
 from board.core.git import naming
@@ -112,6 +113,9 @@ def render_detail(detail: CardDetail) -> RenderableType:
         grid.add_row("blocked", block)
     else:
         grid.add_row("blocked", Text("no"))
+    if card.not_before:
+        cls = waits.wait_class(card)
+        grid.add_row("waits", Text(f"not before {card.not_before}" + (f" ({cls})" if cls else "")))
     grid.add_row("labels", _joined(card.labels))
     deps = [f"{dep} ({lane})" for dep, lane in detail.dep_lanes]
     grid.add_row("deps", _joined(deps))
@@ -122,7 +126,8 @@ def render_detail(detail: CardDetail) -> RenderableType:
     if card.surface:
         grid.add_row("surface", _joined(card.surface))
     if card.pr_url:
-        grid.add_row("pr", Text(one_line(card.pr_url)))
+        polled = f"  {card.pr_state}, polled {card.pr_polled_at}" if card.pr_state else ""
+        grid.add_row("pr", Text(one_line(card.pr_url) + polled))
 
     parts: list[RenderableType] = [head, title, Text(), grid]
     for name, body in (("spec", card.spec), ("acceptance", card.acceptance)):

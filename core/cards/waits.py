@@ -44,6 +44,18 @@ def with_tries(labels: Sequence[str], cls: str, n: int) -> tuple[str, ...]:
     return (*(x for x in labels if not x.startswith(key)), f"{key}{n}")
 
 
+def wait_class(card: Card) -> str:
+    """The class a waiting card backed off for: the one it has tries of (a rate limit
+    first, since it is the one that pauses a tier); '' when it has none."""
+    have = [
+        x[len(TRIES_LABEL) :].split("=", 1)[0] for x in card.labels if x.startswith(TRIES_LABEL)
+    ]
+    for cls in ("rate-limit", "transient", *have):
+        if cls in have:
+            return cls
+    return ""
+
+
 def rung(cfg: Config, card: Card) -> str:
     """The tier the card's next build starts on: the rung a back-off left it on, else the
     ladder's first (a rung no longer in the ladder counts as the first)."""
