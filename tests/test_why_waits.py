@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from board.core.cards import actions, waits
+from board.core.cards import waits
 from board.core.loop import Loop
 from board.core.model import Pause
 from board.core.store import Expect
