@@ -48,6 +48,8 @@ KEYS: tuple[Key, ...] = (
     Key("board", "loop_interval_s", float, 5, "loop_interval_s", "seconds between loop ticks"),
     Key("board", "scratch", _STRLIST, [".board-scratch"], "scratch",
         "never work, never committed; the brief is written in the first"),
+    Key("board", "host_lease_s", float, 60, "host_lease_s",
+        "a host silent this long is lost: its cards go back to ready"),
     Key("board", "self_heal_max", int, 2, "self_heal_max",
         "times the sweep clears a self-healing block per card"),
     Key("coder", "ladder", _STRLIST, ["default"], "ladder", "coder tiers, lowest first"),
@@ -142,6 +144,7 @@ class Config:
     scratch: tuple[str, ...] = _default("scratch")
     planner_name: str = _default("planner_name")
     self_heal_max: int = _default("self_heal_max")
+    host_lease_s: float = _default("host_lease_s")
     ladder: tuple[str, ...] = _default("ladder")
     tiers: dict[str, Tier] = field(default_factory=dict)
     coder_timeout_s: float = _default("coder_timeout_s")

@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from board.core import locks
+from board.core import hosts, locks
 from board.core.config import Config
 from board.core.errors import NotFound, Refused
 from board.core.git import gitutil
@@ -54,7 +53,7 @@ def file_lock(path: Path, timeout: float, what: str) -> AbstractContextManager[N
         path,
         timeout,
         f"{what} is busy: {path} stayed locked for {timeout:g}s",
-        holder=f"{os.getpid()} {socket.gethostname()}",
+        holder=f"{os.getpid()} {hosts.this_host()}",
     )
 
 

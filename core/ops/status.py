@@ -30,6 +30,24 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
         age = (at - heard).total_seconds() if heard is not None else None
         loop = {**beat.to_json(), "stale": age is None or age > STALE_AFTER_S}
         break
+    hosts: dict[str, dict[str, Any]] = {}
+    for beat in store.loops():
+        heard = parse_stamp(beat.heartbeat_at)
+        age = (at - heard).total_seconds() if heard is not None else None
+        if beat.host in hosts and hosts[beat.host]["heartbeat_at"] >= beat.heartbeat_at:
+            continue
+        hosts[beat.host] = {
+            "host": beat.host,
+            "pid": beat.pid,
+            "started_at": beat.started_at,
+            "heartbeat_at": beat.heartbeat_at,
+            "lost": age is None or age > cfg.host_lease_s,
+            "drives": 0,
+        }
+    live = store.live_drives()
+    for d in live:
+        if d.host in hosts:
+            hosts[d.host]["drives"] += 1
     drives = [
         {
             "card": d.card,
@@ -39,7 +57,7 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
             "host": d.host,
             "drive": d.id,
         }
-        for d in sorted(store.live_drives(), key=lambda d: d.started_at)
+        for d in sorted(live, key=lambda d: d.started_at)
     ]
     paused = [
         p.to_json() for p in store.pauses() if waits.active_pause([p], p.tier, at) is not None
@@ -54,6 +72,7 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
     ]
     return {
         "loop": loop,
+        "hosts": sorted(hosts.values(), key=lambda h: h["host"]),
         "drives": drives,
         "paused": paused,
         "waiting": waiting,
@@ -74,6 +93,13 @@ def status_lines(status: dict[str, Any]) -> list[str]:
             f"loop: {state} — pid {loop['pid']} on {loop['host']}, since {loop['started_at']}, "
             f"last heartbeat {loop['heartbeat_at']}"
         )
+    if len(status["hosts"]) > 1:
+        for h in status["hosts"]:
+            state = "LOST (past its lease)" if h["lost"] else "alive"
+            out.append(
+                f"  host {h['host']}: {state}, pid {h['pid']}, last heartbeat "
+                f"{h['heartbeat_at']}, {h['drives']} drive(s)"
+            )
     out.append(f"drives: {len(status['drives']) or 'none'}")
     for d in status["drives"]:
         out.append(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 import threading
 import uuid
@@ -19,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
 
+from board.core import hosts
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
 from board.core.model import (
     DRIVE_LIVE,
@@ -556,7 +556,7 @@ class SQLiteStore(Store):
             tier=tier,
             status=DRIVE_LIVE,
             started_at=self.clock(),
-            host=socket.gethostname(),
+            host=hosts.this_host(),
             owner_pid=owner_pid or os.getpid(),
             log=log,
         )

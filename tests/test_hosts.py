@@ -1,0 +1,90 @@
+"""Many hosts on one board: a host is its name (`board run --host`), a drive row names its
+host, and a host that stops beating for `board.host_lease_s` loses its cards to the others
+without anyone touching its trees; when it boots again it saves them itself.
+
+Two hosts share one store here (the SQLite file; the PostgreSQL store is the same
+interface): the second host is this process under another BOARD_HOST, with its heartbeat
+written by a store whose clock is set back, as a dead machine's would be.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from board.core import hosts
+from board.core.drive import drive
+from board.core.git import naming, worktrees
+from board.core.loop import LEASE_LOST, Loop
+from board.core.store import SQLiteStore
+
+from tests.conftest import run_cli
+from tests.loop_helpers import add_card, events, make_board, stranded_branches
+
+OLD = "2020-01-01T00:00:00.000Z"
+
+
+def test_a_lost_host_gives_its_cards_back_and_saves_its_trees_when_it_boots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg, store = make_board(tmp_path, board={"host_lease_s": 30})
+    card = add_card(store, "driven on h2", surface=["work/**"])
+    # host h2 claims it, makes a tree with work in it, then dies: its heartbeat stops
+    monkeypatch.setenv(hosts.ENV, "h2")
+    token = drive.claim(cfg, store, card)
+    assert token is not None and store.get_drive(token).host == "h2"
+    tree = Path(worktrees.create_worktree(cfg, card.id, store=store))
+    (tree / "work").mkdir()
+    (tree / "work" / "half.txt").write_text("an hour of h2's work\n")
+    SQLiteStore(cfg.db_path, clock=lambda: OLD).beat("h2", 4242, OLD)
+    # host h1 sweeps
+    monkeypatch.setenv(hosts.ENV, "h1")
+    loop = Loop(cfg, store)
+    assert loop.lost_hosts() == {"h2": OLD}
+    loop.sweep()
+    after = store.get(card.id)
+    assert after.lane == "ready" and after.drive == ""
+    assert any("host h2 stopped beating" in e for e in events(store, card.id))
+    assert store.get_drive(token).result.startswith(LEASE_LOST)
+    assert (tree / "work" / "half.txt").exists(), "a host removed a tree it does not own"
+    # h2 boots again: the tree of the card it lost is saved, then removed
+    monkeypatch.setenv(hosts.ENV, "h2")
+    Loop(cfg, store).boot()
+    assert not naming.card_trees(cfg, card.id), "h2 kept a tree of a card it lost"
+    saved = [b for b in stranded_branches(cfg) if card.id in b]
+    assert saved, "h2's work was not saved"
+    assert "an hour of h2's work" in run_git_show(cfg, saved[0], "work/half.txt")
+    store.close()
+
+
+def run_git_show(cfg, ref: str, path: str) -> str:
+    from tests.conftest import git
+
+    return git(cfg.root, "show", f"{ref}:{path}")
+
+
+def test_a_host_with_a_fresh_heartbeat_is_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg, store = make_board(tmp_path)
+    card = add_card(store, "driven on h2", surface=["work/**"])
+    monkeypatch.setenv(hosts.ENV, "h2")
+    token = drive.claim(cfg, store, card)
+    store.beat("h2", 4242, OLD)  # started long ago, beating now
+    monkeypatch.setenv(hosts.ENV, "h1")
+    loop = Loop(cfg, store)
+    assert loop.lost_hosts() == {}
+    loop.sweep()
+    assert store.get(card.id).lane == "working" and store.get(card.id).drive == token
+    status = json.loads(run_cli(cfg.root, "status", "--json").stdout)
+    assert [(h["host"], h["lost"], h["drives"]) for h in status["hosts"]] == [("h2", False, 1)]
+    store.close()
+
+
+def test_board_run_refuses_a_bad_host_name(tmp_path: Path) -> None:
+    cfg, store = make_board(tmp_path)
+    res = run_cli(cfg.root, "run", "--once", "--host", "bad name;")
+    assert res.returncode != 0 and "host name 'bad name;'" in res.stderr
+    assert store.loops() == []
+    store.close()
