@@ -69,6 +69,8 @@ KEYS: tuple[Key, ...] = (
         ("none", "operator")),
     Key("publish", "remote", str, "origin", "remote", "the remote push and the base use"),
     Key("publish", "pr_argv", _ARGV, [], "pr_argv", "with push: the PR command (no shell)"),
+    Key("publish", "run_on_remote", bool, False, "run_on_remote",
+        "fold onto <remote>/<run_branch> (a board on several hosts): fetch, rebase, lease-push"),
     Key("publish", "timeout_s", float, 300, "publish_timeout_s",
         "time limit of a push, a PR command, a wait for the run lock"),
     Key("publish", "pr_state_argv", _ARGV, [], "pr_state_argv",
@@ -158,6 +160,7 @@ class Config:
     review: str = _default("review")
     remote: str = _default("remote")
     pr_argv: tuple[str, ...] = _default("pr_argv")
+    run_on_remote: bool = _default("run_on_remote")
     publish_timeout_s: float = _default("publish_timeout_s")
     pr_state_argv: tuple[str, ...] = _default("pr_state_argv")
     poll_s: float = _default("poll_s")
@@ -479,6 +482,8 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
             raise reader.fail(
                 ["coder"], "ladder", f"names tier {name!r}, which has no [coder.tiers.{name}]"
             )
+    if get("publish", "run_on_remote") and not get("publish", "remote"):
+        raise reader.fail(["publish"], "run_on_remote", "needs a remote (publish.remote)")
     if get("publish", "auto_merge") and not get("publish", "merge_argv"):
         raise reader.fail(["publish"], "auto_merge", "needs merge_argv (the merge command)")
     if get("publish", "mode") == "push" and not get("publish", "remote"):

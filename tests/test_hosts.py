@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from board.core import hosts
@@ -88,3 +89,55 @@ def test_board_run_refuses_a_bad_host_name(tmp_path: Path) -> None:
     assert res.returncode != 0 and "host name 'bad name;'" in res.stderr
     assert store.loops() == []
     store.close()
+
+
+def _second_host(tmp_path: Path, cfg) -> tuple:
+    """Another machine's clone of the same origin, its own board on the same settings."""
+    from board.core import config as config_mod
+
+    from tests.conftest import git
+
+    other = tmp_path / "host2"
+    git(tmp_path, "clone", "-q", str(tmp_path / "origin.git"), str(other))
+    (other / "board.toml").write_text((cfg.root / "board.toml").read_text())
+    res = run_cli(other, "init")
+    assert res.returncode == 0, res.stderr
+    cfg2 = config_mod.load(other)
+    return cfg2, SQLiteStore(cfg2.db_path)
+
+
+def test_two_hosts_folding_at_once_onto_the_remote_run_branch_both_land(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """h1 has rebased onto the remote tip and is about to push when h2 folds: the lease
+    refuses h1's push, h1 fetches, rebases and pushes again. Nothing is overwritten."""
+    from board.core.git import runbranch
+
+    from tests.conftest import git
+    from tests.loop_helpers import drive_one
+
+    cfg, store = make_board(tmp_path, publish={"run_on_remote": True})
+    cfg2, store2 = _second_host(tmp_path, cfg)
+    one = add_card(store, "on h1", surface=["work/**"])
+    two = add_card(store2, "on h2", surface=["work/**"])
+    real_push = runbranch.push_run
+    raced = []
+
+    def h2_folds_first(cfg_: Any, new: str, expected: str | None) -> bool:
+        if cfg_ is cfg and not raced:
+            raced.append(True)
+            assert drive_one(cfg2, store2, two).outcome == "done"  # h2, in between
+        return real_push(cfg_, new, expected)
+
+    monkeypatch.setattr(runbranch, "push_run", h2_folds_first)
+    assert drive_one(cfg, store, one).outcome == "done"
+    assert raced, "the race was not staged"
+    origin = tmp_path / "origin.git"
+    subjects = git(origin, "log", "--format=%s", cfg.run_branch).splitlines()
+    assert any(s.startswith(f"{one.id}: on h1") for s in subjects), subjects
+    assert any(s.startswith(f"{two.id}: on h2") for s in subjects), (
+        f"h2's fold was overwritten: {subjects}"
+    )
+    assert git(cfg.root, "rev-parse", cfg.run_branch) == git(origin, "rev-parse", cfg.run_branch)
+    store.close()
+    store2.close()
