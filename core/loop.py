@@ -135,6 +135,7 @@ class Loop:
         self.touched: set[str] = set()  # the cards this run claimed
         self.base_problem = ""  # why nothing can be claimed board-wide ('' when nothing)
         self.poller = ForgePoller(cfg, store, self.log, self.wake)
+        self._shared_at = float("-inf")  # monotonic time saves were last shared
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -402,6 +403,7 @@ class Loop:
 
     def sweep(self) -> None:
         self._sweep_lost_hosts()
+        self._share_saves()
         cards = self.store.list_cards()
         for card in cards:
             if card.id in self.running:
@@ -476,6 +478,34 @@ class Loop:
                 except BoardError as exc:
                     self.log("kept", card=row.card, tree=str(tree), reason=exc.line())
             self.store.update_drive(row.id, result=f"{row.result}; {TREES_SAVED}")
+
+    def _share_saves(self) -> None:
+        """With the run branch on the remote: push every stranded branch the remote lacks
+        (each tick until it lands, told on its card once it has) and fetch the other hosts'
+        saves, at most every publish.poll_s (see core/git/shared.py)."""
+        from board.core.git import pick, runbranch, shared
+
+        if not runbranch.on_remote(self.cfg):
+            return
+        now = time.monotonic()
+        if now - self._shared_at < min(self.cfg.poll_s, 10.0):
+            return
+        self._shared_at = now
+        try:
+            for made in shared.fetch_stranded(self.cfg):
+                self.log("fetched-save", branch=made)
+            for res in shared.push_stranded(self.cfg, shared.unpushed(self.cfg)):
+                card = pick.card_of_branch(self.cfg, res.branch)
+                if not res.ok:
+                    self.log("push-save-failed", branch=res.branch, reason=res.why)
+                    continue
+                self.log("pushed-save", branch=res.branch, card=card or "")
+                if card and self.store.find(card) is not None:
+                    self.store.add_event(
+                        card, f"saved work {res.branch} is on {self.cfg.remote} too", WHO
+                    )
+        except BoardError as exc:
+            self.log("share-saves", error=exc.line())
 
     def _sweep_card(self, card: Card) -> None:
         if card.lane == "working":

@@ -141,3 +141,37 @@ def test_two_hosts_folding_at_once_onto_the_remote_run_branch_both_land(
     assert git(cfg.root, "rev-parse", cfg.run_branch) == git(origin, "rev-parse", cfg.run_branch)
     store.close()
     store2.close()
+
+
+def test_work_saved_on_one_host_is_listed_and_picked_on_another(tmp_path: Path) -> None:
+    """h2 saves a tree; its loop pushes the stranded branch and says so on the card; h1's
+    loop fetches it, lists it, picks it onto the remote run branch, and a discard removes
+    the remote copy too (so no fetch brings it back)."""
+    from tests.conftest import git
+
+    cfg, store = make_board(tmp_path, publish={"run_on_remote": True, "poll_s": 0.05})
+    cfg2, store2 = _second_host(tmp_path, cfg)
+    card = add_card(store2, "half done on h2", surface=["work/**"])
+    tree = Path(worktrees.create_worktree(cfg2, card.id, store=store2))
+    (tree / "work").mkdir()
+    (tree / "work" / "half.txt").write_text("h2's work\n")
+    saved = worktrees.discard_worktree(cfg2, tree, store=store2, card_id=card.id, why="test")
+    assert saved.saved is not None
+    branch = saved.saved.branch
+    Loop(cfg2, store2).sweep()
+    origin = tmp_path / "origin.git"
+    assert git(origin, "rev-parse", branch), "h2's save is not on the remote"
+    assert any(f"saved work {branch} is on origin too" in e for e in events(store2, card.id))
+    Loop(cfg, store).sweep()
+    listed = json.loads(run_cli(cfg.root, "stranded", "list", "--json").stdout)
+    assert branch in json.dumps(listed), f"h1 does not list h2's save: {listed}"
+    res = run_cli(cfg.root, "stranded", "pick", branch)
+    assert res.returncode == 0, res.stderr
+    assert "h2's work" in git(origin, "show", f"{cfg.run_branch}:work/half.txt")
+    res = run_cli(cfg.root, "stranded", "discard", branch, "--yes")
+    assert res.returncode == 0, res.stderr
+    assert branch not in git(origin, "for-each-ref", "--format=%(refname)"), "remote copy kept"
+    Loop(cfg, store).sweep()
+    assert branch not in git(cfg.root, "for-each-ref", "--format=%(refname)"), "fetched back"
+    store.close()
+    store2.close()
