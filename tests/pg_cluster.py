@@ -50,11 +50,12 @@ def _run(argv: list[str], cwd: Path | None = None) -> subprocess.CompletedProces
 
 
 def find_bindir() -> Path | None:
-    """Where initdb, pg_ctl and postgres are: BOARD_PG_BINDIR, pg_config, the Debian
-    layout (newest first), or PATH."""
+    """Where initdb, pg_ctl and postgres are: BOARD_PG_BINDIR when set (and only there),
+    else pg_config, the Debian layout (newest first), or PATH."""
     candidates: list[Path] = []
     if os.environ.get("BOARD_PG_BINDIR"):
         candidates.append(Path(os.environ["BOARD_PG_BINDIR"]))
+        return candidates[0] if _has_server(candidates[0]) else None
     pg_config = shutil.which("pg_config")
     if pg_config:
         try:
@@ -69,10 +70,11 @@ def find_bindir() -> Path | None:
     on_path = shutil.which("initdb")
     if on_path:
         candidates.append(Path(on_path).resolve().parent)
-    for bindir in candidates:
-        if all((bindir / tool).is_file() for tool in ("initdb", "pg_ctl", "postgres")):
-            return bindir
-    return None
+    return next((bindir for bindir in candidates if _has_server(bindir)), None)
+
+
+def _has_server(bindir: Path) -> bool:
+    return all((bindir / tool).is_file() for tool in ("initdb", "pg_ctl", "postgres"))
 
 
 def _free_port() -> int:

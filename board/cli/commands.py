@@ -112,11 +112,13 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
     gitutil.require_git()
     root = ctx.root
     path = root / config.CONFIG_NAME
+    made = False  # whether init made the store's tables (told as created, else kept)
     if path.exists():
         cfg = config.load(root)  # refuses a bad file, changing nothing
         added = _add_presets(ctx, path, cfg, coders)
         if url is not None:
-            added = _add_store(ctx, path, cfg, url) or added
+            made = _add_store(ctx, path, cfg, url)
+            added = True
             cfg = config.load(root)
         if not added:
             ctx.out(f"{path} exists; keeping it")
@@ -143,7 +145,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
         text = config.template(overrides) + _rules_text(coders)
         config.parse(path, text, root)  # validate before writing
         if url:
-            _reach_store(root, url)
+            made = _reach_store(root, url)
         path.write_text(text, encoding="utf-8")
         cfg = config.load(root)
         ctx.out(f"wrote {path} (every key with its default)")
@@ -158,7 +160,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
             ctx.out(f"store: PostgreSQL at {url} ([store] url in {config.CONFIG_NAME})")
     cfg.board_dir.mkdir(parents=True, exist_ok=True)  # logs and the loop's lock stay local
     store = open_store(cfg, create=True)  # creates or migrates the schema
-    ctx.out(f"{'created' if store.created else 'kept'} store {store.where}")
+    ctx.out(f"{'created' if store.created or made else 'kept'} store {store.where}")
     store.close()
     exclude = Path(gitutil.out(root, "rev-parse", "--git-path", "info/exclude"))
     if not exclude.is_absolute():
@@ -242,10 +244,11 @@ def _add_presets(ctx: Context, path: Path, cfg: config.Config, coders: list[str]
 def _add_store(ctx: Context, path: Path, cfg: config.Config, url: str) -> bool:
     """`board init --store URL` on an existing board.toml: write `[store] url`, changing
     nothing else. A different URL already there is refused: moving a board to another
-    database is a decision to make by hand, not a side effect of init."""
+    database is a decision to make by hand, not a side effect of init. True when the
+    database's tables were made here."""
     if cfg.store_url == url:
         ctx.out(f"kept [store] url: {config.CONFIG_NAME} already names {url}")
-        return True
+        return False
     if cfg.store_url:
         raise Refused(
             f"{path} already has [store] url = {cfg.store_url}, not {url}: edit it by hand if "
@@ -262,19 +265,22 @@ def _add_store(ctx: Context, path: Path, cfg: config.Config, url: str) -> bool:
             f"cannot add [store] url to {path} (it spells [store] in a way init does not "
             "edit): set it by hand; nothing changed"
         )
-    _reach_store(ctx.root, url)
+    made = _reach_store(ctx.root, url)
     path.write_text(joined, encoding="utf-8")
     ctx.out(f"added [store] url = {url} to {path}")
-    return True
+    return made
 
 
-def _reach_store(root: Path, url: str) -> None:
+def _reach_store(root: Path, url: str) -> bool:
     """Open the database once before board.toml names it, so an unreachable server or a
-    refused login is said in one line and nothing is written."""
+    refused login is said in one line and nothing is written. True when this open made
+    the board's tables there."""
     try:
-        open_store(config.Config(root=root, store_url=url), create=True).close()
+        store = open_store(config.Config(root=root, store_url=url), create=True)
     except StoreError as exc:
         raise StoreError(f"{exc.line()}; nothing written") from None
+    store.close()
+    return store.created
 
 
 def _say_preset(ctx: Context, name: str, verb: str) -> None:
