@@ -86,7 +86,10 @@ def _free_port() -> int:
 class Cluster:
     """A running throwaway cluster; `url(db)` reaches a database on it as `postgres`."""
 
-    def __init__(self) -> None:
+    def __init__(self, durable: bool = False) -> None:
+        """`durable`: fsync and synchronous commits on, as a real server runs (the bench);
+        the tests run without them, being throwaway."""
+        self.durable = durable
         bindir = find_bindir()
         if bindir is None:
             raise Unavailable(
@@ -128,9 +131,10 @@ class Cluster:
                 f"port = {self.port}\n"
                 "listen_addresses = '127.0.0.1'\n"
                 "unix_socket_directories = ''\n"
-                "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
                 "max_connections = 200\n"
             )
+            if not self.durable:
+                settings += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
             with (self.data / "postgresql.conf").open("a", encoding="utf-8") as fh:
                 fh.write(settings)  # the last setting of a name wins
             log = self.root / "server.log"
