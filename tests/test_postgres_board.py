@@ -90,6 +90,7 @@ def test_init_store_on_an_existing_board_toml_adds_the_url_or_refuses_another(
     before = path.read_text()
     out = ok(run_cli(repo, "init", "--store", pg_url))
     assert f"added [store] url = {pg_url} to {path}" in out
+    assert f"note: {repo / '.board' / 'board.db'} is left as it was and its cards are not" in out
     assert f"created store {pg_url}" in out
     after = path.read_text()
     changed = [

@@ -268,6 +268,11 @@ def _add_store(ctx: Context, path: Path, cfg: config.Config, url: str) -> bool:
     made = _reach_store(ctx.root, url)
     path.write_text(joined, encoding="utf-8")
     ctx.out(f"added [store] url = {url} to {path}")
+    if cfg.db_path.exists():
+        ctx.out(
+            f"note: {cfg.db_path} is left as it was and its cards are not copied: "
+            f"the board now reads and writes only {url}"
+        )
     return made
 
 
