@@ -36,9 +36,8 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -46,6 +45,7 @@ from typing import Any
 from board.core import failures, locks, proc
 from board.core.cards import actions, waits
 from board.core.cards.drives import dead_result, state_before
+from board.core.cards.waits import globs_overlap, surfaces_overlap
 from board.core.config import CONFIG_NAME, Config
 from board.core.drive import drive
 from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
@@ -62,68 +62,6 @@ LOOP_LOG = "loop.log"
 TOLD_LABEL = "told="
 JOIN_POLL_S = 0.05
 HEARTBEAT_S = 2.0  # `board status` calls a loop stale after STALE_AFTER_S without one
-
-_MAGIC = "*?["
-
-
-# ---------------------------------------------------------------------------------------------
-# surfaces: a conservative overlap test
-
-
-def _norm(glob: str) -> list[str]:
-    g = glob.strip()
-    while g.startswith("./"):
-        g = g[2:]
-    if g.endswith("/"):
-        g = g.rstrip("/") + "/*"
-    forms = [g]
-    if not any(c in g for c in _MAGIC) and "." not in g.rsplit("/", 1)[-1]:
-        forms.append(g + "/*")  # a plain name without a suffix may be a directory
-    return forms
-
-
-def _prefix(glob: str) -> str:
-    cut = min((glob.index(c) for c in _MAGIC if c in glob), default=len(glob))
-    return glob[:cut]
-
-
-def _suffix(glob: str) -> str:
-    cut = max(glob.rfind("*"), glob.rfind("?"), glob.rfind("]"))
-    return glob[cut + 1 :]
-
-
-def _pair(a: str, b: str) -> bool:
-    a_magic = any(c in a for c in _MAGIC)
-    b_magic = any(c in b for c in _MAGIC)
-    if not a_magic and not b_magic:
-        return a == b
-    if not a_magic:
-        return fnmatchcase(a, b)
-    if not b_magic:
-        return fnmatchcase(b, a)
-    pa, pb = _prefix(a), _prefix(b)
-    if not (pa.startswith(pb) or pb.startswith(pa)):
-        return False
-    sa, sb = _suffix(a), _suffix(b)
-    return sa.endswith(sb) or sb.endswith(sa)
-
-
-def globs_overlap(a: str, b: str) -> bool:
-    """Whether some path could match both globs. Errs towards True: a false 'disjoint'
-    would let two drives edit one file, a false 'overlap' only delays a card."""
-    return any(_pair(x, y) for x in _norm(a) for y in _norm(b))
-
-
-def surfaces_overlap(a: Iterable[str], b: Iterable[str]) -> tuple[str, str] | None:
-    """The first overlapping pair of globs, or None; an empty surface overlaps everything."""
-    a, b = list(a), list(b)
-    if not a or not b:
-        return ("(no surface)" if not a else a[0], "(no surface)" if not b else b[0])
-    for x in a:
-        for y in b:
-            if globs_overlap(x, y):
-                return (x, y)
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -587,8 +525,7 @@ class Loop:
             self.poller.fetch_base()
             if self._base_conflicts():
                 return claimed
-        working = [(c.id, c.surface) for c in self.store.list_cards("working")]
-        pauses = self._pauses()
+        view = waits.claim_view(self.store, pauses=self._pauses())
         seen = set()
         for i, card in enumerate(queue):
             seen.add(card.id)
@@ -605,28 +542,11 @@ class Loop:
             if card.id in self.running:
                 self._skip(card, "its previous drive is still ending")
                 continue
+            why = waits.why_waits(self.cfg, card, view)  # the TUI shows the same words
+            if why:
+                self._skip(card, why)
+                continue
             planner = split.for_planner(self.cfg, card)
-            wait = "" if planner else waits.waiting(self.cfg, self.store, card, pauses)
-            if wait:
-                self._skip(card, wait)
-                continue
-            if planner and not self.cfg.planner_argv:
-                self._skip(card, "a planner task and no planner command is configured: it waits")
-                continue
-            if not planner:
-                clash = None
-                for other, surface in working:
-                    pair = surfaces_overlap(card.surface, surface)
-                    if pair is not None:
-                        clash = (other, pair)
-                        break
-                if clash is not None:
-                    other, (mine, theirs) = clash
-                    self._skip(
-                        card,
-                        f"surface overlaps working {other}'s ({mine} ~ {theirs})",
-                    )
-                    continue
             token = drive.claim(self.cfg, self.store, card, tier="planner" if planner else None)
             if token is None:
                 self._skip(card, "it changed while being claimed")
@@ -639,7 +559,7 @@ class Loop:
             self.touched.add(card.id)
             claimed.append(card.id)
             if not planner:
-                working.append((card.id, card.surface))
+                view.working.append((card.id, card.surface))
         for key in [k for k in self._last_skip if k != "*" and k not in seen]:
             del self._last_skip[key]
         return claimed
