@@ -11,6 +11,8 @@ import pytest
 from board.core import config
 from board.core.store import SQLiteStore
 
+from tests.pg_cluster import pg_cluster, pg_url  # noqa: F401  (fixtures: a throwaway PostgreSQL)
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "tester",
     "GIT_AUTHOR_EMAIL": "tester@example.com",

@@ -2,9 +2,10 @@
 
 The app owns three things the screens share: the store watch (a worker polls
 `store.change_count()` every half second and publishes the `store_changes` signal when it
-moved; the screens subscribe and reload), the verbs (one `board.core.actions` call each,
-in a worker, its result or refusal shown as one line), and the themes. Nothing here reads
-the store or runs git on the UI thread. The screens reach the app typed (`base.py`).
+moved; the screens subscribe and reload; a store its database wakes, PostgreSQL, is waited
+on instead of polled), the verbs (one `board.core.actions` call each, in a worker, its
+result or refusal shown as one line), and the themes. Nothing here reads the store or runs
+git on the UI thread. The screens reach the app typed (`base.py`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import importlib
 import os
 import pkgutil
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,7 @@ from .themes import load_themes, user_theme_dir
 from .widgets import StatusLine
 
 POLL_INTERVAL_S = 0.5
+PUSH_WAIT_S = 1.0  # one wait of the pushed store watch (how soon it notices the app ended)
 
 _ASK_TAIL = {
     "cancel": "Its dependents are rewired; its trees are saved to stranded/ branches, "
@@ -115,6 +119,7 @@ class BoardApp(App[int]):
         self.store_changes: Signal[int] = Signal(self, "store-changes")
         self.last_status: tuple[str, bool] = ("", False)
         self._polling = False
+        self._watch_stop = threading.Event()
         # the first read of the board: started by `board tui` before Textual was imported,
         # or here, so it runs while the app starts either way
         self._preload: Preload | None = preload or Preload(store)
@@ -160,7 +165,9 @@ class BoardApp(App[int]):
         return BoardScreen()
 
     def on_mount(self) -> None:
-        if self.poll_interval > 0:
+        if self.poll_interval > 0 and self.store.pushes_changes:
+            threading.Thread(target=self._push_watch, name="store-watch", daemon=True).start()
+        elif self.poll_interval > 0:
             self.set_interval(self.poll_interval, self._poll, name="store-watch")
         if self.problems:
             self.say(" · ".join(self.problems), error=True)
@@ -177,6 +184,7 @@ class BoardApp(App[int]):
             screen.first_painted()
 
     def on_unmount(self) -> None:
+        self._watch_stop.set()
         resume_gc()  # an app that ends before its first paint leaves the collector on
 
     # status --------------------------------------------------------------------------------
@@ -206,6 +214,36 @@ class BoardApp(App[int]):
             self._polling = False
         if force or count != self.seen_changes:
             self.call_from_thread(self.store_changed, count)
+
+    def _push_watch(self) -> None:
+        """The store watch for a store that is woken by its database (PostgreSQL's NOTIFY):
+        one thread blocks on `wait_change`, so a change made on another machine is on screen
+        within a second and an idle board asks the server nothing. A daemon thread, not a
+        worker: a worker would be waited for when the app quits."""
+        since: int | None = None
+        while not self._watch_stop.is_set():
+            if since is None:
+                since = self.seen_changes  # what the board shows, once it shows something
+            try:
+                if not self.store.wait_change(PUSH_WAIT_S, since=since):
+                    continue
+                count = self.store.change_count()
+            except BoardError as exc:
+                self._from_watch(self.say, exc.line(), True)
+                self._watch_stop.wait(PUSH_WAIT_S)
+                continue
+            since = count
+            if count != self.seen_changes:
+                self._from_watch(self.store_changed, count)
+
+    def _from_watch(self, call: Callable[..., Any], *args: Any) -> None:
+        """Run `call` on the app's thread, unless the app has ended meanwhile."""
+        if self._watch_stop.is_set():
+            return
+        try:
+            self.call_from_thread(call, *args)
+        except RuntimeError:  # the app is gone
+            self._watch_stop.set()
 
     def store_changed(self, count: int) -> None:
         """Someone (this app, the CLI, `board run`) committed a write: every screen reloads."""
