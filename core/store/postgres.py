@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import threading
 import time
 import uuid
@@ -30,6 +29,7 @@ from typing import Any, TypeVar, Unpack
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+from board.core import hosts
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
 from board.core.model import DRIVE_LIVE, TERMINAL, Card, CardDraft, Drive, Event, LoopBeat, Pause
 from board.core.store.base import (
@@ -328,7 +328,7 @@ class PostgresStore(Store):
                 self.url,
                 autocommit=True,
                 connect_timeout=max(1, round(self.connect_timeout_s)),
-                application_name=f"board {socket.gethostname()} {os.getpid()}",
+                application_name=f"board {hosts.this_host()} {os.getpid()}",
                 # a peer that vanishes (a laptop's lid, a dropped VPN) fails a call in
                 # about half a minute instead of hanging a drive thread for ever
                 keepalives=1,
@@ -645,7 +645,7 @@ class PostgresStore(Store):
             tier=tier,
             status=DRIVE_LIVE,
             started_at=self.clock(),
-            host=socket.gethostname(),
+            host=hosts.this_host(),
             owner_pid=owner_pid or os.getpid(),
             log=log,
         )
