@@ -17,7 +17,7 @@ from board.core.git import faults
 from board.core.loop import Loop
 
 from tests.conftest import GIT_ENV
-from tests.loop_helpers import (
+from tests.support.loop import (
     add_card,
     board_run,
     edit_tier,

@@ -19,8 +19,8 @@ from board.core.git import stranded
 from board.tui.stranded.buffer import DiffBuffer
 from board.tui.stranded.diff_screen import DiffScreen
 
-from tests.git_helpers import GIT_ENV, Repo, git, make_repo
-from tests.stranded_tui_helpers import diff_loaded, make_app, open_browser, select, wait_for
+from tests.support.repos import GIT_ENV, Repo, git, make_repo
+from tests.support.stranded_tui import diff_loaded, make_app, open_browser, select, wait_for
 
 BIG_LINES = 30_000  # about 1.5 MB: over PREVIEW_MIN_BYTES
 SLOW_GIT = Path(__file__).parent / "scripts" / "git_slow_patch.sh"
@@ -254,7 +254,7 @@ def slow_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_the_view_shows_the_new_file_before_git_then_git_s_own_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow_git: None, wrong: bool
 ) -> None:
-    from tests.stranded_tui_helpers import build
+    from tests.support.stranded_tui import build
 
     fx = build(tmp_path, monkeypatch, husk=False)
     try:
@@ -334,7 +334,7 @@ async def test_the_file_list_follows_a_replaced_preview_while_git_still_writes(
     line changed) is replaced at git's first chunk; git then pauses mid-diff
     (tests/scripts/git_pause_patch.py). Meanwhile the view and the file list must show
     git's lines and counts, not the preview's."""
-    from tests.stranded_tui_helpers import build
+    from tests.support.stranded_tui import build
 
     fx = build(tmp_path, monkeypatch, husk=False)
     try:

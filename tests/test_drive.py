@@ -18,7 +18,7 @@ from board.core.store import SQLiteStore
 
 from board.cli import commands as cli
 from tests.conftest import git
-from tests.loop_helpers import (
+from tests.support.loop import (
     add_card,
     comments,
     drive_one,

@@ -16,7 +16,7 @@ from board.core.loop import Loop
 from board.core.publish import publish
 
 from tests.conftest import git
-from tests.loop_helpers import (
+from tests.support.loop import (
     add_card,
     events,
     make_board,

@@ -17,7 +17,7 @@ from board.core.git import treestate
 from board.core.store import SQLiteStore
 
 from tests.conftest import git, run_cli
-from tests.loop_helpers import (
+from tests.support.loop import (
     add_card,
     board_run,
     events,
@@ -347,7 +347,7 @@ def test_unblock_takes_a_tree_resolved_by_hand_as_the_build_and_never_one_mid_re
     git(tree, "add", "app.py")
     git(tree, "-c", "core.editor=true", "rebase", "--continue")
     actions.unblock(store, card.id)
-    from tests.loop_helpers import write_config
+    from tests.support.loop import write_config
 
     cfg = write_config(
         cfg.root, tiers={"default": [script("coder_fail.sh"), "{worktree}", "{card}"]}
@@ -443,7 +443,7 @@ def test_a_history_of_dependent_commits_replayed_as_cards_ends_equal_to_upstream
     import sys
 
     from tests.conftest import make_repo
-    from tests.loop_helpers import write_config
+    from tests.support.loop import write_config
 
     source = tmp_path / "upstream"
     git(tmp_path, "init", "-q", "-b", "main", str(source))

@@ -21,7 +21,7 @@ from textual.app import App
 from textual.screen import Screen
 from textual.widgets import Input, OptionList, Static
 
-from tests.logs_helpers import (
+from tests.support.logs import (
     T0,
     LogsApp,
     append_lines,

@@ -16,7 +16,7 @@ from board.core.model import Blocked
 from board.core.store import Expect
 
 from tests.conftest import GIT_ENV, git
-from tests.loop_helpers import (
+from tests.support.loop import (
     add_card,
     board_run,
     events,

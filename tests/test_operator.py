@@ -23,7 +23,7 @@ from board.core.publish import publish
 from board.core.store import Expect
 
 from tests.conftest import git, run_cli
-from tests.operator_helpers import (
+from tests.support.operator import (
     DriveThread,
     add_card,
     claim,

@@ -16,7 +16,7 @@ from board.core.publish import push
 from board.core.publish.publish import Owner
 
 from tests.conftest import git
-from tests.operator_helpers import (
+from tests.support.operator import (
     PR_FAIL,
     add_card,
     claim,

@@ -20,7 +20,7 @@ from board.core.model import TERMINAL, Blocked
 from board.core.store import Expect, SQLiteStore, Tx
 
 from tests.conftest import run_cli
-from tests.split_helpers import add, claim, end_drive, events, first_seq, state, tasks_for
+from tests.support.split import add, claim, end_drive, events, first_seq, state, tasks_for
 
 SCRIPTS = Path(__file__).parent / "scripts"
 

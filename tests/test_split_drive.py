@@ -20,7 +20,7 @@ from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 
 from tests.conftest import run_cli
-from tests.split_helpers import events, first_seq, tasks_for
+from tests.support.split import events, first_seq, tasks_for
 
 SCRIPTS = Path(__file__).parent / "scripts"
 CODER = SCRIPTS / "split_coder.py"

@@ -15,7 +15,7 @@ from board.core.store import Expect, SQLiteStore
 
 from board.cli import commands as cli
 from tests.bench.bench_stranded_list import make_branches
-from tests.git_helpers import Repo, make_repo
+from tests.support.repos import Repo, make_repo
 
 
 @pytest.fixture

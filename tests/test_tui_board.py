@@ -21,7 +21,7 @@ from board.tui.widgets import LaneView
 from textual.command import CommandPalette
 from textual.widgets import Input
 
-from tests.tui_helpers import (
+from tests.support.tui import (
     CLEAR,
     MARKUP_TITLE,
     OSC52,

@@ -26,8 +26,8 @@ from board.tui.stranded.target import TargetDialog
 from textual.binding import Binding
 from textual.widgets import Input, Static
 
-from tests.operator_helpers import gate
-from tests.stranded_tui_helpers import (
+from tests.support.operator import gate
+from tests.support.stranded_tui import (
     ESCAPES,
     MARKUP_TITLE,
     Fixture,

@@ -22,7 +22,7 @@ from board.core import proc
 from board.core.errors import Refused, StrandedWorkError
 from board.core.git import faults, naming, removal, saves, snapshot, worktrees
 
-from tests.git_helpers import (
+from tests.support.repos import (
     Repo,
     child_env,
     comments,

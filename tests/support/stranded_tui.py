@@ -25,7 +25,7 @@ from board.tui.stranded.diff_screen import DiffScreen
 from textual.pilot import Pilot
 from textual.widgets._footer import FooterKey
 
-from tests.git_helpers import Repo, make_repo
+from tests.support.repos import Repo, make_repo
 
 NOW = datetime(2026, 1, 6, 12, 0, 0, tzinfo=UTC)
 FIRST_STAMP = datetime(2026, 1, 1, 9, 30, 0, tzinfo=UTC)
