@@ -28,9 +28,9 @@ from tests.support.loop import (
     script,
     show,
     stranded_branches,
-    wait_for,
     write_config,
 )
+from tests.support.waiting import wait_for
 
 
 def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Path) -> None:

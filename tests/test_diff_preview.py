@@ -20,7 +20,8 @@ from board.tui.stranded.buffer import DiffBuffer
 from board.tui.stranded.diff_screen import DiffScreen
 
 from tests.support.repos import GIT_ENV, Repo, git, make_repo
-from tests.support.stranded_tui import diff_loaded, make_app, open_browser, select, wait_for
+from tests.support.stranded_tui import diff_loaded, make_app, open_browser, select
+from tests.support.waiting import wait_for
 
 BIG_LINES = 30_000  # about 1.5 MB: over PREVIEW_MIN_BYTES
 SLOW_GIT = Path(__file__).parent / "scripts" / "git_slow_patch.sh"

@@ -31,8 +31,8 @@ from tests.support.loop import (
     script,
     show,
     stranded_branches,
-    wait_for,
 )
+from tests.support.waiting import wait_for
 
 
 def _close(store: SQLiteStore) -> None:

@@ -26,8 +26,8 @@ from tests.support.loop import (
     script,
     show,
     stranded_branches,
-    wait_for,
 )
+from tests.support.waiting import wait_for
 
 
 def until_idle(cfg) -> tuple[int, str, str]:

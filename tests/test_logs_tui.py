@@ -30,8 +30,8 @@ from tests.support.logs import (
     settled,
     terminal_output,
     view_of,
-    wait_for,
 )
+from tests.support.waiting import wait_for
 
 SIZE = (100, 30)
 

@@ -11,7 +11,8 @@ from board.core.cards import actions
 from board.core.drive import drive
 
 from tests.conftest import git
-from tests.support.loop import add_card, events, make_board, script, show, wait_for
+from tests.support.loop import add_card, events, make_board, script, show
+from tests.support.waiting import wait_for
 
 
 def _board(tmp_path: Path):

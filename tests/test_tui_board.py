@@ -35,8 +35,8 @@ from tests.support.tui import (
     seeded_board,
     settle,
     status,
-    wait_for,
 )
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture

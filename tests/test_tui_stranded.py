@@ -40,9 +40,9 @@ from tests.support.stranded_tui import (
     select,
     status,
     stranded_screen,
-    wait_for,
     wait_loaded_again,
 )
+from tests.support.waiting import wait_for
 
 SIZE = (120, 32)
 

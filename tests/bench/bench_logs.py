@@ -33,7 +33,8 @@ from board.core import proc  # noqa: E402
 from board.core.logs import LogFile, format_stamp, sanitize  # noqa: E402
 from textual import events  # noqa: E402
 
-from tests.support.logs import LogsApp, build_board, view_of, wait_for  # noqa: E402
+from tests.support.logs import LogsApp, build_board, view_of  # noqa: E402
+from tests.support.waiting import wait_for  # noqa: E402
 
 OPEN_RATIO = 1.5
 OPEN_LIMIT_S = 0.5

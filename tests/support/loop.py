@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -162,16 +161,6 @@ def read_pids(path: Path) -> list[int]:
     if not path.exists():
         return []
     return [int(x) for x in path.read_text().split() if x.strip()]
-
-
-def wait_for(pred: Callable[[], Any], timeout: float = 20, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = pred()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def comments(store: SQLiteStore, card_id: str) -> list[str]:

@@ -6,12 +6,12 @@ Trees are made with plain git the way the board lays them out (`.worktrees/feat-
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from board.core.model import Card, CardDraft
 from board.core.store import Expect, SQLiteStore
 
 from tests.conftest import git
+from tests.support.waiting import wait_for
 
 SCRIPTS = Path(__file__).parent / "scripts"
 PR_OK = SCRIPTS / "pr_ok.py"
@@ -78,14 +79,6 @@ class DriveThread:
             self.end = self.drive.run()
         finally:
             self.own.close()
-
-    def wait_for(self, what: Any, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if what():
-                return
-            time.sleep(0.02)
-        raise AssertionError(f"timed out waiting for {what}")
 
     def join(self, timeout: float = 30.0) -> Any:
         self.thread.join(timeout)
@@ -172,12 +165,9 @@ def group_members(pgid: int) -> list[int]:
 
 
 def wait_gone(pgid: int, timeout: float = 5.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        left = group_members(pgid)
-        if not left:
-            return []
-        time.sleep(0.02)
+    """Wait for group `pgid` to end; what is left of it then (empty when it ended)."""
+    with contextlib.suppress(AssertionError):
+        wait_for(lambda: not group_members(pgid), timeout, f"group {pgid} to end")
     return group_members(pgid)
 
 

@@ -6,7 +6,6 @@ ever renders; the repository is real git (the card screen asks it for worktrees)
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,8 @@ from board.core.store import Expect, SQLiteStore
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
 from textual.pilot import Pilot
+
+from tests.support.waiting import wait_for
 
 FIXED_NOW = "2026-01-01T00:00:00.000Z"
 
@@ -135,16 +136,6 @@ async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
         if ours:  # an empty list would mean "every worker", watchers included
             await app.workers.wait_for_complete(ours)
         await pilot.pause()
-
-
-async def wait_for(pilot: Pilot[Any], predicate: Any, timeout: float = 5.0, what: str = "") -> None:
-    """Wait (without pressing anything) until `predicate()` holds."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not predicate():
-        if loop.time() > end:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
-        await pilot.pause(0.05)
 
 
 async def loaded(pilot: Pilot[Any]) -> BoardScreen:
