@@ -16,7 +16,6 @@ from board.core.drive import drive
 from board.core.git import faults
 from board.core.loop import Loop
 
-from tests.conftest import GIT_ENV
 from tests.support.loop import (
     add_card,
     board_run,
@@ -30,6 +29,7 @@ from tests.support.loop import (
     stranded_branches,
     write_config,
 )
+from tests.support.repos import GIT_ENV
 from tests.support.waiting import wait_for
 
 

@@ -17,7 +17,6 @@ from board.core.model import Card
 from board.core.store import SQLiteStore
 
 from board.cli import commands as cli
-from tests.conftest import git
 from tests.support.loop import (
     add_card,
     comments,
@@ -32,6 +31,7 @@ from tests.support.loop import (
     show,
     stranded_branches,
 )
+from tests.support.repos import git
 from tests.support.waiting import wait_for
 
 

@@ -15,8 +15,8 @@ from board.core.errors import Refused
 from board.core.loop import Loop
 from board.core.publish import publish
 
-from tests.conftest import git
 from tests.support.loop import add_card, events, make_board, run_branch_log, show, stranded_branches
+from tests.support.repos import git
 from tests.support.waiting import wait_for
 
 

@@ -16,7 +16,6 @@ from board.core.drive import drive
 from board.core.git import treestate
 from board.core.store import SQLiteStore
 
-from tests.conftest import git, run_cli
 from tests.support.loop import (
     add_card,
     board_run,
@@ -27,6 +26,7 @@ from tests.support.loop import (
     show,
     stranded_branches,
 )
+from tests.support.repos import git, run_cli
 from tests.support.waiting import wait_for
 
 
@@ -442,8 +442,8 @@ def test_a_history_of_dependent_commits_replayed_as_cards_ends_equal_to_upstream
     history's last tree."""
     import sys
 
-    from tests.conftest import make_repo
     from tests.support.loop import write_config
+    from tests.support.repos import make_repo
 
     source = tmp_path / "upstream"
     git(tmp_path, "init", "-q", "-b", "main", str(source))
@@ -462,7 +462,7 @@ def test_a_history_of_dependent_commits_replayed_as_cards_ends_equal_to_upstream
         shas.append(git(source, "rev-parse", "HEAD"))
 
     (tmp_path / "board").mkdir()
-    clone = make_repo(tmp_path / "board", init_board=False)
+    clone = make_repo(tmp_path / "board", init="").root
     git(clone, "fetch", "-q", str(source), "main")
     git(clone, "reset", "-q", "--hard", f"{shas[0]}~1")
     git(clone, "push", "-q", "-f", "origin", "main")

@@ -35,7 +35,7 @@ from board.core.model import CardDraft
 from board.core.store import SQLiteStore
 
 from board.cli.logs import cmd_logs
-from tests.conftest import run_cli
+from tests.support.repos import run_cli
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z $")
 

@@ -15,7 +15,6 @@ from board.core.loop import BoardLock, Loop, globs_overlap, surfaces_overlap
 from board.core.model import Blocked
 from board.core.store import Expect
 
-from tests.conftest import GIT_ENV, git
 from tests.support.loop import (
     add_card,
     board_run,
@@ -27,6 +26,7 @@ from tests.support.loop import (
     show,
     stranded_branches,
 )
+from tests.support.repos import GIT_ENV, git
 from tests.support.waiting import wait_for
 
 

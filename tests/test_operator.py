@@ -21,7 +21,6 @@ from board.core.model import Blocked
 from board.core.publish import publish
 from board.core.store import Expect
 
-from tests.conftest import git, run_cli
 from tests.support.operator import (
     DriveThread,
     add_card,
@@ -40,6 +39,7 @@ from tests.support.operator import (
     stranded,
     wait_gone,
 )
+from tests.support.repos import git, run_cli
 from tests.support.waiting import wait_for
 
 
@@ -601,7 +601,7 @@ def test_a_salvage_killed_9_gives_the_card_back_held_never_free_to_run(
 
     from board.core.loop import Loop
 
-    from tests.conftest import GIT_ENV
+    from tests.support.repos import GIT_ENV
 
     marker = tmp_path / "gate-started"
     gate_pid = tmp_path / "gate-pid"

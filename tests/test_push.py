@@ -15,7 +15,6 @@ from board.core.model import Blocked
 from board.core.publish import push
 from board.core.publish.publish import Owner
 
-from tests.conftest import git
 from tests.support.operator import (
     PR_FAIL,
     add_card,
@@ -27,6 +26,7 @@ from tests.support.operator import (
     remote_sha,
     set_branch,
 )
+from tests.support.repos import git
 
 
 def _built(repo: Path, store, cfg, title: str = "Add a feature", **kw):

@@ -10,8 +10,8 @@ from board.core import ops as operator
 from board.core.cards import actions
 from board.core.drive import drive
 
-from tests.conftest import git
 from tests.support.loop import add_card, events, make_board, script, show
+from tests.support.repos import git
 from tests.support.waiting import wait_for
 
 

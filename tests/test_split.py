@@ -19,7 +19,7 @@ from board.core.errors import Conflict, NotFound, Refused
 from board.core.model import TERMINAL, Blocked
 from board.core.store import Expect, SQLiteStore, Tx
 
-from tests.conftest import run_cli
+from tests.support.repos import run_cli
 from tests.support.split import add, claim, end_drive, events, first_seq, state, tasks_for
 
 SCRIPTS = Path(__file__).parent / "scripts"

@@ -19,7 +19,7 @@ from board.core.drive import drive
 from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 
-from tests.conftest import run_cli
+from tests.support.repos import run_cli
 from tests.support.split import events, first_seq, tasks_for
 
 SCRIPTS = Path(__file__).parent / "scripts"

@@ -19,7 +19,7 @@ from board.core.cards import actions
 from board.core.model import Card, CardDraft
 from board.core.store import SQLiteStore
 
-from tests.conftest import GIT_ENV, git, make_repo
+from tests.support.repos import GIT_ENV, git, make_repo
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -62,7 +62,7 @@ def make_board(
     `setup(clone)` may add files before the board starts; they are committed and pushed to
     origin/main (card trees start there) and the run branch is moved to match.
     """
-    repo = make_repo(tmp_path)
+    repo = make_repo(tmp_path, init="cli").root
     if setup is not None:
         setup(repo)
         git(repo, "add", "-A")

@@ -20,7 +20,7 @@ from board.core.cards import actions
 from board.core.model import Card, CardDraft
 from board.core.store import Expect, SQLiteStore
 
-from tests.conftest import git
+from tests.support.repos import git
 from tests.support.waiting import wait_for
 
 SCRIPTS = Path(__file__).parent / "scripts"

@@ -1,13 +1,25 @@
-"""Real git repositories for the worktree and stranded-work tests: a bare origin plus a clone.
+"""Real git repositories for the tests, from one builder, and the test side's git and CLI.
 
-Setup runs git through `board.core.proc` (no stdin, own process group, timeout) like the code
-under test; board.toml is written with `config.write_default`, no CLI subprocess, so each repo
-costs a handful of git calls.
+`make_repo` makes a bare origin and a clone (or a lone repository) with main committed and
+pushed, and sets the board up in it one of two ways:
+
+- `init="direct"` (the default): board.toml written by `config.write_default`, the run branch
+  made with git, `.board/`, `.worktrees/` and board.toml excluded. A handful of git calls and
+  no process for the CLI: what most tests need, cheaply.
+- `init="cli"`: the real `board init`, in its own process, as an operator runs it (board.toml
+  from its template, the store, the run branch, the excludes init writes). For tests of the
+  command line and of the loop end to end, which must see a repository exactly as init
+  leaves it; it costs an interpreter start per repository.
+- `init=""`: no board at all (for the tests of init itself and of what a verb says without it).
+
+Setup runs git through `board.core.proc` (no stdin, own process group, timeout) like the
+code under test.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,22 +35,53 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "tester@example.com",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
-CORE_DIR = Path(__file__).resolve().parent.parent
+
+# What main holds in every test repository.
+FILES = {
+    "README.md": "demo\n",
+    "app.py": "print('hello')\n",
+    "lib.py": "".join(f"line {i}\n" for i in range(20)),
+    ".gitignore": "node_modules/\n",
+}
 
 
 def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
-    """Test-side git; fails the test with git's own words."""
+    """Test-side git; fails the test with git's own words. Its output, less the last newline."""
     res = proc.run(("git", *args), cwd=cwd, timeout=60, env={**GIT_ENV, **(env or {})})
     if check and res.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed in {cwd}: {res.stderr.strip()}")
     return res.stdout.rstrip("\n")
 
 
+def run_cli(
+    cwd: Path, *args: str, input_text: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Run the real `board` command line in a subprocess, as an operator would."""
+    return subprocess.run(
+        [sys.executable, "-m", "board.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        input=input_text,
+        stdin=None if input_text is not None else subprocess.DEVNULL,
+        timeout=timeout,
+        env={**os.environ, **GIT_ENV},
+    )
+
+
 @dataclass
 class Repo:
+    """A repository `make_repo` made: its root, its origin (None for a lone one), its board."""
+
     root: Path
     origin: Path | None
-    cfg: config.Config
+    board: config.Config | None = None
+
+    @property
+    def cfg(self) -> config.Config:
+        """board.toml as it was when the repository was made."""
+        assert self.board is not None, "no board in this repository (made with init='')"
+        return self.board
 
     def git(self, *args: str, cwd: Path | None = None, check: bool = True) -> str:
         return git(cwd or self.root, *args, check=check)
@@ -79,31 +122,43 @@ class Repo:
         return SQLiteStore(self.cfg.db_path, create=True)
 
 
-def make_repo(tmp_path: Path, remote: bool = True, name: str = "clone") -> Repo:
-    """A clone of a bare origin (or a lone repo) with main pushed, a run branch and board.toml."""
-    root = tmp_path / name
+def make_repo(
+    tmp_path: Path, *, init: str = "direct", remote: bool = True, commit: bool = True
+) -> Repo:
+    """A clone of a bare origin (or, `remote=False`, a lone repository) with main committed
+    (and pushed), and the board set up as `init` says (see the module's docstring).
+
+    `commit=False` makes a lone repository with nothing in it, for tests that build its
+    history themselves.
+    """
+    assert init in ("direct", "cli", ""), f"no such init: {init!r}"
+    assert commit or (not remote and init != "direct"), "an empty repository has no run branch"
+    root = tmp_path / ("clone" if remote else "repo")
     origin: Path | None = None
     if remote:
-        origin = tmp_path / f"{name}-origin.git"
+        origin = tmp_path / "origin.git"
         git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
         git(tmp_path, "clone", "-q", str(origin), str(root))
         git(root, "checkout", "-q", "-b", "main")
     else:
         git(tmp_path, "init", "-q", "-b", "main", str(root))
-    (root / "README.md").write_text("demo\n")
-    (root / "app.py").write_text("print('hello')\n")
-    (root / "lib.py").write_text("".join(f"line {i}\n" for i in range(20)))
-    (root / ".gitignore").write_text("node_modules/\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
-    if remote:
-        git(root, "push", "-q", "-u", "origin", "main")
-    git(root, "branch", "board/run", "main")
-    config.write_default(root)
-    exclude = root / ".git" / "info" / "exclude"
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    exclude.write_text(".board/\n.worktrees/\nboard.toml\n")
-    return Repo(root=root, origin=origin, cfg=config.load(root))
+    if commit:
+        for name, text in FILES.items():
+            (root / name).write_text(text)
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "initial")
+        if remote:
+            git(root, "push", "-q", "-u", "origin", "main")
+    if init == "cli":
+        res = run_cli(root, "init")
+        assert res.returncode == 0, f"board init failed: {res.stderr}"
+    elif init == "direct":
+        git(root, "branch", "board/run", "main")
+        config.write_default(root)
+        exclude = root / ".git" / "info" / "exclude"
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        exclude.write_text(".board/\n.worktrees/\nboard.toml\n")
+    return Repo(root=root, origin=origin, board=config.load(root) if init else None)
 
 
 def new_card(store: SQLiteStore, title: str = "a card") -> str:

@@ -13,13 +13,13 @@ from typing import Any
 
 from board.core import config, proc
 from board.core.cards import actions
-from board.core.git import gitutil
 from board.core.model import Blocked, CardDraft
 from board.core.store import Expect, SQLiteStore
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
 from textual.pilot import Pilot
 
+from tests.support.repos import make_repo
 from tests.support.waiting import wait_for
 
 FIXED_NOW = "2026-01-01T00:00:00.000Z"
@@ -47,9 +47,7 @@ class Board:
 
 def make_board(tmp_path: Path, keys: dict[str, str] | None = None, **tui: Any) -> Board:
     """A real git repository with board.toml and an empty store on the fixed clock."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    gitutil.git(root, "init", "-q", "-b", "main")
+    root = make_repo(tmp_path, init="", remote=False, commit=False).root
     overrides: dict[str, dict[str, Any]] = {}
     if keys or tui:
         overrides["tui"] = {**tui, **({"keys": keys} if keys else {})}
