@@ -26,13 +26,6 @@ SCRIPTS = Path(__file__).parent / "scripts"
 
 
 @pytest.fixture
-def st(tmp_path: Path):
-    s = SQLiteStore(tmp_path / "board.db", create=True)
-    yield s
-    s.close()
-
-
-@pytest.fixture
 def conf(tmp_path: Path) -> Config:
     return Config(root=tmp_path, timeout_split_after=2)
 

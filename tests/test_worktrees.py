@@ -33,11 +33,6 @@ from tests.support.repos import (
 from tests.support.waiting import wait_for
 
 
-@pytest.fixture
-def r(tmp_path: Path) -> Repo:
-    return make_repo(tmp_path)
-
-
 def tree(r: Repo, card: str = "c-1", slug: str = "") -> Path:
     return worktrees.create_worktree(r.cfg, card, slug)
 
