@@ -369,7 +369,7 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     reader = _Reader(path, text)
-    values: dict[str, Any] = {}
+    values: dict[tuple[str, str], Any] = {}
     tiers: dict[str, Tier] = {}
     for section, body in data.items():
         if section not in SCHEMA:

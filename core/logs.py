@@ -18,8 +18,8 @@ of thousands of lines a second, and the operator must see its tail at once:
 - A line longer than `LINE_CAP` bytes is shown cut, with a visible marker;
   invalid UTF-8 is replaced, never raised.
 
-`sanitize` is shared with the TUI and the CLI for every untrusted string
-(invariant 5): escape sequences and control characters become visible text.
+A log line is shown through `board.core.text.sanitize`, like every untrusted string:
+escape sequences and control characters become visible text.
 
 No Textual here: `core` must import without it.
 """
@@ -35,9 +35,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from board.core.errors import Refused
+
+if TYPE_CHECKING:  # logs sits beside config, not above it: the type only, no import
+    from board.core.config import Config
 
 LOG_SUFFIX = ".log"
 LINE_CAP = 16 * 1024  # bytes of one line that are ever decoded and shown
@@ -52,56 +55,6 @@ _CARD_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
 # ---------------------------------------------------------------------------------------------
-# sanitize: untrusted text made harmless and visible
-
-
-def _visible_form(code: int) -> str:
-    if code == 0x1B:
-        return "␛"
-    if code < 0x20:
-        return "^" + chr(code + 0x40)
-    if code == 0x7F:
-        return "^?"
-    if code <= 0x9F:
-        return f"\\x{code:02x}"
-    return f"<U+{code:04X}>"  # bidirectional overrides: text that reads other than it is
-
-
-_UNSAFE = (
-    list(range(0x00, 0x09))
-    + list(range(0x0A, 0x20))
-    + list(range(0x7F, 0xA0))
-    + list(range(0x202A, 0x202F))
-    + list(range(0x2066, 0x206A))
-)
-_TABLE: dict[str, str] = {chr(c): _visible_form(c) for c in _UNSAFE}
-_UNSAFE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in _UNSAFE) + "]")
-_UNSAFE_KEEP_NL_RE = re.compile(
-    "[" + "".join(re.escape(chr(c)) for c in _UNSAFE if c != 0x0A) + "]"
-)
-
-
-def _replace(match: re.Match[str]) -> str:
-    return _TABLE[match.group()]
-
-
-def sanitize(text: str, keep_newlines: bool = False, tab_size: int = 4) -> str:
-    """Make terminal escapes and control characters visible, so none reaches the terminal.
-
-    ESC becomes `␛` (so `\\x1b[2J` shows as `␛[2J`), other C0 controls and DEL
-    caret notation (`^G`, `^M`, `^?`), C1 controls `\\x9b`, bidirectional overrides
-    `<U+202E>`. Tabs become spaces (a raw tab moves the cursor). Newlines become
-    `^J` unless `keep_newlines`. Text with nothing to replace is returned as is.
-    """
-    if "\t" in text:
-        text = text.expandtabs(tab_size)
-    pattern = _UNSAFE_KEEP_NL_RE if keep_newlines else _UNSAFE_RE
-    if pattern.search(text) is None:
-        return text
-    return pattern.sub(_replace, text)
-
-
-# ---------------------------------------------------------------------------------------------
 # where logs live
 
 
@@ -112,7 +65,7 @@ def check_card_id(card_id: str) -> str:
     return card_id
 
 
-def log_path(cfg: Any, card_id: str, attempt: int) -> Path:
+def log_path(cfg: Config, card_id: str, attempt: int) -> Path:
     """`.board/logs/<card>/<attempt>.log`: where a drive of `card_id` writes its output."""
     check_card_id(card_id)
     if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 0:
@@ -120,7 +73,7 @@ def log_path(cfg: Any, card_id: str, attempt: int) -> Path:
     return Path(cfg.logs_dir) / card_id / f"{attempt}{LOG_SUFFIX}"
 
 
-def list_attempts(cfg: Any, card_id: str) -> list[int]:
+def list_attempts(cfg: Config, card_id: str) -> list[int]:
     """The attempts of a card that left a log, oldest first."""
     folder = Path(cfg.logs_dir) / check_card_id(card_id)
     try:
@@ -135,7 +88,7 @@ def list_attempts(cfg: Any, card_id: str) -> list[int]:
     return sorted(attempts)
 
 
-def latest_log(cfg: Any, card_id: str) -> Path | None:
+def latest_log(cfg: Config, card_id: str) -> Path | None:
     """The log of the card's most recent attempt, or None if it has none."""
     attempts = list_attempts(cfg, card_id)
     return log_path(cfg, card_id, attempts[-1]) if attempts else None
@@ -255,7 +208,7 @@ class LineSplitter:
 
     def feed(self, data: bytes) -> list[str]:
         """The lines completed by `data`; a trailing partial line is kept for later."""
-        out = []
+        out: list[str] = []
         start = 0
         find = data.find
         while True:
@@ -604,8 +557,7 @@ class LogFile:
                 if self._closed:
                     return "same"
                 fd = self._fd
-                replaced = fd is None or st.st_ino != self._ino
-                if replaced or st.st_size < self._size:
+                if fd is None or st.st_ino != self._ino or st.st_size < self._size:
                     try:
                         new_fd = os.open(self.path, os.O_RDONLY)
                     except FileNotFoundError:
@@ -765,6 +717,5 @@ __all__ = [
     "latest_log",
     "list_attempts",
     "log_path",
-    "sanitize",
     "split_stamp",
 ]

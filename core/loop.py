@@ -40,12 +40,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from board.core import locks, proc
 from board.core.cards import actions
 from board.core.cards.drives import dead_result, state_before
-from board.core.config import CONFIG_NAME
+from board.core.config import CONFIG_NAME, Config
 from board.core.drive import drive
 from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
 from board.core.git import runbranch, treestate
@@ -132,7 +133,7 @@ class BoardLock:
     """The board's one-loop lock, `.board/locks/loop.lock`, holding the owner's pid; the
     kernel frees it when the process dies, so a crashed loop never blocks the next one."""
 
-    def __init__(self, cfg: Any) -> None:
+    def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self._lock: locks.FileLock | None = None
 
@@ -175,7 +176,9 @@ class Running:
 class Loop:
     """The engine behind `board run`; tests drive it in-process with `tick()` and `wait()`."""
 
-    def __init__(self, cfg: Any, store: Store, echo: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, cfg: Config, store: Store, echo: Callable[[str], None] | None = None
+    ) -> None:
         self.cfg = cfg
         self.store = store
         self.echo = echo
@@ -272,7 +275,7 @@ class Loop:
             return lambda: None
         old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
 
-        def handler(signum: int, frame: Any) -> None:
+        def handler(signum: int, frame: FrameType | None) -> None:
             self.request_stop(f"board run got {signal.Signals(signum).name}")
 
         for s in old:
@@ -329,7 +332,7 @@ class Loop:
 
     def _kill_row_group(self, token: str) -> None:
         with contextlib.suppress(BoardError):
-            row = self.store.get_drive(token)  # type: ignore[attr-defined]
+            row = self.store.get_drive(token)
             if row.pgid:
                 proc.kill_group(row.pgid)
 
@@ -338,7 +341,7 @@ class Loop:
         card with no live drive has its tree saved and goes back to ready, keeping any block."""
         recovered = []
         stale: dict[str, Drive] = {}
-        for row in self.store.live_drives():  # type: ignore[attr-defined]
+        for row in self.store.live_drives():
             if self._row_alive(row):
                 continue
             stale[row.id] = row
@@ -357,15 +360,15 @@ class Loop:
         for card in self.store.list_cards("working"):
             if card.id in self.running:
                 continue
-            row = stale.get(card.drive)  # as read before it was marked crashed
-            if card.drive and row is None:
+            found = stale.get(card.drive)  # as read before it was marked crashed
+            if card.drive and found is None:
                 try:
-                    row = self.store.get_drive(card.drive)  # type: ignore[attr-defined]
+                    found = self.store.get_drive(card.drive)
                 except BoardError:
-                    row = None
-                if row is not None and self._row_alive(row):
+                    found = None
+                if found is not None and self._row_alive(found):
                     continue
-            self.recover_card(card, "board run died mid-drive; recovered at boot", row)
+            self.recover_card(card, "board run died mid-drive; recovered at boot", found)
             recovered.append(card.id)
         if stale or recovered:
             self.log("boot", crashed=sorted(stale), recovered=recovered)
@@ -395,7 +398,7 @@ class Loop:
             changes = {"lane": lane if lane not in TERMINAL else "ready", "drive": ""}
             changes["blocked"] = blocked or Blocked(
                 "held",
-                f"its salvage (drive {row.id}) died before it ended; its work is saved. "  # type: ignore[union-attr]
+                f"its salvage (drive {card.drive}) died before it ended; its work is saved. "
                 "Unblock to let the loop run the card",
             )
         note = (
@@ -432,7 +435,7 @@ class Loop:
             row = None
             if card.drive:
                 with contextlib.suppress(BoardError):
-                    row = self.store.get_drive(card.drive)  # type: ignore[attr-defined]
+                    row = self.store.get_drive(card.drive)
             if row is None or not self._row_alive(row):
                 if row is not None and row.live:
                     self.store.update_drive(
@@ -611,7 +614,6 @@ class Loop:
             with runbranch.run_lock(self.cfg):
                 took = runbranch.take_in_base(self.cfg)
         except BoardError as exc:
-            took = None
             line = f"the run branch could not take in the base: {exc.line()}"
         else:
             line = took.line
@@ -667,7 +669,7 @@ def _card_order(card_id: str) -> tuple[str, int]:
 
 
 def run_loop(
-    cfg: Any, store: Store, once: bool = False, echo: Callable[[str], None] | None = None
+    cfg: Config, store: Store, once: bool = False, echo: Callable[[str], None] | None = None
 ) -> int:
     """`board run [--once]`."""
     return Loop(cfg, store, echo=echo).run(once=once)

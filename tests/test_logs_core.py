@@ -28,11 +28,11 @@ from board.core.logs import (
     LogFile,
     LogWriter,
     decode_line,
-    sanitize,
     split_stamp,
 )
 from board.core.model import CardDraft
 from board.core.store import SQLiteStore
+from board.core.text import sanitize
 
 from board.cli.logs import cmd_logs
 from tests.support.repos import run_cli

@@ -327,7 +327,7 @@ def all_binding_ids() -> set[str]:
 
     ids: set[str] = set()
     classes: Iterable[Any] = (BoardApp, BoardScreen, CardScreen, LaneView, _Confirm, _Reason, _Help)
-    from .stranded.browser import binding_classes  # the stranded browser's keys (issue 9)
+    from .stranded.browser import binding_classes  # the stranded browser's keys
 
     classes = (*classes, *binding_classes())
     for cls in classes:

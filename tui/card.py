@@ -232,7 +232,7 @@ class CardScreen(Screen[None]):
         self.dismiss(None)
 
     def action_stranded(self) -> None:
-        """The stranded browser, filtered to this card (issue 9).
+        """The stranded browser, filtered to this card.
 
         The app opens it: the browser opens card screens, so the card module does not
         name the browser (no import cycle between them).

@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from board.core.errors import CorruptCard
-from board.core.logs import sanitize as _core_sanitize
 from board.core.model import LANES, TERMINAL, Card
 from board.core.store import Store
+from board.core.text import sanitize as _core_sanitize
 
 HEAD_ROWS = 200  # rows per lane in the first read when the terminal's height is unknown
 

@@ -7,18 +7,22 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 from board.cli.show import visible
 from board.core import config
 from board.core.cards import actions
 from board.core.errors import BoardError, ConfigError, CorruptCard, Refused, StoreError
 from board.core.git import gitutil
-from board.core.logs import sanitize
 from board.core.model import KINDS, LANES, PRIORITY_DEFAULT, Card, CardDraft
 from board.core.store import SQLiteStore, Store, unreadable_line
+from board.core.text import sanitize
+
+if TYPE_CHECKING:
+    # what `add_subparsers` hands out: each verb module's `register(sub)` adds its verbs there
+    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 class Context:
@@ -238,7 +242,7 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _simple(verb: str) -> Any:
+def _simple(verb: str) -> Callable[[argparse.Namespace, Context], int]:
     def handler(args: argparse.Namespace, ctx: Context) -> int:
         store: Store = ctx.store
         reason = getattr(args, "reason", None)

@@ -11,17 +11,23 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
+from board.core.config import Config
 from board.core.errors import NotFound
-from board.core.logs import Follower, LineSplitter, check_card_id, list_attempts, log_path, sanitize
+from board.core.logs import Follower, LineSplitter, check_card_id, list_attempts, log_path
 from board.core.model import Drive
+from board.core.store import Store
+from board.core.text import sanitize
+
+if TYPE_CHECKING:
+    from board.cli.commands import Context, Subparsers
 
 POLL_S = 0.2
 STATUS_EVERY_S = 1.0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     """Add `board logs` to the CLI's subparsers."""
     p = sub.add_parser(
         "logs",
@@ -37,11 +43,13 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_logs)
 
 
-def _drive_log(cfg: Any, drive: Drive) -> Path:
+def _drive_log(cfg: Config, drive: Drive) -> Path:
     return cfg.root / drive.log if drive.log else log_path(cfg, drive.card, drive.attempt)
 
 
-def _choose(cfg: Any, store: Any, card_id: str, attempt: int | None) -> tuple[Path, Drive | None]:
+def _choose(
+    cfg: Config, store: Store, card_id: str, attempt: int | None
+) -> tuple[Path, Drive | None]:
     """The log to show and the drive writing it (None when no drive record names it).
 
     A live drive wins (its log may not exist yet: -f waits for it); otherwise the
@@ -68,7 +76,7 @@ def _choose(cfg: Any, store: Any, card_id: str, attempt: int | None) -> tuple[Pa
     return found[max(found)]
 
 
-def _still_running(store: Any, drive: Drive | None) -> bool:
+def _still_running(store: Store, drive: Drive | None) -> bool:
     if drive is None:
         return False
     try:
@@ -115,7 +123,7 @@ class _Printer:
         self.out.flush()
 
 
-def cmd_logs(args: argparse.Namespace, ctx: Any, out: IO[str] | None = None) -> int:
+def cmd_logs(args: argparse.Namespace, ctx: Context, out: IO[str] | None = None) -> int:
     """Print (and with -f follow) the latest drive log of a card."""
     card_id = check_card_id(args.id)
     store = ctx.store

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board.cli.show import visible
 from board.core.cards import split as split_mod
 from board.core.errors import Refused
 
+if TYPE_CHECKING:
+    from board.cli.commands import Context, Subparsers
 
-def register(sub: Any) -> None:
+
+def register(sub: Subparsers) -> None:
     """Add this module's verbs to the `board` subparsers."""
     _register_split(sub)
     _register_stop(sub)
@@ -65,7 +68,7 @@ _SPLIT_HELP = (
 )
 
 
-def _register_split(sub: Any) -> None:
+def _register_split(sub: Subparsers) -> None:
     p = sub.add_parser("split", help=_SPLIT_HELP, description=_SPLIT_HELP)
     p.add_argument("id", metavar="ID", help="the card to split")
     p.add_argument(
@@ -88,7 +91,7 @@ def _register_split(sub: Any) -> None:
     p.set_defaults(func=_cmd_split)
 
 
-def _cmd_split(args: argparse.Namespace, ctx: Any) -> int:
+def _cmd_split(args: argparse.Namespace, ctx: Context) -> int:
     slices: list[tuple[str, list[str]]] = args.slices or []
     if not slices:
         raise Refused(f"split {args.id}: name at least one slice (--into TITLE)")
@@ -104,7 +107,7 @@ def _cmd_split(args: argparse.Namespace, ctx: Any) -> int:
     return 0
 
 
-# board stop / board approve / board stranded salvage (issue 5) ----------------------------------
+# board stop / board approve / board stranded salvage ---------------------------------------------
 
 _STOP_HELP = (
     "stop a card's drive now: its whole process group is killed, its tree saved to a "
@@ -120,12 +123,12 @@ _SALVAGE_HELP = (
 )
 
 
-def _lines(ctx: Any, lines: Sequence[str]) -> None:
+def _lines(ctx: Context, lines: Sequence[str]) -> None:
     for line in lines:
         ctx.out(visible(line))
 
 
-def _register_stop(sub: Any) -> None:
+def _register_stop(sub: Subparsers) -> None:
     p = sub.add_parser("stop", help=_STOP_HELP, description=_STOP_HELP)
     p.add_argument("id", metavar="ID")
     p.add_argument("--reason", help="why (shown in the block: `stopped: REASON`)")
@@ -133,7 +136,7 @@ def _register_stop(sub: Any) -> None:
     p.set_defaults(func=_cmd_stop)
 
 
-def _cmd_stop(args: argparse.Namespace, ctx: Any) -> int:
+def _cmd_stop(args: argparse.Namespace, ctx: Context) -> int:
     from board.core import ops as operator
 
     result = operator.stop(ctx.store, ctx.cfg, args.id, args.reason)
@@ -145,7 +148,7 @@ def _cmd_stop(args: argparse.Namespace, ctx: Any) -> int:
     return 0
 
 
-def _register_approve(sub: Any) -> None:
+def _register_approve(sub: Subparsers) -> None:
     p = sub.add_parser("approve", help=_APPROVE_HELP, description=_APPROVE_HELP)
     p.add_argument("id", metavar="ID")
     p.add_argument("--reason", help="a note for the card's timeline")
@@ -159,7 +162,7 @@ def _register_approve(sub: Any) -> None:
     p.set_defaults(func=_cmd_approve)
 
 
-def _cmd_approve(args: argparse.Namespace, ctx: Any) -> int:
+def _cmd_approve(args: argparse.Namespace, ctx: Context) -> int:
     from board.core import ops as operator
 
     result = operator.approve(
@@ -173,7 +176,7 @@ def _cmd_approve(args: argparse.Namespace, ctx: Any) -> int:
     return 0 if result.outcome in ("done", "review") else 1
 
 
-def _stranded_verbs(sub: Any) -> Any:
+def _stranded_verbs(sub: Subparsers) -> Subparsers | None:
     """The `board stranded` subparsers (registered by board.cli.stranded, which loads first)."""
     parser = getattr(sub, "choices", {}).get("stranded")
     if parser is None:
@@ -184,7 +187,7 @@ def _stranded_verbs(sub: Any) -> Any:
     return None
 
 
-def _register_salvage(sub: Any) -> None:
+def _register_salvage(sub: Subparsers) -> None:
     verbs = _stranded_verbs(sub)
     if verbs is None:  # no `board stranded` yet: offer the verb at the top level meanwhile
         verbs = sub
@@ -199,7 +202,7 @@ def _register_salvage(sub: Any) -> None:
     p.set_defaults(func=_cmd_salvage)
 
 
-def _cmd_salvage(args: argparse.Namespace, ctx: Any) -> int:
+def _cmd_salvage(args: argparse.Namespace, ctx: Context) -> int:
     from board.core import ops as operator
 
     result = operator.salvage(ctx.store, ctx.cfg, args.target, force=args.force)
@@ -228,7 +231,7 @@ _RESOLVE_HELP = (
 )
 
 
-def _register_resolve(sub: Any) -> None:
+def _register_resolve(sub: Subparsers) -> None:
     p = sub.add_parser("resolve", help=_RESOLVE_HELP, description=_RESOLVE_HELP)
     p.add_argument("id", metavar="ID")
     p.add_argument(
@@ -241,7 +244,7 @@ def _register_resolve(sub: Any) -> None:
     p.set_defaults(func=_cmd_resolve)
 
 
-def _cmd_resolve(args: argparse.Namespace, ctx: Any) -> int:
+def _cmd_resolve(args: argparse.Namespace, ctx: Context) -> int:
     from board.core.ops import resolve
 
     if args.cont:

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from board.core.errors import Refused
 from board.core.git import gitutil
 from board.core.loop import Loop
 
+if TYPE_CHECKING:
+    from board.cli.commands import Context, Subparsers
 
-def register(sub: Any) -> None:
+
+def register(sub: Subparsers) -> None:
     """Add `board run` to the CLI's subparsers."""
     p = sub.add_parser(
         "run",
@@ -50,7 +53,7 @@ def _echo(line: str) -> None:
     print(text.translate({i: "?" for i in range(32) if i != 9}), flush=True)
 
 
-def cmd_run(args: argparse.Namespace, ctx: Any) -> int:
+def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
     gitutil.require_git()
     if args.once and args.until_idle:
         raise Refused("give --once or --until-idle, not both")

@@ -6,21 +6,23 @@ Each verb is one call into `core.stranded`; the TUI calls the same functions.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from board.core.errors import Conflict, Refused
 from board.core.git import pick, stranded
+from board.core.text import sanitize
 
-_CONTROL = {i: f"^{chr(i + 64)}" for i in range(32) if chr(i) not in "\n\t"}
-_CONTROL[0x7F] = "^?"
+if TYPE_CHECKING:
+    from board.cli.commands import Context, Subparsers
 
 
 def _visible(text: str) -> str:
-    """Branch names and diffs come from coders: control characters are shown as ^X."""
-    return text.translate(_CONTROL)
+    """Branch names and diffs come from coders: escapes made visible, tabs and line breaks
+    kept (a diff printed line by line needs both)."""
+    return sanitize(text, keep_newlines=True, keep_tabs=True)
 
 
-def cmd_list(args: argparse.Namespace, ctx: Any) -> int:
+def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     branches = stranded.list_stranded(ctx.cfg)
     husks = stranded.list_husks(ctx.cfg)
     if args.json:
@@ -40,12 +42,12 @@ def cmd_list(args: argparse.Namespace, ctx: Any) -> int:
     return 0
 
 
-def cmd_show(args: argparse.Namespace, ctx: Any) -> int:
+def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     print(_visible(stranded.show(ctx.cfg, args.branch)), end="")
     return 0
 
 
-def cmd_pick(args: argparse.Namespace, ctx: Any) -> int:
+def cmd_pick(args: argparse.Namespace, ctx: Context) -> int:
     result = pick.pick(
         ctx.cfg, args.branch, onto=args.onto, title_of=pick.titles_from(lambda: ctx.store)
     )
@@ -75,7 +77,7 @@ def cmd_pick(args: argparse.Namespace, ctx: Any) -> int:
     return 0
 
 
-def cmd_discard(args: argparse.Namespace, ctx: Any) -> int:
+def cmd_discard(args: argparse.Namespace, ctx: Context) -> int:
     target = pick.discard_target(ctx.cfg, args.name)
     what = target.describe(ctx.cfg)
     if not args.yes and not ctx.confirm(f"Delete {what}? This cannot be undone."):
@@ -85,7 +87,7 @@ def cmd_discard(args: argparse.Namespace, ctx: Any) -> int:
     return 0
 
 
-def cmd_prune(args: argparse.Namespace, ctx: Any) -> int:
+def cmd_prune(args: argparse.Namespace, ctx: Context) -> int:
     older = pick.parse_age(args.older_than) if args.older_than is not None else None
     plan = pick.prune_plan(ctx.cfg, ctx.store, card=args.card, older_than=older)
     if not plan.branches:
@@ -105,7 +107,7 @@ def cmd_prune(args: argparse.Namespace, ctx: Any) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     """Add `board stranded …` to the top-level subparsers."""
     top = sub.add_parser(
         "stranded",

@@ -7,12 +7,15 @@ for it, and works where Textual is not installed.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from board.core.errors import BoardError
 
+if TYPE_CHECKING:
+    from board.cli.commands import Context, Subparsers
 
-def cmd_tui(args: argparse.Namespace, ctx: Any) -> int:
+
+def cmd_tui(args: argparse.Namespace, ctx: Context) -> int:
     store = ctx.store  # opened first: a missing store is refused before anything starts
     try:
         # start reading the board now, in a thread, so it overlaps Textual's import
@@ -30,7 +33,7 @@ def cmd_tui(args: argparse.Namespace, ctx: Any) -> int:
     return int(tui_app.run(ctx.cfg, store, theme=args.theme, preload=preload))
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     """Add `board tui` to the CLI's subparsers."""
     text = "open the control room: the board, live, with the verbs on keys"
     p = sub.add_parser("tui", help=text, description=text)

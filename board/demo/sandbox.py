@@ -210,7 +210,8 @@ def stop_loop(target: Path, child: subprocess.Popen[bytes] | None = None) -> Non
         time.sleep(0.2)
 
 
-def cmd_demo(args: argparse.Namespace, ctx: Any) -> int:
+def cmd_demo(args: argparse.Namespace, ctx: object) -> int:
+    """`board demo`: the sandbox needs nothing of the command line's context (`ctx`)."""
     target = Path(args.dir or "board-demo")
     repo = create_sandbox(target)
     print(f"demo sandbox: {repo}  (the loop's output: {repo}/.board/loop.out)", flush=True)
@@ -256,7 +257,7 @@ def _screenshot(repo: Path, path: Path, seconds: float, theme: str | None) -> No
     print(f"saved {path}", flush=True)
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "demo",
         help="make a sandbox repository with a real loop and coder, and open the TUI on it",

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from board.core.cards.drives import end_drives
+from board.core.config import Config
 from board.core.errors import NotFound, Refused
 from board.core.model import (
     BLOCK_CLASSES,
@@ -254,7 +255,9 @@ def _rewire_dependents(tx: Tx, card: Card, who: str) -> None:
         tx.update(dependent.id, Expect(version=dependent.version), {"deps": tuple(new)}, who, note)
 
 
-def _close(store: Store, cfg: Any, card_id: str, lane: str, who: str, reason: str) -> Card:
+def _close(
+    store: Store, cfg: Config | None, card_id: str, lane: str, who: str, reason: str
+) -> Card:
     def fn(tx: Tx, card: Card) -> dict[str, Any]:
         if card.lane in TERMINAL:
             raise Refused(f"{card.id}: is already {card.lane}")
@@ -271,7 +274,7 @@ def _close(store: Store, cfg: Any, card_id: str, lane: str, who: str, reason: st
     return card
 
 
-def reap_trees(store: Store, cfg: Any, card_id: str) -> None:
+def reap_trees(store: Store, cfg: Config, card_id: str) -> None:
     """Save-then-remove every tree the card owns; a tree that cannot be saved stays, said so."""
     from board.core.git import worktrees  # late: worktrees needs git, the store verbs do not
 
@@ -281,13 +284,19 @@ def reap_trees(store: Store, cfg: Any, card_id: str) -> None:
         store.add_comment(card_id, f"its tree was kept: {exc}", "board")
 
 
-def cancel(store: Store, cfg: Any, card_id: str, who: str = OPERATOR, reason: str = "") -> Card:
-    """Cancel a card in any open lane: dependents are rewired, its trees saved then removed."""
+def cancel(
+    store: Store, cfg: Config | None, card_id: str, who: str = OPERATOR, reason: str = ""
+) -> Card:
+    """Cancel a card in any open lane: dependents are rewired, its trees saved then removed
+    (with no `cfg`, as for a board being seeded, the card has no trees to reap)."""
     return _close(store, cfg, card_id, "cancelled", who, reason)
 
 
-def done(store: Store, cfg: Any, card_id: str, who: str = OPERATOR, reason: str = "") -> Card:
-    """Mark a card done by hand (e.g. its PR merged): its trees are saved then removed."""
+def done(
+    store: Store, cfg: Config | None, card_id: str, who: str = OPERATOR, reason: str = ""
+) -> Card:
+    """Mark a card done by hand (e.g. its PR merged): its trees are saved then removed
+    (with no `cfg`, the card has no trees to reap)."""
     return _close(store, cfg, card_id, "done", who, reason)
 
 

@@ -49,9 +49,9 @@ def end_drives(store: Store, card_id: str, why: str, status: str = "stopped") ->
     window closes. A drive on another host is only told through its row and the card.
     """
     result = Ended()
-    rows = [d for d in store.list_drives(card_id, limit=50) if d.live]  # type: ignore[attr-defined]
+    rows = [d for d in store.list_drives(card_id, limit=50) if d.live]
     for row in rows:
-        store.update_drive(row.id, status=status, result=why[:500])  # type: ignore[attr-defined]
+        store.update_drive(row.id, status=status, result=why[:500])
         result.drives.append(row.id)
     local = [r for r in rows if _here(r)]
     for row in rows:
@@ -63,7 +63,7 @@ def end_drives(store: Store, card_id: str, why: str, status: str = "stopped") ->
     )
     while True:
         for row in local:
-            pgid = store.get_drive(row.id).pgid or row.pgid  # type: ignore[attr-defined]
+            pgid = store.get_drive(row.id).pgid or row.pgid
             if pgid and pgid not in killed and pgid != os.getpgrp():
                 if proc.kill_group(pgid, signal.SIGKILL):
                     result.lines.append(f"killed drive {row.id}'s process group {pgid}")
@@ -75,7 +75,7 @@ def end_drives(store: Store, card_id: str, why: str, status: str = "stopped") ->
     while any(proc.group_alive(g) for g in killed) and time.monotonic() < deadline:
         time.sleep(0.02)
     for row in local:
-        store.update_drive(row.id, pgid=0)  # type: ignore[attr-defined]
+        store.update_drive(row.id, pgid=0)
     result.killed = sorted(killed)
     return result
 

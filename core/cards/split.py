@@ -8,8 +8,8 @@ picks up the task finds the card already parked.
 
 The count lives in the store only (a `budget:timeout=N` label): a count held in memory
 would survive an operator's `unblock` from another process and re-park the card on its
-first real retry (seed 002, R5). Which timeouts count is the drive's decision (a fresh
-build whose coder printed something); this module only keeps the count.
+first real retry (docs/lifecycle.md, "Every edge"). Which timeouts count is the drive's
+decision (a fresh build whose coder printed something); this module only keeps the count.
 
 `split` performs the task's four steps in the one safe order (create the slices in
 backlog, repoint the dependents, cancel the card, ready the slices) inside one
@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from board.core import logs, proc
 from board.core.cards import actions
@@ -32,7 +32,7 @@ from board.core.errors import BoardError, Conflict, NotFound, Refused, StoreErro
 from board.core.git import gitutil
 from board.core.logs import LogWriter
 from board.core.model import TERMINAL, Blocked, Card, CardDraft
-from board.core.store import Expect, Store, Tx
+from board.core.store import DriveFields, Expect, Store, Tx
 
 BUDGET_LABEL = actions.BUDGET_LABEL  # "budget:timeout=" + the count
 ASKED_LABEL = "decompose-asked"  # on the card: a decompose task was filed for it
@@ -80,7 +80,7 @@ def count_timeout(store: Store, cfg: Config, card: Card, token: str) -> str | No
     with store.transaction() as tx:
         current = tx.get(card.id)
         Expect(lane="working", drive=token).check(current)
-        if current.pr_url:  # a fix round of a published card is never counted (seed 002, R2)
+        if current.pr_url:  # a fix round of a published card is never counted: it built once
             return None
         count = timeout_count(current) + 1
         current = tx.update(
@@ -617,27 +617,20 @@ def _planner_outcome(
 
 
 def _planner_log(store: Store, cfg: Config, task_id: str, token: str) -> str:
-    get_drive = getattr(store, "get_drive", None)
-    if get_drive is not None:
-        try:
-            drive = get_drive(token)
-            if drive.log:
-                return drive.log
-        except NotFound:
-            pass
-    next_attempt = getattr(store, "next_attempt", None)
-    attempt = next_attempt(task_id) if next_attempt is not None else 0
+    try:
+        drive = store.get_drive(token)
+        if drive.log:
+            return drive.log
+    except NotFound:
+        pass
+    attempt = store.next_attempt(task_id)
     return str(logs.log_path(cfg, task_id, attempt).relative_to(cfg.root))
 
 
-def _drive_field(store: Store, token: str, **fields: Any) -> None:
+def _drive_field(store: Store, token: str, **fields: Unpack[DriveFields]) -> None:
     """Record on the drive row if the caller made one for this token; a plain token has none."""
-    update = getattr(store, "update_drive", None)
-    get_drive = getattr(store, "get_drive", None)
-    if update is None or get_drive is None:
-        return
     try:
-        get_drive(token)
+        store.get_drive(token)
     except NotFound:
         return
-    update(token, **fields)
+    store.update_drive(token, **fields)

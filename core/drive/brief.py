@@ -1,6 +1,6 @@
 """The coder's brief: what one attempt is told, written into the tree's scratch directory.
 
-It never asks the coder to publish: the board commits and publishes (seed 000, #400: a
+It never asks the coder to publish: the board commits and publishes (docs/lifecycle.md: a
 brief that said both "edit only" and "push if you can" contradicted the contract). It
 quotes what the attempt must know and cannot see in the tree: the operator's note from a
 requeue, the gate's output on a retry, the last fold's conflict, the branches holding
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from board.core.config import Config
 from board.core.git import treestate
 from board.core.model import FOLD_CONFLICT_EVENT, REQUEUE_EVENT, REQUEUED, Card
 from board.core.store import Store
@@ -53,7 +53,7 @@ def last_fold_conflict(store: Store, card_id: str) -> str:
 
 
 def brief_text(
-    cfg: Any,
+    cfg: Config,
     card: Card,
     *,
     tree: Path,
@@ -144,7 +144,7 @@ def brief_text(
     return "\n".join(lines) + "\n"
 
 
-def write_brief(cfg: Any, tree: Path, text: str) -> Path:
+def write_brief(cfg: Config, tree: Path, text: str) -> Path:
     """Write the brief into the tree's scratch directory (never committed, never work)."""
     folder = Path(tree) / cfg.scratch[0]
     folder.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from board.core.config import Config
 from board.core.errors import BoardError, Conflict
 from board.core.logs import log_path
 from board.core.model import Card
@@ -23,7 +24,7 @@ WHO = "board"
 
 
 def claim(
-    cfg: Any, store: Store, card: Card, owner_pid: int = 0, tier: str | None = None
+    cfg: Config, store: Store, card: Card, owner_pid: int = 0, tier: str | None = None
 ) -> str | None:
     """ready → working under a new drive's token; None if the card changed meanwhile.
 
@@ -34,7 +35,7 @@ def claim(
     from board.core.git import naming
 
     tier = tier or cfg.ladder[0]
-    attempt = store.next_attempt(card.id)  # type: ignore[attr-defined]
+    attempt = store.next_attempt(card.id)
     log_rel = cfg.rel(log_path(cfg, card.id, attempt))
     drive = store.start_drive(card.id, tier, attempt, log_rel, owner_pid or os.getpid())
     changes: dict[str, Any] = {"lane": "working", "drive": drive.id}

@@ -1,11 +1,11 @@
 """One drive: one build of one card, from a fresh worktree to a published branch.
 
-The path (issue 4; seeds 000 and 003): save the card's old trees, create a fresh
+The path (docs/lifecycle.md, "Every edge"): save the card's old trees, create a fresh
 worktree, write the brief into the scratch directory, run the coder tier's argv
 (no stdin, its own process group, a timeout; output streamed line by line into
 `.board/logs/<card>/<attempt>.log`), then `gate.format_argv`, then `gate.argv`
 (a red gate re-runs the coder with the gate's output in the brief, up to
-`gate.retries` times), then the board's own commit with seed 003's surface
+`gate.retries` times), then the board's own commit with its surface
 harvest, then the publish.
 
 Why each rule:
@@ -14,7 +14,8 @@ Why each rule:
   token, unblocked, and the drive's row still `running`. Before every edge that
   changes the card (block, retry, climb, publish) it re-reads the card; if someone
   moved it — held, requeued, stopped, cancelled — it blocks, retries and publishes
-  nothing, keeps the tree, and leaves a note saying what it found (invariant 4).
+  nothing, keeps the tree, and leaves a note saying what it found (invariant 4,
+  docs/lifecycle.md).
   In the system we re-create a hold that landed while a retry was being prepared
   lost the tree, so the re-read happens again right before the drive removes its
   own failed attempt.
@@ -47,9 +48,10 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from board.core import proc
+from board.core.config import Config
 from board.core.drive.brief import (
     KeptAttempt,
     brief_text,
@@ -118,13 +120,13 @@ class Drive(TreeSteps):
     `ready`.
     """
 
-    def __init__(self, cfg: Any, store: Store, card_id: str, token: str) -> None:
+    def __init__(self, cfg: Config, store: Store, card_id: str, token: str) -> None:
         self.cfg = cfg
         self.store = store
         self.card_id = card_id
         self.token = token
         self.tokens = [token]
-        row = store.get_drive(token)  # type: ignore[attr-defined]
+        row = store.get_drive(token)
         self.attempt = row.attempt
         self.rung = 0
         self.tree: Path | None = None
@@ -480,7 +482,7 @@ class Drive(TreeSteps):
     def _rotate(self) -> None:
         """Start the next attempt: a new drive row, the card's token moved to it by CAS."""
         old = self.token
-        attempt = self.store.next_attempt(self.card_id)  # type: ignore[attr-defined]
+        attempt = self.store.next_attempt(self.card_id)
         log_rel = self.cfg.rel(log_path(self.cfg, self.card_id, attempt))
         row = self.store.start_drive(self.card_id, self.tier, attempt, log_rel, os.getpid())
         try:
@@ -501,7 +503,7 @@ class Drive(TreeSteps):
         self.attempt = attempt
         self.tokens.append(row.id)
 
-    def _block(self, cls: str, reason: str, tail: str = "", remove_tree: bool = True) -> None:
+    def _block(self, cls: str, reason: str, tail: str = "", remove_tree: bool = True) -> NoReturn:
         """Block the card as the drive ends (flag kept, card to ready), then save the tree."""
         try:
             block_owned(self.store, self.card_id, self.owner, cls, reason)
@@ -515,7 +517,7 @@ class Drive(TreeSteps):
             self._remove_tree(f"blocked {cls}")
         raise _Ended(self._end("blocked", reason, cls=cls))
 
-    def _parked(self, reason: str, tail: str) -> None:
+    def _parked(self, reason: str, tail: str) -> NoReturn:
         """Issue 6 parked the card too-wide: end, card back to ready with its flag, tree saved."""
         self._release(f"drive {self.token} ends: parked too-wide")
         if tail.strip():
@@ -530,7 +532,7 @@ class Drive(TreeSteps):
         changes = {"lane": "ready", "drive": ""}
         return release_working(self.store, self.card_id, self.token, changes, note, WHO)
 
-    def _stand_aside(self, edge: str, found: str) -> None:
+    def _stand_aside(self, edge: str, found: str) -> NoReturn:
         """Do nothing to the card but note what was found; the tree stays (invariant 4)."""
         self.stood_aside = True
         where = (
@@ -545,7 +547,7 @@ class Drive(TreeSteps):
         self._end_row("stood-aside", f"at {edge}: {found}")
         raise _Ended(self._end("stood-aside", found))
 
-    def _shutdown(self) -> None:
+    def _shutdown(self) -> NoReturn:
         """The loop is stopping: save the tree with a comment, reap it, card back to ready."""
         card = self.store.get(self.card_id)
         found = self.owner.why_not(card, self.store)
@@ -587,7 +589,7 @@ class Drive(TreeSteps):
         """End a drive row that is still running (a row another process ended keeps its word)."""
         token = token or self.token
         try:
-            if not self.store.get_drive(token).live:  # type: ignore[attr-defined]
+            if not self.store.get_drive(token).live:
                 return
             self.store.update_drive(token, status=status, pgid=0, result=result[:500])
         except BoardError:
@@ -667,7 +669,7 @@ def _describe(res: proc.Result) -> str:
     return f"exit {res.returncode}"
 
 
-def run_drive(cfg: Any, store: Store, card_id: str, token: str) -> DriveEnd:
+def run_drive(cfg: Config, store: Store, card_id: str, token: str) -> DriveEnd:
     """Run one claimed drive to its end (what the loop's threads call)."""
     return Drive(cfg, store, card_id, token).run()
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from board.core import proc
+from board.core.config import Config
 from board.core.git import gitutil
 
 # ---------------------------------------------------------------------------------------------
@@ -32,7 +32,7 @@ class GateVerdict:
 
 
 def run_gate(
-    cfg: Any,
+    cfg: Config,
     tree: Path,
     on_line: Callable[[str], None],
     on_start: Callable[[int], None] | None = None,

@@ -1,4 +1,4 @@
-"""The board's commit of what a coder left in its tree, with seed 003's surface harvest.
+"""The board's commit of what a coder left in its tree, with the surface harvest.
 
 With a declared surface, what lies inside it is the card's product and is committed;
 tracked changes outside it are discarded so the fold can rebase (a rewritten lockfile),
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
 
+from board.core.config import Config
 from board.core.git import gitutil
 from board.core.model import Card
 
@@ -42,7 +42,7 @@ def in_surface(path: str, surface: tuple[str, ...] | list[str]) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# the board's commit, with seed 003's surface harvest
+# the board's commit, with the surface harvest (docs/lifecycle.md, "Every edge")
 
 
 @dataclass
@@ -72,11 +72,11 @@ class Harvest:
         return "; ".join(parts)
 
 
-def _is_scratch(cfg: Any, path: str) -> bool:
+def _is_scratch(cfg: Config, path: str) -> bool:
     return any(path == s.strip("/") or path.startswith(s.strip("/") + "/") for s in cfg.scratch)
 
 
-def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
+def tree_changes(cfg: Config, tree: Path) -> list[tuple[str, str]]:
     """(XY, path) of every uncommitted change, scratch excluded, renames split in two.
 
     Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
@@ -96,7 +96,7 @@ def tree_changes(cfg: Any, tree: Path) -> list[tuple[str, str]]:
         if _is_scratch(cfg, path):
             continue
         if xy == "??" and (tree / path).is_symlink() and "node_modules" in Path(path).parts:
-            continue  # the board's own node_modules links are never work (seed 000)
+            continue  # the board's own node_modules links are never work (docs/lifecycle.md)
         out.append((xy, path))
     return out
 
@@ -128,8 +128,8 @@ def _add_paths(tree: Path, paths: list[str]) -> None:
     )
 
 
-def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) -> Harvest:
-    """The board's commit of what the coder left in `tree` (seed 003's harvest).
+def harvest(cfg: Config, tree: str | Path, card: Card, start: str, message: str) -> Harvest:
+    """The board's commit of what the coder left in `tree` (the harvest).
 
     A coder that committed by itself is handled: its commits since `start` are
     folded back (soft reset) so the surface rule applies to them too, and they are
@@ -163,7 +163,7 @@ def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) ->
     )
     if tracked_out or untracked_out:
         saved = saves.preserve_worktree(cfg, tree)
-        result.saved_branch = _branch_name(saved)
+        result.saved_branch = saved.branch if saved is not None else ""
     result.discarded = tracked_out
     result.untracked_outside = untracked_out
     gitutil.git(tree, "reset", "-q")  # unstage all: only the surface goes into the commit
@@ -181,16 +181,3 @@ def harvest(cfg: Any, tree: str | Path, card: Card, start: str, message: str) ->
         except OSError:
             pass
     return result
-
-
-def _branch_name(saved: Any) -> str:
-    """The branch a `preserve_worktree` result names (a str, or an object carrying one)."""
-    if saved is None:
-        return ""
-    if isinstance(saved, str):
-        return saved
-    for attr in ("branch", "name", "ref"):
-        value = getattr(saved, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return str(saved)

@@ -1,6 +1,6 @@
 """Where a build's tree comes from, and where it goes: the drive's tree steps.
 
-A fresh build first saves every old tree the card owns (seed 000), then starts its tree
+A fresh build first saves every old tree the card owns (invariant 1), then starts its tree
 at the start point (the run branch's tip in `fold` mode). Three things come before a
 blank start, so that nothing an operator or a coder made is thrown away: a kept tree
 that a human resolved onto the run tip is this build (no coder); a tree still mid-rebase
@@ -16,18 +16,20 @@ path of one build.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn
 
+from board.core.config import Config
 from board.core.drive.brief import KeptAttempt
 from board.core.errors import BoardError, StrandedWorkError
 from board.core.git import gitutil, treestate
+from board.core.model import Card
 from board.core.store import Store
 
 
 class TreeSteps:
     """The tree steps of a `Drive`: the attributes and methods they use are the drive's."""
 
-    cfg: Any
+    cfg: Config
     store: Store
     card_id: str
     token: str
@@ -37,8 +39,19 @@ class TreeSteps:
     resumed_from: str
     kept_attempts: list[KeptAttempt]
 
+    if TYPE_CHECKING:  # the drive's own, declared here so the steps are checked against them
+
+        @property
+        def tier(self) -> str: ...
+        def _edge_check(self, edge: str) -> Card: ...
+        def _block(
+            self, cls: str, reason: str, tail: str = "", remove_tree: bool = True
+        ) -> NoReturn: ...
+        def _comment(self, text: str, tail: str = "") -> None: ...
+        def _say(self, text: str) -> None: ...
+
     def _fresh_build(self) -> bool:
-        """Save every old tree the card owns, then create a fresh one (seed 000) at the start
+        """Save every old tree the card owns, then create a fresh one (invariant 1) at the start
         point; True instead when the card's kept tree was resolved by hand and is taken as
         this build (see treestate)."""
         from board.core.git import worktrees

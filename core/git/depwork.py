@@ -13,15 +13,18 @@ else its card branch, local or on the remote. Work whose content is already in t
 from __future__ import annotations
 
 import re
-from typing import Any
+from pathlib import Path
 
+from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.git import gitutil
+from board.core.model import Card
+from board.core.store import Store
 
 _FOLDED = re.compile(r"folded onto \S+ at ([0-9a-f]{7,40})")
 
 
-def work_commit(cfg: Any, store: Any, dep_id: str) -> tuple[str, str] | None:
+def work_commit(cfg: Config, store: Store, dep_id: str) -> tuple[str, str] | None:
     """(commit, where) of a dependency's work, or None when none is found."""
     try:
         timeline = store.timeline(dep_id)
@@ -43,7 +46,7 @@ def work_commit(cfg: Any, store: Any, dep_id: str) -> tuple[str, str] | None:
     return None
 
 
-def _holds(cwd: Any, start: str, commit: str) -> bool:
+def _holds(cwd: str | Path, start: str, commit: str) -> bool:
     """Whether `start` holds `commit`: as an ancestor, or its content (a merge adds nothing)."""
     if gitutil.ok(cwd, "merge-base", "--is-ancestor", commit, start):
         return True
@@ -57,7 +60,7 @@ def _holds(cwd: Any, start: str, commit: str) -> bool:
     return res.stdout.split("\n", 1)[0].strip() == own
 
 
-def missing(cfg: Any, store: Any, card: Any, start: str) -> list[str]:
+def missing(cfg: Config, store: Store, card: Card, start: str) -> list[str]:
     """One phrase per dependency whose work the tree that started at `start` lacks."""
     found = []
     for dep in card.deps:
@@ -74,7 +77,7 @@ def missing(cfg: Any, store: Any, card: Any, start: str) -> list[str]:
     return found
 
 
-def note(cfg: Any, store: Any, card: Any, start: str) -> str:
+def note(cfg: Config, store: Store, card: Card, start: str) -> str:
     """'' or `; its tree (started at …) lacks …`, to append to a failure's reason."""
     if not start or not card.deps:
         return ""

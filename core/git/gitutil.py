@@ -13,6 +13,7 @@ import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from board.core import proc
 from board.core.errors import BoardError, GitError
@@ -53,13 +54,27 @@ def git(
     return res
 
 
-def out(cwd: str | Path, *args: str, **kw: object) -> str:
+class GitOptions(TypedDict, total=False):
+    """The options `ok` passes on to `git`, typed so a misspelt one fails the type check."""
+
+    timeout: float
+    env: Mapping[str, str] | None
+    input_bytes: bytes | None
+
+
+class CheckedGitOptions(GitOptions, total=False):
+    """The options `out` passes on to `git`: `ok`'s, and whether a failure raises."""
+
+    check: bool
+
+
+def out(cwd: str | Path, *args: str, **kw: Unpack[CheckedGitOptions]) -> str:
     """stdout of a git command, stripped of its final newline."""
-    return git(cwd, *args, **kw).stdout.rstrip("\n")  # type: ignore[arg-type]
+    return git(cwd, *args, **kw).stdout.rstrip("\n")
 
 
-def ok(cwd: str | Path, *args: str, **kw: object) -> bool:
-    return git(cwd, *args, check=False, **kw).returncode == 0  # type: ignore[arg-type]
+def ok(cwd: str | Path, *args: str, **kw: Unpack[GitOptions]) -> bool:
+    return git(cwd, *args, check=False, **kw).returncode == 0
 
 
 def version() -> tuple[int, int, int]:

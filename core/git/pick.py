@@ -115,7 +115,7 @@ def picked_message(
     return "\n".join([subject, *body]) + "\n"
 
 
-def titles_from(store: Any) -> Callable[[str], str | None]:
+def titles_from(store: Store | Callable[[], Store]) -> Callable[[str], str | None]:
     """A card's title from the store (None if unknown), for a picked commit's message.
 
     `store` may be a callable that opens it: the store is then opened only when a title is
@@ -419,9 +419,9 @@ def prune_plan(
     ids = {b.card for b in every if b.card and (card is None or b.card == card)}
     lanes = {}
     for cid in ids:
-        found = store.find(cid)
-        if found is not None:
-            lanes[cid] = found.lane
+        named = store.find(cid)
+        if named is not None:
+            lanes[cid] = named.lane
     chosen = []
     left = 0
     for b in every:

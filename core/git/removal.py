@@ -206,8 +206,8 @@ def _classify(cfg: Config, tree: Path) -> tuple[str, Path | None]:
         and not tree.is_symlink()
         and tree.is_dir()
         and (tree / ".git").is_file()
-        and _gitfile_dir(tree) is not None
-        and _same(_gitfile_dir(tree), admin)  # type: ignore[arg-type]
+        and (pointed := _gitfile_dir(tree)) is not None
+        and _same(pointed, admin)
     ):
         return "worktree", admin
     return "husk", admin
@@ -365,8 +365,9 @@ def stop_what_runs_in(tree: Path) -> list[int]:
     group recorded in the store: the drive records that group after the child has started,
     through the store's write lock, and a `board run` killed while that lock was busy (another
     process writing) left an orphan coder nobody knew of, still writing while boot saved its
-    tree (3 to 11 lines lost per crash in the report of issue 15). The environment is the
-    child's from its first instruction, so there is no window in which it runs unmarked.
+    tree (3 to 11 lines lost per crash; docs/lifecycle.md, "Nothing is lost"). The
+    environment is the child's from its first instruction, so there is no window in which
+    it runs unmarked.
     Why not every process whose working directory is inside the tree: that would kill the
     operator's own shell, `cd`'d into a tree to look at it. A process that scrubs its
     environment and leaves the coder's group escapes both; none of ours does.

@@ -24,11 +24,12 @@ from __future__ import annotations
 import os
 import re
 import socket
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from board.core import locks
+from board.core.config import Config
 from board.core.errors import NotFound, Refused
 from board.core.git import gitutil
 
@@ -40,14 +41,14 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "run"
 
 
-def lock_path(cfg: Any, name: str) -> Path:
+def lock_path(cfg: Config, name: str) -> Path:
     """`.board/locks/<name>.lock`."""
     folder = Path(cfg.board_dir) / "locks"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{_safe(name)}.lock"
 
 
-def file_lock(path: Path, timeout: float, what: str) -> Any:
+def file_lock(path: Path, timeout: float, what: str) -> AbstractContextManager[None]:
     """The board's file lock (`locks.file_lock`), refusing with what is busy."""
     return locks.file_lock(
         path,
@@ -57,7 +58,7 @@ def file_lock(path: Path, timeout: float, what: str) -> Any:
     )
 
 
-def run_lock(cfg: Any, timeout: float | None = None) -> Any:
+def run_lock(cfg: Config, timeout: float | None = None) -> AbstractContextManager[None]:
     """The per-run write lock: one fold (and its harvest, and a take-in) at a time."""
     wait = cfg.publish_timeout_s if timeout is None else timeout
     return file_lock(
@@ -69,7 +70,7 @@ def run_lock(cfg: Any, timeout: float | None = None) -> Any:
 # names
 
 
-def base_ref(cfg: Any) -> str:
+def base_ref(cfg: Config) -> str:
     """The base as git names it: `<remote>/<base>` when that remote-tracking branch exists,
     else the local `<base>`; refused (NotFound) when neither exists. One git call."""
     names = [f"refs/remotes/{cfg.remote}/{cfg.base}"] if cfg.remote else []
@@ -83,11 +84,11 @@ def base_ref(cfg: Any) -> str:
     )
 
 
-def folds(cfg: Any) -> bool:
+def folds(cfg: Config) -> bool:
     return cfg.publish_mode == "fold"
 
 
-def start_ref(cfg: Any) -> str:
+def start_ref(cfg: Config) -> str:
     """What fresh trees start from and stranded diffs compare with, by name: the run branch
     in `fold` mode (once it exists), else the base."""
     if folds(cfg) and gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}") is not None:
@@ -95,13 +96,13 @@ def start_ref(cfg: Any) -> str:
     return base_ref(cfg)
 
 
-def pick_target(cfg: Any) -> str:
+def pick_target(cfg: Config) -> str:
     """Where a picked or salvaged change lands by default: the run branch (`fold`) or the
     base (`push`). The TUI, the recovery commands and the CLI all ask this one function."""
     return cfg.run_branch if folds(cfg) else cfg.base
 
 
-def checked_out_at(cfg: Any, branch: str) -> str | None:
+def checked_out_at(cfg: Config, branch: str) -> str | None:
     """The worktree (main checkout included) that has `branch` checked out, if any."""
     want = f"branch refs/heads/{branch}"
     path = None
@@ -117,7 +118,7 @@ def checked_out_at(cfg: Any, branch: str) -> str | None:
 # the run branch's tip, and taking the base in
 
 
-def ensure(cfg: Any) -> str:
+def ensure(cfg: Config) -> str:
     """The run branch's tip, creating it from the base when it does not exist yet."""
     tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}")
     if tip is not None:
@@ -152,7 +153,7 @@ class TakeIn:
         )
 
 
-def take_in_base(cfg: Any) -> TakeIn:
+def take_in_base(cfg: Config) -> TakeIn:
     """Bring a base that moved on into the run branch; call under `run_lock`.
 
     Nothing to do when the run branch already holds the base. A run branch with nothing of
@@ -221,7 +222,7 @@ def take_in_base(cfg: Any) -> TakeIn:
     return TakeIn(new, base=base, merged=new)
 
 
-def start_point(cfg: Any) -> str:
+def start_point(cfg: Config) -> str:
     """The commit a card's fresh tree starts from (see the module docstring)."""
     if not folds(cfg):
         return gitutil.out(cfg.root, "rev-parse", "--verify", f"{base_ref(cfg)}^{{commit}}")

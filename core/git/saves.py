@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,8 +241,7 @@ def _write_save(
             return SaveResult(
                 _short(ref), commit, tree_dir, card, name, stats, holds, base, kind=kind
             )
-        last = (res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["failed"]
-        last = last[0]
+        last = ((res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["failed"])[0]
         if "reference already exists" not in last and "File exists" not in last:
             break
     raise GitError(f"could not create a stranded/{tree_dir}/… branch: {last}")
@@ -345,3 +345,29 @@ def _save_branch(
     holds = f"{n} unpushed commit{'s' if n != 1 else ''} on {short}"
     existing = {r: v for r, v in refs.items() if r.startswith(f"{STRANDED_REFS}{tree_dir}/")}
     return _write_save(cfg, tree_dir, card, tip_tree, [tip], stats, holds, base, existing, why)
+
+
+def recovery_commands(
+    branch: str, start: str, target: str, tree: str = "", delete: bool = False
+) -> list[tuple[str, str, str]]:
+    """(label, command, the same by plain git) for bringing a saved branch's work home:
+    the one writer of these commands, for the save's card comment and the TUI's `y`.
+
+    `start` is what the diff compares with (where the tree started), `target` where a
+    pick lands by default. The delete command is only listed when asked for: the TUI
+    copies these to be pasted, and a paste must never delete anything.
+    """
+    q = shlex.quote
+    b = q(branch)
+    rows = [
+        ("inspect", f"git diff {q(start)}...{b}", ""),
+        (
+            "cherry-pick",
+            f"board stranded pick {b} --onto {q(target)}",
+            f"git cherry-pick {q(start)}..{b}",
+        ),
+        ("by hand", f"git switch -c {q('rescue/' + (tree or 'stranded'))} {b}", ""),
+    ]
+    if delete:
+        rows.append(("delete", f"board stranded discard {b}", f"git branch -D {b}"))
+    return rows

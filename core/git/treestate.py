@@ -11,11 +11,11 @@ its own is taken as the build: gated and folded, with no coder.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.git import gitutil, naming, runbranch
-from board.core.model import REQUEUE_EVENT, RESUME_EVENT, Event
+from board.core.model import REQUEUE_EVENT, RESUME_EVENT, Card, Event
 from board.core.store import Store
 
 
@@ -23,7 +23,7 @@ def is_worktree(tree: Path) -> bool:
     return (tree / ".git").is_file() and not tree.is_symlink()
 
 
-def card_tree(cfg: Any, card: Any) -> Path | None:
+def card_tree(cfg: Config, card: Card) -> Path | None:
     """The card's tree on its branch (or its only tree), if one is on disk."""
     trees = [t for t in naming.card_trees(cfg, card.id) if is_worktree(t)]
     for tree in trees:
@@ -47,7 +47,7 @@ def unmerged_paths(tree: Path) -> list[str]:
     return sorted({p for p in res.stdout.split("\0") if p})
 
 
-def resolved_onto_run(cfg: Any, tree: Path) -> str | None:
+def resolved_onto_run(cfg: Config, tree: Path) -> str | None:
     """The run tip when `tree`'s HEAD holds it and work of its own (a finished hand
     resolution, ready to gate and fold); None otherwise, and always in `push` mode."""
     if not runbranch.folds(cfg) or rebase_in_progress(tree):
@@ -95,7 +95,7 @@ def requeued_since_last_build(store: Store, card_id: str) -> bool:
     return any(e.kind == REQUEUE_EVENT for e in since_last_build(store, card_id))
 
 
-def note_resumable(store: Any, cfg: Any, card_id: str, branches: list[str]) -> str:
+def note_resumable(store: Store, cfg: Config, card_id: str, branches: list[str]) -> str:
     """Record that the card's own tree was saved mid-build (a stop, a shutdown, a crash) to
     one of `branches`: the next build starts from that work instead of from scratch.
     Returns the branch recorded ('' when none of them holds the card's own tree)."""
@@ -114,7 +114,7 @@ def own_branch(card_id: str, branches: list[str]) -> str:
     return next((b for b in branches if b.startswith(own)), "")
 
 
-def resume_branch(store: Any, cfg: Any, card_id: str) -> str:
+def resume_branch(store: Store, cfg: Config, card_id: str) -> str:
     """The branch holding the work of the card's interrupted build, if the next build should
     continue from it: saved since the last build began, still there, and no requeue since
     (a requeue means "rebuild"). '' otherwise."""
@@ -130,7 +130,7 @@ def resume_branch(store: Any, cfg: Any, card_id: str) -> str:
     return ""
 
 
-def apply_saved(cfg: Any, tree: Path, branch: str) -> list[str]:
+def apply_saved(cfg: Config, tree: Path, branch: str) -> list[str]:
     """Put the work saved on `branch` into a fresh `tree` as uncommitted changes, merged
     three ways onto the tree's HEAD (so it lands on a newer start point too). Returns the
     conflicting paths, with the tree left untouched, when it does not apply."""

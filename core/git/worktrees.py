@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from board.core.config import Config
 from board.core.errors import BoardError, GitError, Refused, StrandedWorkError
-from board.core.git import runbranch
+from board.core.git import runbranch, saves
 from board.core.git.gitutil import git
 from board.core.git.naming import (
     KIND_ATTEMPT,
@@ -203,16 +203,17 @@ def _rel(cfg: Config, path: Path) -> str:
         return str(path)
 
 
-def _save_lines(save: SaveResult) -> list[str]:
+def _save_lines(cfg: Config, save: SaveResult) -> list[str]:
     b = save.branch
     again = " (an earlier save of exactly this state, verified)" if save.reused else ""
     what = ", a failed attempt," if save.kind == KIND_ATTEMPT else ""
-    return [
-        f"Saved to {b}{what}{again}: {save.stats.text()} ({save.holds}).",
-        f"  inspect:     git diff {save.base_ref}...{b}",
-        f"  cherry-pick: board stranded pick {b}   (or: git cherry-pick {save.base_ref}..{b})",
-        f"  delete:      board stranded discard {b}   (or: git branch -D {b})",
-    ]
+    lines = [f"Saved to {b}{what}{again}: {save.stats.text()} ({save.holds})."]
+    commands = saves.recovery_commands(
+        b, save.base_ref, runbranch.pick_target(cfg), save.tree_dir, delete=True
+    )
+    for label, command, by_git in commands:
+        lines.append(f"  {label + ':':<13}{command}" + (f"   (or: {by_git})" if by_git else ""))
+    return lines
 
 
 def save_comment(cfg: Config, result: RemoveResult) -> str:
@@ -226,13 +227,13 @@ def save_comment(cfg: Config, result: RemoveResult) -> str:
             f"to {_rel(cfg, result.husk_to)}."
         )
         for s in result.branch_saves:
-            lines.extend(_save_lines(s))
+            lines.extend(_save_lines(cfg, s))
         name = result.husk_to.name
         lines.append(f"  delete the husk: board stranded discard {name}")
         return "\n".join(lines)
     if result.saved is not None:
         lines.append(f"{where} held work that existed nowhere else{because}.")
-        lines.extend(_save_lines(result.saved))
+        lines.extend(_save_lines(cfg, result.saved))
     elif result.error:
         lines.append(f"{where} could not be saved{because}: {result.error}")
     if result.removed:
@@ -395,7 +396,7 @@ def create_worktree(
                 card_id,
                 "\n".join(
                     [f"Branch {branch} held commits that existed nowhere else (create_worktree)."]
-                    + _save_lines(saved)
+                    + _save_lines(cfg, saved)
                 ),
                 "board",
             )

@@ -30,7 +30,7 @@ from board.core.errors import Conflict, NotFound, Refused
 from board.core.git import gitutil, runbranch, treestate
 from board.core.model import Blocked, Card
 from board.core.ops.live import card_lock, fold_source, tree_on
-from board.core.ops.salvage import salvage, stranded_of
+from board.core.ops.salvage import SalvageResult, salvage, stranded_of
 from board.core.publish import publish
 from board.core.store import Expect, Store
 
@@ -53,7 +53,7 @@ class ResolveResult:
     conflicts: list[str] = field(default_factory=list)
     other_side: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
-    salvage: Any = None
+    salvage: SalvageResult | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {

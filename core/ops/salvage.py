@@ -240,10 +240,10 @@ def _refuse_conflicts(cfg: Config, t: _Target) -> None:
 
 def _take(store: Store, cfg: Config, card: Card, target: str, who: str) -> tuple[Drive, Card]:
     """The card becomes `working` under a salvage drive row: the loop will not claim it."""
-    attempt = store.next_attempt(card.id)  # type: ignore[attr-defined]
+    attempt = store.next_attempt(card.id)
     log_rel = cfg.rel(log_path(cfg, card.id, attempt))
     row = store.start_drive(card.id, SALVAGE_TIER, attempt, log_rel, os.getpid())
-    row = store.update_drive(row.id, result=before_note(card))  # type: ignore[attr-defined]
+    row = store.update_drive(row.id, result=before_note(card))
     try:
         with store.transaction() as tx:
             now = tx.get(card.id)
@@ -306,7 +306,7 @@ def salvage(
                 f"{card.id}: drive {card.drive or '?'} owns it ({card.lane}); "
                 f"`board stop {card.id}` first"
             )
-        live = [d for d in store.list_drives(card.id, limit=20) if d.live]  # type: ignore[attr-defined]
+        live = [d for d in store.list_drives(card.id, limit=20) if d.live]
         if live:
             raise Refused(f"{card.id}: drive {live[0].id} is still running; wait for it to end")
         if t.tree is not None and not gitutil.out(t.tree, "branch", "--show-current", check=False):
@@ -469,7 +469,7 @@ class _Salvage:
                 self.log.write_line(text)
 
         def on_start(pid: int) -> None:
-            self.store.update_drive(self.row.id, pgid=pid)  # type: ignore[attr-defined]
+            self.store.update_drive(self.row.id, pgid=pid)
 
         brief = write_brief(
             self.cfg,
@@ -492,7 +492,7 @@ class _Salvage:
             brief=str(brief),
             env={"BOARD_DRIVE": self.row.id},
         )
-        self.store.update_drive(self.row.id, pgid=0)  # type: ignore[attr-defined]
+        self.store.update_drive(self.row.id, pgid=0)
         self.result.gate = "red" if verdict.red else verdict.status
         self.result.gate_reason = verdict.reason
         self.result.gate_tail = tail(verdict.tail)
@@ -587,8 +587,8 @@ class _Salvage:
 
     def _end_row(self, status: str, why: str) -> None:
         with contextlib.suppress(BoardError):
-            if self.store.get_drive(self.row.id).live:  # type: ignore[attr-defined]
-                self.store.update_drive(self.row.id, status=status, pgid=0, result=why[:500])  # type: ignore[attr-defined]
+            if self.store.get_drive(self.row.id).live:
+                self.store.update_drive(self.row.id, status=status, pgid=0, result=why[:500])
 
     def _comment(self, text: str, tail: str = "") -> None:
         if tail.strip():

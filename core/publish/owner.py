@@ -46,15 +46,13 @@ class Owner:
         if self.version is not None and card.version != self.version:
             return f"{card.id} changed meanwhile (version {card.version}, expected {self.version})"
         if self.token and store is not None:
-            get_drive = getattr(store, "get_drive", None)
-            if get_drive is not None:
-                try:
-                    row = get_drive(self.token)
-                except BoardError:
-                    return f"drive {self.token} has no record"
-                if row.status != DRIVE_LIVE:
-                    why = f" ({row.result})" if row.result else ""
-                    return f"drive {self.token} was ended: {row.status}{why}"
+            try:
+                row = store.get_drive(self.token)
+            except BoardError:
+                return f"drive {self.token} has no record"
+            if row.status != DRIVE_LIVE:
+                why = f" ({row.result})" if row.result else ""
+                return f"drive {self.token} was ended: {row.status}{why}"
         return ""
 
 

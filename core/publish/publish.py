@@ -1,7 +1,7 @@
 """Publishing a built card, and the ownership check every drive edge goes through.
 
-`fold` is seed 003's serial fold-back: under one lock per run branch (shared by
-every process on this machine), the card branch is rebased onto the run
+`fold` is the serial fold-back (docs/lifecycle.md, "The fold"): under one lock per run
+branch (shared by every process on this machine), the card branch is rebased onto the run
 branch's tip and the run branch is moved with a compare-and-swap `update-ref`.
 The run branch is never checked out, and a fold refuses while any worktree has
 it checked out, so the operator's own checkout never moves under them.
@@ -13,7 +13,7 @@ process's `hold` or `requeue` therefore lands either before (and the fold stands
 aside: nothing is published) or after (and finds the card already done) — never
 in between (invariant 4).
 
-`publish` dispatches on `publish.review` and `publish.mode`; issue 5 extends it
+`publish` dispatches on `publish.review` and `publish.mode`; the operator's `approve` extends it
 with `push` and the operator's `approve`.
 """
 
@@ -22,8 +22,8 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from board.core.config import Config
 from board.core.errors import BoardError, Conflict, Refused
 from board.core.git import gitutil, runbranch
 from board.core.git.runbranch import run_lock
@@ -47,7 +47,7 @@ FOLD_CAS_TRIES = 3
 # the fold
 
 
-def run_branch_holders(cfg: Any) -> list[str]:
+def run_branch_holders(cfg: Config) -> list[str]:
     """Paths of the worktrees (main checkout included) that have the run branch checked out."""
     text = gitutil.out(cfg.root, "worktree", "list", "--porcelain")
     want = f"branch refs/heads/{cfg.run_branch}"
@@ -66,7 +66,7 @@ def _conflict_paths(tree: Path) -> list[str]:
     return sorted({p for p in res.stdout.split("\0") if p})
 
 
-def _rebase(cfg: Any, tree: Path, onto: str) -> tuple[bool, list[str], str]:
+def _rebase(cfg: Config, tree: Path, onto: str) -> tuple[bool, list[str], str]:
     """`git rebase <onto>` in the card's tree; on conflict abort it and name the paths.
 
     Every commit the run branch lacks is replayed (the card's, and any newer base commits
@@ -96,7 +96,7 @@ def _rebase(cfg: Any, tree: Path, onto: str) -> tuple[bool, list[str], str]:
 
 
 def fold(
-    cfg: Any,
+    cfg: Config,
     store: Store,
     card: Card,
     tree: str | Path,
@@ -209,7 +209,7 @@ def other_side(cwd: Path, head: str, tip: str, paths: list[str]) -> list[str]:
 
 
 def conflict_note(
-    cfg: Any, card_id: str, tree: Path, tip: str, paths: list[str], said: str = ""
+    cfg: Config, card_id: str, tree: Path, tip: str, paths: list[str], said: str = ""
 ) -> ConflictNote:
     """The reason and brief detail of a fold that conflicted in `tree` onto `tip`."""
     head = gitutil.rev(tree, "HEAD") or tip
@@ -253,7 +253,7 @@ def _fold_block(
     return PublishResult("blocked", card=blocked, reason=reason, cls="fold-conflict", paths=paths)
 
 
-def drop_folded_branch(cfg: Any, branch: str) -> bool:
+def drop_folded_branch(cfg: Config, branch: str) -> bool:
     """Delete a card branch whose tip the run branch already holds (compare-and-swap delete)."""
     if not branch:
         return False
@@ -274,7 +274,13 @@ def drop_folded_branch(cfg: Any, branch: str) -> bool:
 
 
 def to_review(
-    cfg: Any, store: Store, card: Card, tree: str | Path, token: str, *, owner: Owner | None = None
+    cfg: Config,
+    store: Store,
+    card: Card,
+    tree: str | Path,
+    token: str,
+    *,
+    owner: Owner | None = None,
 ) -> PublishResult:
     """review = operator: the built card waits in `review`, keeping its tree and branch."""
     owner = owner or Owner("working", token)
@@ -291,7 +297,7 @@ def to_review(
 
 
 def publish(
-    cfg: Any,
+    cfg: Config,
     store: Store,
     card: Card,
     tree: str | Path,
@@ -304,7 +310,7 @@ def publish(
     """Publish a built card the configured way.
 
     With `review = "operator"` and not yet `approved`, the card goes to `review`.
-    Otherwise `fold` (local, serial) or `push` (issue 5). Raises StoodAside never:
+    Otherwise `fold` (local, serial) or `push`. Raises StoodAside never:
     a moved card comes back as outcome `stood-aside`, with nothing published.
     """
     if cfg.review == "operator" and not approved:

@@ -305,10 +305,10 @@ def _finish(side: _Card, out: PushOutcome, changes: dict[str, Any], said: str) -
         out.stood_aside = True
         side.comment(f"{out.branch} went to the remote, but {exc.found}: {said}")
         return out
-    if out.card is not None and side.lane == "review":
-        # the build got through: a too-wide timeout count no longer applies (seed 002)
-        split.clear_count(side.store, out.card.id)  # type: ignore[arg-type]
-        out.card = side.store.get(out.card.id)  # type: ignore[union-attr]
+    if out.card is not None and side.store is not None and side.lane == "review":
+        # the build got through: a too-wide timeout count no longer applies (docs/lifecycle.md)
+        split.clear_count(side.store, out.card.id)
+        out.card = side.store.get(out.card.id)
     return out
 
 

@@ -11,6 +11,7 @@ its rows back through `rows`. Callers import from here: `from board.core.store i
 """
 
 from board.core.store.base import (
+    DriveFields,
     Expect,
     LaneHeads,
     Store,
@@ -25,6 +26,7 @@ from board.core.store.sqlite import BUSY_TIMEOUT_MS, SCHEMA_VERSION, SQLiteStore
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
+    "DriveFields",
     "SCHEMA_VERSION",
     "Expect",
     "LaneHeads",

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from board.core.errors import Conflict, CorruptCard, NotFound, StoreError
 from board.core.model import TERMINAL, Card, CardDraft, Drive, Event
@@ -99,6 +100,23 @@ def board_order(lane: str, cards: Iterable[Card]) -> list[Card]:
     return rows
 
 
+class DriveFields(TypedDict, total=False):
+    """The fields of a drive row that `Store.update_drive` may set, with their types, so a
+    misspelt field or a wrong type shows in the type check, not at run time (the store
+    still refuses an unknown field, for callers the checker does not see)."""
+
+    attempt: int
+    tier: str
+    status: str
+    started_at: str
+    ended_at: str
+    pgid: int
+    host: str
+    owner_pid: int
+    log: str
+    result: str
+
+
 class Tx(abc.ABC):
     """One write transaction: reads see the latest committed state, writes land together."""
 
@@ -132,8 +150,9 @@ class Store(abc.ABC):
     """Everything the engine and the TUI need from persistence; nothing else touches the file."""
 
     @abc.abstractmethod
-    def transaction(self) -> Any:  # context manager yielding Tx
-        ...
+    def transaction(self) -> AbstractContextManager[Tx]:
+        """One write transaction: `with store.transaction() as tx:`; it commits when the
+        block ends and rolls back when it raises."""
 
     @abc.abstractmethod
     def get(self, card_id: str) -> Card: ...
@@ -162,13 +181,26 @@ class Store(abc.ABC):
     ) -> Drive: ...
 
     @abc.abstractmethod
-    def update_drive(self, drive_id: str, **fields: Any) -> Drive: ...
+    def update_drive(self, drive_id: str, **fields: Unpack[DriveFields]) -> Drive:
+        """Set fields of a drive row; a status other than live stamps `ended_at` unless
+        given. Returns the row as it is now."""
 
     @abc.abstractmethod
-    def get_drive(self, drive_id: str) -> Drive: ...
+    def get_drive(self, drive_id: str) -> Drive:
+        """One drive row; NotFound when there is none (a plain token has no row)."""
 
     @abc.abstractmethod
-    def list_drives(self, card: str | None = None, limit: int = 200) -> list[Drive]: ...
+    def list_drives(self, card: str | None = None, limit: int = 200) -> list[Drive]:
+        """Live drives first, then the most recent finished ones (of one card, or all)."""
+
+    @abc.abstractmethod
+    def live_drives(self) -> list[Drive]:
+        """Every drive row still marked live, of any card: what the loop checks for
+        owners that died."""
+
+    @abc.abstractmethod
+    def next_attempt(self, card: str) -> int:
+        """The attempt number the card's next drive takes: one past its highest."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

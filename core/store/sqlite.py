@@ -17,11 +17,19 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, Unpack
 
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
 from board.core.model import DRIVE_LIVE, TERMINAL, Card, CardDraft, Drive, Event
-from board.core.store.base import Expect, LaneHeads, Store, Tx, describe_changes, utc_now
+from board.core.store.base import (
+    DriveFields,
+    Expect,
+    LaneHeads,
+    Store,
+    Tx,
+    describe_changes,
+    utc_now,
+)
 from board.core.store.rows import _CARD_COLS, _DRIVE_COLS, _card_from_row, _cards, _id_key, _shown
 
 SCHEMA_VERSION = 1
@@ -110,6 +118,8 @@ _ORDER_INDEXES = {
     for name, order in (("cards_open_order", _OPEN_ORDER), ("cards_closed_order", _CLOSED_ORDER))
 }
 _DDL += _ORDER_INDEXES.values()
+
+T = TypeVar("T")
 
 
 def _whole(value: Any, what: str, path: Path) -> int:
@@ -398,7 +408,7 @@ class SQLiteStore(Store):
         deps = [r[0] for r in self._read("SELECT dep FROM deps WHERE card = ?", (card_id,))]
         return _card_from_row(rows[0], deps)
 
-    def _in_read_tx(self, read: Callable[[sqlite3.Connection], Any]) -> Any:
+    def _in_read_tx(self, read: Callable[[sqlite3.Connection], T]) -> T:
         """Run several reads in one read transaction, so what they return agrees."""
         with self._lock:
             try:
@@ -510,7 +520,7 @@ class SQLiteStore(Store):
             tx.wrote = True
         return drive
 
-    def update_drive(self, drive_id: str, **fields: Any) -> Drive:
+    def update_drive(self, drive_id: str, **fields: Unpack[DriveFields]) -> Drive:
         allowed = set(_DRIVE_COLS.replace(" ", "").split(",")) - {"id", "card"}
         bad = set(fields) - allowed
         if bad:

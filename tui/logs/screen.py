@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from board.core.errors import BoardError
-from board.core.logs import sanitize, split_stamp
+from board.core.logs import split_stamp
+from board.core.text import sanitize
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult

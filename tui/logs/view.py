@@ -14,7 +14,8 @@ import threading
 from collections.abc import Hashable
 from pathlib import Path
 
-from board.core.logs import LogFile, sanitize, split_stamp
+from board.core.logs import LogFile, split_stamp
+from board.core.text import sanitize
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from board.core import proc
-from board.core.logs import LINE_CAP, decode_line, sanitize
+from board.core.logs import LINE_CAP, decode_line
+from board.core.text import sanitize
 
 _FILE_RE = re.compile(rb"^diff --git ", re.M)
 _HUNK_RE = re.compile(rb"^@@", re.M)

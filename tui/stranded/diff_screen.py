@@ -13,7 +13,7 @@ from board.core import proc
 from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.git import runbranch, stranded
-from board.core.logs import sanitize
+from board.core.text import sanitize
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult

@@ -11,7 +11,7 @@ import time
 from collections.abc import Hashable
 from typing import Any
 
-from board.core.logs import sanitize
+from board.core.text import sanitize
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style

@@ -26,9 +26,9 @@ from typing import Any
 from board.core.config import Config
 from board.core.errors import CorruptCard
 from board.core.git import saves, stranded
-from board.core.logs import sanitize
 from board.core.model import Card
 from board.core.store import Store
+from board.core.text import sanitize
 
 from ..rows import one_line
 

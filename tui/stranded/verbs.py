@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from board.core import ops as operator
 from board.core.config import Config
-from board.core.git import pick, runbranch
+from board.core.git import pick, runbranch, saves
 
 from .rows import StrandedRow
 
@@ -27,16 +27,10 @@ def recovery_commands(cfg: Config, row: StrandedRow) -> list[str]:
             f"ls -la {q(row.path)}",
             f"cp -a {q(row.path)} {q(rescue)}",
         ]
-    start = q(runbranch.start_ref(cfg))
-    target = q(runbranch.pick_target(cfg))
-    branch = q(row.name)
-    mine = q(f"rescue/{row.tree or 'stranded'}")
-    return [
-        f"# {row.name}: {row.stat_text()}",
-        f"git diff {start}...{branch}",
-        f"board stranded pick {branch} --onto {target}",
-        f"git switch -c {mine} {branch}",
-    ]
+    commands = saves.recovery_commands(
+        row.name, runbranch.start_ref(cfg), runbranch.pick_target(cfg), row.tree
+    )
+    return [f"# {row.name}: {row.stat_text()}", *(command for _, command, _ in commands)]
 
 
 @dataclass

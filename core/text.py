@@ -1,0 +1,65 @@
+"""Text from a user or a coder, made harmless before it reaches a terminal (invariant 5).
+
+Titles, specs, reasons, log lines, diffs and branch names are shown literally: no
+terminal escape gets through, so nothing a card or a coder says can clear the operator's
+screen, set their clipboard (OSC 52) or make text read other than it is (bidirectional
+overrides). One sanitiser, used by the command line, the TUI and the logs alike; see
+docs/lifecycle.md#nothing-is-lost.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _visible_form(code: int) -> str:
+    if code == 0x1B:
+        return "␛"
+    if code < 0x20:
+        return "^" + chr(code + 0x40)
+    if code == 0x7F:
+        return "^?"
+    if code <= 0x9F:
+        return f"\\x{code:02x}"
+    return f"<U+{code:04X}>"  # bidirectional overrides: text that reads other than it is
+
+
+_UNSAFE = (
+    list(range(0x00, 0x09))
+    + list(range(0x0A, 0x20))
+    + list(range(0x7F, 0xA0))
+    + list(range(0x202A, 0x202F))
+    + list(range(0x2066, 0x206A))
+)
+_TABLE: dict[str, str] = {chr(c): _visible_form(c) for c in _UNSAFE}
+_UNSAFE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in _UNSAFE) + "]")
+_UNSAFE_KEEP_NL_RE = re.compile(
+    "[" + "".join(re.escape(chr(c)) for c in _UNSAFE if c != 0x0A) + "]"
+)  # a tab (0x09) is never in _UNSAFE: it is expanded, or kept on request
+
+
+def _replace(match: re.Match[str]) -> str:
+    return _TABLE[match.group()]
+
+
+def sanitize(
+    text: str, keep_newlines: bool = False, tab_size: int = 4, keep_tabs: bool = False
+) -> str:
+    """Make terminal escapes and control characters visible, so none reaches the terminal.
+
+    ESC becomes `␛` (so `\\x1b[2J` shows as `␛[2J`), other C0 controls and DEL
+    caret notation (`^G`, `^M`, `^?`), C1 controls `\\x9b`, bidirectional overrides
+    `<U+202E>`. Tabs become spaces (a raw tab moves the cursor on a screen we paint)
+    unless `keep_tabs` (text printed to a terminal line by line, like a diff, keeps them:
+    a tab there only moves to the next stop). Newlines become `^J` unless
+    `keep_newlines`. Text with nothing to replace is returned as is.
+    """
+    if "\t" in text and not keep_tabs:
+        text = text.expandtabs(tab_size)
+    pattern = _UNSAFE_KEEP_NL_RE if keep_newlines else _UNSAFE_RE
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_replace, text)
+
+
+__all__ = ["sanitize"]
