@@ -21,14 +21,14 @@ from tests.support.loop import (
     board_run,
     edit_tier,
     events,
-    group_members,
     make_board,
     read_pids,
-    script,
     show,
     stranded_branches,
     write_config,
 )
+from tests.support.paths import script
+from tests.support.procs import group_members
 from tests.support.repos import GIT_ENV
 from tests.support.waiting import wait_for
 

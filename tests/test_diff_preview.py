@@ -19,13 +19,14 @@ from board.core.git import stranded
 from board.tui.stranded.buffer import DiffBuffer
 from board.tui.stranded.diff_screen import DiffScreen
 
+from tests.support.paths import SCRIPTS
 from tests.support.repos import GIT_ENV, Repo, git
 from tests.support.stranded_tui import diff_loaded, make_app, open_browser, select
 from tests.support.waiting import wait_for
 
 BIG_LINES = 30_000  # about 1.5 MB: over PREVIEW_MIN_BYTES
-SLOW_GIT = Path(__file__).parent / "scripts" / "git_slow_patch.sh"
-PAUSING_GIT = Path(__file__).parent / "scripts" / "git_pause_patch.py"
+SLOW_GIT = SCRIPTS / "git_slow_patch.sh"
+PAUSING_GIT = SCRIPTS / "git_pause_patch.py"
 
 
 def big_text(lines: int = BIG_LINES, end: bytes = b"\n") -> bytes:

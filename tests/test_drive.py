@@ -23,14 +23,14 @@ from tests.support.loop import (
     drive_one,
     edit_tier,
     events,
-    group_members,
     make_board,
     read_pids,
     run_branch_log,
-    script,
     show,
     stranded_branches,
 )
+from tests.support.paths import script
+from tests.support.procs import group_members
 from tests.support.repos import git
 from tests.support.waiting import wait_for
 

@@ -22,10 +22,10 @@ from tests.support.loop import (
     events,
     make_board,
     run_branch_log,
-    script,
     show,
     stranded_branches,
 )
+from tests.support.paths import script
 from tests.support.repos import git, run_cli
 from tests.support.waiting import wait_for
 

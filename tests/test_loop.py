@@ -19,13 +19,13 @@ from tests.support.loop import (
     add_card,
     board_run,
     events,
-    group_members,
     make_board,
     read_pids,
-    script,
     show,
     stranded_branches,
 )
+from tests.support.paths import script
+from tests.support.procs import group_members
 from tests.support.repos import GIT_ENV, git
 from tests.support.waiting import wait_for
 

@@ -28,8 +28,6 @@ from tests.support.operator import (
     coder,
     configure,
     gate,
-    group_members,
-    kill_group_quietly,
     make_tree,
     pr_argv_ok,
     pr_calls,
@@ -37,8 +35,8 @@ from tests.support.operator import (
     run_drive,
     script,
     stranded,
-    wait_gone,
 )
+from tests.support.procs import group_members, kill_group_quietly, wait_gone
 from tests.support.repos import git, run_cli
 from tests.support.waiting import wait_for
 

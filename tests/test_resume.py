@@ -10,7 +10,8 @@ from board.core import ops as operator
 from board.core.cards import actions
 from board.core.drive import drive
 
-from tests.support.loop import add_card, events, make_board, script, show
+from tests.support.loop import add_card, events, make_board, show
+from tests.support.paths import script
 from tests.support.repos import git
 from tests.support.waiting import wait_for
 

@@ -73,7 +73,7 @@ def terminal_output(app) -> str:
 
 def reconfigure(fx: Fixture, **sections) -> None:
     config.write_default(fx.repo.root, sections)
-    fx.repo.cfg = config.load(fx.repo.root)
+    fx.repo.board = config.load(fx.repo.root)
 
 
 async def answer_target(pilot, target: str) -> None:

@@ -23,7 +23,8 @@ import tokenize
 import tomllib
 from pathlib import Path
 
-from tests.test_layers import ROOT, package_copy, run_py
+from tests.support.layout import package_copy, run_py
+from tests.support.paths import ROOT
 
 # the packages mypy checks, which the ignore rule covers too (the TUI joins when it is typed)
 PACKAGES: list[str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"][

@@ -19,9 +19,8 @@ from board.core.cards import actions
 from board.core.model import Card, CardDraft
 from board.core.store import SQLiteStore
 
+from tests.support.paths import script
 from tests.support.repos import GIT_ENV, git, make_repo
-
-SCRIPTS = Path(__file__).parent / "scripts"
 
 
 def board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
@@ -35,10 +34,6 @@ def board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
         text=True,
         env={**os.environ, **GIT_ENV},
     )
-
-
-def script(name: str) -> str:
-    return str(SCRIPTS / name)
 
 
 def edit_tier(pidfile: Path | None = None) -> list[str]:
@@ -138,23 +133,6 @@ def show(cfg: config.Config, ref: str, path: str) -> str | None:
 def stranded_branches(cfg: config.Config) -> list[str]:
     text = git(cfg.root, "for-each-ref", "--format=%(refname:short)", "refs/heads/stranded/")
     return [x for x in text.splitlines() if x]
-
-
-def group_members(pgid: int) -> list[int]:
-    """Every live process whose process group is `pgid`, read from /proc."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        state, pgrp = fields[0], int(fields[2])
-        if pgrp == pgid and state != "Z":
-            found.append(int(entry))
-    return found
 
 
 def read_pids(path: Path) -> list[int]:

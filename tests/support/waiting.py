@@ -15,8 +15,8 @@ suite runs in parallel on a loaded machine. A test whose claim is a time passes 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Coroutine, Generator
-from typing import Any, TypeVar, overload
+from collections.abc import Callable, Generator
+from typing import Any, TypeVar
 
 from textual.pilot import Pilot
 
@@ -26,18 +26,16 @@ TIMEOUT_S = 20.0
 POLL_S = 0.02
 
 
-@overload
-def wait_for(condition: Callable[[], T], timeout: float = TIMEOUT_S, what: str = "") -> T: ...
-
-
-@overload
-def wait_for(
-    pilot: Pilot[Any], condition: Callable[[], T], timeout: float = TIMEOUT_S, what: str = ""
-) -> Coroutine[Any, Any, T]: ...
-
-
 def wait_for(first: Any, *args: Any, **kw: Any) -> Any:
-    """Wait until `condition()` is true; with a pilot first, a coroutine to await."""
+    """Wait until a condition is true, in one of two forms:
+
+    - `wait_for(condition, timeout=TIMEOUT_S, what="")` returns `condition()`'s first true
+      value, sleeping between looks;
+    - `await wait_for(pilot, condition, timeout=TIMEOUT_S, what="")` does the same while the
+      Pilot's app keeps running.
+
+    Either fails at `timeout` naming `what` (or the condition's docstring, or its repr).
+    """
     if isinstance(first, Pilot):
         return _wait_app(first, *args, **kw)
     looks = _looks(first, *args, **kw)
