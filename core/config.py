@@ -13,6 +13,7 @@ from typing import Any
 
 import tomli_w
 from board.core.errors import ConfigError
+from board.core.failures import CLASSES, DEFAULT_RULES, DEFAULT_STEPS, STEPS, Rule
 
 CONFIG_NAME = "board.toml"
 
@@ -31,7 +32,7 @@ class Key:
 
     section: str
     name: str
-    kind: Any  # str | int | float (seconds) | "argv" | "strlist" | dict
+    kind: Any  # str | int | bool | float (seconds) | "argv" | "strlist" | dict
     default: Any
     attr: str
     doc: str
@@ -68,9 +69,21 @@ KEYS: tuple[Key, ...] = (
     Key("publish", "pr_argv", _ARGV, [], "pr_argv", "with push: the PR command (no shell)"),
     Key("publish", "timeout_s", float, 300, "publish_timeout_s",
         "time limit of a push, a PR command, a wait for the run lock"),
+    Key("publish", "pr_state_argv", _ARGV, [], "pr_state_argv",
+        "with push: prints the PR's state as gh pr view --json does; empty: no polling"),
+    Key("publish", "poll_s", float, 60, "poll_s",
+        "how often a PR in review is polled, and the base fetched in push mode"),
+    Key("publish", "auto_merge", bool, False, "auto_merge",
+        "merge a PR whose checks are all green and mergeable (merge_argv)"),
+    Key("publish", "merge_argv", _ARGV, [], "merge_argv",
+        "the merge command ({branch} {base} {pr_url} {merge_method})"),
+    Key("publish", "merge_method", str, "squash", "merge_method", "squash, merge or rebase",
+        ("squash", "merge", "rebase")),
     Key("planner", "name", str, "planner", "planner_name", "who decompose tasks are for"),
     Key("planner", "argv", _ARGV, [], "planner_argv", "runs decompose tasks; empty: they wait"),
     Key("planner", "timeout_s", float, 1800, "planner_timeout_s", "the planner's time limit"),
+    Key("failures", "max_backoff_s", float, 3600, "max_backoff_s",
+        "the longest wait a back-off or a reset named in the output may set"),
     Key("tui", "theme", str, "dark", "theme", "dark, light, high-contrast or your own"),
     Key("tui", "theme_dir", str, "", "theme_dir", "a folder of your own theme files"),
     Key("tui", "keys", dict, {}, "keys", "rebound keys: binding id = key(s)"),
@@ -143,8 +156,15 @@ class Config:
     remote: str = _default("remote")
     pr_argv: tuple[str, ...] = _default("pr_argv")
     publish_timeout_s: float = _default("publish_timeout_s")
+    pr_state_argv: tuple[str, ...] = _default("pr_state_argv")
+    poll_s: float = _default("poll_s")
+    auto_merge: bool = _default("auto_merge")
+    merge_argv: tuple[str, ...] = _default("merge_argv")
+    merge_method: str = _default("merge_method")
     planner_argv: tuple[str, ...] = _default("planner_argv")
     planner_timeout_s: float = _default("planner_timeout_s")
+    max_backoff_s: float = _default("max_backoff_s")
+    failure_rules: tuple[Rule, ...] = DEFAULT_RULES  # [[failures.rules]] first, then these
     theme: str = _default("theme")
     theme_dir: str = _default("theme_dir")
     keys: dict[str, str] = _default("keys")
@@ -209,6 +229,8 @@ def template(overrides: dict[str, dict[str, Any]] | None = None) -> str:
             if (section, key) in docs:
                 out.append(f"# {docs[(section, key)]}")
             out.append(tomli_w.dumps({key: value}).rstrip("\n"))
+        if section == "failures":
+            out += [f"# {RULE_DOC}", *(f"# {x}" for x in RULE_EXAMPLE)]
         out.append("")
         for key, value in tables.items():
             doc_line = docs.get((section, key)) or (TIER_DOC if key == "tiers" else "")
@@ -217,6 +239,30 @@ def template(overrides: dict[str, dict[str, Any]] | None = None) -> str:
             out.append(tomli_w.dumps({section: {key: value}}).rstrip("\n"))
             out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def rules_text(rules: list[dict[str, Any]], comment: str = "") -> str:
+    """`[[failures.rules]]` tables, as board.toml holds them."""
+    head = f"# {comment}\n" if comment else ""
+    return head + tomli_w.dumps({"failures": {"rules": rules}})
+
+
+def tier_text(name: str, argv: list[str], comment: str = "") -> str:
+    """One `[coder.tiers.NAME]` table, as board.toml holds it."""
+    head = f"# {comment}\n" if comment else ""
+    return head + tomli_w.dumps({"coder": {"tiers": {name: {"argv": argv}}}})
+
+
+def rule_table(rule: Rule) -> dict[str, Any]:
+    """A rule as its `[[failures.rules]]` table says it (what init writes for a preset)."""
+    return {
+        "pattern": rule.pattern,
+        "class": rule.cls,
+        "steps": list(rule.steps),
+        "exit_codes": list(rule.exit_codes),
+        "backoff_s": rule.backoff_s,
+        "max_attempts": rule.max_attempts,
+    }
 
 
 def write_default(root: Path, overrides: dict[str, dict[str, Any]] | None = None) -> Path:
@@ -242,6 +288,8 @@ def key_table() -> str:
     tier = _inline(list(DEFAULT_TIER))
     rows.append(f"| `coder.tiers.NAME.argv` | `{tier}` (tier `default`) | {TIER_DOC} |")
     rows.append("| `coder.tiers.NAME.timeout_s` | `0` | the tier's limit (0: `coder.timeout_s`) |")
+    where = 'the defaults (see "Failures that are not the card\'s fault")'
+    rows.append(f"| `failures.rules` | {where} | {RULE_DOC} |")
     return "\n".join(rows) + "\n"
 
 
@@ -290,6 +338,10 @@ class _Reader:
             return tuple(raw)
         if kind is float:
             return self.seconds(section, key, raw)
+        if kind is bool:
+            if not isinstance(raw, bool):
+                raise self.fail(section, key, f"expected true or false, got {raw!r}")
+            return raw
         if kind is int:
             if isinstance(raw, bool) or not isinstance(raw, int):
                 raise self.fail(section, key, f"expected an integer, got {raw!r}")
@@ -371,6 +423,7 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
     reader = _Reader(path, text)
     values: dict[tuple[str, str], Any] = {}
     tiers: dict[str, Tier] = {}
+    rules: tuple[Rule, ...] = ()
     for section, body in data.items():
         if section not in SCHEMA:
             raise reader.fail([section], None, "unknown section")
@@ -378,6 +431,9 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
             raise reader.fail([], section, "expected a table")
         schema = SCHEMA[section]
         for key, raw in body.items():
+            if section == "failures" and key == "rules":
+                rules = _rules(reader, raw)
+                continue
             if section == "coder" and key == "tiers":
                 if not isinstance(raw, dict):
                     raise reader.fail(["coder"], "tiers", "expected a table of tiers")
@@ -420,11 +476,103 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
             raise reader.fail(
                 ["coder"], "ladder", f"names tier {name!r}, which has no [coder.tiers.{name}]"
             )
+    if get("publish", "auto_merge") and not get("publish", "merge_argv"):
+        raise reader.fail(["publish"], "auto_merge", "needs merge_argv (the merge command)")
     if get("publish", "mode") == "push" and not get("publish", "remote"):
         raise reader.fail(["publish"], "remote", "push needs a remote")
     filled = {k.attr: get(k.section, k.name) for k in KEYS}
     filled.update(prefix=prefix, scratch=scratch, ladder=ladder)
-    return Config(root=(root or path.parent).resolve(), tiers=tiers, **filled)
+    return Config(
+        root=(root or path.parent).resolve(),
+        tiers=tiers,
+        failure_rules=rules + DEFAULT_RULES,
+        **filled,
+    )
+
+
+RULE_EXAMPLE = (
+    "[[failures.rules]]",
+    'pattern = "credit balance is too low"',
+    'class = "auth"',
+)
+RULE_KEYS = ("pattern", "class", "steps", "exit_codes", "backoff_s", "max_attempts")
+RULE_DOC = (
+    "[[failures.rules]]: pattern (a regex, any case), class (rate-limit, transient, auth), "
+    "optional steps, exit_codes, backoff_s, max_attempts; checked before the defaults"
+)
+
+
+def _rules(reader: _Reader, raw: Any) -> tuple[Rule, ...]:
+    """`[[failures.rules]]`, in order; each refusal names the rule's own line."""
+    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
+        raise reader.fail(["failures"], "rules", "expected [[failures.rules]] tables")
+    out = []
+    for index, body in enumerate(raw):
+
+        def fail(key: str | None, why: str, index: int = index) -> ConfigError:
+            line = _rule_line(reader.text, index, key)
+            where = f"{reader.path}:{line}" if line else str(reader.path)
+            name = f"failures.rules[{index + 1}]" + (f".{key}" if key else "")
+            return ConfigError(f"{where}: {name}: {why}")
+
+        for key in body:
+            if key not in RULE_KEYS:
+                raise fail(key, f"unknown key (a rule has {', '.join(RULE_KEYS)})")
+        pattern = body.get("pattern")
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise fail("pattern" if "pattern" in body else None, "needs a pattern (a regex)")
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise fail("pattern", f"not a valid regex: {exc}") from None
+        cls = body.get("class")
+        if cls not in CLASSES:
+            raise fail(
+                "class" if "class" in body else None,
+                f"class must be one of {', '.join(CLASSES)}, got {cls!r}",
+            )
+        steps = body.get("steps", list(DEFAULT_STEPS))
+        if (
+            not isinstance(steps, list)
+            or not steps
+            or not all(isinstance(x, str) and x in STEPS for x in steps)
+        ):
+            raise fail("steps", f"must be a list of {', '.join(STEPS)}, got {steps!r}")
+        codes = body.get("exit_codes", [])
+        if not isinstance(codes, list) or not all(
+            isinstance(c, int) and not isinstance(c, bool) for c in codes
+        ):
+            raise fail("exit_codes", f"must be a list of whole numbers, got {codes!r}")
+        backoff = body.get("backoff_s", 60)
+        if isinstance(backoff, bool) or not isinstance(backoff, (int, float)):
+            raise fail("backoff_s", f"expected a number of seconds, got {backoff!r}")
+        if not math.isfinite(backoff) or not 0 <= backoff <= MAX_SECONDS:
+            raise fail("backoff_s", f"must be 0 to {MAX_SECONDS} seconds, got {backoff!r}")
+        tries = body.get("max_attempts", 5)
+        if isinstance(tries, bool) or not isinstance(tries, int) or tries < 1:
+            raise fail("max_attempts", f"must be a whole number of at least 1, got {tries!r}")
+        out.append(Rule(pattern, cls, tuple(steps), tuple(codes), float(backoff), tries))
+    return tuple(out)
+
+
+def _rule_line(text: str, index: int, key: str | None) -> int | None:
+    """The line of the `index`-th `[[failures.rules]]` (or of `key` inside it)."""
+    seen = -1
+    inside = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line.startswith("["):
+            inside = re.match(r"^\[\[\s*failures\s*\.\s*rules\s*\]\]", line) is not None
+            if inside:
+                seen += 1
+                if seen == index and key is None:
+                    return number
+            continue
+        if inside and seen == index and key is not None:
+            m = re.match(r'^"?([A-Za-z0-9_\-]+)"?\s*=', line)
+            if m and m.group(1) == key:
+                return number
+    return _line_of(text, ["failures"], "rules")
 
 
 def _tier(reader: _Reader, name: str, body: Any) -> Tier:

@@ -36,93 +36,32 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from board.core import locks, proc
-from board.core.cards import actions
+from board.core import failures, locks, proc
+from board.core.cards import actions, waits
 from board.core.cards.drives import dead_result, state_before
+from board.core.cards.waits import globs_overlap, surfaces_overlap
 from board.core.config import CONFIG_NAME, Config
 from board.core.drive import drive
 from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
 from board.core.git import runbranch, treestate
 from board.core.git.runbranch import lock_path
-from board.core.model import SELF_HEALING, TERMINAL, Blocked, Card, Drive
+from board.core.model import SELF_HEALING, TERMINAL, Blocked, Card, Drive, Pause
+from board.core.poller import ForgePoller
 from board.core.proc import pid_alive
 from board.core.publish.owner import release_working
 from board.core.store import Expect, Store, utc_now
 
 WHO = "board"
 LOOP_LOG = "loop.log"
-SELF_HEAL_LABEL = "self-heal="
 TOLD_LABEL = "told="
 JOIN_POLL_S = 0.05
-
-_MAGIC = "*?["
-
-
-# ---------------------------------------------------------------------------------------------
-# surfaces: a conservative overlap test
-
-
-def _norm(glob: str) -> list[str]:
-    g = glob.strip()
-    while g.startswith("./"):
-        g = g[2:]
-    if g.endswith("/"):
-        g = g.rstrip("/") + "/*"
-    forms = [g]
-    if not any(c in g for c in _MAGIC) and "." not in g.rsplit("/", 1)[-1]:
-        forms.append(g + "/*")  # a plain name without a suffix may be a directory
-    return forms
-
-
-def _prefix(glob: str) -> str:
-    cut = min((glob.index(c) for c in _MAGIC if c in glob), default=len(glob))
-    return glob[:cut]
-
-
-def _suffix(glob: str) -> str:
-    cut = max(glob.rfind("*"), glob.rfind("?"), glob.rfind("]"))
-    return glob[cut + 1 :]
-
-
-def _pair(a: str, b: str) -> bool:
-    a_magic = any(c in a for c in _MAGIC)
-    b_magic = any(c in b for c in _MAGIC)
-    if not a_magic and not b_magic:
-        return a == b
-    if not a_magic:
-        return fnmatchcase(a, b)
-    if not b_magic:
-        return fnmatchcase(b, a)
-    pa, pb = _prefix(a), _prefix(b)
-    if not (pa.startswith(pb) or pb.startswith(pa)):
-        return False
-    sa, sb = _suffix(a), _suffix(b)
-    return sa.endswith(sb) or sb.endswith(sa)
-
-
-def globs_overlap(a: str, b: str) -> bool:
-    """Whether some path could match both globs. Errs towards True: a false 'disjoint'
-    would let two drives edit one file, a false 'overlap' only delays a card."""
-    return any(_pair(x, y) for x in _norm(a) for y in _norm(b))
-
-
-def surfaces_overlap(a: Iterable[str], b: Iterable[str]) -> tuple[str, str] | None:
-    """The first overlapping pair of globs, or None; an empty surface overlaps everything."""
-    a, b = list(a), list(b)
-    if not a or not b:
-        return ("(no surface)" if not a else a[0], "(no surface)" if not b else b[0])
-    for x in a:
-        for y in b:
-            if globs_overlap(x, y):
-                return (x, y)
-    return None
+HEARTBEAT_S = 2.0  # `board status` calls a loop stale after STALE_AFTER_S without one
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,6 +133,7 @@ class Loop:
         self.host = socket.gethostname()
         self.touched: set[str] = set()  # the cards this run claimed
         self.base_problem = ""  # why nothing can be claimed board-wide ('' when nothing)
+        self.poller = ForgePoller(cfg, store, self.log, self.wake)
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -216,6 +156,8 @@ class Loop:
         self.check_base()
         self.lock.acquire()
         restore = self._install_signals()
+        beating = self._start_heartbeat()
+        polling = self._start_poller()
         try:
             self.log("start", pid=os.getpid(), once=once, until_idle=until_idle)
             self.boot()
@@ -224,7 +166,7 @@ class Loop:
                 if once:
                     self.wait()
                     break
-                if until_idle and not claimed and not self.running:
+                if until_idle and not claimed and not self.running and not self._timed_waits():
                     self.log("idle", touched=sorted(self.touched))
                     break
                 self.wake.wait(self.cfg.loop_interval_s)
@@ -234,9 +176,46 @@ class Loop:
                 self.shutdown()
             self.wait()
             restore()
+            beating.set()
+            polling.set()
+            with contextlib.suppress(BoardError):
+                self.store.end_loop(self.host, os.getpid())
             self.log("stop", pid=os.getpid())
             self.lock.release()
         return 0
+
+    def _start_heartbeat(self) -> threading.Event:
+        """Write the loop's heartbeat to the store every HEARTBEAT_S, from its own thread so
+        a long tick never makes a live loop look dead; set the event to stop it."""
+        done = threading.Event()
+        started = utc_now()
+        pid = os.getpid()
+
+        def beat() -> None:
+            while True:
+                with contextlib.suppress(BoardError):
+                    self.store.beat(self.host, pid, started)
+                if done.wait(HEARTBEAT_S):
+                    return
+
+        threading.Thread(target=beat, name="heartbeat", daemon=True).start()
+        return done
+
+    def _start_poller(self) -> threading.Event:
+        """Poll the forge from its own thread (see core/poller.py); set the event to stop."""
+        return self.poller.start()
+
+    def _timed_waits(self) -> bool:
+        """Whether a ready card waits for a time (its back-off, its tier's timed pause): an
+        `--until-idle` run is not idle while one does, since it will claim it by itself."""
+        pauses = self._pauses()
+        for card in actions.ready_queue(self.store):
+            if waits.not_before(card) is not None:
+                return True
+            pause = waits.active_pause(pauses, waits.rung(self.cfg, card))
+            if pause is not None and pause.until:
+                return True
+        return False
 
     def idle_report(self) -> list[str]:
         """Every card this run claimed that did not end `done`, as `id (where it is)`:
@@ -459,40 +438,31 @@ class Loop:
             return
         cls = card.blocked.cls
         if cls in SELF_HEALING:
-            healed = self._heal_count(card)
-            if healed < self.cfg.self_heal_max:
-                self._heal(card, healed + 1)
+            healed = waits.tries(card, cls)
+            limit = failures.limit_for(self.cfg.failure_rules, cls, self.cfg.self_heal_max)
+            if healed < limit:
+                self._heal(card, healed + 1, limit)
                 return
             self._tell_once(
                 card,
-                f"self-healing block {cls} was already cleared {healed} time(s) "
-                f"(board.self_heal_max = {self.cfg.self_heal_max}); it waits for a human: "
-                f"{card.blocked.reason}",
+                f"{cls} was already retried {healed} time(s) (its limit is {limit}); "
+                f"it waits for the operator: {card.blocked.reason}",
             )
             return
         self._tell_once(card, f"blocked {cls}: {card.blocked.reason}")
 
-    @staticmethod
-    def _heal_count(card: Card) -> int:
-        raw = card.label_value(SELF_HEAL_LABEL)
-        try:
-            return max(0, int(raw)) if raw is not None else 0
-        except ValueError:
-            return 0
-
-    def _heal(self, card: Card, n: int) -> None:
+    def _heal(self, card: Card, n: int, limit: int) -> None:
         assert card.blocked is not None
-        labels = [x for x in card.labels if not x.startswith((SELF_HEAL_LABEL, TOLD_LABEL))]
-        labels.append(f"{SELF_HEAL_LABEL}{n}")
+        cls = card.blocked.cls
+        labels = [x for x in waits.with_tries(card.labels, cls, n) if not x.startswith(TOLD_LABEL)]
         changes: dict[str, Any] = {"blocked": None, "labels": tuple(labels)}
         if card.spec.strip():
             changes["lane"] = "ready"
         note = (
-            f"self-healing block {card.blocked.cls} cleared and requeued "
-            f"({n} of {self.cfg.self_heal_max}): {card.blocked.reason}"
+            f"self-healing block {cls} cleared and requeued ({n} of {limit}): {card.blocked.reason}"
         )
         self.store.update(card.id, Expect(version=card.version), changes, WHO, note)
-        self.log("heal", card=card.id, cls=card.blocked.cls, n=n, reason=card.blocked.reason)
+        self.log("heal", card=card.id, cls=cls, n=n, reason=card.blocked.reason)
 
     def _tell_once(self, card: Card, text: str) -> None:
         """Tell the operator about a block once: an event and a loop-log line, remembered."""
@@ -551,9 +521,11 @@ class Loop:
 
         claimed: list[str] = []
         queue = actions.ready_queue(self.store)
-        if queue and len(self.running) < self.cfg.max_concurrent and self._base_conflicts():
-            return claimed
-        working = [(c.id, c.surface) for c in self.store.list_cards("working")]
+        if queue and len(self.running) < self.cfg.max_concurrent:
+            self.poller.fetch_base()
+            if self._base_conflicts():
+                return claimed
+        view = waits.claim_view(self.store, pauses=self._pauses())
         seen = set()
         for i, card in enumerate(queue):
             seen.add(card.id)
@@ -570,24 +542,11 @@ class Loop:
             if card.id in self.running:
                 self._skip(card, "its previous drive is still ending")
                 continue
-            planner = split.for_planner(self.cfg, card)
-            if planner and not self.cfg.planner_argv:
-                self._skip(card, "a planner task and no planner command is configured: it waits")
+            why = waits.why_waits(self.cfg, card, view)  # the TUI shows the same words
+            if why:
+                self._skip(card, why)
                 continue
-            if not planner:
-                clash = None
-                for other, surface in working:
-                    pair = surfaces_overlap(card.surface, surface)
-                    if pair is not None:
-                        clash = (other, pair)
-                        break
-                if clash is not None:
-                    other, (mine, theirs) = clash
-                    self._skip(
-                        card,
-                        f"surface overlaps working {other}'s ({mine} ~ {theirs})",
-                    )
-                    continue
+            planner = split.for_planner(self.cfg, card)
             token = drive.claim(self.cfg, self.store, card, tier="planner" if planner else None)
             if token is None:
                 self._skip(card, "it changed while being claimed")
@@ -600,10 +559,22 @@ class Loop:
             self.touched.add(card.id)
             claimed.append(card.id)
             if not planner:
-                working.append((card.id, card.surface))
+                view.working.append((card.id, card.surface))
         for key in [k for k in self._last_skip if k != "*" and k not in seen]:
             del self._last_skip[key]
         return claimed
+
+    def _pauses(self) -> list[Pause]:
+        """The tier pauses that still hold; a lapsed one is lifted (and logged) here, so
+        claims resume by themselves."""
+        held = []
+        at = waits.now()
+        for pause in self.store.pauses():
+            if waits.active_pause([pause], pause.tier, at) is not None:
+                held.append(pause)
+            elif self.store.resume_tier(pause.tier, pause.cls):
+                self.log("resume", tier=pause.tier, cls=pause.cls, until=pause.until)
+        return held
 
     def _base_conflicts(self) -> bool:
         """In `fold` mode the run branch takes in a base that moved on before new trees start

@@ -20,6 +20,8 @@ HUMAN_CLASSES: frozenset[str] = frozenset(
         "stranded-work",
         "gate-red",
         "fold-conflict",
+        "auth",  # a dead login: no stronger model fixes it, and every card would burn on it
+        "pr-closed",  # its pull request was closed without a merge: a human decides
     }
 )
 BLOCK_CLASSES: frozenset[str] = SELF_HEALING | HUMAN_CLASSES
@@ -85,6 +87,9 @@ class Card:
     version: int = 0
     seq: int = 0
     drive: str = ""  # token of the drive that owns the card while it is working
+    not_before: str = ""  # ISO UTC: no claim before then (a back-off); "" when none
+    pr_state: str = ""  # the PR's state when last polled (OPEN, MERGED, CLOSED, ...)
+    pr_polled_at: str = ""  # when it was polled
 
     @property
     def is_open(self) -> bool:
@@ -113,6 +118,9 @@ class Card:
             "surface": list(self.surface),
             "branch": self.branch,
             "pr_url": self.pr_url,
+            "not_before": self.not_before or None,
+            "pr_state": self.pr_state or None,
+            "pr_polled_at": self.pr_polled_at or None,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "version": self.version,
@@ -158,6 +166,45 @@ class Drive:
     @property
     def live(self) -> bool:
         return self.status == DRIVE_LIVE
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+FORGE_PAUSE = "forge"  # the pause a dead forge login puts on PR polling (`board resume forge`)
+
+
+@dataclass(frozen=True)
+class Pause:
+    """A tier nobody may claim for, board-wide: its account hit a limit (until a time) or
+    its login died (`until` empty: until the operator unblocks a card of it or resumes it)."""
+
+    tier: str
+    cls: str  # rate-limit | auth
+    reason: str
+    until: str  # ISO UTC, or "" for "until the operator acts"
+    since: str
+    card: str = ""  # the card whose failure paused it
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tier": self.tier,
+            "class": self.cls,
+            "reason": self.reason,
+            "until": self.until or None,
+            "since": self.since,
+            "card": self.card,
+        }
+
+
+@dataclass(frozen=True)
+class LoopBeat:
+    """A running `board run`, as its heartbeat in the store says."""
+
+    host: str
+    pid: int
+    started_at: str
+    heartbeat_at: str
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -114,7 +114,11 @@ def test_one_schema_gives_the_defaults_the_validation_the_template_and_the_readm
     init` writes, and the README's key table all come from it and must agree."""
     import dataclasses
 
-    fields = {f.name for f in dataclasses.fields(config.Config)} - {"root", "tiers"}
+    fields = {f.name for f in dataclasses.fields(config.Config)} - {
+        "root",
+        "tiers",
+        "failure_rules",
+    }
     assert fields == {k.attr for k in config.KEYS}, "a key without a Config field, or the reverse"
     defaults = config.Config(root=Path("/r"))
     written = parse(config.template())

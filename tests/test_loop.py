@@ -133,22 +133,23 @@ def _block(store, card_id: str, cls: str, reason: str) -> None:
 
 
 def test_self_healing_blocks_are_requeued_at_most_twice_then_told_once(tmp_path: Path) -> None:
+    # merge-conflict has no failure rule, so board.self_heal_max (2) is its limit
     cfg, store = make_board(tmp_path)
     card = add_card(store, "flaky", surface=["work/**"])
     for n in (1, 2):
-        _block(store, card.id, "transient", f"network blip {n}")
+        _block(store, card.id, "merge-conflict", f"network blip {n}")
         Loop(cfg, store).sweep()  # a fresh Loop each time: the count must survive restarts
         after = store.get(card.id)
         assert after.blocked is None and after.lane == "ready", f"heal {n} did not requeue"
-        assert f"self-heal={n}" in after.labels
-    _block(store, card.id, "transient", "network blip 3")
+        assert f"tries:merge-conflict={n}" in after.labels
+    _block(store, card.id, "merge-conflict", "network blip 3")
     Loop(cfg, store).sweep()
     Loop(cfg, store).sweep()
     after = store.get(card.id)
     assert after.blocked is not None, "a self-healing block was cleared a third time"
     told = [e for e in events(store, card.id) if "the operator is told" in e]
     assert len(told) == 1, f"the operator was told {len(told)} times: {told}"
-    assert "already cleared 2 time(s)" in told[0]
+    assert "already retried 2 time(s)" in told[0]
     store.close()
 
 

@@ -1091,3 +1091,32 @@ async def test_a_refuses_a_card_requeued_after_the_operator_looked(board) -> Non
         card = board.store.get("c-6")
         assert card.lane == "ready", "the approve overrode another operator's requeue"
         assert "c-6" in status(app) and "approve c-6: done" not in status(app), status(app)
+
+
+async def test_card_screen_shows_a_waiting_cards_not_before_and_class_and_the_pr_poll(
+    board,
+) -> None:
+    from board.core.store import Expect
+
+    card = board.store.get("c-2")
+    board.store.update(
+        "c-2",
+        Expect(version=card.version),
+        {
+            "blocked": None,
+            "not_before": "2026-01-01T00:05:00.000Z",
+            "labels": (*card.labels, "tries:rate-limit=2"),
+            "pr_url": "https://forge.example.test/pull/7",
+            "pr_state": "OPEN",
+            "pr_polled_at": "2026-01-01T00:01:00.000Z",
+        },
+    )
+    app = make_app(board)
+    async with app.run_test(size=(120, 50)) as pilot:
+        screen = await loaded(pilot)
+        await goto(pilot, screen, "ready", "c-2")
+        await pilot.press("enter")
+        await settle(pilot)
+        text = "\n".join(screen_lines(app))
+        assert "not before 2026-01-01T00:05:00.000Z (rate-limit)" in text, text
+        assert "pull/7  OPEN, polled 2026-01-01T00:01:00.000Z" in text, text

@@ -16,9 +16,10 @@ import pytest
 from board.core import config, proc
 from board.core.git import saves, stranded
 from board.core.git.gitutil import git as core_git
+from board.tui.app import binding_classes
 from board.tui.card import CardScreen
 from board.tui.dialogs import ConfirmDialog
-from board.tui.stranded.browser import StrandedScreen, binding_classes
+from board.tui.stranded.browser import StrandedScreen
 from board.tui.stranded.buffer import DiffBuffer
 from board.tui.stranded.diff_screen import DiffScreen
 from board.tui.stranded.rows import age_text

@@ -1,10 +1,11 @@
-"""The type check, on every test run: mypy over the core, the command line and the demo.
+"""The type check, on every test run: mypy over the core, the command line, the demo and the TUI.
 
 The seams between the layers are typed (a `Store` interface callers reach without
 `getattr`, `Config` wherever it is passed), and a type checker nobody runs lets them rot:
-the store's drive methods were once reached through 25 `# type: ignore`s. So mypy runs
-here, with its configuration and the packages it covers in pyproject.toml (`[tool.mypy]`;
-the TUI joins when it is typed, and until then the demo's imports of it are not followed).
+the store's drive methods were once reached through 25 `# type: ignore`s, and the TUI's
+screens reached their app through `getattr` probes a renamed method slipped past. So mypy
+runs here, with its configuration and the packages it covers in pyproject.toml
+(`[tool.mypy]`).
 
 mypy must see the package as Python does (pyproject.toml maps `core/` to `board.core`),
 so it runs over the same laid-out copy as the import contracts (test_layers.py). Beside
@@ -26,7 +27,7 @@ from pathlib import Path
 from tests.support.layout import package_copy, run_py
 from tests.support.paths import ROOT
 
-# the packages mypy checks, which the ignore rule covers too (the TUI joins when it is typed)
+# the packages mypy checks, which the ignore rule covers too
 PACKAGES: list[str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"][
     "packages"
 ]
@@ -72,7 +73,7 @@ def typed_trees(where: Path) -> list[Path]:
 # --- the checks, on the tree as it is --------------------------------------------------------
 
 
-def test_the_core_and_the_command_line_type_check(tmp_path: Path) -> None:
+def test_the_core_the_command_line_and_the_tui_type_check(tmp_path: Path) -> None:
     where = package_copy(tmp_path)
     res = mypy(where)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -82,7 +83,7 @@ def test_the_core_and_the_command_line_type_check(tmp_path: Path) -> None:
 
 
 def test_every_type_ignore_names_its_error_and_says_why(tmp_path: Path) -> None:
-    assert {"board.core", "board.cli", "board.demo"} <= set(PACKAGES)
+    assert {"board.core", "board.cli", "board.demo", "board.tui"} <= set(PACKAGES)
     assert unexplained_ignores(*typed_trees(package_copy(tmp_path))) == []
 
 
@@ -130,6 +131,18 @@ def prints_a_number(ctx: Context) -> None:
     ctx.out(3)  # arg-type
 """
 
+# a screen reaches its app typed (board.tui.base), so a call the app does not have is caught,
+# and the store signal carries the change count, not anything
+PLANTED_TUI = """\
+from board.tui.base import BoardAppScreen
+
+
+class Probe(BoardAppScreen):
+    def on_mount(self) -> None:
+        self.board_app.say_loudly("renamed")  # attr-defined
+        self.board_app.store_changes.publish("seven")  # arg-type
+"""
+
 
 def _expected(where: Path, rel: str, text: str) -> list[str]:
     (where / rel).write_text(text)
@@ -144,7 +157,8 @@ def test_the_type_check_fails_on_planted_errors(tmp_path: Path) -> None:
     where = package_copy(tmp_path)
     wanted = _expected(where, "board/core/planted.py", PLANTED_CORE)
     wanted += _expected(where, "board/cli/planted.py", PLANTED_CLI)
-    assert len(wanted) == 7, wanted
+    wanted += _expected(where, "board/tui/planted.py", PLANTED_TUI)
+    assert len(wanted) == 9, wanted
     res = mypy(where)
     assert res.returncode != 0, res.stdout
     missed = [w for w in wanted if not re.search(w, res.stdout)]

@@ -1,15 +1,18 @@
 """BoardApp: the control room over the headless core.
 
 The app owns three things the screens share: the store watch (a worker polls
-`store.change_count()` every half second and tells the screens to reload), the verbs
-(one `board.core.actions` call each, in a worker, its result or refusal shown as one
-line), and the themes. Nothing here reads the store or runs git on the UI thread.
+`store.change_count()` every half second and publishes the `store_changes` signal when it
+moved; the screens subscribe and reload), the verbs (one `board.core.actions` call each,
+in a worker, its result or refusal shown as one line), and the themes. Nothing here reads
+the store or runs git on the UI thread. The screens reach the app typed (`base.py`).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
-from collections.abc import Iterable
+import pkgutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +23,13 @@ from board.core.store import Store
 from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.signal import Signal
 from textual.theme import Theme
 
+from .base import BoardAppScreen
+from .board import BoardScreen
 from .commands import VERBS, BoardCommands
 from .dialogs import ConfirmDialog, HelpScreen, ReasonDialog, card_question
 from .rows import Preload, resume_gc
@@ -103,6 +110,9 @@ class BoardApp(App[int]):
         self.problems: list[str] = list(self.theme_set.problems)
         self.problems += self._apply_keys(cfg.keys)
         self.seen_changes: int | None = None
+        # the store's change count, published when it moved: every screen showing the
+        # store subscribes (BoardAppScreen.watch_store) and reloads
+        self.store_changes: Signal[int] = Signal(self, "store-changes")
         self.last_status: tuple[str, bool] = ("", False)
         self._polling = False
         # the first read of the board: started by `board tui` before Textual was imported,
@@ -147,8 +157,6 @@ class BoardApp(App[int]):
         return preload
 
     def get_default_screen(self) -> Screen[Any]:
-        from .board import BoardScreen
-
         return BoardScreen()
 
     def on_mount(self) -> None:
@@ -163,10 +171,10 @@ class BoardApp(App[int]):
     def post_display_hook(self) -> None:
         """After each display: the first one that drew the board's cards calls board_painted."""
         screen = self.screen
-        if getattr(screen, "paint_pending", False) and screen.painted():  # type: ignore[attr-defined]
+        if isinstance(screen, BoardScreen) and screen.paint_pending and screen.painted():
             resume_gc()  # paused by the early read until this first paint
             self.board_painted()
-            screen.first_painted()  # type: ignore[attr-defined]
+            screen.first_painted()
 
     def on_unmount(self) -> None:
         resume_gc()  # an app that ends before its first paint leaves the collector on
@@ -202,10 +210,7 @@ class BoardApp(App[int]):
     def store_changed(self, count: int) -> None:
         """Someone (this app, the CLI, `board run`) committed a write: every screen reloads."""
         self.seen_changes = count
-        for screen in self.screen_stack:
-            reload = getattr(screen, "reload", None)
-            if reload is not None:
-                reload()
+        self.store_changes.publish(count)
 
     def action_refresh(self) -> None:
         self._check_changes(True)
@@ -254,16 +259,15 @@ class BoardApp(App[int]):
                 self.say, f"{name} {card_id}: internal error: {type(exc).__name__}: {exc}", True
             )
         else:
-            summary = getattr(out, "summary", None)
-            line = summary() if callable(summary) else result_line(name, out)
+            line = result_line(name, out) if isinstance(out, Card) else out.summary()
             self.call_from_thread(self.say, line)
         self.call_from_thread(self._check_changes, False)
 
     # other screens -------------------------------------------------------------------------
 
     def _current_card(self) -> Card | None:
-        getter = getattr(self.screen, "current_card", None)
-        return getter() if getter else None
+        screen = self.screen
+        return screen.current_card() if isinstance(screen, BoardAppScreen) else None
 
     def action_logs(self) -> None:
         card = self._current_card()
@@ -316,25 +320,39 @@ def help_rows(app: App[Any], screen: Screen[Any]) -> list[tuple[str, str, str, s
     ]
 
 
+def binding_classes() -> list[type[DOMNode]]:
+    """Every app, screen and widget class of the TUI that declares its own BINDINGS.
+
+    Found by importing every module of the package, not from a list kept by hand (which
+    once missed the logs screen). The screens opened later are otherwise loaded when first
+    opened; this walk runs only when `[tui.keys]` is set (and in the tests).
+    """
+    name = __name__.rpartition(".")[0]  # board.tui
+    package = sys.modules[name]
+    modules = [package]
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{name}."):
+        modules.append(importlib.import_module(info.name))
+    found: list[type[DOMNode]] = []
+    for module in modules:
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, DOMNode)
+                and value.__module__ == module.__name__
+                and "BINDINGS" in value.__dict__
+            ):
+                found.append(value)
+    return found
+
+
 def all_binding_ids() -> set[str]:
-    """Every binding id a user may rebind in `[tui.keys]`."""
-    from .board import BoardScreen
-    from .card import CardScreen
-    from .dialogs import ConfirmDialog as _Confirm
-    from .dialogs import HelpScreen as _Help
-    from .dialogs import ReasonDialog as _Reason
-    from .widgets import LaneView
-
-    ids: set[str] = set()
-    classes: Iterable[Any] = (BoardApp, BoardScreen, CardScreen, LaneView, _Confirm, _Reason, _Help)
-    from .stranded.browser import binding_classes  # the stranded browser's keys
-
-    classes = (*classes, *binding_classes())
-    for cls in classes:
-        for binding in cls.BINDINGS:
-            if isinstance(binding, Binding) and binding.id:
-                ids.add(binding.id)
-    return ids
+    """Every binding id a user may rebind in `[tui.keys]`: the ids the bindings carry."""
+    return {
+        binding.id
+        for cls in binding_classes()
+        for binding in cls.BINDINGS
+        if isinstance(binding, Binding) and binding.id
+    }
 
 
 def run(cfg: Config, store: Store, theme: str | None = None, preload: Preload | None = None) -> int:
@@ -357,4 +375,12 @@ def require_terminal() -> None:
             )
 
 
-__all__ = ["BoardApp", "require_terminal", "run", "result_line", "help_rows"]
+__all__ = [
+    "BoardApp",
+    "all_binding_ids",
+    "binding_classes",
+    "help_rows",
+    "require_terminal",
+    "result_line",
+    "run",
+]

@@ -10,8 +10,6 @@ card, even if that card changed lanes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from board.core.errors import BoardError, CorruptCard
 from board.core.model import LANES, Card
 from board.core.store import unreadable_line
@@ -21,16 +19,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
+from .base import BoardAppScreen, PaletteActions
 from .commands import verb_bindings
 from .rows import Lanes, Preload, Row, Totals, matches, read_board
 from .widgets import LaneView, LineList, StatusLine
-
-if TYPE_CHECKING:
-    from .app import BoardApp
 
 START_LANE = "backlog"
 FIRST_READ_WAIT_S = 0.5  # how long the first paint may wait for the first read
@@ -38,7 +33,7 @@ FULL_READ_FALLBACK_S = 1.0  # every card is read by then even if no row could be
 HINT = "? keys · : palette · / filter · enter open · q quit"
 
 
-class BoardScreen(Screen[None]):
+class BoardScreen(BoardAppScreen):
     """The lanes: backlog, ready, working, review, done (and cancelled behind `c`)."""
 
     BINDINGS = [
@@ -78,10 +73,6 @@ class BoardScreen(Screen[None]):
         self._shown_count = -1
         self._reading_rest = False  # the read of every card after the heads has started
 
-    @property
-    def board_app(self) -> BoardApp:
-        return self.app  # type: ignore[return-value]
-
     def compose(self) -> ComposeResult:
         # The lanes stay hidden until the first read lands, so the board is painted once,
         # with its cards, rather than empty and then again. Widgets the first paint does
@@ -98,6 +89,7 @@ class BoardScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self.watch_store()
         self.lane_view(self.current_lane).focus()
         self._mark_current()
         text, error = self.board_app.last_status
@@ -230,6 +222,13 @@ class BoardScreen(Screen[None]):
 
     def current_card(self) -> Card | None:
         return self.lane_view(self.current_lane).current
+
+    def palette_actions(self) -> PaletteActions:
+        return PaletteActions(
+            open_card=self.action_open_card,
+            toggle_cancelled=self.action_toggle_cancelled,
+            filter=self.action_filter,
+        )
 
     def _focus_lane(self, lane: str) -> None:
         self.current_lane = lane

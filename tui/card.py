@@ -1,19 +1,20 @@
 """The card screen: everything about one card, read in a worker, shown literally.
 
 Spec, acceptance, block, labels, deps and dependents, branch and worktree, the card's
-stranded branches and its timeline with comments. The git call (which worktree holds
-the branch) and the stranded listing run in the same worker as the store reads.
+stranded branches and its timeline with comments. Which worktree holds the card's work
+is the core's to say (`naming.card_worktree`: git's listing and the trees' names); that
+call and the stranded listing run in the same worker as the store reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from board.core.cards import waits
 from board.core.config import Config
 from board.core.errors import BoardError, NotFound
-from board.core.git import gitutil
+from board.core.git import naming
 from board.core.model import Card, Event
 from board.core.store import Store
 from rich.console import Group, RenderableType
@@ -25,15 +26,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
+from .base import BoardAppScreen
 from .commands import verb_bindings
-from .widgets import StatusLine, literal, one_line
-
-if TYPE_CHECKING:
-    from .app import BoardApp
+from .rows import one_line
+from .widgets import StatusLine, literal
 
 
 @dataclass
@@ -46,22 +45,6 @@ class CardDetail:
     worktree: str
     stranded: list[str]
     timeline: list[Event]
-
-
-def find_worktree(cfg: Config, card: Card) -> str:
-    """The path of the worktree holding the card's branch (or a `feat-<id>` tree), or ''."""
-    listing = gitutil.out(cfg.root, "worktree", "list", "--porcelain", timeout=10)
-    path = ""
-    wanted = f"refs/heads/{card.branch}" if card.branch else None
-    for line in listing.splitlines():
-        if line.startswith("worktree "):
-            path = line[len("worktree ") :]
-            name = path.rstrip("/").rsplit("/", 1)[-1]
-            if name == f"feat-{card.id}" or name.startswith(f"feat-{card.id}-"):
-                return path
-        elif wanted and line == f"branch {wanted}":
-            return path
-    return ""
 
 
 def card_stranded(cfg: Config, card_id: str) -> list[str]:
@@ -91,7 +74,8 @@ def load_detail(cfg: Config, store: Store, card_id: str) -> CardDetail:
         except NotFound:
             dep_lanes.append((dep, "missing"))
     try:
-        worktree = find_worktree(cfg, card) or "none"
+        tree = naming.card_worktree(cfg, card.id, card.branch)
+        worktree = str(tree) if tree is not None else "none"
     except BoardError as exc:
         worktree = f"unknown ({exc.line()})"
     try:
@@ -129,6 +113,9 @@ def render_detail(detail: CardDetail) -> RenderableType:
         grid.add_row("blocked", block)
     else:
         grid.add_row("blocked", Text("no"))
+    if card.not_before:
+        cls = waits.wait_class(card)
+        grid.add_row("waits", Text(f"not before {card.not_before}" + (f" ({cls})" if cls else "")))
     grid.add_row("labels", _joined(card.labels))
     deps = [f"{dep} ({lane})" for dep, lane in detail.dep_lanes]
     grid.add_row("deps", _joined(deps))
@@ -139,7 +126,8 @@ def render_detail(detail: CardDetail) -> RenderableType:
     if card.surface:
         grid.add_row("surface", _joined(card.surface))
     if card.pr_url:
-        grid.add_row("pr", Text(one_line(card.pr_url)))
+        polled = f"  {card.pr_state}, polled {card.pr_polled_at}" if card.pr_state else ""
+        grid.add_row("pr", Text(one_line(card.pr_url) + polled))
 
     parts: list[RenderableType] = [head, title, Text(), grid]
     for name, body in (("spec", card.spec), ("acceptance", card.acceptance)):
@@ -160,7 +148,7 @@ def render_detail(detail: CardDetail) -> RenderableType:
     return Group(*parts)
 
 
-class CardScreen(Screen[None]):
+class CardScreen(BoardAppScreen):
     """One card; `esc` goes back to the board. The verbs work here too."""
 
     BINDINGS = [
@@ -187,10 +175,6 @@ class CardScreen(Screen[None]):
         self.card_id = card_id
         self.detail: CardDetail | None = None
 
-    @property
-    def board_app(self) -> BoardApp:
-        return self.app  # type: ignore[return-value]
-
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="card-scroll"):
             yield Static(Text(f"{self.card_id}  loading…"), id="card-body")
@@ -198,6 +182,7 @@ class CardScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self.watch_store()
         self.query_one("#card-scroll").focus()
         self.reload()
 

@@ -10,16 +10,29 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from board.core.cards import actions
 from board.core.model import Card
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
+from textual.screen import Screen
+
+from .base import BoardAppScreen, PaletteActions
 
 if TYPE_CHECKING:
     from .app import BoardApp
+
+
+class Summarized(Protocol):
+    """A verb's result that words itself (a split); a verb returning a card is worded by
+    the app (`result_line`)."""
+
+    def summary(self) -> str: ...
+
+
+VerbCall = Callable[["BoardApp", str, "str | None"], "Card | Summarized"]
 
 
 @dataclass(frozen=True)
@@ -31,7 +44,7 @@ class Verb:
     help: str
     ask: str = ""  # "" | "reason" | "optional-reason" | "confirm"
     question: str = ""  # the words before the card id in the question
-    call: Callable[..., Any] | None = None  # a Card, or a result with summary()
+    call: VerbCall | None = None  # (app, card id, the answer) -> the card, or a result
     placeholder: str = "reason"  # what the answer field says it wants
     show: bool = True  # in the footer (every verb is in the help and the palette)
 
@@ -92,7 +105,7 @@ def slice_titles(answer: str | None) -> list[str]:
     return [title.strip() for title in (answer or "").split(";") if title.strip()]
 
 
-def _split(app: BoardApp, card_id: str, reason: str | None) -> Any:
+def _split(app: BoardApp, card_id: str, reason: str | None) -> Summarized:
     from board.core.cards import split
     from board.core.errors import Refused
 
@@ -184,9 +197,12 @@ class PaletteEntry:
     help: str
 
 
-def palette_entries(app: BoardApp, screen: Any) -> Iterator[PaletteEntry]:
-    """Every verb for the current card first, then the app's own commands."""
-    card: Card | None = getattr(screen, "current_card", lambda: None)()
+def palette_entries(app: BoardApp, screen: Screen[Any]) -> Iterator[PaletteEntry]:
+    """Every verb for the current card first, then the screen's and the app's commands."""
+    card: Card | None = None
+    offer = PaletteActions()
+    if isinstance(screen, BoardAppScreen):
+        card, offer = screen.current_card(), screen.palette_actions()
     if card is not None:
         for verb in VERBS.values():
             yield PaletteEntry(
@@ -194,10 +210,10 @@ def palette_entries(app: BoardApp, screen: Any) -> Iterator[PaletteEntry]:
                 partial(app.run_verb, verb.name, card.id, card.title),
                 f"{app.key_for(verb.binding_id, verb.key)} · {verb.help}",
             )
-        if hasattr(screen, "action_open_card"):
+        if offer.open_card is not None:
             yield PaletteEntry(
                 f"open {card.id}",
-                screen.action_open_card,
+                offer.open_card,
                 f"{app.key_for('board.open', 'enter')} · card screen",
             )
         yield PaletteEntry(
@@ -210,16 +226,16 @@ def palette_entries(app: BoardApp, screen: Any) -> Iterator[PaletteEntry]:
         app.action_stranded,
         f"{app.key_for('app.stranded', 's')} · browse stranded work",
     )
-    if hasattr(screen, "action_toggle_cancelled"):
+    if offer.toggle_cancelled is not None:
         yield PaletteEntry(
             "toggle cancelled lane",
-            screen.action_toggle_cancelled,
+            offer.toggle_cancelled,
             f"{app.key_for('board.cancelled', 'c')} · show or hide cancelled",
         )
-    if hasattr(screen, "action_filter"):
+    if offer.filter is not None:
         yield PaletteEntry(
             "filter cards",
-            screen.action_filter,
+            offer.filter,
             f"{app.key_for('board.filter', 'slash')} · by title, id, label, class",
         )
     yield PaletteEntry(
@@ -247,8 +263,7 @@ class BoardCommands(Provider):
     """The palette for the screen it was opened from: the current card's verbs and the app's."""
 
     def _entries(self) -> list[PaletteEntry]:
-        app = self.app
-        return list(palette_entries(app, self.screen))  # type: ignore[arg-type]
+        return list(palette_entries(cast("BoardApp", self.app), self.screen))
 
     async def discover(self) -> Hits:
         for entry in self._entries():

@@ -6,6 +6,8 @@ nothing is written unless the operator said yes (or gave the reason).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,7 +16,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from .widgets import one_line
+from .rows import one_line
+
+if TYPE_CHECKING:
+    from .app import BoardApp
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -68,7 +73,7 @@ class ReasonDialog(ModalScreen[str | None]):
         with Vertical(id="dialog"):
             yield Static(self.question, id="question")
             field = Input(placeholder=self.placeholder, id="reason")
-            field.cursor_blink = getattr(self.app, "cursor_blink", True)
+            field.cursor_blink = cast("BoardApp", self.app).cursor_blink
             yield field
             yield Static(Text("enter to confirm · esc to cancel"), id="hint")
 

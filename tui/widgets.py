@@ -40,41 +40,6 @@ NARROW = 24  # below this many cells a lane row leaves out the priority
 # -- the lane -------------------------------------------------------------------------------
 
 
-class CursorMoves:
-    """Cursor movement shared by the line-API lists: moves clamp, pages and jumps keep the
-    cursor in view below any fixed header rows. A list says how many rows it has."""
-
-    header_rows = 0
-    cursor: int
-
-    def row_count(self) -> int:
-        raise NotImplementedError
-
-    def _scroll_cursor_into_view(self) -> None:
-        height = self.scrollable_content_region.height - self.header_rows  # type: ignore[attr-defined]
-        if height <= 0:
-            return
-        top = int(self.scroll_offset.y)  # type: ignore[attr-defined]
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)  # type: ignore[attr-defined]
-        elif self.cursor >= top + height:
-            self.scroll_to(  # type: ignore[attr-defined]
-                y=self.cursor - height + 1, animate=False, immediate=True
-            )
-
-    def action_move(self, delta: int) -> None:
-        if self.row_count():
-            self.cursor = max(0, min(self.row_count() - 1, self.cursor + delta))
-
-    def action_page(self, direction: int) -> None:
-        region = self.scrollable_content_region  # type: ignore[attr-defined]
-        self.action_move(direction * max(1, region.height - self.header_rows - 1))
-
-    def action_jump(self, where: int) -> None:
-        if self.row_count():
-            self.cursor = 0 if where == 0 else self.row_count() - 1
-
-
 def fit_heading(parts: list[tuple[str, bool]], room: int) -> list[tuple[str, bool]]:
     """A lane heading (name, count[, blocked]) in `room` cells. The count stays longest:
     the blocked part goes first, then the name is cut (`re… 2000`)."""
@@ -93,17 +58,19 @@ def fit_heading(parts: list[tuple[str, bool]], room: int) -> list[tuple[str, boo
     return [(set_cell_size(count[0], room - 1) + "…", True)]
 
 
-class LineList(CursorMoves, LineView, can_focus=True, inherit_bindings=False):
+class LineList(LineView, can_focus=True, inherit_bindings=False):
     """Rows drawn line by line (only the visible ones) with a cursor that stays on its item
     across reloads: the board's lanes and the stranded browser's lists.
 
     Subclasses draw a row (`render_row`), may draw fixed header lines (`header_rows`) and
     say how an item is known across reloads (`key_of`). Unlike the log and the diff, a
     list draws each row as Textual asks for it, not a frame at a time: a cursor move
-    repaints its two rows only, and a row is cheap to draw, so none is cached.
+    repaints its two rows only, and a row is cheap to draw, so none is cached. The cursor's
+    moves clamp; pages and jumps keep it in view below the header rows.
     """
 
     LINE_CACHE = 0  # rows are drawn as asked (see above)
+    header_rows = 0
 
     BINDINGS = [
         Binding("down,j", "move(1)", "down", show=False, id="list.down"),
@@ -180,6 +147,28 @@ class LineList(CursorMoves, LineView, can_focus=True, inherit_bindings=False):
 
     def row_count(self) -> int:
         return len(self.items)
+
+    def _scroll_cursor_into_view(self) -> None:
+        height = self.scrollable_content_region.height - self.header_rows
+        if height <= 0:
+            return
+        top = int(self.scroll_offset.y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+
+    def action_move(self, delta: int) -> None:
+        if self.row_count():
+            self.cursor = max(0, min(self.row_count() - 1, self.cursor + delta))
+
+    def action_page(self, direction: int) -> None:
+        region = self.scrollable_content_region
+        self.action_move(direction * max(1, region.height - self.header_rows - 1))
+
+    def action_jump(self, where: int) -> None:
+        if self.row_count():
+            self.cursor = 0 if where == 0 else self.row_count() - 1
 
     @property
     def virtual_lines(self) -> int:

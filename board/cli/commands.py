@@ -6,13 +6,14 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 from board.cli.show import visible
-from board.core import config
+from board.core import config, discover, presets
 from board.core.cards import actions
 from board.core.errors import BoardError, ConfigError, CorruptCard, Refused, StoreError
 from board.core.git import gitutil
@@ -93,12 +94,27 @@ def _add_json(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
+    coders: list[str] = args.coder or []
+    if "list" in coders:
+        ctx.out(presets.listing())
+        return 0
+    unknown = [name for name in coders if presets.preset(name) is None]
+    if unknown:
+        raise Refused(
+            f"no coder preset {unknown[0]!r} (presets: {', '.join(presets.PRESETS)}; "
+            "`board init --coder list` shows them)"
+        )
+    if len(set(coders)) != len(coders):
+        raise Refused("a coder preset is named twice")
     gitutil.require_git()
     root = ctx.root
     path = root / config.CONFIG_NAME
     if path.exists():
         cfg = config.load(root)  # refuses a bad file, changing nothing
-        ctx.out(f"{path} exists; keeping it")
+        added = _add_presets(ctx, path, cfg, coders)
+        if not added:
+            ctx.out(f"{path} exists; keeping it")
+        _say_gate(ctx, root, cfg)
     else:
         overrides: dict[str, dict[str, Any]] = {}
         if args.base:
@@ -108,12 +124,26 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
             overrides["board"] = {"base": base[0]}
         if args.prefix:
             overrides.setdefault("board", {})["prefix"] = args.prefix
-        config.parse(path, config.template(overrides), root)  # validate before writing
-        config.write_default(root, overrides)
+        if coders:
+            overrides["coder"] = {
+                "ladder": coders,
+                "tiers": {n: {"argv": list(presets.PRESETS[n].argv)} for n in coders},
+            }
+        gate, others = discover.discover(root)
+        if gate is not None:
+            overrides["gate"] = {"argv": list(gate.argv)}
+        text = config.template(overrides) + _rules_text(coders)
+        config.parse(path, text, root)  # validate before writing
+        path.write_text(text, encoding="utf-8")
         cfg = config.load(root)
         ctx.out(f"wrote {path} (every key with its default)")
         came = base[1] if base else "no branch is checked out, so the default"
         ctx.out(f"base branch: {cfg.base} ({came}; [board] base in {config.CONFIG_NAME})")
+        for name in coders:
+            _say_preset(ctx, name, "wrote")
+        if coders:
+            ctx.out(f"ladder: {', '.join(coders)} (the first is the first rung)")
+        _say_found(ctx, gate, others)
     cfg.board_dir.mkdir(parents=True, exist_ok=True)
     existed = cfg.db_path.exists()
     SQLiteStore(cfg.db_path, create=True).close()
@@ -149,6 +179,89 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
 
 
 _REMOTE = config.SCHEMA["publish"]["remote"][1]  # init writes the default remote
+
+
+def _rules_text(coders: list[str]) -> str:
+    """The `[[failures.rules]]` each named preset needs beyond the defaults, commented."""
+    out = ""
+    for name in coders:
+        p = presets.PRESETS[name]
+        if p.rules:
+            tables = [config.rule_table(r) for r in p.rules]
+            out += "\n" + config.rules_text(tables, f"{p.title} ({name}): what it prints")
+    return out
+
+
+def _add_presets(ctx: Context, path: Path, cfg: config.Config, coders: list[str]) -> bool:
+    """Add each named preset's tier (and rules) to an existing board.toml, changing
+    nothing else; a tier it already has is kept. Validated before anything is written."""
+    new = [n for n in coders if n not in cfg.tiers]
+    for name in coders:
+        if name not in new:
+            ctx.out(f"kept [coder.tiers.{name}]: {config.CONFIG_NAME} already has it")
+    if not new:
+        return bool(coders)
+    text = path.read_text(encoding="utf-8")
+    extra = ""
+    for name in new:
+        p = presets.PRESETS[name]
+        extra += "\n" + config.tier_text(
+            name, list(p.argv), f"{p.title}: board init --coder {name}"
+        )
+    extra += _rules_text(new)
+    joined = text + ("" if text.endswith("\n") else "\n") + extra
+    try:
+        config.parse(path, joined, ctx.root)
+    except ConfigError as exc:
+        raise Refused(
+            f"cannot add the preset(s) to {path}: {exc.line()}; nothing changed"
+        ) from None
+    path.write_text(joined, encoding="utf-8")
+    for name in new:
+        _say_preset(ctx, name, "added")
+    ctx.out(
+        f"the ladder is unchanged ({', '.join(cfg.ladder)}): add "
+        f"{', '.join(new)} to [coder] ladder in {config.CONFIG_NAME} to use "
+        f"{'it' if len(new) == 1 else 'them'}"
+    )
+    return True
+
+
+def _say_preset(ctx: Context, name: str, verb: str) -> None:
+    p = presets.PRESETS[name]
+    rules = f", and {len(p.rules)} failure rule(s) for what it prints" if p.rules else ""
+    ctx.out(f"{verb} [coder.tiers.{name}]: {p.title}, headless{rules} (flags: {p.docs})")
+    if shutil.which(p.program) is None:
+        ctx.out(
+            f"note: {p.program} is not installed (not on PATH); the tier is written, and a "
+            "drive on it blocks dispatch-infra until it is"
+        )
+
+
+def _say_found(ctx: Context, gate: discover.Found | None, others: list[discover.Found]) -> None:
+    if gate is None:
+        ctx.out(
+            "gate: none found (no Makefile test target, pytest set-up or tests/, package.json "
+            "test script, Cargo.toml or go.mod); it stays empty: set [gate] argv"
+        )
+        return
+    ctx.out(f"gate: {' '.join(gate.argv)} — {gate.why}")
+    if gate.note:
+        ctx.out(f"note: {gate.note}")
+    for other in others:
+        ctx.out(f"also found, not used: {' '.join(other.argv)} — {other.why}")
+
+
+def _say_gate(ctx: Context, root: Path, cfg: config.Config) -> None:
+    """An existing [gate] is never overwritten; an empty one hears what was found."""
+    if cfg.gate_argv:
+        return
+    gate, _ = discover.discover(root)
+    if gate is not None:
+        ctx.out(
+            f"gate: empty in {config.CONFIG_NAME}; found {' '.join(gate.argv)} ({gate.why}): "
+            "set [gate] argv to use it"
+        )
 
 
 def _read_spec(args: argparse.Namespace) -> str:
@@ -220,6 +333,8 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
     ctx.out(card_line(card))
     if card.blocked:
         ctx.out(f"blocked: {card.blocked.cls}: {visible(card.blocked.reason)}")
+    if card.not_before:
+        ctx.out(f"not before: {card.not_before} (a back-off; the loop claims it then)")
     for label, value in (
         ("kind", card.kind),
         ("deps", ", ".join(card.deps)),
@@ -227,7 +342,11 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
         ("labels", ", ".join(card.labels)),
         ("surface", ", ".join(card.surface)),
         ("branch", card.branch),
-        ("pr", card.pr_url),
+        (
+            "pr",
+            card.pr_url
+            + (f" ({card.pr_state}, polled {card.pr_polled_at})" if card.pr_state else ""),
+        ),
     ):
         if value:
             ctx.out(f"{label}: {visible(value)}")
@@ -307,6 +426,13 @@ def build_parser() -> argparse.ArgumentParser:
         "else the branch checked out now)",
     )
     p.add_argument("--prefix", help="card id prefix (default c)")
+    p.add_argument(
+        "--coder",
+        action="append",
+        metavar="NAME",
+        help="write a headless tier for an agent CLI (repeatable, first = first rung): "
+        f"{', '.join(presets.PRESETS)}; `--coder list` shows them",
+    )
     p.set_defaults(func=cmd_init, needs_init=False)
 
     card = sub.add_parser("card", help="add, list and show cards")
@@ -342,10 +468,10 @@ def build_parser() -> argparse.ArgumentParser:
         _add_json(p)
         p.set_defaults(func=_simple(verb))
 
-    from board.cli import logs, ops, run, stranded, tui
+    from board.cli import logs, ops, run, status, stranded, tui
     from board.demo import sandbox
 
-    for module in (stranded, logs, run, ops, tui, sandbox):
+    for module in (stranded, logs, run, status, ops, tui, sandbox):
         module.register(sub)
     return parser
 

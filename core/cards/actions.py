@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from board.core.cards import waits
 from board.core.cards.drives import end_drives
 from board.core.config import Config
 from board.core.errors import NotFound, Refused
@@ -170,12 +171,20 @@ def unblock(store: Store, card_id: str, who: str = OPERATOR) -> Card:
     def fn(tx: Tx, card: Card) -> dict[str, Any]:
         if card.blocked is None:
             raise Refused(f"{card.id}: is not blocked")
-        changes: dict[str, Any] = {"blocked": None}
+        changes: dict[str, Any] = {"blocked": None, "not_before": ""}
+        labels = waits.cleared(card.labels)  # the operator acted: the tries start over
         if card.blocked.cls == "too-wide":
-            changes["labels"] = tuple(x for x in card.labels if not x.startswith(BUDGET_LABEL))
+            labels = tuple(x for x in labels if not x.startswith(BUDGET_LABEL))
+        if labels != card.labels:
+            changes["labels"] = labels
         return changes
 
-    return _mutate(store, card_id, fn, who)
+    before = store.get(card_id)
+    card = _mutate(store, card_id, fn, who)
+    if before.blocked is not None and before.blocked.cls == "auth":
+        for tier in waits.resume_tiers_of(store, before):
+            store.add_event(card_id, f"tier {tier} resumed: its auth pause lifted", who)
+    return card
 
 
 def block(
@@ -212,13 +221,21 @@ def requeue(store: Store, card_id: str, reason: str | None = None, who: str = OP
         # always recorded: the next drive reads it as "rebuild", never "carry on from the
         # kept tree" (see drive.requeued_since_last_build); the reason goes into the brief
         tx.add_event(card.id, reason or REQUEUED, who, kind=REQUEUE_EVENT)
-        changes: dict[str, Any] = {"lane": "ready", "blocked": None, "drive": ""}
+        changes: dict[str, Any] = {"lane": "ready", "blocked": None, "drive": "", "not_before": ""}
+        labels = waits.cleared(card.labels)  # a requeue is a fresh start: tries and rung too
         if card.blocked is not None and card.blocked.cls == "too-wide":
             # like unblock: a requeued too-wide card gets a real attempt, not an instant re-park
-            changes["labels"] = tuple(x for x in card.labels if not x.startswith(BUDGET_LABEL))
+            labels = tuple(x for x in labels if not x.startswith(BUDGET_LABEL))
+        if labels != card.labels:
+            changes["labels"] = labels
         return changes
 
-    return _mutate(store, card_id, fn, who)
+    before = store.get(card_id)
+    card = _mutate(store, card_id, fn, who)
+    if before.blocked is not None and before.blocked.cls == "auth":
+        for tier in waits.resume_tiers_of(store, before):
+            store.add_event(card_id, f"tier {tier} resumed: its auth pause lifted", who)
+    return card
 
 
 def set_deps(store: Store, card_id: str, deps: Sequence[str], who: str = OPERATOR) -> Card:

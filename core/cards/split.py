@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Unpack
 
 from board.core import logs, proc
-from board.core.cards import actions
+from board.core.cards import actions, waits
 from board.core.config import Config
 from board.core.errors import BoardError, Conflict, NotFound, Refused, StoreError
 from board.core.git import gitutil
@@ -473,9 +473,7 @@ def _slice_spec(card: Card, title: str, index: int, count: int) -> str:
 # the planner --------------------------------------------------------------------------------
 
 
-def for_planner(cfg: Config, card: Card) -> bool:
-    """A task assigned to the planner: never given to a coder; dispatched to `planner.argv`."""
-    return card.kind == "task" and card.assignee == cfg.planner_name
+for_planner = waits.for_planner  # kept here too: the planner's verbs live in this module
 
 
 def planner_queue(store: Store, cfg: Config) -> list[Card]:

@@ -32,13 +32,16 @@ def claim(
     same compare-and-set that moves the card; a lost claim ends that row `stood-aside`.
     `tier` other than a coder tier (e.g. "planner") claims without a card branch.
     """
+    from board.core.cards import waits
     from board.core.git import naming
 
-    tier = tier or cfg.ladder[0]
+    tier = tier or waits.rung(cfg, card)
+    if tier in cfg.ladder and waits.active_pause(store.pauses(), tier) is not None:
+        return None
     attempt = store.next_attempt(card.id)
     log_rel = cfg.rel(log_path(cfg, card.id, attempt))
     drive = store.start_drive(card.id, tier, attempt, log_rel, owner_pid or os.getpid())
-    changes: dict[str, Any] = {"lane": "working", "drive": drive.id}
+    changes: dict[str, Any] = {"lane": "working", "drive": drive.id, "not_before": ""}
     if tier in cfg.ladder:
         changes["branch"] = naming.branch_for(card.id)
     try:
@@ -47,6 +50,8 @@ def claim(
             if now.lane != "ready" or now.blocked is not None or now.drive:
                 found = f"blocked {now.blocked.cls}" if now.blocked else now.lane
                 raise Conflict(f"{card.id} is {found} now, not claimable")
+            if waits.not_before(now) is not None:
+                raise Conflict(f"{card.id} waits until {now.not_before}")
             for dep in now.deps:
                 if tx.get(dep).lane not in ("done", "cancelled"):
                     raise Conflict(f"{card.id} waits on {dep}")

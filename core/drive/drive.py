@@ -51,7 +51,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from board.core import proc
+from board.core.cards import waits
 from board.core.config import Config
+from board.core.drive.backoff import BackOffSteps
 from board.core.drive.brief import (
     KeptAttempt,
     brief_text,
@@ -68,7 +70,7 @@ from board.core.git import depwork, gitutil, treestate
 from board.core.logs import LogWriter, log_path
 from board.core.model import Card
 from board.core.publish.owner import Owner, StoodAside, block_owned, edge_update, release_working
-from board.core.store import Store
+from board.core.store import Expect, Store
 
 WHO = "board"
 TAIL_LINES = 20
@@ -84,7 +86,7 @@ class DriveEnd:
     """How a drive ended, for the loop's log and for tests."""
 
     card: str
-    outcome: str  # done | review | blocked | parked | stood-aside | stopped
+    outcome: str  # done | review | blocked | parked | stood-aside | stopped | backed-off
     reason: str
     token: str
     attempts: int = 1
@@ -112,7 +114,7 @@ class _Ended(Exception):
         self.end = end
 
 
-class Drive(TreeSteps):
+class Drive(TreeSteps, BackOffSteps):
     """One build of one claimed card; `run()` returns a DriveEnd and never raises.
 
     `interrupt()` (from another thread, e.g. the loop's shutdown) kills the running
@@ -128,7 +130,8 @@ class Drive(TreeSteps):
         self.tokens = [token]
         row = store.get_drive(token)
         self.attempt = row.attempt
-        self.rung = 0
+        # a back-off left the card on its rung: the retry is that rung, not the first
+        self.rung = cfg.ladder.index(row.tier) if row.tier in cfg.ladder else 0
         self.tree: Path | None = None
         self.start = ""
         self.brief: Path | None = None
@@ -216,12 +219,15 @@ class Drive(TreeSteps):
                 self._check_stop()
                 failure = self._coder_failure(res, fresh)
                 if failure is not None:
+                    self._not_its_fault("coder", res)
                     self._climb(failure, "terminal", res.tail_text(TAIL_LINES))
                     fresh = True
                     continue
             self._format()
             self._check_stop()
             if not self._has_work():
+                if res is not None:  # aider exits 0 when its calls failed: read what it said
+                    self._not_its_fault("coder", res)
                 tail = res.tail_text() if res is not None else ""
                 self._climb("the coder exited 0 but changed nothing", "terminal", tail)
                 fresh = True
@@ -231,6 +237,7 @@ class Drive(TreeSteps):
                 verdict = self._gate()
                 self._check_stop()
                 if verdict.red:
+                    self._not_its_fault("gate", None, verdict.tail, verdict.exit_code)
                     if gate_round < self.cfg.gate_retries:
                         gate_round += 1
                         gate_output = verdict.tail
@@ -299,6 +306,8 @@ class Drive(TreeSteps):
     def _coder_failure(self, res: proc.Result, fresh: bool) -> str | None:
         """None when the coder succeeded; ends the drive for infra failures and the park."""
         tail = res.tail_text(TAIL_LINES)
+        if res.timed_out and res.produced_output:  # a coder hung on a limit: not its size
+            self._not_its_fault("coder", res)
         if res.missing:
             self._block(
                 "dispatch-infra",
@@ -527,6 +536,9 @@ class Drive(TreeSteps):
             self._remove_tree("parked too-wide")
         raise _Ended(self._end("parked", reason, cls="too-wide"))
 
+    def _backed_off(self, note: str, cls: str) -> NoReturn:
+        raise _Ended(self._end("backed-off", note, cls=cls))
+
     def _release(self, note: str) -> bool:
         """A card still working under this drive (but held or parked) goes back to ready."""
         changes = {"lane": "ready", "drive": ""}
@@ -646,6 +658,15 @@ class Drive(TreeSteps):
 
 
 def _clear_count(store: Store, card_id: str) -> None:
+    """The build got through: the timeout count, the tries and the rung start over."""
+    try:
+        card = store.get(card_id)
+        if waits.cleared(card.labels) != card.labels:
+            store.update(
+                card_id, Expect(version=card.version), {"labels": waits.cleared(card.labels)}
+            )
+    except BoardError:
+        pass
     try:
         from board.core.cards import split
     except ImportError:

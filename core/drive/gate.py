@@ -25,6 +25,7 @@ class GateVerdict:
     status: str
     reason: str
     tail: str = ""
+    exit_code: int | None = None
 
     @property
     def red(self) -> bool:
@@ -67,5 +68,5 @@ def run_gate(
     if sig is not None:
         return GateVerdict("no-verdict", f"the gate was killed by signal {sig}: no verdict", tail)
     if res.returncode != 0:
-        return GateVerdict("red", f"the gate exited {res.returncode}", tail)
+        return GateVerdict("red", f"the gate exited {res.returncode}", tail, res.returncode)
     return GateVerdict("passed", "the gate passed", tail)

@@ -11,6 +11,7 @@ module (`naming.utc_stamp()`), so a test that pins it pins it for both.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -116,3 +117,45 @@ def _gitfile_dir(tree: Path) -> Path | None:
         return None
     target = Path(text[len("gitdir:") :].strip())
     return target if target.is_absolute() else (tree / target)
+
+
+# the trees git lists ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListedTree:
+    """One worktree as `git worktree list` gives it: where, on which branch, whose."""
+
+    path: Path
+    branch: str  # the short name checked out there (`feat/c-3`); "" when detached or bare
+    card: str | None  # the card its directory name says it is for (`card_id_of`), if any
+
+
+def listed_trees(cfg: Config) -> list[ListedTree]:
+    """Every worktree git knows, the main checkout first, with its branch and its card.
+
+    The control room shows which tree holds a card's work; it asks here rather than
+    parsing git's listing and the tree names' grammar itself.
+    """
+    listing = out(cfg.root, "worktree", "list", "--porcelain", timeout=10)
+    trees: list[ListedTree] = []
+    path: Path | None = None
+    branch = ""
+    for line in [*listing.splitlines(), ""]:
+        if line.startswith("worktree "):
+            path, branch = Path(line[len("worktree ") :]), ""
+        elif line.startswith("branch refs/heads/"):
+            branch = line[len("branch refs/heads/") :]
+        elif not line and path is not None:  # a blank line ends each tree's block
+            trees.append(ListedTree(path, branch, card_id_of(path.name, cfg.prefix)))
+            path = None
+    return trees
+
+
+def card_worktree(cfg: Config, card_id: str, branch: str = "") -> Path | None:
+    """The tree holding a card's work: the first listed that is the card's by its name
+    (`feat-<id>[-<slug>]`) or has the card's branch checked out; None when none does."""
+    for tree in listed_trees(cfg):
+        if tree.card == card_id or (branch and tree.branch == branch):
+            return tree.path
+    return None

@@ -323,6 +323,37 @@ def list_husks(cfg: Config) -> list[Husk]:
     return husks
 
 
+def _stat_key(path: Path) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (0, -1)
+    return (st.st_mtime_ns, st.st_size)
+
+
+def refs_signature(cfg: Config) -> tuple[object, ...]:
+    """A cheap fingerprint of the saved work: equal while no save was made or dropped.
+
+    The browser asks every second whether to read the list again; reading it is one git call
+    and a store read, this is a few stat calls (and one `os.scandir` of the stranded refs'
+    top directory), taken in a worker. A save writes a loose ref under
+    refs/heads/stranded/<tree>/ and a stats line; a discard deletes a loose ref or rewrites
+    packed-refs (or the reftable's table list); a husk moved aside changes the husk
+    directory. Any of those changes the fingerprint.
+    """
+    common = naming.common_dir(cfg)
+    parts: list[object] = [_stat_key(saves.stats_file(cfg)), _stat_key(husk_dir(cfg))]
+    parts += [_stat_key(common / "packed-refs"), _stat_key(common / "reftable" / "tables.list")]
+    top = common / "refs" / "heads" / "stranded"
+    parts.append(_stat_key(top))
+    try:
+        with os.scandir(top) as entries:
+            parts += sorted((e.name, e.stat().st_mtime_ns) for e in entries)
+    except OSError:
+        pass
+    return tuple(parts)
+
+
 # show --------------------------------------------------------------------------------------
 
 

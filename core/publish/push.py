@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from board.core import proc
+from board.core import failures, proc
 from board.core.cards import split
 from board.core.config import Config
 from board.core.git import gitutil
@@ -52,6 +52,7 @@ class PushOutcome:
     pushed: bool = False
     pr_url: str = ""
     blocked: str = ""  # the block reason when the card was blocked
+    blocked_cls: str = BLOCK_CLASS  # its class: `terminal`, or what a failure rule said
     stood_aside: bool = False  # the card moved meanwhile: it was left alone
     card: Card | None = None
     lines: list[str] = field(default_factory=list)
@@ -254,7 +255,7 @@ def publish(
             f"was published. Fix the remote, then `board approve {side.id or 'ID'}` to push "
             f"again. git said: {tail}"
         )
-        return _block(side, out, reason)
+        return _block(side, out, reason, _class_of(cfg, "push", res))
     out.pushed = True
     out.lines.append(f"pushed {branch} to {cfg.remote}")
 
@@ -265,6 +266,10 @@ def publish(
         out.lines.append(f"stood aside: {found}; no PR was opened")
         return out
 
+    if card is not None and card.pr_url:  # a rebuild (changes requested): the same PR
+        out.pr_url = card.pr_url
+        text = f"pushed again to its open PR {card.pr_url}"
+        return _finish(side, out, {"blocked": None, "drive": ""}, text)
     if not cfg.pr_argv:
         text = f"{by_hand(cfg, branch)} (publish.pr_argv is empty)"
         return _finish(side, out, {"blocked": None, "drive": ""}, text)
@@ -284,7 +289,7 @@ def publish(
             f"the PR command failed (exit {res.returncode}); {by_hand(cfg, branch)}, then "
             f"`board unblock {side.id or 'ID'}`. It said: {output_tail(res)}"
         )
-        return _block(side, out, reason)
+        return _block(side, out, reason, _class_of(cfg, "pr", res))
     url = find_url(res.stdout) or find_url(res.stderr)
     out.pr_url = url
     said = f"PR opened: {url}" if url else f"the PR command printed no URL; {by_hand(cfg, branch)}"
@@ -312,9 +317,18 @@ def _finish(side: _Card, out: PushOutcome, changes: dict[str, Any], said: str) -
     return out
 
 
-def _block(side: _Card, out: PushOutcome, reason: str) -> PushOutcome:
+def _class_of(cfg: Config, step: str, res: proc.Result) -> str:
+    """The block class of a failed push or PR command: a rule's (a forge's rate limit, a
+    dropped connection, an expired token) or `terminal`. The self-healing ones are retried
+    by the sweep, within the rule's count; `auth` waits for the operator."""
+    found = failures.classify(cfg.failure_rules, step, res.tail_text(200), res.returncode)
+    return found.cls if found is not None else BLOCK_CLASS
+
+
+def _block(side: _Card, out: PushOutcome, reason: str, cls: str = BLOCK_CLASS) -> PushOutcome:
     out.blocked = reason
-    return _finish(side, out, {"blocked": Blocked(BLOCK_CLASS, reason), "drive": ""}, reason)
+    out.blocked_cls = cls
+    return _finish(side, out, {"blocked": Blocked(cls, reason), "drive": ""}, reason)
 
 
 def publish_card(
@@ -344,5 +358,5 @@ def publish_card(
     if out.stood_aside:
         return PublishResult("stood-aside", reason=reason)
     if out.blocked:
-        return PublishResult("blocked", card=out.card, reason=out.blocked, cls=BLOCK_CLASS)
+        return PublishResult("blocked", card=out.card, reason=out.blocked, cls=out.blocked_cls)
     return PublishResult("review", card=out.card, reason=reason)

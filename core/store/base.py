@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any, TypedDict, Unpack
 
 from board.core.errors import Conflict, CorruptCard, NotFound, StoreError
-from board.core.model import TERMINAL, Card, CardDraft, Drive, Event
+from board.core.model import TERMINAL, Card, CardDraft, Drive, Event, LoopBeat, Pause
 
 
 def utc_now() -> str:
@@ -201,6 +201,30 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def next_attempt(self, card: str) -> int:
         """The attempt number the card's next drive takes: one past its highest."""
+
+    @abc.abstractmethod
+    def pause_tier(self, pause: Pause) -> None:
+        """Pause a tier board-wide (replacing any pause it had): no claim for it meanwhile."""
+
+    @abc.abstractmethod
+    def resume_tier(self, tier: str, cls: str | None = None) -> bool:
+        """Lift a tier's pause (only one of class `cls`, when given); True if there was one."""
+
+    @abc.abstractmethod
+    def pauses(self) -> list[Pause]:
+        """Every pause recorded, lapsed ones too (`until` in the past): readers judge the time."""
+
+    @abc.abstractmethod
+    def beat(self, host: str, pid: int, started_at: str) -> None:
+        """A running loop's heartbeat: `heartbeat_at` becomes now."""
+
+    @abc.abstractmethod
+    def end_loop(self, host: str, pid: int) -> None:
+        """A loop that stops cleanly takes its heartbeat row with it."""
+
+    @abc.abstractmethod
+    def loops(self) -> list[LoopBeat]:
+        """Every loop's last heartbeat, newest first (a dead loop's row stays, going stale)."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

@@ -18,7 +18,8 @@ from board.core.model import BLOCK_CLASSES, KINDS, LANES, Blocked, Card
 
 _CARD_COLS = (
     "id, seq, title, spec, acceptance, kind, lane, priority, assignee, branch, pr_url, "
-    "blocked_class, blocked_reason, labels, surface, drive, created_at, updated_at, version"
+    "blocked_class, blocked_reason, labels, surface, drive, created_at, updated_at, version, "
+    "not_before, pr_state, pr_polled_at"
 )
 _DRIVE_COLS = (
     "id, card, attempt, tier, status, started_at, ended_at, pgid, host, owner_pid, log, result"
@@ -30,7 +31,8 @@ def _card_from_row(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
     that is not a number, an unknown block class, labels that are not JSON) raises
     CorruptCard naming the card and the field, instead of failing somewhere later."""
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
-     labels, surface, drive, created, updated, version) = row  # fmt: skip
+     labels, surface, drive, created, updated, version, not_before, pr_state,
+     pr_polled_at) = row  # fmt: skip
 
     def bad(field: str, why: str) -> CorruptCard:
         return CorruptCard(str(cid), field, why)
@@ -41,7 +43,8 @@ def _card_from_row(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
     texts = (
         ("id", cid), ("title", title), ("spec", spec), ("acceptance", acc), ("assignee", assignee),
         ("branch", branch), ("pr_url", pr_url), ("drive", drive), ("created_at", created),
-        ("updated_at", updated),
+        ("updated_at", updated), ("not_before", not_before), ("pr_state", pr_state),
+        ("pr_polled_at", pr_polled_at),
     )  # fmt: skip
     for name, value in texts:
         if not isinstance(value, str):
@@ -80,6 +83,9 @@ def _card_from_row(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
         created_at=created,
         updated_at=updated,
         version=version,
+        not_before=not_before,
+        pr_state=pr_state,
+        pr_polled_at=pr_polled_at,
     )
 
 

@@ -20,7 +20,16 @@ from pathlib import Path
 from typing import Any, TypeVar, Unpack
 
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
-from board.core.model import DRIVE_LIVE, TERMINAL, Card, CardDraft, Drive, Event
+from board.core.model import (
+    DRIVE_LIVE,
+    TERMINAL,
+    Card,
+    CardDraft,
+    Drive,
+    Event,
+    LoopBeat,
+    Pause,
+)
 from board.core.store.base import (
     DriveFields,
     Expect,
@@ -32,7 +41,7 @@ from board.core.store.base import (
 )
 from board.core.store.rows import _CARD_COLS, _DRIVE_COLS, _card_from_row, _cards, _id_key, _shown
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3  # 2: cards.not_before, tier pauses, loop heartbeats; 3: the PR's polled state
 BUSY_TIMEOUT_MS = 5000
 
 _FIELDS = (
@@ -49,11 +58,40 @@ _FIELDS = (
     "labels",
     "surface",
     "drive",
+    "not_before",
+    "pr_state",
+    "pr_polled_at",
 )
 
 # 1 for a blocked card (a block class that is set and not empty, as _card_from_row reads it)
 _IS_BLOCKED = "CASE WHEN blocked_class IS NULL OR blocked_class = '' THEN 0 ELSE 1 END"
 
+# added by schema version 2 (a version-1 store gets them, and cards.not_before, on open)
+_V2 = [
+    """CREATE TABLE IF NOT EXISTS pauses (
+        tier TEXT PRIMARY KEY,
+        cls TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        until TEXT NOT NULL DEFAULT '',
+        since TEXT NOT NULL,
+        card TEXT NOT NULL DEFAULT ''
+    )""",
+    """CREATE TABLE IF NOT EXISTS loops (
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        heartbeat_at TEXT NOT NULL,
+        PRIMARY KEY (host, pid)
+    )""",
+]
+# what each version adds to the one before: _MIGRATIONS[n] takes a store from n to n + 1
+_MIGRATIONS: dict[int, list[str]] = {
+    1: ["ALTER TABLE cards ADD COLUMN not_before TEXT NOT NULL DEFAULT ''", *_V2],
+    2: [
+        "ALTER TABLE cards ADD COLUMN pr_state TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE cards ADD COLUMN pr_polled_at TEXT NOT NULL DEFAULT ''",
+    ],
+}
 _DDL = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS cards (
@@ -75,7 +113,10 @@ _DDL = [
         drive TEXT NOT NULL DEFAULT '',
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL,
-        version INTEGER NOT NULL DEFAULT 1
+        version INTEGER NOT NULL DEFAULT 1,
+        not_before TEXT NOT NULL DEFAULT '',
+        pr_state TEXT NOT NULL DEFAULT '',
+        pr_polled_at TEXT NOT NULL DEFAULT ''
     )""",
     "CREATE INDEX IF NOT EXISTS cards_lane ON cards (lane)",
     """CREATE TABLE IF NOT EXISTS deps (
@@ -107,6 +148,7 @@ _DDL = [
     )""",
     "CREATE INDEX IF NOT EXISTS drives_card ON drives (card, attempt)",
     "CREATE INDEX IF NOT EXISTS drives_status ON drives (status)",
+    *_V2,
 ]
 # Board order per lane (see `board_order`): open lanes, closed lanes. An index for each,
 # so a lane's first rows are read without sorting the lane (the first paint of a
@@ -233,7 +275,7 @@ class _SQLiteTx(Tx):
         card_id = f"{prefix}-{seq}"
         self.conn.execute(
             f"INSERT INTO cards ({_CARD_COLS}) VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', NULL, NULL, ?, ?, '', ?, ?, 1)",
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', NULL, NULL, ?, ?, '', ?, ?, 1, '', '', '')",
             (
                 card_id,
                 seq,
@@ -314,12 +356,32 @@ class SQLiteStore(Store):
             version = int(row[0])
         except (TypeError, ValueError):
             version = None
-        if version != SCHEMA_VERSION:
+        if version is not None and 1 <= version < SCHEMA_VERSION:
+            self._migrate(version)
+        elif version != SCHEMA_VERSION:
             raise StoreError(
                 f"store {self.path} has an unknown schema version {_shown(row[0])} "
                 f"(this board reads version {SCHEMA_VERSION})"
             )
         self._add_missing_indexes()
+
+    def _migrate(self, version: int) -> None:
+        """A store made by an older board gets what each later version added (the same
+        columns and tables a new store is made with), in one write transaction."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if row is not None and row[0] == str(version):  # nobody migrated it meanwhile
+                for step in range(version, SCHEMA_VERSION):
+                    for ddl in _MIGRATIONS[step]:
+                        self.conn.execute(ddl)
+                self.conn.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),)
+                )
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
 
     def _add_missing_indexes(self) -> None:
         """A store made before an index existed gets it on open, if it can be had at once.
@@ -562,6 +624,48 @@ class SQLiteStore(Store):
     def next_attempt(self, card: str) -> int:
         rows = self._read("SELECT MAX(attempt) FROM drives WHERE card = ?", (card,))
         return int(rows[0][0] or 0) + 1
+
+    # tier pauses and loop heartbeats --------------------------------------------------------
+
+    def _write(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+        with self.transaction() as tx:
+            assert isinstance(tx, _SQLiteTx)
+            cur = tx.conn.execute(sql, params)
+            tx.wrote = cur.rowcount > 0
+            return cur.rowcount
+
+    def pause_tier(self, pause: Pause) -> None:
+        self._write(
+            "INSERT INTO pauses (tier, cls, reason, until, since, card) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (tier) DO UPDATE SET cls = excluded.cls, reason = excluded.reason, "
+            "until = excluded.until, since = excluded.since, card = excluded.card",
+            (pause.tier, pause.cls, pause.reason, pause.until, pause.since, pause.card),
+        )
+
+    def resume_tier(self, tier: str, cls: str | None = None) -> bool:
+        if cls is None:
+            return self._write("DELETE FROM pauses WHERE tier = ?", (tier,)) > 0
+        return self._write("DELETE FROM pauses WHERE tier = ? AND cls = ?", (tier, cls)) > 0
+
+    def pauses(self) -> list[Pause]:
+        rows = self._read("SELECT tier, cls, reason, until, since, card FROM pauses ORDER BY tier")
+        return [Pause(*r) for r in rows]
+
+    def beat(self, host: str, pid: int, started_at: str) -> None:
+        self._write(
+            "INSERT INTO loops (host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (host, pid) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
+            (host, pid, started_at, self.clock()),
+        )
+
+    def end_loop(self, host: str, pid: int) -> None:
+        self._write("DELETE FROM loops WHERE host = ? AND pid = ?", (host, pid))
+
+    def loops(self) -> list[LoopBeat]:
+        rows = self._read(
+            "SELECT host, pid, started_at, heartbeat_at FROM loops ORDER BY heartbeat_at DESC"
+        )
+        return [LoopBeat(*r) for r in rows]
 
     def close(self) -> None:
         with self._lock:

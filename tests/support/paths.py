@@ -1,4 +1,5 @@
-"""Where things are: the project's root and the real scripts the tests run (tests/scripts/)."""
+"""Where things are: the project's root, the real scripts the tests run (tests/scripts/) and
+the stand-ins (tests/standins/)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "tests" / "scripts"
+# stand-ins for programs that cannot run here (a forge, the agent CLIs)
+STANDINS = ROOT / "tests" / "standins"
 
 
 def script(name: str) -> str:

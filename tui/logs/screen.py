@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
+from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.logs import split_stamp
+from board.core.store import Store
 from board.core.text import sanitize
 from rich.text import Text
 from textual import on, work
@@ -59,8 +60,8 @@ class LogsScreen(Screen[None]):
 
     def __init__(
         self,
-        cfg: Any,
-        store: Any,
+        cfg: Config,
+        store: Store,
         card_id: str | None = None,
         *,
         clock: Callable[[], datetime] = _utc_now,
@@ -80,6 +81,7 @@ class LogsScreen(Screen[None]):
         self.current: DriveRow | None = None
         self._loaded_once = False
         self._last_error = ""
+        self._status_shown: str | None = None  # the status line's text as last drawn
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="logs-body"):
@@ -138,9 +140,9 @@ class LogsScreen(Screen[None]):
             self._loaded_once = True
             self._open_initial(option_list)
         elif self.current is not None:
-            row = next((r for r in self.rows if r.drive.id == self.current.drive.id), None)
-            if row is not None:
-                self.current = row
+            found = next((r for r in self.rows if r.drive.id == self.current.drive.id), None)
+            if found is not None:
+                self.current = found
                 self._show_title()
 
     def _open_initial(self, option_list: OptionList) -> None:
@@ -228,8 +230,8 @@ class LogsScreen(Screen[None]):
             elif view.search_failed:
                 text.append(" no match", "bold red")
         status = self.query_one("#log-status", Static)
-        if text.plain != getattr(status, "_shown", None):  # height 1: no layout needed
-            status._shown = text.plain  # type: ignore[attr-defined]
+        if text.plain != self._status_shown:  # height 1: no layout needed
+            self._status_shown = text.plain
             status.update(text, layout=False)
 
     # actions --------------------------------------------------------------------------------

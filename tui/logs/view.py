@@ -45,12 +45,12 @@ class LogView(LineView):
 
     ALLOW_SELECT = False
     BINDINGS = [
-        Binding("up,k", "line_up", "Up", show=False),
-        Binding("down,j", "line_down", "Down", show=False),
-        Binding("left,h", "column_left", "Left", show=False),
-        Binding("right,l", "column_right", "Right", show=False),
-        Binding("pageup,b", "page_up", "Page up", show=False),
-        Binding("pagedown,space", "page_down", "Page down", show=False),
+        Binding("up,k", "line_up", "Up", show=False, id="logs.up"),
+        Binding("down,j", "line_down", "Down", show=False, id="logs.down"),
+        Binding("left,h", "column_left", "Left", show=False, id="logs.left"),
+        Binding("right,l", "column_right", "Right", show=False, id="logs.right"),
+        Binding("pageup,b", "page_up", "Page up", show=False, id="logs.page_up"),
+        Binding("pagedown,space", "page_down", "Page down", show=False, id="logs.page_down"),
         Binding("g,home", "top", "Top", id="logs.top", key_display="g", tooltip="First line"),
         Binding(
             "G,end",
@@ -512,7 +512,7 @@ class LogView(LineView):
         return strips
 
     def _unwrapped(self, k: int, text: str, base: Style) -> Strip:
-        return self._render(k, text, None, base)[0]
+        return self._render_text(k, text, None, base)[0]
 
     def _wrapped_rows(
         self, log: LogFile, width: int, height: int, base: Style
@@ -526,7 +526,7 @@ class LogView(LineView):
                 texts = log.lines(start, stop, self._gen)
                 block: list[tuple[int, Strip]] = []
                 for k, text in zip(range(start, stop), texts, strict=False):
-                    block += [(k, s) for s in self._render(k, text, width, base)]
+                    block += [(k, s) for s in self._render_text(k, text, width, base)]
                 rows = block + rows
                 stop = start
             return rows[-height:]
@@ -535,15 +535,15 @@ class LogView(LineView):
             stop = min(self._hi, start + height)
             texts = log.lines(start, stop, self._gen)
             for k, text in zip(range(start, stop), texts, strict=False):
-                rows += [(k, s) for s in self._render(k, text, width, base)]
+                rows += [(k, s) for s in self._render_text(k, text, width, base)]
             start = stop
         return rows[:height]
 
-    def _render(self, k: int, text: str, width: int | None, base: Style) -> list[Strip]:
+    def _render_text(self, k: int, text: str, width: int | None, base: Style) -> list[Strip]:
         """One log line as strips (one, or several when wrapped to `width`); cached."""
         current = k == self.match_line
         key = (text, width, self.show_stamps, self.search_term, current, base)
-        cached = self.line_cache.get(key)
+        cached: list[Strip] | None = self.line_cache.get(key)
         if cached is not None:
             return cached
         stamp_style, match_style, current_style = self._line_styles(base)

@@ -6,9 +6,10 @@ screen waits briefly for it in `on_mount`, so its first frame has real rows. Onc
 frame is out, the whole list replaces it. The result panel and the filter field are
 mounted when first needed, the footer after the whole list is painted.
 
-New saves made by the loop show up live: a worker stats the refs and the stats file every
-second and reloads when they changed (and once at the first look, so a save that landed
-during the first read is not missed).
+New saves made by the loop show up live: a worker asks the core for the saves' fingerprint
+(`stranded.refs_signature`, a few stat calls) every second and reloads when it changed
+(and once at the first look, so a save that landed during the first read is not missed).
+The app's store changes reload it too (it subscribes, as every board screen does).
 """
 
 from __future__ import annotations
@@ -17,13 +18,11 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
 
 from board.core import ops as operator
 from board.core.config import Config
 from board.core.errors import BoardError
-from board.core.git import naming, pick, stranded
+from board.core.git import pick, stranded
 from board.core.model import Card
 from board.core.store import Store
 from rich.text import Text
@@ -31,15 +30,15 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
+from ..base import BoardAppScreen, PaletteActions
 from ..card import CardScreen
 from ..dialogs import ConfirmDialog
-from ..widgets import LineList, StatusLine, one_line
+from ..rows import one_line
+from ..widgets import LineList, StatusLine
 from .diff_screen import DiffScreen
-from .diff_view import DiffView
 from .rows import (
     SORTS,
     StrandedRow,
@@ -47,7 +46,6 @@ from .rows import (
     fold_attempts,
     load_rows,
     matches,
-    refs_signature,
     sort_rows,
 )
 from .table import StrandedTable, content_widths
@@ -65,7 +63,7 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class StrandedScreen(Screen[None]):
+class StrandedScreen(BoardAppScreen):
     """Every stranded branch and husk; one key to look, pick, salvage, discard or copy."""
 
     CSS_PATH = "stranded.tcss"
@@ -119,7 +117,7 @@ class StrandedScreen(Screen[None]):
     class Changed(Message):
         """The poll saw the refs, the stats file or the husks change (or looked first)."""
 
-        def __init__(self, signature: Any) -> None:
+        def __init__(self, signature: tuple[object, ...]) -> None:
             super().__init__()
             self.signature = signature
 
@@ -152,8 +150,7 @@ class StrandedScreen(Screen[None]):
         self.load_count = 0
         self.busy = ""
         self.result_lines: list[str] = []
-        self._signature: Any = None
-        self._common: Path | None = None
+        self._signature: tuple[object, ...] | None = None
         self._polling = False
         self.head_of: int | None = None  # while only the first screenful is shown: branches
         self._footer = False
@@ -239,17 +236,14 @@ class StrandedScreen(Screen[None]):
             self._show()
             self.table.on_painted = self._head_drawn
         self.reload()  # the rest of the first read (or all of it) comes through the loader
-        last = getattr(self.app, "last_status", ("", False))
-        self.query_one(StatusLine).show(last[0] or HINT, last[1])
+        text, error = self.board_app.last_status
+        self.query_one(StatusLine).show(text or HINT, error)
+        self.watch_store()
         if self.poll_s > 0:
             self.set_interval(self.poll_s, self._poll, name="stranded-watch")
 
     def _say(self, text: str, error: bool = False) -> None:
-        say = getattr(self.app, "say", None)
-        if say is not None:
-            say(text, error)
-        else:
-            self.query_one(StatusLine).show(text, error)
+        self.board_app.say(text, error)
 
     # loading --------------------------------------------------------------------------------
 
@@ -326,16 +320,15 @@ class StrandedScreen(Screen[None]):
 
     @work(thread=True, group="stranded-watch", exit_on_error=False)
     def _check(self) -> None:
-        """Stat the refs; reload when they changed since the last look.
+        """Ask the core for the saves' fingerprint; reload when it changed since the last look.
 
         The fingerprint is taken here, not before the first read (2,000 stat calls would
         delay the first paint), so the first look always reloads once: a save that landed
         between the first read and the first look is never missed.
         """
+        signature: tuple[object, ...]
         try:
-            if self._common is None:
-                self._common = naming.common_dir(self.cfg)
-            signature = refs_signature(self.cfg, self._common)
+            signature = stranded.refs_signature(self.cfg)
         except BoardError as exc:
             signature = ("unreadable", exc.line())
         finally:
@@ -408,12 +401,16 @@ class StrandedScreen(Screen[None]):
     # selection ------------------------------------------------------------------------------
 
     def current_row(self) -> StrandedRow | None:
-        return self.table.current
+        row: StrandedRow | None = self.table.current
+        return row
 
     def current_card(self) -> Card | None:
         """The selected row's card (the palette offers its verbs)."""
         row = self.current_row()
         return row.card if row else None
+
+    def palette_actions(self) -> PaletteActions:
+        return PaletteActions(open_card=self.action_open_card, filter=self.action_filter)
 
     def _selected(self, verb: str) -> StrandedRow | None:
         row = self.current_row()
@@ -448,7 +445,7 @@ class StrandedScreen(Screen[None]):
         field_ = self._filter_field()
         if field_ is None:
             field_ = Input(placeholder="filter: card, title, tree, lane", id="stranded-filter")
-            field_.cursor_blink = getattr(self.app, "cursor_blink", True)
+            field_.cursor_blink = self.board_app.cursor_blink
             await self.mount(field_, before=self.query_one(StatusLine))
         field_.display = True
         field_.focus()
@@ -621,9 +618,8 @@ class StrandedScreen(Screen[None]):
         if self.is_attached:
             self.post_message(self.VerbDone(verb, outcome))
         else:  # the operator left the screen meanwhile: the result still gets said
-            say = getattr(self.app, "say", None)
-            if say is not None:
-                self.app.call_from_thread(say, outcome.line, outcome.error)
+            app = self.board_app
+            app.call_from_thread(app.say, outcome.line, outcome.error)
 
     def on_stranded_screen_verb_done(self, message: VerbDone) -> None:
         self.busy = ""
@@ -632,8 +628,3 @@ class StrandedScreen(Screen[None]):
         if outcome.details:
             self._show_result(f"{message.verb}:", outcome.details)
         self.reload()
-
-
-def binding_classes() -> list[type]:
-    """The classes whose bindings this module adds (for `[tui.keys]` ids)."""
-    return [StrandedScreen, LineList, DiffView, DiffScreen, TargetDialog]

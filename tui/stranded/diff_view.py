@@ -45,8 +45,8 @@ class DiffView(LineView):
         Binding("up,k", "scroll_lines(-1)", "up", show=False, id="diff.up"),
         Binding("pagedown,space", "scroll_page(1)", "page down", show=False, id="diff.page_down"),
         Binding("pageup,b", "scroll_page(-1)", "page up", show=False, id="diff.page_up"),
-        Binding("home,g", "scroll_end(0)", "top", show=False, id="diff.top"),
-        Binding("end,G", "scroll_end(1)", "bottom", show=False, id="diff.bottom"),
+        Binding("home,g", "scroll_edge(0)", "top", show=False, id="diff.top"),
+        Binding("end,G", "scroll_edge(1)", "bottom", show=False, id="diff.bottom"),
         Binding("left,h", "columns(-8)", "left", show=False, id="diff.left"),
         Binding("right,l", "columns(8)", "right", show=False, id="diff.right"),
     ]
@@ -165,7 +165,7 @@ class DiffView(LineView):
         step = max(1, self.scrollable_content_region.height - 1)
         self.scroll_to(y=self.scroll_y + direction * step, animate=False, immediate=True)
 
-    def action_scroll_end(self, end: int) -> None:
+    def action_scroll_edge(self, end: int) -> None:
         self.scroll_to(y=self.max_scroll_y if end else 0, animate=False, immediate=True)
 
     def action_columns(self, delta: int) -> None:
@@ -199,7 +199,7 @@ class DiffView(LineView):
         """Diff line `k`, rendered once (the cache is keyed by line number)."""
         strip = self.line_cache.get(k)
         if strip is None:
-            strip = self._render(k, text, base)
+            strip = self._render_text(k, text, base)
             self.line_cache.set(k, strip)
         return strip
 
@@ -217,7 +217,7 @@ class DiffView(LineView):
             return "diff--meta"
         return ""
 
-    def _render(self, k: int, text: str, base: Style) -> Strip:
+    def _render_text(self, k: int, text: str, base: Style) -> Strip:
         kind = self._kind(k, text)
         style = base + self.get_component_rich_style(kind) if kind else base
         line = Text(sanitize(text), no_wrap=True, end="")  # plain text: never markup

@@ -6,7 +6,7 @@ of saves, so the newest screenful is read first (`first_rows`): git sorts the re
 stamp in their names and cuts them (`--count`), their stats are looked up in the stats file
 for those commits only, their cards found one by one. The whole list (`load_rows`: one
 `git for-each-ref`, stats recorded at save time, one store read) follows it. Saves made by
-the loop meanwhile are noticed by `refs_signature`, a few stat calls.
+the loop meanwhile are noticed by the core's `stranded.refs_signature`, a few stat calls.
 
 A drive's failed attempts (saves marked `kind=attempt`) are folded under their card, one
 row per card, closed (`fold_attempts`): they are kept so no coder's work is thrown away,
@@ -16,16 +16,14 @@ it; the attempts then follow it, each one a branch like any other.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from board.core.config import Config
 from board.core.errors import CorruptCard
-from board.core.git import saves, stranded
+from board.core.git import stranded
 from board.core.model import Card
 from board.core.store import Store
 from board.core.text import sanitize
@@ -292,30 +290,3 @@ def fold_attempts(rows: Sequence[StrandedRow], opened: set[str]) -> list[Strande
 
 def matches(row: StrandedRow, words: Sequence[str]) -> bool:
     return all(word in row.hay for word in words)
-
-
-def refs_signature(cfg: Config, common: Path | None) -> tuple[Any, ...]:
-    """Cheap fingerprint of the stranded refs, the stats file and the husks (stat calls only).
-
-    A save writes a loose ref under refs/heads/stranded/<tree>/ and a stats line; a discard
-    deletes a loose ref or rewrites packed-refs. Any of those changes the fingerprint.
-    """
-
-    def stat(path: Path) -> tuple[int, int]:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return (0, -1)
-        return (st.st_mtime_ns, st.st_size)
-
-    parts: list[Any] = [stat(saves.stats_file(cfg)), stat(stranded.husk_dir(cfg))]
-    if common is not None:
-        parts += [stat(common / "packed-refs"), stat(common / "reftable" / "tables.list")]
-        top = common / "refs" / "heads" / "stranded"
-        parts.append(stat(top))
-        try:
-            with os.scandir(top) as entries:
-                parts += sorted((e.name, e.stat().st_mtime_ns) for e in entries)
-        except OSError:
-            pass
-    return tuple(parts)

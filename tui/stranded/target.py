@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
+
+if TYPE_CHECKING:
+    from ..app import BoardApp
 
 
 class TargetDialog(ModalScreen[str | None]):
@@ -42,7 +47,7 @@ class TargetDialog(ModalScreen[str | None]):
         with Vertical(id="dialog"):
             yield Static(self.question, id="question")
             field_ = Input(value=self.default, placeholder="branch", id="target")
-            field_.cursor_blink = getattr(self.app, "cursor_blink", True)
+            field_.cursor_blink = cast("BoardApp", self.app).cursor_blink
             yield field_
             yield Static(Text(self.hint), id="hint")
 

@@ -1,0 +1,239 @@
+"""Why a ready card is not claimed yet: its own back-off, its tier's pause, its retry count.
+
+A failure that is not the card's fault (docs/lifecycle.md, "Failures that are not the
+card's fault") sends the card back to `ready` with a not-before time, and a rate limit or
+a dead login pauses its tier board-wide: drives share one account, so the next card of
+that tier would only hit the same wall. The claim, `board status` and the card screen all
+ask here, so they say the same thing.
+
+The count of tries is one per card and class (`tries:<class>=N`, a label, so a restart
+does not refund it), shared by the drive's back-offs and the sweep's self-healing; the
+rung a back-off left the card on is a label too (`rung=<tier>`), so the retry is the same
+rung and not a climb. The operator's unblock or requeue clears both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from fnmatch import fnmatchcase
+
+from board.core.config import Config
+from board.core.failures import parse_stamp
+from board.core.model import TERMINAL, Card, Pause
+from board.core.store import Store
+
+_MAGIC = "*?["
+TRIES_LABEL = "tries:"
+RUNG_LABEL = "rung="
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def tries(card: Card, cls: str) -> int:
+    """How often this card has already failed (or been healed) with class `cls`."""
+    raw = card.label_value(f"{TRIES_LABEL}{cls}=")
+    try:
+        return max(0, int(raw)) if raw is not None else 0
+    except ValueError:
+        return 0
+
+
+def with_tries(labels: Sequence[str], cls: str, n: int) -> tuple[str, ...]:
+    key = f"{TRIES_LABEL}{cls}="
+    return (*(x for x in labels if not x.startswith(key)), f"{key}{n}")
+
+
+def wait_class(card: Card) -> str:
+    """The class a waiting card backed off for: the one it has tries of (a rate limit
+    first, since it is the one that pauses a tier); '' when it has none."""
+    have = [
+        x[len(TRIES_LABEL) :].split("=", 1)[0] for x in card.labels if x.startswith(TRIES_LABEL)
+    ]
+    for cls in ("rate-limit", "transient", *have):
+        if cls in have:
+            return cls
+    return ""
+
+
+def rung(cfg: Config, card: Card) -> str:
+    """The tier the card's next build starts on: the rung a back-off left it on, else the
+    ladder's first (a rung no longer in the ladder counts as the first)."""
+    tier = card.label_value(RUNG_LABEL)
+    return tier if tier in cfg.ladder else cfg.ladder[0]
+
+
+def with_rung(cfg: Config, labels: Sequence[str], tier: str) -> tuple[str, ...]:
+    rest = tuple(x for x in labels if not x.startswith(RUNG_LABEL))
+    return rest if tier == cfg.ladder[0] else (*rest, f"{RUNG_LABEL}{tier}")
+
+
+def cleared(labels: Sequence[str]) -> tuple[str, ...]:
+    """The labels without the counts and the rung: what the operator's unblock, requeue or
+    a published build leaves."""
+    return tuple(x for x in labels if not x.startswith((TRIES_LABEL, RUNG_LABEL)))
+
+
+def active_pause(pauses: Sequence[Pause], tier: str, at: datetime | None = None) -> Pause | None:
+    """The tier's pause if it still holds at `at` (no `until`: until the operator acts)."""
+    at = at or now()
+    for pause in pauses:
+        if pause.tier != tier:
+            continue
+        until = parse_stamp(pause.until)
+        if not pause.until or (until is not None and until > at):
+            return pause
+    return None
+
+
+def not_before(card: Card, at: datetime | None = None) -> datetime | None:
+    """The card's own not-before time if it is still in the future."""
+    when = parse_stamp(card.not_before)
+    if when is None or when <= (at or now()):
+        return None
+    return when
+
+
+def resume_tiers_of(store: Store, card: Card) -> list[str]:
+    """The operator unblocked an `auth` card: the login is taken to be fixed, so the auth
+    pause of its tier (the tier of its last drive, or the pause it caused) lifts.
+    Returns the tiers resumed."""
+    drives = store.list_drives(card.id, limit=1)
+    last = drives[0].tier if drives else ""
+    tiers = {p.tier for p in store.pauses() if p.cls == "auth" and p.card == card.id}
+    tiers |= {p.tier for p in store.pauses() if p.cls == "auth" and p.tier == last}
+    return [tier for tier in sorted(tiers) if store.resume_tier(tier, "auth")]
+
+
+# ---------------------------------------------------------------------------------------------
+# surfaces: a conservative overlap test
+
+
+def _norm(glob: str) -> list[str]:
+    g = glob.strip()
+    while g.startswith("./"):
+        g = g[2:]
+    if g.endswith("/"):
+        g = g.rstrip("/") + "/*"
+    forms = [g]
+    if not any(c in g for c in _MAGIC) and "." not in g.rsplit("/", 1)[-1]:
+        forms.append(g + "/*")  # a plain name without a suffix may be a directory
+    return forms
+
+
+def _prefix(glob: str) -> str:
+    cut = min((glob.index(c) for c in _MAGIC if c in glob), default=len(glob))
+    return glob[:cut]
+
+
+def _suffix(glob: str) -> str:
+    cut = max(glob.rfind("*"), glob.rfind("?"), glob.rfind("]"))
+    return glob[cut + 1 :]
+
+
+def _pair(a: str, b: str) -> bool:
+    a_magic = any(c in a for c in _MAGIC)
+    b_magic = any(c in b for c in _MAGIC)
+    if not a_magic and not b_magic:
+        return a == b
+    if not a_magic:
+        return fnmatchcase(a, b)
+    if not b_magic:
+        return fnmatchcase(b, a)
+    pa, pb = _prefix(a), _prefix(b)
+    if not (pa.startswith(pb) or pb.startswith(pa)):
+        return False
+    sa, sb = _suffix(a), _suffix(b)
+    return sa.endswith(sb) or sb.endswith(sa)
+
+
+def globs_overlap(a: str, b: str) -> bool:
+    """Whether some path could match both globs. Errs towards True: a false 'disjoint'
+    would let two drives edit one file, a false 'overlap' only delays a card."""
+    return any(_pair(x, y) for x in _norm(a) for y in _norm(b))
+
+
+def surfaces_overlap(a: Iterable[str], b: Iterable[str]) -> tuple[str, str] | None:
+    """The first overlapping pair of globs, or None; an empty surface overlaps everything."""
+    a, b = list(a), list(b)
+    if not a or not b:
+        return ("(no surface)" if not a else a[0], "(no surface)" if not b else b[0])
+    for x in a:
+        for y in b:
+            if globs_overlap(x, y):
+                return (x, y)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# why a ready card is not claimed: one answer for the claim, the TUI and `board status`
+
+
+def for_planner(cfg: Config, card: Card) -> bool:
+    """A task assigned to the planner: never given to a coder; dispatched to `planner.argv`."""
+    return card.kind == "task" and card.assignee == cfg.planner_name
+
+
+@dataclass
+class ClaimView:
+    """What a claim decides from, read once: each card's lane, the working cards' surfaces,
+    the tier pauses, and whether a loop is running at all ('' when one is)."""
+
+    lanes: dict[str, str]
+    working: list[tuple[str, tuple[str, ...]]]
+    pauses: list[Pause]
+    no_loop: str = ""
+    at: datetime = field(default_factory=now)
+
+
+def claim_view(
+    store: Store,
+    cards: Sequence[Card] | None = None,
+    pauses: Sequence[Pause] | None = None,
+    no_loop: str = "",
+) -> ClaimView:
+    cards = store.list_cards() if cards is None else cards
+    return ClaimView(
+        lanes={c.id: c.lane for c in cards},
+        working=[(c.id, c.surface) for c in cards if c.lane == "working"],
+        pauses=list(store.pauses() if pauses is None else pauses),
+        no_loop=no_loop,
+    )
+
+
+def why_waits(cfg: Config, card: Card, view: ClaimView) -> str:
+    """Why this card is not claimed now, in the words the operator reads ('' when the next
+    claim takes it). The loop skips a card for exactly this reason, and the TUI shows it on
+    the card's row and screen: one function, so they never disagree."""
+    if card.lane != "ready" or card.blocked is not None:
+        return ""
+    for dep in card.deps:
+        lane = view.lanes.get(dep)
+        if lane is not None and lane not in TERMINAL:
+            return f"waits on {dep} ({lane})"
+    if for_planner(cfg, card):
+        if not cfg.planner_argv:
+            return "a planner task, and no planner command is configured ([planner] argv)"
+    else:
+        when = not_before(card, view.at)
+        if when is not None:
+            return f"a retry, not before {card.not_before}"
+        tier = rung(cfg, card)
+        pause = active_pause(view.pauses, tier, view.at)
+        if pause is not None:
+            until = f"until {pause.until}" if pause.until else "until the operator acts"
+            return f"tier {tier} is paused ({pause.cls}) {until}: {pause.reason}"
+        for other, surface in view.working:
+            if other == card.id:
+                continue
+            if not card.surface:
+                return f"it has no surface, so it runs alone: {other} is working"
+            if not surface:
+                return f"{other} is working and has no surface, so it runs alone"
+            pair = surfaces_overlap(card.surface, surface)
+            if pair is not None:
+                return f"surface overlaps working {other}'s ({pair[0]} ~ {pair[1]})"
+    return view.no_loop

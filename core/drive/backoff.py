@@ -1,0 +1,136 @@
+"""Failures that are not the card's fault, for the drive: back off instead of climbing.
+
+A failed step's output is matched against the failure rules (core/failures.py); a rate
+limit or a blip sends the card back to `ready` on the same rung with a not-before time
+(a rate limit also pauses the tier board-wide), a dead login blocks `auth` and pauses the
+tier until the operator acts, and spent tries block with the class. The tree is saved
+first, as for any failed attempt, and the next build continues from it. See
+docs/lifecycle.md, "Failures that are not the card's fault".
+
+These are methods of `Drive` (a mixin), kept here so the drive's own module stays the
+path of one build.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NoReturn
+
+from board.core import failures, proc
+from board.core.cards import waits
+from board.core.config import Config
+from board.core.git import treestate
+from board.core.model import Card, Pause
+from board.core.publish.owner import Owner, StoodAside, edge_update
+from board.core.store import Store
+
+TAIL_LINES = 20
+
+
+class BackOffSteps:
+    """The back-off steps of a `Drive`: the attributes and methods they use are the drive's."""
+
+    cfg: Config
+    store: Store
+    card_id: str
+    attempt: int
+
+    if TYPE_CHECKING:  # the drive's own, declared here so the steps are checked against them
+
+        @property
+        def tier(self) -> str: ...
+        @property
+        def owner(self) -> Owner: ...
+        def _edge_check(self, edge: str) -> Card: ...
+        def _block(
+            self, cls: str, reason: str, tail: str = "", remove_tree: bool = True
+        ) -> NoReturn: ...
+        def _stand_aside(self, edge: str, found: str) -> NoReturn: ...
+        def _comment(self, text: str, tail: str = "") -> None: ...
+        def _say(self, text: str) -> None: ...
+        def _remove_tree(self, why: str) -> list[str]: ...
+        def _end_row(self, status: str, result: str, token: str = "") -> None: ...
+        def _backed_off(self, note: str, cls: str) -> NoReturn: ...
+
+    def _not_its_fault(
+        self,
+        step: str,
+        res: proc.Result | None,
+        output: str = "",
+        exit_code: int | None = None,
+    ) -> None:
+        """A failure the rules call a rate limit, a blip or a dead login is not the card's:
+        back off instead of climbing (ends the drive). Unmatched: returns, and it climbs."""
+        if res is not None:
+            output = res.tail_text(200)
+            exit_code = res.returncode
+        failure = failures.classify(self.cfg.failure_rules, step, output, exit_code)
+        if failure is not None:
+            self._back_off(step, failure, output)
+
+    def _back_off(self, step: str, failure: failures.Failure, output: str) -> NoReturn:
+        """Back to `ready` on the same rung with a not-before time (a rate limit pauses the
+        tier board-wide until then); a dead login blocks `auth` and pauses the tier until
+        the operator acts; tries spent block with the class. The tree is saved first, and
+        the next build continues from it (a limit is no verdict on the work)."""
+        card = self._edge_check("back-off")
+        cls, rule, tier = failure.cls, failure.rule, self.tier
+        at = waits.now()
+        what = f"the {step} (tier {tier}) hit {cls}: {failure.line}"
+        tail = output.rstrip().splitlines()[-TAIL_LINES:]
+        self._say(what)
+        n = waits.tries(card, cls) + 1
+        if cls == "auth" or n > rule.max_attempts:
+            if cls == "auth":
+                self.store.pause_tier(Pause(tier, cls, what, "", failures.stamp(at), self.card_id))
+                reason = (
+                    f"{what}; tier {tier} is paused for every card: log in again, then "
+                    f"`board unblock {self.card_id}` (or `board resume {tier}`)"
+                )
+            else:
+                reason = (
+                    f"{what}; that was {cls} {n - 1} time(s), its max_attempts "
+                    f"({rule.max_attempts}) are spent: it waits for the operator"
+                )
+            self._save_for_resume(f"{cls} during attempt {self.attempt}")
+            try:
+                edge_update(
+                    self.store,
+                    self.card_id,
+                    self.owner,
+                    {"labels": waits.with_rung(self.cfg, card.labels, tier)},
+                    "back-off",
+                )
+            except StoodAside as exc:
+                self._stand_aside("back-off", exc.found)
+            self._block(cls, reason, "\n".join(tail), remove_tree=False)
+        until = failures.wait_until(rule, output, n, at, self.cfg.max_backoff_s)
+        when = failures.stamp(until)
+        if cls == "rate-limit":
+            self.store.pause_tier(Pause(tier, cls, what, when, failures.stamp(at), self.card_id))
+        self._save_for_resume(f"{cls} during attempt {self.attempt}")
+        labels = waits.with_rung(self.cfg, waits.with_tries(card.labels, cls, n), tier)
+        paused = f"; tier {tier} is paused until then" if cls == "rate-limit" else ""
+        note = (
+            f"{what}; back in ready, not before {when} on the same rung ({cls} {n} of "
+            f"{rule.max_attempts}){paused}"
+        )
+        try:
+            edge_update(
+                self.store,
+                self.card_id,
+                self.owner,
+                {"lane": "ready", "drive": "", "not_before": when, "labels": labels},
+                "back-off",
+                note=note,
+            )
+        except StoodAside as exc:
+            self._stand_aside("back-off", exc.found)
+        if tail:
+            self._comment(f"attempt {self.attempt} (tier {tier}) log tail", "\n".join(tail))
+        self._end_row("failed", f"{cls}: {failure.line}")
+        self._backed_off(note, cls)
+
+    def _save_for_resume(self, why: str) -> None:
+        """Save the tree (the one save-then-remove) and note it for the next build."""
+        saved = self._remove_tree(why)
+        treestate.note_resumable(self.store, self.cfg, self.card_id, saved)

@@ -1,0 +1,101 @@
+"""`board status`: is a loop running, what is each drive doing, which tiers are paused.
+
+Read from the store alone (the loop's heartbeat, the drive rows, the pauses, the cards),
+so it answers the same from the TUI, a script, or a machine that runs no loop. A loop
+whose heartbeat is older than STALE_AFTER_S is shown, but as stale: it died without
+taking its row with it, or its host is gone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from board.core.cards import waits
+from board.core.config import Config
+from board.core.failures import parse_stamp
+from board.core.model import FORGE_PAUSE, LANES
+from board.core.store import Store
+
+STALE_AFTER_S = 15.0  # the loop beats every 2 s
+
+
+def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[str, Any]:
+    """The JSON `board status --json` prints (the README documents every field)."""
+    at = at or waits.now()
+    loop: dict[str, Any] | None = None
+    for beat in store.loops():  # newest first
+        heard = parse_stamp(beat.heartbeat_at)
+        age = (at - heard).total_seconds() if heard is not None else None
+        loop = {**beat.to_json(), "stale": age is None or age > STALE_AFTER_S}
+        break
+    drives = [
+        {
+            "card": d.card,
+            "tier": d.tier,
+            "attempt": d.attempt,
+            "started_at": d.started_at,
+            "host": d.host,
+            "drive": d.id,
+        }
+        for d in sorted(store.live_drives(), key=lambda d: d.started_at)
+    ]
+    paused = [
+        p.to_json() for p in store.pauses() if waits.active_pause([p], p.tier, at) is not None
+    ]
+    cards = store.list_cards()
+    lanes = Counter(c.lane for c in cards)
+    blocked = Counter(c.blocked.cls for c in cards if c.blocked is not None)
+    waiting = [
+        {"card": c.id, "not_before": c.not_before}
+        for c in cards
+        if c.lane == "ready" and waits.not_before(c, at) is not None
+    ]
+    return {
+        "loop": loop,
+        "drives": drives,
+        "paused": paused,
+        "waiting": waiting,
+        "lanes": {lane: lanes.get(lane, 0) for lane in LANES},
+        "blocked": dict(sorted(blocked.items())),
+    }
+
+
+def status_lines(status: dict[str, Any]) -> list[str]:
+    """The same, for a terminal."""
+    out = []
+    loop = status["loop"]
+    if loop is None:
+        out.append("loop: not running")
+    else:
+        state = "STALE (no heartbeat lately: it may have died)" if loop["stale"] else "running"
+        out.append(
+            f"loop: {state} — pid {loop['pid']} on {loop['host']}, since {loop['started_at']}, "
+            f"last heartbeat {loop['heartbeat_at']}"
+        )
+    out.append(f"drives: {len(status['drives']) or 'none'}")
+    for d in status["drives"]:
+        out.append(
+            f"  {d['card']:<8} tier {d['tier']}, attempt {d['attempt']}, since {d['started_at']}"
+        )
+    out.append(f"paused tiers: {len(status['paused']) or 'none'}")
+    for p in status["paused"]:
+        until = p["until"] or "the operator acts (unblock its card or `board resume`)"
+        out.append(f"  {p['tier']}: {p['class']} until {until}: {p['reason']}")
+    for w in status["waiting"]:
+        out.append(f"  {w['card']} waits until {w['not_before']}")
+    out.append("lanes: " + ", ".join(f"{k} {v}" for k, v in status["lanes"].items()))
+    if status["blocked"]:
+        out.append("blocked: " + ", ".join(f"{k} {v}" for k, v in status["blocked"].items()))
+    return out
+
+
+def resume(store: Store, cfg: Config, tier: str) -> bool:
+    """`board resume TIER`: lift the tier's pause, whatever its class. False if none."""
+    from board.core.errors import Refused
+
+    if tier not in cfg.tiers and tier != FORGE_PAUSE:
+        known = ", ".join(sorted(cfg.tiers)) or "none"
+        raise Refused(f"no tier {tier!r} in board.toml (tiers: {known})")
+    return store.resume_tier(tier)

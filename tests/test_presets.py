@@ -1,0 +1,223 @@
+"""`board init --coder NAME` and gate discovery.
+
+Each preset is run against a STAND-IN of its CLI (tests/standins/agent_cli.py, put on PATH
+under the real program's name: the real CLIs need accounts and a network). The stand-in
+records how it was called, so the test proves the argv is the preset's (the flags each
+CLI's docs give for a headless run), that stdin is /dev/null (nothing can wait on it), that
+the brief it is pointed at exists, and that its CLI's rate-limit message backs off instead
+of climbing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from board.core import config, discover, presets
+from board.core.store import Expect, SQLiteStore
+
+from tests.support.loop import add_card, drive_one
+from tests.support.paths import ROOT, STANDINS
+from tests.support.repos import make_repo, run_cli
+
+STANDIN = STANDINS / "agent_cli.py"
+
+
+@pytest.fixture
+def standins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A bin directory with a stand-in under each preset's program name, first on PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for p in presets.PRESETS.values():
+        (bin_dir / p.program).symlink_to(STANDIN)
+    state = tmp_path / "standin"
+    state.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("STANDIN_DIR", str(state))
+    return state
+
+
+def _calls(state: Path) -> list[dict]:
+    path = state / "calls.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.mark.parametrize("name", list(presets.PRESETS))
+def test_each_preset_runs_its_cli_headless_and_backs_off_on_its_limit(
+    tmp_path: Path, standins: Path, name: str
+) -> None:
+    repo = make_repo(tmp_path, init="").root
+    res = run_cli(repo, "init", "--coder", name)
+    assert res.returncode == 0, res.stderr
+    assert "not installed" not in res.stdout, "the stand-in was not found on PATH"
+    cfg = config.load(repo)
+    preset = presets.PRESETS[name]
+    assert cfg.ladder == (name,) and cfg.tiers[name].argv == preset.argv
+    store = SQLiteStore(cfg.db_path)
+    card = add_card(store, "a task", surface=["work/**"])
+    end = drive_one(cfg, store, card)
+    assert end.outcome == "backed-off" and end.cls == "rate-limit", end
+    (call,) = _calls(standins)
+    brief = call["brief"]
+    expected = [a.replace("{brief}", brief) for a in preset.argv[1:]]
+    assert call["argv"] == expected, f"{name} was not called with its preset's argv"
+    assert call["stdin"] == "/dev/null", f"{name}'s stdin is {call['stdin']}: it could wait on it"
+    assert call["brief_exists"], "the brief it was pointed at does not exist"
+    assert Path(call["cwd"]).resolve() == Path(brief).resolve().parent.parent
+    # when the limit lifts, the same tier builds it
+    card = store.get(card.id)
+    store.update(card.id, Expect(version=card.version), {"not_before": ""})
+    store.resume_tier(name)
+    end = drive_one(cfg, store, store.get(card.id))
+    assert end.outcome == "done", end
+    store.close()
+
+
+def test_a_preset_cli_exit_code_is_read_by_its_rule(
+    tmp_path: Path, standins: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemini CLI exits 41 on an authentication failure (its FatalAuthenticationError)."""
+    monkeypatch.setenv("STANDIN_MODE", "auth")
+    repo = make_repo(tmp_path, init="").root
+    run_cli(repo, "init", "--coder", "gemini")
+    cfg = config.load(repo)
+    store = SQLiteStore(cfg.db_path)
+    end = drive_one(cfg, store, add_card(store, "a task", surface=["work/**"]))
+    assert end.outcome == "blocked" and end.cls == "auth", end
+    store.close()
+
+
+def test_init_coder_adds_to_an_existing_board_toml_changing_nothing_else(
+    tmp_path: Path, standins: Path
+) -> None:
+    repo = make_repo(tmp_path, init="cli").root  # board init done: the default tier
+    path = repo / "board.toml"
+    before = path.read_text()
+    res = run_cli(repo, "init", "--coder", "claude", "--coder", "aider")
+    assert res.returncode == 0, res.stderr
+    after = path.read_text()
+    assert after.startswith(before), "init changed what was there"
+    assert "added [coder.tiers.claude]" in res.stdout and "added [coder.tiers.aider]" in res.stdout
+    assert "the ladder is unchanged (default)" in res.stdout
+    cfg = config.load(repo)
+    assert cfg.ladder == ("default",) and {"claude", "aider"} <= set(cfg.tiers)
+    again = run_cli(repo, "init", "--coder", "claude")
+    assert "kept [coder.tiers.claude]" in again.stdout and path.read_text() == after
+
+
+def test_init_coder_refuses_an_unknown_preset_and_lists_them(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, init="").root
+    res = run_cli(repo, "init", "--coder", "gpt-engineer")
+    assert res.returncode != 0 and "no coder preset 'gpt-engineer'" in res.stderr
+    assert not (repo / "board.toml").exists(), "a refused init wrote board.toml"
+    listing = run_cli(repo, "init", "--coder", "list").stdout
+    for p in presets.PRESETS.values():
+        assert p.name in listing and p.docs in listing
+
+
+def test_init_says_in_one_line_when_a_preset_program_is_not_installed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, init="").root
+    env_path = os.environ["PATH"]
+    os.environ["PATH"] = "/usr/bin:/bin"
+    try:
+        res = run_cli(repo, "init", "--coder", "codex")
+    finally:
+        os.environ["PATH"] = env_path
+    lines = [x for x in res.stdout.splitlines() if "codex is not installed" in x]
+    assert len(lines) == 1 and "dispatch-infra" in lines[0], res.stdout
+    assert config.load(repo).tiers["codex"].argv == presets.PRESETS["codex"].argv
+
+
+# gate discovery ------------------------------------------------------------------------
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "repo"
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    root.mkdir(exist_ok=True)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("files", "argv", "why"),
+    [
+        ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n"},
+         ("python3", "-m", "pytest", "-q"), "pyproject.toml configures pytest"),
+        ({"pyproject.toml": "[tool.pytest.ini_options]\n", "uv.lock": ""},
+         ("uv", "run", "pytest", "-q"), "uv.lock"),
+        ({"setup.cfg": "[tool:pytest]\ntestpaths = t\n"},
+         ("python3", "-m", "pytest", "-q"), "setup.cfg configures pytest"),
+        ({"pytest.ini": "[pytest]\n"}, ("python3", "-m", "pytest", "-q"), "pytest.ini"),
+        ({"tests/test_app.py": "def test(): pass\n"},
+         ("python3", "-m", "pytest", "-q"), "tests/ holds test_*.py"),
+        ({"package.json": '{"scripts": {"test": "vitest run"}}', "pnpm-lock.yaml": ""},
+         ("pnpm", "test"), "pnpm-lock.yaml says pnpm"),
+        ({"package.json": '{"scripts": {"test": "jest"}}', "yarn.lock": ""},
+         ("yarn", "test"), "yarn.lock"),
+        ({"package.json": '{"scripts": {"test": "jest"}}'}, ("npm", "test"), "no lockfile: npm"),
+        ({"Cargo.toml": "[package]\nname = 'x'\n"}, ("cargo", "test"), "Cargo.toml"),
+        ({"go.mod": "module x\n"}, ("go", "test", "./..."), "go.mod"),
+        ({"Makefile": "all:\n\tcc x.c\n\ntest: all\n\t./run-tests\n", "go.mod": "module x\n"},
+         ("make", "test"), "Makefile has a `test` target"),
+    ],
+)  # fmt: skip
+def test_gate_discovery_finds_each_kind(
+    tmp_path: Path, files: dict[str, str], argv: tuple[str, ...], why: str
+) -> None:
+    found, _ = discover.discover(_tree(tmp_path, files))
+    assert found is not None and found.argv == argv and why in found.why, found
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {},
+        {"README.md": "hi\n"},
+        {"package.json": '{"scripts": {"test": "echo \\"Error: no test specified\\" && exit 1"}}'},
+        {"Makefile": "TEST := 1\nbuild:\n\tcc x.c\n"},
+        {"pyproject.toml": "[project]\nname = 'x'\n", "tests/README": "no tests yet\n"},
+    ],
+)
+def test_gate_discovery_finds_nothing_where_there_is_nothing(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    assert discover.discover(_tree(tmp_path, files)) == (None, [])
+
+
+def test_init_writes_the_gate_it_found_and_says_why(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, init="").root
+    (repo / "Cargo.toml").write_text("[package]\nname = 'x'\n")
+    res = run_cli(repo, "init")
+    assert "gate: cargo test — Cargo.toml: a Rust crate" in res.stdout, res.stdout
+    assert config.load(repo).gate_argv == ("cargo", "test")
+
+
+def test_init_with_nothing_found_leaves_the_gate_empty_and_says_so(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, init="").root
+    res = run_cli(repo, "init")
+    assert "gate: none found" in res.stdout and "set [gate] argv" in res.stdout
+    assert config.load(repo).gate_argv == ()
+
+
+def test_an_existing_gate_is_never_overwritten(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, init="cli").root  # init done, gate empty
+    text = (repo / "board.toml").read_text()
+    gate = text.index("\nargv = []", text.index("[gate]"))  # not format_argv's
+    text = text[:gate] + '\nargv = ["./check.sh"]' + text[gate + len("\nargv = []") :]
+    (repo / "board.toml").write_text(text)
+    (repo / "go.mod").write_text("module x\n")
+    res = run_cli(repo, "init")
+    assert config.load(repo).gate_argv == ("./check.sh",)
+    assert "gate:" not in res.stdout, "an existing gate was offered a replacement"
+
+
+def test_the_readme_shows_each_preset_as_it_is() -> None:
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("<!-- presets:")
+    block = readme[readme.index("\n", start) + 1 : readme.index("<!-- /presets -->")]
+    assert block == presets.readme_block(), "README's presets differ from core/presets.py"

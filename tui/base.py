@@ -1,0 +1,71 @@
+"""What the board app's screens share: the typed app, the current card, the palette's offer.
+
+Screens used to reach the app through probes (`getattr(self.app, "say", None)`) and the
+app and the palette probed screens by name (`hasattr(screen, "action_filter")`), so a
+renamed method was skipped in silence, and no type checker could follow either side. Now:
+
+- a screen reaches its app as the `BoardApp` it is (`board_app`, a `cast` as posting
+  does: these screens are only ever pushed by the board app);
+- it says which card it is on (`current_card`) and which of its own commands the palette
+  may offer (`palette_actions`), instead of being asked whether it has a method;
+- it hears of store changes by subscribing to the app's `store_changes` signal
+  (`watch_store`), instead of the app calling `reload` on every screen by name.
+
+The logs screen stays a plain `Screen`: it runs under any app (its tests use a bare one)
+and polls the drive list on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from board.core.model import Card
+from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from .app import BoardApp
+
+
+@dataclass(frozen=True)
+class PaletteActions:
+    """A screen's own commands the palette offers beside the card's verbs (None: not here)."""
+
+    open_card: Callable[[], Any] | None = None
+    toggle_cancelled: Callable[[], Any] | None = None
+    filter: Callable[[], Any] | None = None
+
+
+class BoardAppScreen(Screen[None]):
+    """A screen of the board app: the lanes, a card, the stranded browser."""
+
+    @property
+    def board_app(self) -> BoardApp:
+        """The app, typed: its store, config, status line, verbs and signals."""
+        return cast("BoardApp", self.app)
+
+    def current_card(self) -> Card | None:
+        """The card the verbs, the palette and `l` act on; None when there is none."""
+        return None
+
+    def palette_actions(self) -> PaletteActions:
+        """The screen's own palette commands (none unless the screen says so)."""
+        return PaletteActions()
+
+    def reload(self) -> None:
+        """Read again what the screen shows; called when the store changed."""
+
+    def watch_store(self) -> None:
+        """Reload whenever the app sees the store's change counter move (call in on_mount).
+
+        Immediate: a reload only starts a worker, so it runs as the app publishes, in the
+        order the screens were stacked, as the app's loop over its screens used to.
+        """
+        self.board_app.store_changes.subscribe(self, self._store_changed, immediate=True)
+
+    def _store_changed(self, count: int) -> None:
+        self.reload()
+
+
+__all__ = ["BoardAppScreen", "PaletteActions"]
