@@ -21,8 +21,10 @@ from board.core.cards import actions, waits
 from board.core.loop import Loop
 from board.core.store import SQLiteStore
 
-from tests.conftest import run_cli
-from tests.loop_helpers import add_card, drive_one, events, make_board, script, show, wait_for
+from tests.support.loop import add_card, drive_one, events, make_board, show
+from tests.support.paths import script
+from tests.support.repos import run_cli
+from tests.support.waiting import wait_for
 
 RATE_429 = (
     'Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"This request '
@@ -111,7 +113,7 @@ def test_a_429_sends_the_card_back_to_ready_with_not_before_on_the_same_rung(
 
 
 def _saved(cfg: config.Config) -> list[str]:
-    from tests.loop_helpers import stranded_branches
+    from tests.support.loop import stranded_branches
 
     return stranded_branches(cfg)
 

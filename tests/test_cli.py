@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git, make_repo, run_cli
+from tests.support.repos import git, make_repo, run_cli
 
 
 def board(cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess[str]:
@@ -153,7 +153,7 @@ def test_outside_a_git_repository_says_what_to_run(tmp_path: Path) -> None:
 
 
 def test_without_board_toml_says_run_init(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, init_board=False)
+    repo = make_repo(tmp_path, init="").root
     res = board(repo, "card", "list")
     assert res.returncode != 0 and "run `board init`" in res.stderr
 
@@ -186,7 +186,7 @@ def test_read_only_store_is_one_clear_line_and_changes_nothing() -> None:
     """As root chmod stops nothing, so the CLI runs as nobody on a store nobody may not write."""
     base = Path(tempfile.mkdtemp(prefix="board-ro-store-"))
     try:
-        repo = make_repo(base)
+        repo = make_repo(base, init="cli").root
         board(repo, "card", "add", "keep me")
         nobody = 65534
         for dirpath, dirnames, filenames in os.walk(base):

@@ -8,6 +8,8 @@ import pytest
 from board.core import config
 from board.core.errors import ConfigError
 
+from tests.support.paths import ROOT
+
 
 def parse(text: str) -> config.Config:
     return config.parse(Path("/r/board.toml"), text, Path("/r"))
@@ -126,7 +128,7 @@ def test_one_schema_gives_the_defaults_the_validation_the_template_and_the_readm
         assert getattr(written, k.attr) == want, f"the template's {k.section}.{k.name} differs"
         assert getattr(from_nothing, k.attr) == want, f"{k.section}.{k.name}'s default differs"
     assert written.tiers["default"].argv == config.DEFAULT_TIER
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     table = readme.split("<!-- keys:", 1)[1].split("-->", 1)[1].split("<!-- /keys -->")[0]
     assert table.strip() == config.key_table().strip(), "the README's key table is out of date"
     for k in config.KEYS:  # a value of the wrong type is refused for every key

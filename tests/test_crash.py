@@ -16,21 +16,21 @@ from board.core.drive import drive
 from board.core.git import faults
 from board.core.loop import Loop
 
-from tests.conftest import GIT_ENV
-from tests.loop_helpers import (
+from tests.support.loop import (
     add_card,
     board_run,
     edit_tier,
     events,
-    group_members,
     make_board,
     read_pids,
-    script,
     show,
     stranded_branches,
-    wait_for,
     write_config,
 )
+from tests.support.paths import script
+from tests.support.procs import group_members
+from tests.support.repos import GIT_ENV
+from tests.support.waiting import wait_for
 
 
 def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from board.core.store import SQLiteStore
 from board.tui.app import BoardApp
 
 from board.demo import sandbox as demo
+from tests.support.waiting import wait_for
 
 DEADLINE_S = 120
 
@@ -74,9 +75,9 @@ async def test_demo_shows_every_promise_on_the_board(tmp_path: Path, monkeypatch
             assert not missing, f"the demo did not show: {missing} within {DEADLINE_S}s"
             # the board itself (not only the store) shows the parked card's badge
             parked = [c for c in store.list_cards() if c.blocked and c.blocked.cls == "too-wide"]
-            shown_by = time.monotonic() + 10
-            while parked[0].id not in _lane_ids(app, "ready") and time.monotonic() < shown_by:
-                await pilot.pause(0.2)  # the board follows the store within its poll
+            await wait_for(  # the board follows the store within its poll
+                pilot, lambda: parked[0].id in _lane_ids(app, "ready"), 10, "the park on the board"
+            )
             assert parked[0].id in _lane_ids(app, "ready"), "the board never showed the park"
     finally:
         demo.stop_loop(target, loop)

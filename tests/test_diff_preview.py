@@ -19,12 +19,14 @@ from board.core.git import stranded
 from board.tui.stranded.buffer import DiffBuffer
 from board.tui.stranded.diff_screen import DiffScreen
 
-from tests.git_helpers import GIT_ENV, Repo, git, make_repo
-from tests.stranded_tui_helpers import diff_loaded, make_app, open_browser, select, wait_for
+from tests.support.paths import SCRIPTS
+from tests.support.repos import GIT_ENV, Repo, git
+from tests.support.stranded_tui import diff_loaded, make_app, open_browser, select
+from tests.support.waiting import wait_for
 
 BIG_LINES = 30_000  # about 1.5 MB: over PREVIEW_MIN_BYTES
-SLOW_GIT = Path(__file__).parent / "scripts" / "git_slow_patch.sh"
-PAUSING_GIT = Path(__file__).parent / "scripts" / "git_pause_patch.py"
+SLOW_GIT = SCRIPTS / "git_slow_patch.sh"
+PAUSING_GIT = SCRIPTS / "git_pause_patch.py"
 
 
 def big_text(lines: int = BIG_LINES, end: bytes = b"\n") -> bytes:
@@ -34,30 +36,25 @@ def big_text(lines: int = BIG_LINES, end: bytes = b"\n") -> bytes:
     return body[:-1] + end
 
 
-def branch(repo: Repo, name: str, files: dict[str, tuple[str, bytes]], base: str = "main") -> str:
+def branch(r: Repo, name: str, files: dict[str, tuple[str, bytes]], base: str = "main") -> str:
     """A stranded/ branch on `base` whose commit writes `files` (path -> (mode, bytes))."""
     ref = f"stranded/{name}/20260101T000000.000Z"
-    parent = git(repo.root, "rev-parse", base)
+    parent = git(r.root, "rev-parse", base)
     out = [f"commit refs/heads/{ref}".encode(), b"committer t <t@t> 1767225600 +0000", b"data 4"]
     out += [b"save", f"from {parent}".encode()]
     chunks = [b"\n".join(out) + b"\n"]
     for path, (mode, data) in files.items():
         chunks.append(f"M {mode} inline {path}\ndata {len(data)}\n".encode() + data + b"\n")
-    res = proc.run(("git", "fast-import", "--quiet"), cwd=repo.root, input_bytes=b"".join(chunks))
+    res = proc.run(("git", "fast-import", "--quiet"), cwd=r.root, input_bytes=b"".join(chunks))
     assert res.returncode == 0, res.stderr
     return ref
 
 
-def git_diff(repo: Repo, ref: str) -> bytes:
-    args = stranded.diff_args(repo.cfg, ref)
-    res = proc.run(("git", *args), cwd=repo.root, timeout=60, env=GIT_ENV)
+def git_diff(r: Repo, ref: str) -> bytes:
+    args = stranded.diff_args(r.cfg, ref)
+    res = proc.run(("git", *args), cwd=r.root, timeout=60, env=GIT_ENV)
     assert res.returncode == 0, res.stderr
     return res.stdout.encode("utf-8", "surrogateescape")
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Repo:
-    return make_repo(tmp_path)
 
 
 # -- the preview is git's first bytes ---------------------------------------------------------
@@ -74,10 +71,10 @@ def repo(tmp_path: Path) -> Repo:
         pytest.param({"with space.py": ("100644", big_text())}, id="space-in-path"),
     ],
 )
-def test_the_preview_is_exactly_the_start_of_git_diff(repo: Repo, files) -> None:
-    ref = branch(repo, "feat-c-1", files)
-    preview = stranded.diff_preview(repo.cfg, ref)
-    full = git_diff(repo, ref)
+def test_the_preview_is_exactly_the_start_of_git_diff(r: Repo, files) -> None:
+    ref = branch(r, "feat-c-1", files)
+    preview = stranded.diff_preview(r.cfg, ref)
+    full = git_diff(r, ref)
     assert preview is not None, "no preview for a big new text file"
     assert full.startswith(preview), (
         f"the preview is not git's first bytes:\n{preview[:400]!r}\n{full[:400]!r}"
@@ -85,68 +82,68 @@ def test_the_preview_is_exactly_the_start_of_git_diff(repo: Repo, files) -> None
     assert preview.count(b"\n") >= 6, "the preview holds no line of the file"
 
 
-def _no_preview(repo: Repo, ref: str) -> None:
-    assert stranded.diff_preview(repo.cfg, ref) is None
+def _no_preview(r: Repo, ref: str) -> None:
+    assert stranded.diff_preview(r.cfg, ref) is None
 
 
-def test_no_preview_for_a_small_new_file(repo: Repo) -> None:
-    _no_preview(repo, branch(repo, "feat-c-1", {"small.py": ("100644", b"x = 1\n")}))
+def test_no_preview_for_a_small_new_file(r: Repo) -> None:
+    _no_preview(r, branch(r, "feat-c-1", {"small.py": ("100644", b"x = 1\n")}))
 
 
-def test_no_preview_when_no_whole_line_fits(repo: Repo) -> None:
-    _no_preview(repo, branch(repo, "feat-c-1", {"one.txt": ("100644", b"y" * (2 << 20))}))
+def test_no_preview_when_no_whole_line_fits(r: Repo) -> None:
+    _no_preview(r, branch(r, "feat-c-1", {"one.txt": ("100644", b"y" * (2 << 20))}))
 
 
-def set_base(repo: Repo, ref: str) -> None:
+def set_base(r: Repo, ref: str) -> None:
     """Move where trees start, which the diffs compare with (the run branch in fold mode,
     and origin/main), to `ref`."""
-    git(repo.root, "update-ref", f"refs/remotes/{repo.cfg.remote}/{repo.cfg.base}", ref)
-    git(repo.root, "update-ref", f"refs/heads/{repo.cfg.run_branch}", ref)
+    git(r.root, "update-ref", f"refs/remotes/{r.cfg.remote}/{r.cfg.base}", ref)
+    git(r.root, "update-ref", f"refs/heads/{r.cfg.run_branch}", ref)
 
 
-def test_no_preview_for_a_changed_file(repo: Repo) -> None:
-    base = branch(repo, "feat-c-1", {"big.py": ("100644", big_text())})
-    set_base(repo, base)  # the file is now on the base
-    ref = branch(repo, "feat-c-2", {"big.py": ("100644", big_text(BIG_LINES + 1))}, base)
-    assert b"--- a/big.py" in git_diff(repo, ref)
-    _no_preview(repo, ref)
+def test_no_preview_for_a_changed_file(r: Repo) -> None:
+    base = branch(r, "feat-c-1", {"big.py": ("100644", big_text())})
+    set_base(r, base)  # the file is now on the base
+    ref = branch(r, "feat-c-2", {"big.py": ("100644", big_text(BIG_LINES + 1))}, base)
+    assert b"--- a/big.py" in git_diff(r, ref)
+    _no_preview(r, ref)
 
 
-def test_no_preview_for_a_renamed_file(repo: Repo) -> None:
-    base = branch(repo, "feat-c-1", {"big.py": ("100644", big_text())})
-    set_base(repo, base)
+def test_no_preview_for_a_renamed_file(r: Repo) -> None:
+    base = branch(r, "feat-c-1", {"big.py": ("100644", big_text())})
+    set_base(r, base)
     ref = "stranded/feat-c-2/20260101T000000.000Z"
-    git(repo.root, "branch", ref, base)
-    tree = repo.root.parent / "rename-tree"
-    git(repo.root, "worktree", "add", "-q", str(tree), ref)
+    git(r.root, "branch", ref, base)
+    tree = r.root.parent / "rename-tree"
+    git(r.root, "worktree", "add", "-q", str(tree), ref)
     git(tree, "mv", "big.py", "moved.py")
     git(tree, "commit", "-qm", "move")
-    assert b"rename from big.py" in git_diff(repo, ref)
-    _no_preview(repo, ref)
+    assert b"rename from big.py" in git_diff(r, ref)
+    _no_preview(r, ref)
 
 
-def test_no_preview_for_a_binary_file(repo: Repo) -> None:
+def test_no_preview_for_a_binary_file(r: Repo) -> None:
     data = b"\0" + big_text()
-    _no_preview(repo, branch(repo, "feat-c-1", {"blob.dat": ("100644", data)}))
+    _no_preview(r, branch(r, "feat-c-1", {"blob.dat": ("100644", data)}))
 
 
-def test_no_preview_for_a_file_gitattributes_mark_binary(repo: Repo) -> None:
-    (repo.root / ".gitattributes").write_text("*.gen -diff\n")
-    ref = branch(repo, "feat-c-1", {"out.gen": ("100644", big_text())})
-    assert b"Binary files" in git_diff(repo, ref)
-    _no_preview(repo, ref)
+def test_no_preview_for_a_file_gitattributes_mark_binary(r: Repo) -> None:
+    (r.root / ".gitattributes").write_text("*.gen -diff\n")
+    ref = branch(r, "feat-c-1", {"out.gen": ("100644", big_text())})
+    assert b"Binary files" in git_diff(r, ref)
+    _no_preview(r, ref)
 
 
 @pytest.mark.parametrize("path", ['quo"te.py', "naïve.py", "tab\there.py"])
-def test_no_preview_for_a_path_git_would_quote(repo: Repo, path: str) -> None:
-    _no_preview(repo, branch(repo, "feat-c-1", {path: ("100644", big_text())}))
+def test_no_preview_for_a_path_git_would_quote(r: Repo, path: str) -> None:
+    _no_preview(r, branch(r, "feat-c-1", {path: ("100644", big_text())}))
 
 
-def test_the_preview_refuses_what_show_refuses(repo: Repo) -> None:
+def test_the_preview_refuses_what_show_refuses(r: Repo) -> None:
     from board.core.errors import Refused
 
     with pytest.raises(Refused):
-        stranded.diff_preview(repo.cfg, "main")
+        stranded.diff_preview(r.cfg, "main")
 
 
 # -- the buffer: a preview is checked against git, never kept when it differs ------------------
@@ -162,10 +159,10 @@ def lines_of(data: bytes) -> list[str]:
     return data.decode().split("\n")[:-1]
 
 
-def test_a_right_preview_is_confirmed_and_not_shown_twice(repo: Repo) -> None:
-    ref = branch(repo, "feat-c-1", {"a.py": ("100644", big_text()), "b.py": ("100644", b"b\n")})
-    full = git_diff(repo, ref)
-    preview = stranded.diff_preview(repo.cfg, ref)
+def test_a_right_preview_is_confirmed_and_not_shown_twice(r: Repo) -> None:
+    ref = branch(r, "feat-c-1", {"a.py": ("100644", big_text()), "b.py": ("100644", b"b\n")})
+    full = git_diff(r, ref)
+    preview = stranded.diff_preview(r.cfg, ref)
     assert preview is not None
     buffer = DiffBuffer()
     assert buffer.preview(preview)
@@ -176,13 +173,13 @@ def test_a_right_preview_is_confirmed_and_not_shown_twice(repo: Repo) -> None:
     assert [(f.path, f.added) for f in buffer.files] == [("a.py", BIG_LINES), ("b.py", 1)]
 
 
-def test_a_wrong_preview_is_replaced_by_git_s_lines(repo: Repo) -> None:
+def test_a_wrong_preview_is_replaced_by_git_s_lines(r: Repo) -> None:
     """Git says the file is binary (core.bigFileThreshold) where the preview showed text."""
-    ref = branch(repo, "feat-c-1", {"a.py": ("100644", big_text())})
-    preview = stranded.diff_preview(repo.cfg, ref)
+    ref = branch(r, "feat-c-1", {"a.py": ("100644", big_text())})
+    preview = stranded.diff_preview(r.cfg, ref)
     assert preview is not None
-    git(repo.root, "config", "core.bigFileThreshold", "1k")
-    full = git_diff(repo, ref)
+    git(r.root, "config", "core.bigFileThreshold", "1k")
+    full = git_diff(r, ref)
     assert b"Binary files" in full and not full.startswith(preview)
     buffer = DiffBuffer()
     assert buffer.preview(preview)
@@ -193,9 +190,9 @@ def test_a_wrong_preview_is_replaced_by_git_s_lines(repo: Repo) -> None:
     assert [f.path for f in buffer.files] == ["a.py"] and buffer.files[0].binary
 
 
-def test_a_preview_longer_than_what_git_wrote_is_cut_back_to_it(repo: Repo) -> None:
-    ref = branch(repo, "feat-c-1", {"a.py": ("100644", big_text())})
-    preview = stranded.diff_preview(repo.cfg, ref)
+def test_a_preview_longer_than_what_git_wrote_is_cut_back_to_it(r: Repo) -> None:
+    ref = branch(r, "feat-c-1", {"a.py": ("100644", big_text())})
+    preview = stranded.diff_preview(r.cfg, ref)
     assert preview is not None
     written = preview[: len(preview) // 2]  # git died part way
     buffer = DiffBuffer()
@@ -207,10 +204,10 @@ def test_a_preview_longer_than_what_git_wrote_is_cut_back_to_it(repo: Repo) -> N
     assert buffer.count == written.count(b"\n") + 1  # and the partial last line, as git's
 
 
-def test_a_preview_after_git_has_begun_is_not_used(repo: Repo) -> None:
-    ref = branch(repo, "feat-c-1", {"a.py": ("100644", big_text())})
-    preview = stranded.diff_preview(repo.cfg, ref)
-    full = git_diff(repo, ref)
+def test_a_preview_after_git_has_begun_is_not_used(r: Repo) -> None:
+    ref = branch(r, "feat-c-1", {"a.py": ("100644", big_text())})
+    preview = stranded.diff_preview(r.cfg, ref)
+    full = git_diff(r, ref)
     buffer = DiffBuffer()
     buffer.feed(full[:100])
     assert preview is not None and not buffer.preview(preview)
@@ -254,7 +251,7 @@ def slow_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_the_view_shows_the_new_file_before_git_then_git_s_own_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow_git: None, wrong: bool
 ) -> None:
-    from tests.stranded_tui_helpers import build
+    from tests.support.stranded_tui import build
 
     fx = build(tmp_path, monkeypatch, husk=False)
     try:
@@ -334,7 +331,7 @@ async def test_the_file_list_follows_a_replaced_preview_while_git_still_writes(
     line changed) is replaced at git's first chunk; git then pauses mid-diff
     (tests/scripts/git_pause_patch.py). Meanwhile the view and the file list must show
     git's lines and counts, not the preview's."""
-    from tests.stranded_tui_helpers import build
+    from tests.support.stranded_tui import build
 
     fx = build(tmp_path, monkeypatch, husk=False)
     try:

@@ -17,22 +17,22 @@ from board.core.model import Card
 from board.core.store import SQLiteStore
 
 from board.cli import commands as cli
-from tests.conftest import git
-from tests.loop_helpers import (
+from tests.support.loop import (
     add_card,
     comments,
     drive_one,
     edit_tier,
     events,
-    group_members,
     make_board,
     read_pids,
     run_branch_log,
-    script,
     show,
     stranded_branches,
-    wait_for,
 )
+from tests.support.paths import script
+from tests.support.procs import group_members
+from tests.support.repos import git
+from tests.support.waiting import wait_for
 
 
 def _close(store: SQLiteStore) -> None:

@@ -15,16 +15,9 @@ from board.core.errors import Refused
 from board.core.loop import Loop
 from board.core.publish import publish
 
-from tests.conftest import git
-from tests.loop_helpers import (
-    add_card,
-    events,
-    make_board,
-    run_branch_log,
-    show,
-    stranded_branches,
-    wait_for,
-)
+from tests.support.loop import add_card, events, make_board, run_branch_log, show, stranded_branches
+from tests.support.repos import git
+from tests.support.waiting import wait_for
 
 
 def _built_tree(cfg, store, card, path: str, text: str) -> tuple[str, Path, str]:

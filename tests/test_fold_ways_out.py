@@ -16,18 +16,18 @@ from board.core.drive import drive
 from board.core.git import treestate
 from board.core.store import SQLiteStore
 
-from tests.conftest import git, run_cli
-from tests.loop_helpers import (
+from tests.support.loop import (
     add_card,
     board_run,
     events,
     make_board,
     run_branch_log,
-    script,
     show,
     stranded_branches,
-    wait_for,
 )
+from tests.support.paths import script
+from tests.support.repos import git, run_cli
+from tests.support.waiting import wait_for
 
 
 def until_idle(cfg) -> tuple[int, str, str]:
@@ -347,7 +347,7 @@ def test_unblock_takes_a_tree_resolved_by_hand_as_the_build_and_never_one_mid_re
     git(tree, "add", "app.py")
     git(tree, "-c", "core.editor=true", "rebase", "--continue")
     actions.unblock(store, card.id)
-    from tests.loop_helpers import write_config
+    from tests.support.loop import write_config
 
     cfg = write_config(
         cfg.root, tiers={"default": [script("coder_fail.sh"), "{worktree}", "{card}"]}
@@ -442,8 +442,8 @@ def test_a_history_of_dependent_commits_replayed_as_cards_ends_equal_to_upstream
     history's last tree."""
     import sys
 
-    from tests.conftest import make_repo
-    from tests.loop_helpers import write_config
+    from tests.support.loop import write_config
+    from tests.support.repos import make_repo
 
     source = tmp_path / "upstream"
     git(tmp_path, "init", "-q", "-b", "main", str(source))
@@ -462,7 +462,7 @@ def test_a_history_of_dependent_commits_replayed_as_cards_ends_equal_to_upstream
         shas.append(git(source, "rev-parse", "HEAD"))
 
     (tmp_path / "board").mkdir()
-    clone = make_repo(tmp_path / "board", init_board=False)
+    clone = make_repo(tmp_path / "board", init="").root
     git(clone, "fetch", "-q", str(source), "main")
     git(clone, "reset", "-q", "--hard", f"{shas[0]}~1")
     git(clone, "push", "-q", "-f", "origin", "main")

@@ -19,10 +19,12 @@ from board.core.poller import ForgePoller
 from board.core.publish import forge
 from board.core.store import Expect, SQLiteStore
 
-from tests.conftest import git
-from tests.loop_helpers import add_card, drive_one, events, make_board, wait_for
+from tests.support.loop import add_card, drive_one, events, make_board
+from tests.support.paths import STANDINS
+from tests.support.repos import git
+from tests.support.waiting import wait_for
 
-FORGE = str(Path(__file__).parent / "standins" / "forge.py")
+FORGE = str(STANDINS / "forge.py")
 
 
 def coder(tmp_path: Path) -> list[str]:

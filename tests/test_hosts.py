@@ -20,8 +20,8 @@ from board.core.git import naming, worktrees
 from board.core.loop import LEASE_LOST, Loop
 from board.core.store import SQLiteStore
 
-from tests.conftest import run_cli
-from tests.loop_helpers import add_card, events, make_board, stranded_branches
+from tests.support.loop import add_card, events, make_board, stranded_branches
+from tests.support.repos import run_cli
 
 OLD = "2020-01-01T00:00:00.000Z"
 
@@ -60,7 +60,7 @@ def test_a_lost_host_gives_its_cards_back_and_saves_its_trees_when_it_boots(
 
 
 def run_git_show(cfg, ref: str, path: str) -> str:
-    from tests.conftest import git
+    from tests.support.repos import git
 
     return git(cfg.root, "show", f"{ref}:{path}")
 
@@ -95,7 +95,7 @@ def _second_host(tmp_path: Path, cfg) -> tuple:
     """Another machine's clone of the same origin, its own board on the same settings."""
     from board.core import config as config_mod
 
-    from tests.conftest import git
+    from tests.support.repos import git
 
     other = tmp_path / "host2"
     git(tmp_path, "clone", "-q", str(tmp_path / "origin.git"), str(other))
@@ -113,8 +113,8 @@ def test_two_hosts_folding_at_once_onto_the_remote_run_branch_both_land(
     refuses h1's push, h1 fetches, rebases and pushes again. Nothing is overwritten."""
     from board.core.git import runbranch
 
-    from tests.conftest import git
-    from tests.loop_helpers import drive_one
+    from tests.support.loop import drive_one
+    from tests.support.repos import git
 
     cfg, store = make_board(tmp_path, publish={"run_on_remote": True})
     cfg2, store2 = _second_host(tmp_path, cfg)
@@ -147,7 +147,7 @@ def test_work_saved_on_one_host_is_listed_and_picked_on_another(tmp_path: Path) 
     """h2 saves a tree; its loop pushes the stranded branch and says so on the card; h1's
     loop fetches it, lists it, picks it onto the remote run branch, and a discard removes
     the remote copy too (so no fetch brings it back)."""
-    from tests.conftest import git
+    from tests.support.repos import git
 
     cfg, store = make_board(tmp_path, publish={"run_on_remote": True, "poll_s": 0.05})
     cfg2, store2 = _second_host(tmp_path, cfg)

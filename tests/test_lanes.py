@@ -11,13 +11,6 @@ from board.core.model import Blocked, CardDraft
 from board.core.store import Expect, SQLiteStore
 
 
-@pytest.fixture
-def st(tmp_path: Path):
-    s = SQLiteStore(tmp_path / "board.db", create=True)
-    yield s
-    s.close()
-
-
 def add(st: SQLiteStore, title: str = "t", spec: str = "s", ready: bool = True, **kw) -> str:
     draft = CardDraft(title=title, spec=spec, lane="ready" if ready else "backlog", **kw)
     return actions.add_card(st, draft).id

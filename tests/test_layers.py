@@ -16,41 +16,18 @@ also run on a copy with a planted fault, so a check that cannot fail would show.
 from __future__ import annotations
 
 import ast
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.layout import package_copy, run_py
+from tests.support.paths import ROOT
+
 MAX_LINES = 800
 ABOVE_CORE = re.compile(r"\bboard\.(tui|cli|demo)\b")
-
-
-def package_copy(dest: Path) -> Path:
-    """The import package `board` laid out as Python sees it, under `dest`."""
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    pkg = dest / "board"
-    shutil.copytree(ROOT / "board", pkg, ignore=ignore)
-    for name in ("core", "tui", "themes"):
-        shutil.copytree(ROOT / name, pkg / name, ignore=ignore)
-    return dest
-
-
-def run_py(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(where)}
-    return subprocess.run(
-        [*args],
-        cwd=where,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
 
 
 def lint_imports(where: Path) -> subprocess.CompletedProcess[str]:

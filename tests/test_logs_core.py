@@ -35,7 +35,8 @@ from board.core.store import SQLiteStore
 from board.core.text import sanitize
 
 from board.cli.logs import cmd_logs
-from tests.conftest import run_cli
+from tests.support.repos import run_cli
+from tests.support.waiting import wait_for
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z $")
 
@@ -575,12 +576,7 @@ def test_board_logs_follow_prints_lines_as_they_come_and_stops_when_the_drive_en
     follow.start()
     for i in range(5):
         writer.write_line(f"live {i}")
-    deadline = threading.Event()
-    for _ in range(100):
-        if "live 4" in out.getvalue():
-            break
-        deadline.wait(0.05)
-    assert "live 4" in out.getvalue(), "appended lines were not printed while the drive ran"
+    wait_for(lambda: "live 4" in out.getvalue(), what="the appended lines printed by -f")
     assert follow.is_alive(), "-f stopped while the drive was still running"
     writer.write_line("last words")
     writer.close()

@@ -21,7 +21,7 @@ from textual.app import App
 from textual.screen import Screen
 from textual.widgets import Input, OptionList, Static
 
-from tests.logs_helpers import (
+from tests.support.logs import (
     T0,
     LogsApp,
     append_lines,
@@ -30,8 +30,8 @@ from tests.logs_helpers import (
     settled,
     terminal_output,
     view_of,
-    wait_for,
 )
+from tests.support.waiting import wait_for
 
 SIZE = (100, 30)
 

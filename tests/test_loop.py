@@ -15,19 +15,19 @@ from board.core.loop import BoardLock, Loop, globs_overlap, surfaces_overlap
 from board.core.model import Blocked
 from board.core.store import Expect
 
-from tests.conftest import GIT_ENV, git
-from tests.loop_helpers import (
+from tests.support.loop import (
     add_card,
     board_run,
     events,
-    group_members,
     make_board,
     read_pids,
-    script,
     show,
     stranded_branches,
-    wait_for,
 )
+from tests.support.paths import script
+from tests.support.procs import group_members
+from tests.support.repos import GIT_ENV, git
+from tests.support.waiting import wait_for
 
 
 def _loop_log(cfg) -> list[dict]:

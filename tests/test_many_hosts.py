@@ -17,8 +17,8 @@ from pathlib import Path
 from board.core import config
 from board.core.store import open_store
 
-from tests.conftest import GIT_ENV, git, make_repo, run_cli
-from tests.loop_helpers import wait_for
+from tests.support.repos import GIT_ENV, git, make_repo, run_cli
+from tests.support.waiting import wait_for
 
 CODER = """\
 import os, sys, time
@@ -62,7 +62,7 @@ def _markers(origin: Path, run: str) -> set[str]:
 def test_three_hosts_drain_one_board_and_a_killed_host_loses_nothing(
     tmp_path: Path, pg_url: str
 ) -> None:
-    first = make_repo(tmp_path, init_board=False)
+    first = make_repo(tmp_path, init="").root
     assert run_cli(first, "init", "--store", pg_url).returncode == 0
     coder = tmp_path / "coder.py"
     coder.write_text(CODER)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -22,16 +21,13 @@ from board.core.model import Blocked
 from board.core.publish import publish
 from board.core.store import Expect
 
-from tests.conftest import git, run_cli
-from tests.operator_helpers import (
+from tests.support.operator import (
     DriveThread,
     add_card,
     claim,
     coder,
     configure,
     gate,
-    group_members,
-    kill_group_quietly,
     make_tree,
     pr_argv_ok,
     pr_calls,
@@ -39,8 +35,10 @@ from tests.operator_helpers import (
     run_drive,
     script,
     stranded,
-    wait_gone,
 )
+from tests.support.procs import group_members, kill_group_quietly, wait_gone
+from tests.support.repos import git, run_cli
+from tests.support.waiting import wait_for
 
 
 def _state(store):
@@ -93,7 +91,7 @@ def test_stop_mid_coder_leaves_no_process_and_the_work_on_a_branch(repo: Path, s
     card = add_card(store, "Runaway")
     run = DriveThread(cfg, store, card.id)
     tree = cfg.worktrees_dir / f"feat-{card.id}"
-    run.wait_for(lambda: store.get_drive(run.token).pgid and (tree / "work").exists())
+    wait_for(lambda: store.get_drive(run.token).pgid and (tree / "work").exists())
     pgid = store.get_drive(run.token).pgid
     assert group_members(pgid), "the coder is not running"
 
@@ -152,8 +150,7 @@ def test_stop_of_a_drive_whose_loop_died_kills_its_group_and_saves(repo: Path, s
         daemon=True,
     )
     sleeper.start()
-    while not started:
-        pass
+    wait_for(lambda: started, what="the coder's group to start")
     pgid = started[0]
     store.update_drive(token, pgid=pgid, owner_pid=2**22 + 7)  # a pid that is not running
     try:
@@ -195,7 +192,7 @@ def test_hold_on_a_working_card_makes_its_drive_stand_aside_and_keep_its_tree(
     run_before = git(repo, "rev-parse", cfg.run_branch)
     run = DriveThread(cfg, store, card.id)
     tree = cfg.worktrees_dir / f"feat-{card.id}"
-    run.wait_for(lambda: (tree / "work").exists())
+    wait_for(lambda: (tree / "work").exists())
 
     actions.hold(store, card.id, "let me look first")
 
@@ -213,7 +210,7 @@ def test_cancel_on_a_working_card_kills_saves_and_reaps(repo: Path, store):
     card = add_card(store, "Cancel me")
     run = DriveThread(cfg, store, card.id)
     tree = cfg.worktrees_dir / f"feat-{card.id}"
-    run.wait_for(lambda: store.get_drive(run.token).pgid and (tree / "work").exists())
+    wait_for(lambda: store.get_drive(run.token).pgid and (tree / "work").exists())
     pgid = store.get_drive(run.token).pgid
 
     try:
@@ -577,9 +574,7 @@ def test_stop_ends_a_salvage_and_nothing_is_published(repo: Path, store, tmp_pat
 
     worker = threading.Thread(target=go, daemon=True)
     worker.start()
-    deadline = time.monotonic() + 20
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for(marker.exists, what="the salvage's gate to start")
 
     operator.stop(store, cfg, card.id, "not now")
     worker.join(20)
@@ -604,7 +599,7 @@ def test_a_salvage_killed_9_gives_the_card_back_held_never_free_to_run(
 
     from board.core.loop import Loop
 
-    from tests.conftest import GIT_ENV
+    from tests.support.repos import GIT_ENV
 
     marker = tmp_path / "gate-started"
     gate_pid = tmp_path / "gate-pid"
@@ -622,9 +617,7 @@ def test_a_salvage_killed_9_gives_the_card_back_held_never_free_to_run(
         env={**os.environ, **GIT_ENV},
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 30
-        while not marker.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(marker.exists, 30, "the salvage to reach its gate")
         assert marker.exists(), "the salvage never reached its gate"
         assert store.get(card.id).lane == "working", "premise: the salvage owns the card"
         salvage.send_signal(signal.SIGKILL)

@@ -27,7 +27,7 @@ from board.core.model import CardDraft
 from board.core.store import open_store
 from board.core.store.postgres import PostgresStore
 
-from tests.conftest import git, make_repo, run_cli
+from tests.support.repos import git, make_repo, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "s3cret-pw"
@@ -58,7 +58,7 @@ def closed_port_url() -> str:
 def test_init_store_writes_the_url_and_two_clones_work_one_board(
     tmp_path: Path, pg_url: str
 ) -> None:
-    first = make_repo(tmp_path, init_board=False)
+    first = make_repo(tmp_path, init="").root
     out = ok(run_cli(first, "init", "--store", pg_url))
     assert f"store: PostgreSQL at {pg_url} ([store] url in board.toml)" in out
     assert f"created store {pg_url}" in out
@@ -85,7 +85,7 @@ def test_init_store_writes_the_url_and_two_clones_work_one_board(
 def test_init_store_on_an_existing_board_toml_adds_the_url_or_refuses_another(
     tmp_path: Path, pg_url: str
 ) -> None:
-    repo = make_repo(tmp_path)  # a plain SQLite board first
+    repo = make_repo(tmp_path, init="cli").root  # a plain SQLite board first
     path = repo / config.CONFIG_NAME
     before = path.read_text()
     out = ok(run_cli(repo, "init", "--store", pg_url))
@@ -111,7 +111,7 @@ def test_init_store_on_an_existing_board_toml_adds_the_url_or_refuses_another(
 
 
 def test_init_store_adds_a_store_table_to_an_older_board_toml(tmp_path: Path, pg_url: str) -> None:
-    repo = make_repo(tmp_path)
+    repo = make_repo(tmp_path, init="cli").root
     path = repo / config.CONFIG_NAME
     path.write_text('[board]\nbase = "main"\n')  # written before [store] existed
     ok(run_cli(repo, "init", "--store", pg_url))
@@ -119,7 +119,7 @@ def test_init_store_adds_a_store_table_to_an_older_board_toml(tmp_path: Path, pg
 
 
 def test_a_password_in_board_toml_is_refused_naming_the_line(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path)
+    repo = make_repo(tmp_path, init="cli").root
     path = repo / config.CONFIG_NAME
     text = config.with_store_url(path.read_text(), f"postgresql://bob:{SECRET}@db.example/board")
     path.write_text(text)
@@ -142,7 +142,7 @@ def test_a_password_in_board_toml_is_refused_naming_the_line(tmp_path: Path) -> 
 def test_init_store_refuses_a_password_or_an_unreachable_server_writing_nothing(
     tmp_path: Path,
 ) -> None:
-    repo = make_repo(tmp_path, init_board=False)
+    repo = make_repo(tmp_path, init="").root
     res = run_cli(repo, "init", "--store", f"postgresql://bob:{SECRET}@127.0.0.1/board")
     assert res.returncode == 1 and SECRET not in res.stderr + res.stdout
     assert res.stderr.startswith("board: --store carries a password: keep it out of board.toml")
@@ -155,7 +155,7 @@ def test_init_store_refuses_a_password_or_an_unreachable_server_writing_nothing(
 
 
 def test_a_verb_on_an_unreachable_server_says_so_in_one_line(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path)
+    repo = make_repo(tmp_path, init="cli").root
     path = repo / config.CONFIG_NAME
     url = closed_port_url()
     path.write_text(config.with_store_url(path.read_text(), url))
@@ -172,7 +172,7 @@ async def test_a_tui_on_another_clone_follows_a_cli_change_within_a_second(
 ) -> None:
     from board.tui.app import BoardApp
 
-    first = make_repo(tmp_path, init_board=False)
+    first = make_repo(tmp_path, init="").root
     ok(run_cli(first, "init", "--store", pg_url))
     ok(run_cli(first, "card", "add", "Already here", "--spec", "s", "--ready"))
     second = clone_of(first, "second")

@@ -18,10 +18,11 @@ import pytest
 from board.core import config, discover, presets
 from board.core.store import Expect, SQLiteStore
 
-from tests.conftest import make_repo, run_cli
-from tests.loop_helpers import add_card, drive_one
+from tests.support.loop import add_card, drive_one
+from tests.support.paths import ROOT, STANDINS
+from tests.support.repos import make_repo, run_cli
 
-STANDIN = Path(__file__).parent / "standins" / "agent_cli.py"
+STANDIN = STANDINS / "agent_cli.py"
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def _calls(state: Path) -> list[dict]:
 def test_each_preset_runs_its_cli_headless_and_backs_off_on_its_limit(
     tmp_path: Path, standins: Path, name: str
 ) -> None:
-    repo = make_repo(tmp_path, init_board=False)
+    repo = make_repo(tmp_path, init="").root
     res = run_cli(repo, "init", "--coder", name)
     assert res.returncode == 0, res.stderr
     assert "not installed" not in res.stdout, "the stand-in was not found on PATH"
@@ -79,7 +80,7 @@ def test_a_preset_cli_exit_code_is_read_by_its_rule(
 ) -> None:
     """Gemini CLI exits 41 on an authentication failure (its FatalAuthenticationError)."""
     monkeypatch.setenv("STANDIN_MODE", "auth")
-    repo = make_repo(tmp_path, init_board=False)
+    repo = make_repo(tmp_path, init="").root
     run_cli(repo, "init", "--coder", "gemini")
     cfg = config.load(repo)
     store = SQLiteStore(cfg.db_path)
@@ -91,7 +92,7 @@ def test_a_preset_cli_exit_code_is_read_by_its_rule(
 def test_init_coder_adds_to_an_existing_board_toml_changing_nothing_else(
     tmp_path: Path, standins: Path
 ) -> None:
-    repo = make_repo(tmp_path)  # board init done: the default tier
+    repo = make_repo(tmp_path, init="cli").root  # board init done: the default tier
     path = repo / "board.toml"
     before = path.read_text()
     res = run_cli(repo, "init", "--coder", "claude", "--coder", "aider")
@@ -107,7 +108,7 @@ def test_init_coder_adds_to_an_existing_board_toml_changing_nothing_else(
 
 
 def test_init_coder_refuses_an_unknown_preset_and_lists_them(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, init_board=False)
+    repo = make_repo(tmp_path, init="").root
     res = run_cli(repo, "init", "--coder", "gpt-engineer")
     assert res.returncode != 0 and "no coder preset 'gpt-engineer'" in res.stderr
     assert not (repo / "board.toml").exists(), "a refused init wrote board.toml"
@@ -117,7 +118,7 @@ def test_init_coder_refuses_an_unknown_preset_and_lists_them(tmp_path: Path) -> 
 
 
 def test_init_says_in_one_line_when_a_preset_program_is_not_installed(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, init_board=False)
+    repo = make_repo(tmp_path, init="").root
     env_path = os.environ["PATH"]
     os.environ["PATH"] = "/usr/bin:/bin"
     try:
@@ -189,7 +190,7 @@ def test_gate_discovery_finds_nothing_where_there_is_nothing(
 
 
 def test_init_writes_the_gate_it_found_and_says_why(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, init_board=False)
+    repo = make_repo(tmp_path, init="").root
     (repo / "Cargo.toml").write_text("[package]\nname = 'x'\n")
     res = run_cli(repo, "init")
     assert "gate: cargo test — Cargo.toml: a Rust crate" in res.stdout, res.stdout
@@ -197,14 +198,14 @@ def test_init_writes_the_gate_it_found_and_says_why(tmp_path: Path) -> None:
 
 
 def test_init_with_nothing_found_leaves_the_gate_empty_and_says_so(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, init_board=False)
+    repo = make_repo(tmp_path, init="").root
     res = run_cli(repo, "init")
     assert "gate: none found" in res.stdout and "set [gate] argv" in res.stdout
     assert config.load(repo).gate_argv == ()
 
 
 def test_an_existing_gate_is_never_overwritten(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path)  # init done, gate empty
+    repo = make_repo(tmp_path, init="cli").root  # init done, gate empty
     text = (repo / "board.toml").read_text()
     gate = text.index("\nargv = []", text.index("[gate]"))  # not format_argv's
     text = text[:gate] + '\nargv = ["./check.sh"]' + text[gate + len("\nargv = []") :]
@@ -216,7 +217,7 @@ def test_an_existing_gate_is_never_overwritten(tmp_path: Path) -> None:
 
 
 def test_the_readme_shows_each_preset_as_it_is() -> None:
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     start = readme.index("<!-- presets:")
     block = readme[readme.index("\n", start) + 1 : readme.index("<!-- /presets -->")]
     assert block == presets.readme_block(), "README's presets differ from core/presets.py"

@@ -15,8 +15,7 @@ from board.core.model import Blocked
 from board.core.publish import push
 from board.core.publish.publish import Owner
 
-from tests.conftest import git
-from tests.operator_helpers import (
+from tests.support.operator import (
     PR_FAIL,
     add_card,
     claim,
@@ -27,6 +26,7 @@ from tests.operator_helpers import (
     remote_sha,
     set_branch,
 )
+from tests.support.repos import git
 
 
 def _built(repo: Path, store, cfg, title: str = "Add a feature", **kw):

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import GIT_ENV, git, make_repo, run_cli
+from tests.support.repos import GIT_ENV, git, make_repo, run_cli
 
 
 def board(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
@@ -226,7 +226,7 @@ ROWS += [
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One clone with `board init` done and three cards, copied for each row."""
     base = tmp_path_factory.mktemp("refusals")
-    repo = make_repo(base)
+    repo = make_repo(base, init="cli").root
     for title in ("first", "second", "third"):
         res = run_cli(repo, "card", "add", title, "--spec", "s", "--ready")
         assert res.returncode == 0, res.stderr
@@ -306,7 +306,7 @@ def test_init_base_flag_wins_and_a_bad_name_is_refused(tmp_path: Path) -> None:
 def test_run_with_a_missing_base_refuses_before_claiming_anything(tmp_path: Path) -> None:
     """The team renamed main to trunk after `board init`: `board run` says so at start,
     instead of claiming the ready card and blocking it. The coder would leave a mark."""
-    repo = make_repo(tmp_path)
+    repo = make_repo(tmp_path, init="cli").root
     mark = tmp_path / "coder-ran"
     set_config(repo, "coder.tiers.default", "argv", f'["touch", "{mark}"]')
     assert board(repo, "card", "add", "x", "--spec", "s", "--ready").returncode == 0

@@ -10,8 +10,10 @@ from board.core import ops as operator
 from board.core.cards import actions
 from board.core.drive import drive
 
-from tests.conftest import git
-from tests.loop_helpers import add_card, events, make_board, script, show, wait_for
+from tests.support.loop import add_card, events, make_board, show
+from tests.support.paths import script
+from tests.support.repos import git
+from tests.support.waiting import wait_for
 
 
 def _board(tmp_path: Path):

@@ -15,7 +15,7 @@ import pytest
 from board.core import proc
 from board.core.git import faults, naming, worktrees
 
-from tests.git_helpers import Repo, child_env, make_repo, python_argv
+from tests.support.repos import Repo, child_env, make_repo, python_argv
 
 STEPS = [
     "after-snapshot",

@@ -19,17 +19,9 @@ from board.core.errors import Conflict, NotFound, Refused
 from board.core.model import TERMINAL, Blocked
 from board.core.store import Expect, SQLiteStore, Tx
 
-from tests.conftest import run_cli
-from tests.split_helpers import add, claim, end_drive, events, first_seq, state, tasks_for
-
-SCRIPTS = Path(__file__).parent / "scripts"
-
-
-@pytest.fixture
-def st(tmp_path: Path):
-    s = SQLiteStore(tmp_path / "board.db", create=True)
-    yield s
-    s.close()
+from tests.support.paths import script
+from tests.support.repos import run_cli
+from tests.support.split import add, claim, end_drive, events, first_seq, state, tasks_for
 
 
 @pytest.fixture
@@ -438,7 +430,7 @@ def parked_task(repo: Path, conf: Config, st: SQLiteStore) -> tuple[str, str, st
 
 def test_the_planner_runs_the_split_in_the_repository_root(repo: Path, cfg, store) -> None:
     conf = replace(
-        cfg, planner_argv=(sys.executable, str(SCRIPTS / "split_planner.py"), "{card}", "split")
+        cfg, planner_argv=(sys.executable, script("split_planner.py"), "{card}", "split")
     )
     card, dep, task = parked_task(repo, conf, store)
     assert split.for_planner(conf, store.get(task)), "the split task is not the planner's"
@@ -462,9 +454,7 @@ def test_the_planner_runs_the_split_in_the_repository_root(repo: Path, cfg, stor
 def test_a_planner_that_does_not_split_blocks_its_task_with_the_reason(
     repo: Path, cfg, store
 ) -> None:
-    conf = replace(
-        cfg, planner_argv=(sys.executable, str(SCRIPTS / "split_planner.py"), "{card}", "fail")
-    )
+    conf = replace(cfg, planner_argv=(sys.executable, script("split_planner.py"), "{card}", "fail"))
     card, _, task = parked_task(repo, conf, store)
     token = claim(store, task)
     res = split.run_planner(store, conf, store.get(task), token)
@@ -484,9 +474,7 @@ def test_a_planner_that_does_not_split_blocks_its_task_with_the_reason(
 
 
 def test_a_planner_task_held_while_it_runs_keeps_the_operators_hold(repo: Path, cfg, store) -> None:
-    conf = replace(
-        cfg, planner_argv=(sys.executable, str(SCRIPTS / "split_planner.py"), "{card}", "held")
-    )
+    conf = replace(cfg, planner_argv=(sys.executable, script("split_planner.py"), "{card}", "held"))
     _, _, task = parked_task(repo, conf, store)
     token = claim(store, task)
     res = split.run_planner(store, conf, store.get(task), token)

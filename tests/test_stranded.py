@@ -14,13 +14,8 @@ from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 
 from board.cli import commands as cli
-from tests.bench.bench_stranded_list import make_branches
-from tests.git_helpers import Repo, make_repo
-
-
-@pytest.fixture
-def r(tmp_path: Path) -> Repo:
-    return make_repo(tmp_path)
+from tests.support.repos import Repo
+from tests.support.stranded import make_branches
 
 
 def save_dirty(r: Repo, card: str = "c-1", files: dict[str, str] | None = None) -> str:

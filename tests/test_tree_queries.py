@@ -10,15 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from board.core.git import naming, saves, stranded
 
-from tests.git_helpers import Repo, make_repo
-
-
-@pytest.fixture
-def r(tmp_path: Path) -> Repo:
-    return make_repo(tmp_path)  # a clone of a bare origin, as a board runs in
+from tests.support.repos import Repo
 
 
 def add_tree(r: Repo, name: str, branch: str | None) -> Path:

@@ -21,7 +21,8 @@ from board.tui.logs.view import LogView
 from textual.binding import Binding
 from textual.dom import DOMNode
 
-from tests.tui_helpers import loaded, make_app, seeded_board, wait_for
+from tests.support.tui import loaded, make_app, seeded_board
+from tests.support.waiting import wait_for
 
 
 def tui_modules() -> list[ModuleType]:

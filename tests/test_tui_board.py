@@ -21,7 +21,7 @@ from board.tui.widgets import LaneView
 from textual.command import CommandPalette
 from textual.widgets import Input
 
-from tests.tui_helpers import (
+from tests.support.tui import (
     CLEAR,
     MARKUP_TITLE,
     OSC52,
@@ -35,8 +35,8 @@ from tests.tui_helpers import (
     seeded_board,
     settle,
     status,
-    wait_for,
 )
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture

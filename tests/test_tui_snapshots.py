@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tui_helpers import loaded, make_app, seeded_board, settle
+from tests.support.tui import loaded, make_app, seeded_board, settle
 
 SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
 THEMES = ("dark", "high-contrast")

@@ -27,8 +27,8 @@ from board.tui.stranded.target import TargetDialog
 from textual.binding import Binding
 from textual.widgets import Input, Static
 
-from tests.operator_helpers import gate
-from tests.stranded_tui_helpers import (
+from tests.support.operator import gate
+from tests.support.stranded_tui import (
     ESCAPES,
     MARKUP_TITLE,
     Fixture,
@@ -41,9 +41,9 @@ from tests.stranded_tui_helpers import (
     select,
     status,
     stranded_screen,
-    wait_for,
     wait_loaded_again,
 )
+from tests.support.waiting import wait_for
 
 SIZE = (120, 32)
 
@@ -74,7 +74,7 @@ def terminal_output(app) -> str:
 
 def reconfigure(fx: Fixture, **sections) -> None:
     config.write_default(fx.repo.root, sections)
-    fx.repo.cfg = config.load(fx.repo.root)
+    fx.repo.board = config.load(fx.repo.root)
 
 
 async def answer_target(pilot, target: str) -> None:

@@ -24,7 +24,8 @@ import tokenize
 import tomllib
 from pathlib import Path
 
-from tests.test_layers import ROOT, package_copy, run_py
+from tests.support.layout import package_copy, run_py
+from tests.support.paths import ROOT
 
 # the packages mypy checks, which the ignore rule covers too
 PACKAGES: list[str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"][

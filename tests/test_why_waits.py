@@ -13,7 +13,7 @@ from board.core.loop import Loop
 from board.core.model import Pause
 from board.core.store import Expect
 
-from tests.loop_helpers import add_card, make_board
+from tests.support.loop import add_card, make_board
 
 
 def _skips(cfg, card_id: str) -> list[str]:

@@ -14,7 +14,6 @@ import stat
 import subprocess
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from board.core import proc
 from board.core.errors import Refused, StrandedWorkError
 from board.core.git import faults, naming, removal, saves, snapshot, worktrees
 
-from tests.git_helpers import (
+from tests.support.repos import (
     Repo,
     child_env,
     comments,
@@ -31,11 +30,7 @@ from tests.git_helpers import (
     new_card,
     python_argv,
 )
-
-
-@pytest.fixture
-def r(tmp_path: Path) -> Repo:
-    return make_repo(tmp_path)
+from tests.support.waiting import wait_for
 
 
 def tree(r: Repo, card: str = "c-1", slug: str = "") -> Path:
@@ -563,9 +558,7 @@ def test_a_branch_that_does_not_read_back_keeps_the_tree(r: Repo) -> None:
         target=lambda: done.append(proc.run(python_argv(code), cwd=r.root, timeout=60, env=env))
     )
     child.start()
-    deadline = time.monotonic() + 30
-    while not r.stranded() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(r.stranded, 30, "the save's branch")
     (name,) = r.stranded()
     r.git("update-ref", f"refs/heads/{name}", "main")  # someone moves it before the read-back
     child.join()
@@ -785,10 +778,11 @@ def test_nothing_a_drive_started_still_runs_in_a_tree_when_it_is_saved(
         ["sleep", "60"], cwd=t, stdin=subprocess.DEVNULL, start_new_session=True
     )  # the operator, cd'd into the tree to look
     try:
-        deadline = time.monotonic() + 10
-        while not ledger.exists() or len(ledger.read_text().split()) < 3:
-            assert time.monotonic() < deadline, "the orphan never wrote"
-            time.sleep(0.01)
+        wait_for(
+            lambda: ledger.exists() and len(ledger.read_text().split()) >= 3,
+            10,
+            "the orphan's first writes (it never wrote)",
+        )
         # a save that takes a while: the window in which an orphan's writes were lost
         monkeypatch.setenv(faults.FAULT_PAUSE_ENV, "after-snapshot:0.3")
         res = worktrees.discard_worktree(r.cfg, t, why="test")

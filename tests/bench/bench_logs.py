@@ -34,7 +34,8 @@ from board.core.logs import LogFile, format_stamp  # noqa: E402
 from board.core.text import sanitize  # noqa: E402
 from textual import events  # noqa: E402
 
-from tests.logs_helpers import LogsApp, build_board, view_of, wait_for  # noqa: E402
+from tests.support.logs import LogsApp, build_board, view_of  # noqa: E402
+from tests.support.waiting import wait_for  # noqa: E402
 
 OPEN_RATIO = 1.5
 OPEN_LIMIT_S = 0.5

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from board.core import proc
 from board.core.git import saves, worktrees  # noqa: E402
 
-from tests.git_helpers import GIT_ENV, git, make_repo  # noqa: E402
+from tests.support.repos import GIT_ENV, git, make_repo  # noqa: E402
 
 TARGET = 1.5
 

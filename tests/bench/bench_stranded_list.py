@@ -23,34 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from board.core import proc
-from board.core.git import saves, snapshot, stranded  # noqa: E402
+from board.core.git import stranded  # noqa: E402
 
-from tests.git_helpers import GIT_ENV, git, make_repo  # noqa: E402
+from tests.support.repos import GIT_ENV, git, make_repo  # noqa: E402
+from tests.support.stranded import make_branches  # noqa: E402
 
 TARGET = 2.0
-
-
-def make_branches(root: Path, count: int) -> None:
-    base = git(root, "rev-parse", "main")
-    lines: list[str] = []
-    for i in range(count):
-        tree_dir = f"feat-c-{i}"
-        stats = snapshot.Stats(files=1 + i % 7, insertions=i % 50, deletions=i % 13)
-        msg = saves._message(tree_dir, f"c-{i}", "1 uncommitted change", stats, "bench")
-        body = msg.encode()
-        content = f"saved work {i}\n".encode()
-        stamp = f"20250101T{i // 3600 % 24:02d}{i // 60 % 60:02d}{i % 60:02d}.000Z"
-        lines.append(f"commit refs/heads/stranded/{tree_dir}/{stamp}")
-        lines.append(f"committer board <board@localhost> {1735689600 + i} +0000")
-        lines.append(f"data {len(body)}")
-        lines.append(body.decode())
-        lines.append(f"from {base}")
-        lines.append(f"M 100644 inline work/{i}.txt")
-        lines.append(f"data {len(content)}")
-        lines.append(content.decode())
-    data = ("\n".join(lines) + "\n").encode()
-    res = proc.run(("git", "fast-import", "--quiet"), cwd=root, timeout=300, input_bytes=data)
-    assert res.returncode == 0, res.stderr
 
 
 def measure(cfg, rounds: int) -> tuple[float, float, int]:

@@ -52,8 +52,8 @@ from board.tui.stranded.diff_screen import DiffScreen  # noqa: E402
 from board.tui.stranded.rows import load_rows, sort_rows  # noqa: E402
 from textual import events  # noqa: E402
 
-from tests.bench.bench_stranded_list import make_branches  # noqa: E402
-from tests.git_helpers import GIT_ENV, git, make_repo  # noqa: E402
+from tests.support.repos import GIT_ENV, git, make_repo  # noqa: E402
+from tests.support.stranded import make_branches  # noqa: E402
 
 RATIO = 2.0
 LIMIT_S = 0.5

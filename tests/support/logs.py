@@ -6,7 +6,6 @@ times all come from fixed moments, so snapshots are the same on every run.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -128,19 +127,6 @@ class LogsApp(App[None]):
     def on_mount(self) -> None:
         kw = {"clock": fixed_clock, "refresh_s": 0, "poll_s": 0.02, **self.screen_kw}
         self.push_screen(LogsScreen(self.cfg, self.store, self.card_id, **kw))
-
-
-async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Let the app run until `condition` holds; fail with a clear message if it never does."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(
-                f"timed out after {timeout}s waiting for {condition.__doc__ or condition}"
-            )
-        await pilot.pause(0.01)
-    await pilot.pause(0.01)
 
 
 def view_of(app: App[Any]) -> LogView:

@@ -9,7 +9,6 @@ measured against `NOW`.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,7 +24,8 @@ from board.tui.stranded.diff_screen import DiffScreen
 from textual.pilot import Pilot
 from textual.widgets._footer import FooterKey
 
-from tests.git_helpers import Repo, make_repo
+from tests.support.repos import Repo, make_repo
+from tests.support.waiting import wait_for
 
 NOW = datetime(2026, 1, 6, 12, 0, 0, tzinfo=UTC)
 FIRST_STAMP = datetime(2026, 1, 1, 9, 30, 0, tzinfo=UTC)
@@ -177,18 +177,6 @@ def make_app(fx: Fixture) -> BoardApp:
 
 def stranded_screen(fx: Fixture, poll_s: float = 0) -> StrandedScreen:
     return StrandedScreen(fx.cfg, fx.store, clock=fixed_clock, poll_s=poll_s)
-
-
-async def wait_for(
-    pilot: Pilot[Any], predicate: Any, timeout: float = 10.0, what: str = ""
-) -> None:
-    """Wait (pressing nothing) until `predicate()` holds."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not predicate():
-        if loop.time() > end:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
-        await pilot.pause(0.02)
 
 
 async def open_browser(pilot: Pilot[Any], fx: Fixture, poll_s: float = 0) -> StrandedScreen:

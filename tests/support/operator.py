@@ -7,11 +7,8 @@ Trees are made with plain git the way the board lays them out (`.worktrees/feat-
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +17,9 @@ from board.core.cards import actions
 from board.core.model import Card, CardDraft
 from board.core.store import Expect, SQLiteStore
 
-from tests.conftest import git
+from tests.support.paths import SCRIPTS, script
+from tests.support.repos import git
 
-SCRIPTS = Path(__file__).parent / "scripts"
 PR_OK = SCRIPTS / "pr_ok.py"
 PR_FAIL = SCRIPTS / "pr_fail.py"
 
@@ -42,10 +39,6 @@ def configure(
         }
     config.write_default(repo, sections)
     return config.load(repo)
-
-
-def script(name: str) -> str:
-    return str(SCRIPTS / name)
 
 
 def coder(name: str) -> list[str]:
@@ -78,14 +71,6 @@ class DriveThread:
             self.end = self.drive.run()
         finally:
             self.own.close()
-
-    def wait_for(self, what: Any, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if what():
-                return
-            time.sleep(0.02)
-        raise AssertionError(f"timed out waiting for {what}")
 
     def join(self, timeout: float = 30.0) -> Any:
         self.thread.join(timeout)
@@ -153,36 +138,3 @@ def remote_sha(cfg: config.Config, branch: str) -> str | None:
 def stranded(cfg: config.Config) -> list[str]:
     out = git(cfg.root, "for-each-ref", "--format=%(refname:short)", "refs/heads/stranded/")
     return out.split()
-
-
-def group_members(pgid: int) -> list[int]:
-    """Every process in group `pgid`, read from /proc (zombies excluded: they hold nothing)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        state, pgrp = fields[0], int(fields[2])
-        if pgrp == pgid and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-def wait_gone(pgid: int, timeout: float = 5.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        left = group_members(pgid)
-        if not left:
-            return []
-        time.sleep(0.02)
-    return group_members(pgid)
-
-
-def kill_group_quietly(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,8 @@ from board.core.cards import actions
 from board.core.model import Card, CardDraft
 from board.core.store import SQLiteStore
 
-from tests.conftest import GIT_ENV, git, make_repo
-
-SCRIPTS = Path(__file__).parent / "scripts"
+from tests.support.paths import script
+from tests.support.repos import GIT_ENV, git, make_repo
 
 
 def board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
@@ -36,10 +34,6 @@ def board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
         text=True,
         env={**os.environ, **GIT_ENV},
     )
-
-
-def script(name: str) -> str:
-    return str(SCRIPTS / name)
 
 
 def edit_tier(pidfile: Path | None = None) -> list[str]:
@@ -63,7 +57,7 @@ def make_board(
     `setup(clone)` may add files before the board starts; they are committed and pushed to
     origin/main (card trees start there) and the run branch is moved to match.
     """
-    repo = make_repo(tmp_path)
+    repo = make_repo(tmp_path, init="cli").root
     if setup is not None:
         setup(repo)
         git(repo, "add", "-A")
@@ -141,37 +135,10 @@ def stranded_branches(cfg: config.Config) -> list[str]:
     return [x for x in text.splitlines() if x]
 
 
-def group_members(pgid: int) -> list[int]:
-    """Every live process whose process group is `pgid`, read from /proc."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        state, pgrp = fields[0], int(fields[2])
-        if pgrp == pgid and state != "Z":
-            found.append(int(entry))
-    return found
-
-
 def read_pids(path: Path) -> list[int]:
     if not path.exists():
         return []
     return [int(x) for x in path.read_text().split() if x.strip()]
-
-
-def wait_for(pred: Callable[[], Any], timeout: float = 20, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = pred()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def comments(store: SQLiteStore, card_id: str) -> list[str]:

@@ -6,7 +6,6 @@ ever renders; the repository is real git (the card screen asks it for worktrees)
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,12 +13,14 @@ from typing import Any
 
 from board.core import config, proc
 from board.core.cards import actions
-from board.core.git import gitutil
 from board.core.model import Blocked, CardDraft
 from board.core.store import Expect, SQLiteStore
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
 from textual.pilot import Pilot
+
+from tests.support.repos import make_repo
+from tests.support.waiting import wait_for
 
 FIXED_NOW = "2026-01-01T00:00:00.000Z"
 
@@ -46,9 +47,7 @@ class Board:
 
 def make_board(tmp_path: Path, keys: dict[str, str] | None = None, **tui: Any) -> Board:
     """A real git repository with board.toml and an empty store on the fixed clock."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    gitutil.git(root, "init", "-q", "-b", "main")
+    root = make_repo(tmp_path, init="", remote=False, commit=False).root
     overrides: dict[str, dict[str, Any]] = {}
     if keys or tui:
         overrides["tui"] = {**tui, **({"keys": keys} if keys else {})}
@@ -135,16 +134,6 @@ async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
         if ours:  # an empty list would mean "every worker", watchers included
             await app.workers.wait_for_complete(ours)
         await pilot.pause()
-
-
-async def wait_for(pilot: Pilot[Any], predicate: Any, timeout: float = 5.0, what: str = "") -> None:
-    """Wait (without pressing anything) until `predicate()` holds."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not predicate():
-        if loop.time() > end:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
-        await pilot.pause(0.05)
 
 
 async def loaded(pilot: Pilot[Any]) -> BoardScreen:
