@@ -3,16 +3,24 @@
 Every test runs with a pinned git identity, no system git config and a HOME of its own (an
 empty one: no user-level git config), so neither the machine nor another test can change
 what git does. The same holds for the whole session, for fixtures wider than a test.
+
+The store fixtures (`repo`, `cfg`, `store`, `st`, `new_store`) build the store of the test's
+`backend`: the SQLite file unless a module opts into both with `pytestmark =
+pytest.mark.backends()`, which runs each of its tests that reaches a store once per backend
+(`[sqlite]`, `[postgres]`, the latter on a fresh database of the session's throwaway
+cluster). A test there that is about the SQLite file itself says so with
+`@pytest.mark.backends("sqlite", why="...")`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from board.core import config
-from board.core.store import SQLiteStore
+from board.core.store import SQLiteStore, Store, open_store
 
 from tests.pg_cluster import pg_cluster, pg_url  # noqa: F401  (fixtures: a throwaway PostgreSQL)
 from tests.support.repos import GIT_ENV, Repo, make_repo
@@ -42,10 +50,47 @@ def _git_identity(
     _pin_env(monkeypatch, tmp_path_factory.mktemp("home"))
 
 
+BACKENDS = ("sqlite", "postgres")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "backends(*names, why=''): run the test's store fixtures on these backends (all of "
+        f"{', '.join(BACKENDS)} when none is named); `why` says why a test keeps to fewer",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test under `backends` that reaches a store runs once per backend it names."""
+    mark = metafunc.definition.get_closest_marker("backends")
+    if mark is None or "backend" not in metafunc.fixturenames:
+        return
+    names = mark.args or BACKENDS
+    assert set(names) <= set(BACKENDS), f"no such backend in {names}"
+    assert set(names) == set(BACKENDS) or mark.kwargs.get("why"), (
+        f"{metafunc.definition.nodeid}: say why it runs on {', '.join(names)} only (why=...)"
+    )
+    metafunc.parametrize("backend", names, indirect=True)
+
+
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A clone of a bare origin with the real `board init` done: board.toml, store, run branch."""
-    return make_repo(tmp_path, init="cli").root
+def backend(request: pytest.FixtureRequest) -> str:
+    """The store the test runs on: "sqlite" unless the `backends` mark parametrizes it."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture
+def store_url(backend: str, request: pytest.FixtureRequest) -> str:
+    """`[store] url` for the test's board: "" (the SQLite file) or a fresh PostgreSQL database."""
+    return str(request.getfixturevalue("pg_url")) if backend == "postgres" else ""
+
+
+@pytest.fixture
+def repo(tmp_path: Path, store_url: str) -> Path:
+    """A clone of a bare origin with the real `board init` done: board.toml, store, run branch
+    (`board init --store URL` on PostgreSQL)."""
+    return make_repo(tmp_path, init="cli", store_url=store_url).root
 
 
 @pytest.fixture
@@ -54,8 +99,9 @@ def cfg(repo: Path) -> config.Config:
 
 
 @pytest.fixture
-def store(cfg: config.Config) -> Iterator[SQLiteStore]:
-    s = SQLiteStore(cfg.db_path)
+def store(cfg: config.Config, backend: str) -> Iterator[Store]:
+    s = open_store(cfg)
+    assert isinstance(s, SQLiteStore) == (backend == "sqlite"), f"{backend}: opened {s.where}"
     yield s
     s.close()
 
@@ -67,8 +113,41 @@ def r(tmp_path: Path) -> Repo:
 
 
 @pytest.fixture
-def st(tmp_path: Path) -> Iterator[SQLiteStore]:
-    """A store file alone, no repository (for the verbs on cards)."""
-    s = SQLiteStore(tmp_path / "board.db", create=True)
+def st(tmp_path: Path, store_url: str) -> Iterator[Store]:
+    """A store alone, no repository (for the verbs on cards): a file, or a database."""
+    s = new_store_at(tmp_path / "board.db", store_url)
     yield s
     s.close()
+
+
+def new_store_at(path: Path, url: str, **kw: Any) -> Store:
+    if not url:
+        return SQLiteStore(path, create=True, **kw)
+    from board.core.store.postgres import PostgresStore
+
+    return PostgresStore(url, create=True, **kw)
+
+
+@pytest.fixture
+def new_store(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[Callable[..., Store]]:
+    """Makes empty stores of the test's backend, each a file or a database of its own
+    (keyword arguments go to the store, e.g. `clock`); closed, and dropped, after the test."""
+    cluster = request.getfixturevalue("pg_cluster") if backend == "postgres" else None
+    made: list[Store] = []
+    databases: list[str] = []
+
+    def make(**kw: Any) -> Store:
+        url = ""
+        if cluster is not None:
+            databases.append(cluster.create_db())
+            url = cluster.url(databases[-1])
+        made.append(new_store_at(tmp_path / f"store-{len(made)}.db", url, **kw))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.close()
+    for name in databases:
+        cluster.drop_db(name)

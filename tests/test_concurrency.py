@@ -1,15 +1,21 @@
-"""Two OS processes writing the same cards at once: no update is lost, every refusal explained."""
+"""Two OS processes writing the same cards at once: no update is lost, every refusal explained.
+
+On both stores (the `backends` mark): the SQLite file, and one PostgreSQL database that both
+processes connect to.
+"""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from pathlib import Path
 
+import pytest
 from board.core.cards import actions
 from board.core.model import CardDraft
-from board.core.store import SQLiteStore
+from board.core.store import SQLiteStore, Store
+
+pytestmark = pytest.mark.backends()
 
 WORKER = r"""
 import json, random, sys
@@ -17,8 +23,13 @@ from board.core.errors import Conflict
 from board.core.model import Blocked
 from board.core.store import Expect, SQLiteStore
 
-path, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-st = SQLiteStore(path)
+where, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if where.startswith("postgresql://"):
+    from board.core.store.postgres import PostgresStore
+
+    st = PostgresStore(where)
+else:
+    st = SQLiteStore(where)
 rng = random.Random(name)
 accepted, refused = {}, []
 for i in range(n):
@@ -39,14 +50,13 @@ print(json.dumps({"accepted": accepted, "refused": refused}))
 """
 
 
-def test_two_processes_500_transitions_each_lose_no_update(tmp_path: Path) -> None:
-    db = tmp_path / "board.db"
-    st = SQLiteStore(db, create=True)
+def test_two_processes_500_transitions_each_lose_no_update(st: Store, store_url: str) -> None:
+    where = str(st.path) if isinstance(st, SQLiteStore) else store_url
     for _ in range(20):
         actions.add_card(st, CardDraft(title="t", spec="s", lane="ready"))
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(db), name, "500"],
+            [sys.executable, "-c", WORKER, where, name, "500"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
@@ -76,4 +86,3 @@ def test_two_processes_500_transitions_each_lose_no_update(tmp_path: Path) -> No
         assert counted == accepted, f"{card.id}: {accepted} increments accepted, {counted} kept"
     # both writers really raced: the store had to refuse some stale writes
     assert total_refused > 0
-    st.close()

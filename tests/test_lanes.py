@@ -1,4 +1,5 @@
-"""Lane rules, blocks, dependencies and the ready queue, against the real SQLite store."""
+"""Lane rules, blocks, dependencies and the ready queue, against the real stores: each test
+runs on the SQLite file and on a PostgreSQL database (the `backends` mark, tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,23 +9,25 @@ import pytest
 from board.core.cards import actions
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.model import Blocked, CardDraft
-from board.core.store import Expect, SQLiteStore
+from board.core.store import Expect, Store
+
+pytestmark = pytest.mark.backends()
 
 
-def add(st: SQLiteStore, title: str = "t", spec: str = "s", ready: bool = True, **kw) -> str:
+def add(st: Store, title: str = "t", spec: str = "s", ready: bool = True, **kw) -> str:
     draft = CardDraft(title=title, spec=spec, lane="ready" if ready else "backlog", **kw)
     return actions.add_card(st, draft).id
 
 
-def snapshot(st: SQLiteStore) -> list:
+def snapshot(st: Store) -> list:
     return [(c, st.timeline(c.id)) for c in st.list_cards()]
 
 
-def test_ids_are_short_and_sequential(st: SQLiteStore) -> None:
+def test_ids_are_short_and_sequential(st: Store) -> None:
     assert [add(st) for _ in range(3)] == ["c-1", "c-2", "c-3"]
 
 
-def test_backlog_to_ready_needs_a_spec(st: SQLiteStore) -> None:
+def test_backlog_to_ready_needs_a_spec(st: Store) -> None:
     cid = add(st, spec="", ready=False)
     with pytest.raises(Refused, match="needs a spec"):
         actions.ready(st, cid)
@@ -33,7 +36,7 @@ def test_backlog_to_ready_needs_a_spec(st: SQLiteStore) -> None:
         add(st, spec="  ", ready=True)
 
 
-def test_empty_title_is_refused_and_nothing_is_written(st: SQLiteStore) -> None:
+def test_empty_title_is_refused_and_nothing_is_written(st: Store) -> None:
     before = snapshot(st)
     for title in ("", "   "):
         with pytest.raises(Refused, match="needs a title"):
@@ -41,7 +44,7 @@ def test_empty_title_is_refused_and_nothing_is_written(st: SQLiteStore) -> None:
     assert snapshot(st) == before
 
 
-def test_done_and_cancelled_are_terminal(st: SQLiteStore, tmp_path: Path) -> None:
+def test_done_and_cancelled_are_terminal(st: Store, tmp_path: Path) -> None:
     a, b = add(st), add(st)
     actions.cancel(st, None, a)
     actions.done(st, None, b)
@@ -59,7 +62,7 @@ def test_done_and_cancelled_are_terminal(st: SQLiteStore, tmp_path: Path) -> Non
         assert st.get(cid) == before, f"a {lane} card was changed"
 
 
-def test_hold_needs_a_reason_and_unblock_clears_it(st: SQLiteStore) -> None:
+def test_hold_needs_a_reason_and_unblock_clears_it(st: Store) -> None:
     cid = add(st)
     for reason in (None, "", "  "):
         with pytest.raises(Refused, match="needs a reason"):
@@ -73,7 +76,7 @@ def test_hold_needs_a_reason_and_unblock_clears_it(st: SQLiteStore) -> None:
         actions.unblock(st, cid)
 
 
-def test_a_block_can_never_have_an_empty_reason(st: SQLiteStore) -> None:
+def test_a_block_can_never_have_an_empty_reason(st: Store) -> None:
     cid = add(st)
     with pytest.raises(Refused):
         actions.block(st, cid, "terminal", "")
@@ -82,7 +85,7 @@ def test_a_block_can_never_have_an_empty_reason(st: SQLiteStore) -> None:
     assert st.get(cid).blocked is None
 
 
-def test_queue_is_priority_then_age_skipping_blocked_and_open_deps(st: SQLiteStore) -> None:
+def test_queue_is_priority_then_age_skipping_blocked_and_open_deps(st: Store) -> None:
     low = add(st, priority=3)
     urgent_old = add(st, priority=0)
     urgent_new = add(st, priority=0)
@@ -94,7 +97,7 @@ def test_queue_is_priority_then_age_skipping_blocked_and_open_deps(st: SQLiteSto
     assert waiting in [c.id for c in actions.ready_queue(st)]
 
 
-def test_dependency_on_itself_or_a_cycle_is_refused_with_the_cycle_named(st: SQLiteStore) -> None:
+def test_dependency_on_itself_or_a_cycle_is_refused_with_the_cycle_named(st: Store) -> None:
     a = add(st)
     b = add(st, deps=[a])
     c = add(st, deps=[b])
@@ -105,13 +108,13 @@ def test_dependency_on_itself_or_a_cycle_is_refused_with_the_cycle_named(st: SQL
     assert st.get(a).deps == ()
 
 
-def test_unknown_dependency_is_refused(st: SQLiteStore) -> None:
+def test_unknown_dependency_is_refused(st: Store) -> None:
     with pytest.raises(NotFound, match="c-99"):
         add(st, deps=["c-99"])
     assert st.list_cards() == []
 
 
-def test_cancel_rewires_open_dependents_onto_its_open_deps(st: SQLiteStore) -> None:
+def test_cancel_rewires_open_dependents_onto_its_open_deps(st: Store) -> None:
     a = add(st)
     b = add(st, deps=[a])
     c = add(st, deps=[b])
@@ -124,7 +127,7 @@ def test_cancel_rewires_open_dependents_onto_its_open_deps(st: SQLiteStore) -> N
     assert any(f"{b} was cancelled; now waits on {a}" in t for t in said), said
 
 
-def test_cancel_with_no_open_deps_frees_the_dependent(st: SQLiteStore) -> None:
+def test_cancel_with_no_open_deps_frees_the_dependent(st: Store) -> None:
     a = add(st)
     b = add(st, deps=[a])
     actions.done(st, None, a)
@@ -134,7 +137,7 @@ def test_cancel_with_no_open_deps_frees_the_dependent(st: SQLiteStore) -> None:
     assert c in [x.id for x in actions.ready_queue(st)]
 
 
-def test_refused_write_says_what_it_found(st: SQLiteStore) -> None:
+def test_refused_write_says_what_it_found(st: Store) -> None:
     cid = add(st)
     with pytest.raises(Conflict, match=f"{cid}: expects working, got ready"):
         st.update(cid, Expect(lane="working"), {"lane": "review"})
@@ -146,7 +149,7 @@ def test_refused_write_says_what_it_found(st: SQLiteStore) -> None:
         st.update(cid, Expect(drive="d-1"), {"lane": "review"})
 
 
-def test_every_change_appends_to_the_timeline(st: SQLiteStore) -> None:
+def test_every_change_appends_to_the_timeline(st: Store) -> None:
     cid = add(st)
     actions.hold(st, cid, "r")
     actions.unblock(st, cid)
@@ -155,7 +158,7 @@ def test_every_change_appends_to_the_timeline(st: SQLiteStore) -> None:
     assert kinds == [("event", "operator")] * 3 + [("comment", "alice")]
 
 
-def test_hostile_text_is_stored_byte_for_byte(st: SQLiteStore) -> None:
+def test_hostile_text_is_stored_byte_for_byte(st: Store) -> None:
     title = "[bold red]x[/] [@click=app.quit]q[/] \x1b]52;c;aGk=\x07 \x1b[2J \x00\x01\x7f ünï"
     spec = "s" * (1024 * 1024) + "\x1b[31m"
     cid = add(st, title=title, spec=spec)
@@ -164,7 +167,7 @@ def test_hostile_text_is_stored_byte_for_byte(st: SQLiteStore) -> None:
     assert card.title == title and card.spec == spec and card.blocked.reason == title
 
 
-def test_requeue_records_its_reason_for_the_next_brief(st: SQLiteStore) -> None:
+def test_requeue_records_its_reason_for_the_next_brief(st: Store) -> None:
     cid = add(st)
     st.update(cid, Expect(lane="ready"), {"lane": "review"})
     actions.requeue(st, cid, "tests are missing")
@@ -173,13 +176,13 @@ def test_requeue_records_its_reason_for_the_next_brief(st: SQLiteStore) -> None:
     assert [e.text for e in st.timeline(cid) if e.kind == "requeue"] == ["tests are missing"]
 
 
-def test_unknown_card_is_not_found(st: SQLiteStore) -> None:
+def test_unknown_card_is_not_found(st: Store) -> None:
     for verb in (actions.ready, actions.unblock):
         with pytest.raises(NotFound, match="no card 'c-404'"):
             verb(st, "c-404")
 
 
-def test_bad_priority_and_kind_are_refused(st: SQLiteStore) -> None:
+def test_bad_priority_and_kind_are_refused(st: Store) -> None:
     with pytest.raises(Refused, match="priority"):
         add(st, priority=9)
     with pytest.raises(Refused, match="kind"):
@@ -187,7 +190,7 @@ def test_bad_priority_and_kind_are_refused(st: SQLiteStore) -> None:
     assert st.list_cards() == []
 
 
-def test_unblock_of_a_too_wide_park_drops_the_timeout_count(st: SQLiteStore) -> None:
+def test_unblock_of_a_too_wide_park_drops_the_timeout_count(st: Store) -> None:
     cid = add(st, labels=["budget:timeout=2", "keep"])
     actions.block(st, cid, "too-wide", "parked for split c-9")
     assert actions.unblock(st, cid).labels == ("keep",)

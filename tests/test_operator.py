@@ -2,7 +2,9 @@
 
 Everything is real: git (a bare origin and a clone), the store, the drive and its coder and
 gate scripts, the processes killed (checked in /proc). Where a test publishes with push, the
-PR service is the only thing stubbed (tests/scripts/pr_*.py), and the test says so.
+PR service is the only thing stubbed (tests/scripts/pr_*.py), and the test says so. Each test
+runs on a board on the SQLite file and on one on PostgreSQL (`board init --store`; the
+`backends` mark, tests/conftest.py), the CLI and the drives reading it from board.toml.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from tests.support.operator import (
 from tests.support.procs import group_members, kill_group_quietly, wait_gone
 from tests.support.repos import git, run_cli
 from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.backends()
 
 
 def _state(store):

@@ -1,20 +1,27 @@
-"""`Store.lane_heads`: the cheap first read the board paints from, against the real SQLite file.
+"""`Store.lane_heads`: the cheap first read the board paints from, against the real stores.
 
 The board paints each lane's first rows and its counts from this read before the whole
 board is read, so a wrong order, a wrong count or a missing dependency here would show
-the operator a board that is not the store's.
+the operator a board that is not the store's. Each test runs on the SQLite file and on a
+PostgreSQL database (the `backends` mark, tests/conftest.py), but those about the SQLite
+file's own indexes and locks.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 from board.core.errors import StoreError
 from board.core.model import Blocked, CardDraft
 from board.core.store import Expect, SQLiteStore, Store
+from board.core.store.postgres import PostgresStore
 from board.tui.rows import build_lanes
+
+pytestmark = pytest.mark.backends()
 
 
 def ticking_clock():
@@ -23,9 +30,9 @@ def ticking_clock():
     return lambda: f"2026-01-01T00:{next(counter) // 3:06d}Z"
 
 
-def make_store(path: Path, cards: int) -> SQLiteStore:
+def make_store(new_store: Callable[..., Store], cards: int) -> Store:
     """Cards over every lane, some blocked (open and closed lanes), priorities that tie."""
-    store = SQLiteStore(path, create=True, clock=ticking_clock())
+    store = new_store(clock=ticking_clock())
     lanes = ("backlog", "ready", "working", "review", "done", "cancelled")
     with store.transaction() as tx:
         for i in range(cards):
@@ -52,13 +59,21 @@ def make_store(path: Path, cards: int) -> SQLiteStore:
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    st = make_store(tmp_path / "board.db", 700)
-    yield st
-    st.close()
+def store(new_store: Callable[..., Store]) -> Store:
+    return make_store(new_store, 700)  # closed by new_store
 
 
-def full_board(store: SQLiteStore) -> dict[str, list]:
+def raw(store: Store, sql: str) -> None:
+    """A hand edit, bypassing the store (what an older or hand-edited row looks like)."""
+    if isinstance(store, SQLiteStore):
+        store.conn.execute(sql)
+        return
+    assert isinstance(store, PostgresStore)
+    with psycopg.connect(store.url, autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def full_board(store: Store) -> dict[str, list]:
     """What the board shows after reading every card (the TUI's own ordering)."""
     return {
         lane: [row.card for row in rows] for lane, rows in build_lanes(store.list_cards()).items()
@@ -66,7 +81,7 @@ def full_board(store: SQLiteStore) -> dict[str, list]:
 
 
 @pytest.mark.parametrize("limit", [0, 1, 7, 60, 1000])
-def test_heads_are_the_top_of_each_lane_in_board_order(store: SQLiteStore, limit: int) -> None:
+def test_heads_are_the_top_of_each_lane_in_board_order(store: Store, limit: int) -> None:
     heads = store.lane_heads(limit)
     board = full_board(store)
     for lane, cards in board.items():
@@ -76,7 +91,7 @@ def test_heads_are_the_top_of_each_lane_in_board_order(store: SQLiteStore, limit
         )
 
 
-def test_heads_counts_are_the_whole_lanes_not_the_heads(store: SQLiteStore) -> None:
+def test_heads_counts_are_the_whole_lanes_not_the_heads(store: Store) -> None:
     heads = store.lane_heads(5)
     board = full_board(store)
     assert {k: v for k, v in heads.totals.items()} == {
@@ -91,32 +106,27 @@ def test_heads_counts_are_the_whole_lanes_not_the_heads(store: SQLiteStore) -> N
     assert not store.lane_heads(biggest - 1).complete, "a lane was cut by one, yet 'complete'"
 
 
-def test_heads_carry_their_deps_across_read_chunks(tmp_path: Path) -> None:
+def test_heads_carry_their_deps_across_read_chunks(new_store: Callable[..., Store]) -> None:
     # 1200 cards, limit 400: more head ids than one chunk of the deps read
-    st = make_store(tmp_path / "big.db", 1200)
-    try:
-        heads = st.lane_heads(400)
-        got = {c.id: c.deps for cards in heads.cards.values() for c in cards}
-        assert sum(1 for deps in got.values() if deps) > 10, "the fixture lost its deps"
-        want = {c.id: c.deps for c in st.list_cards() if c.id in got}
-        assert got == want, "a head card lost its dependencies (the card screen would lie)"
-    finally:
-        st.close()
+    st = make_store(new_store, 1200)
+    heads = st.lane_heads(400)
+    got = {c.id: c.deps for cards in heads.cards.values() for c in cards}
+    assert sum(1 for deps in got.values() if deps) > 10, "the fixture lost its deps"
+    want = {c.id: c.deps for c in st.list_cards() if c.id in got}
+    assert got == want, "a head card lost its dependencies (the card screen would lie)"
 
 
-def test_heads_change_count_and_an_empty_store(tmp_path: Path, store: SQLiteStore) -> None:
+def test_heads_change_count_and_an_empty_store(
+    new_store: Callable[..., Store], store: Store
+) -> None:
     assert store.lane_heads(3).changes == store.change_count(), "the read's change count is off"
-    empty = SQLiteStore(tmp_path / "empty.db", create=True)
-    try:
-        heads = empty.lane_heads(10)
-        assert (heads.totals, heads.cards, heads.complete) == ({}, {}, True), heads
-    finally:
-        empty.close()
+    heads = new_store().lane_heads(10)
+    assert (heads.totals, heads.cards, heads.complete) == ({}, {}, True), heads
 
 
-def test_an_empty_block_class_counts_as_not_blocked(store: SQLiteStore) -> None:
+def test_an_empty_block_class_counts_as_not_blocked(store: Store) -> None:
     """A block class stored as '' reads as no block (`_card_from_row`); the heads agree."""
-    store.conn.execute("UPDATE cards SET blocked_class = '' WHERE seq % 8 = 0")
+    raw(store, "UPDATE cards SET blocked_class = '' WHERE seq % 8 = 0")
     heads = store.lane_heads(1000)
     board = full_board(store)
     assert heads.cards == {lane: cards for lane, cards in board.items() if cards}
@@ -125,13 +135,13 @@ def test_an_empty_block_class_counts_as_not_blocked(store: SQLiteStore) -> None:
     }, "a card with an empty block class was counted as blocked"
 
 
-def test_the_interface_default_agrees_with_sqlite(store: SQLiteStore) -> None:
+def test_the_interface_default_agrees_with_the_stores_own_query(store: Store) -> None:
     """A store without its own query (the interface's default) gives the same answer."""
     for limit in (0, 4, 1000):
         assert Store.lane_heads(store, limit) == store.lane_heads(limit), limit
 
 
-def test_a_negative_limit_is_a_one_line_error(store: SQLiteStore) -> None:
+def test_a_negative_limit_is_a_one_line_error(store: Store) -> None:
     with pytest.raises(StoreError, match="limit must be 0 or more"):
         store.lane_heads(-1)
 
@@ -140,7 +150,7 @@ def test_a_negative_limit_is_a_one_line_error(store: SQLiteStore) -> None:
 
 
 async def test_the_board_paints_the_heads_then_loads_every_card_and_gc_is_back_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_url: str
 ) -> None:
     """The first paint shows the lane's real top rows (as many as the terminal has lines)
     and real counts; the whole lane is read only after that paint (a read racing the
@@ -163,7 +173,7 @@ async def test_the_board_paints_the_heads_then_loads_every_card_and_gc_is_back_o
 
     lines = 48
     monkeypatch.setenv("LINES", str(lines))  # what a terminal of 48 lines says
-    board = make_board(tmp_path)
+    board = make_board(tmp_path, store_url=store_url)
     with board.store.transaction() as tx:
         for i in range(lines + 50):
             tx.create(CardDraft(title=f"c{i}", spec="s", priority=i % 3, lane="ready"), "c", "t")
@@ -229,21 +239,27 @@ def _indexes(path: Path) -> set[str]:
         conn.close()
 
 
-def _make_older_store(path: Path) -> None:
-    """A store as made before the board-order indexes: the same, without them."""
+def _make_older_store(new_store: Callable[..., Store]) -> Path:
+    """A store file as made before the board-order indexes: the same, without them."""
     import sqlite3
 
-    make_store(path, 40).close()
+    store = make_store(new_store, 40)
+    assert isinstance(store, SQLiteStore)
+    path = store.path
+    store.close()
     conn = sqlite3.connect(path)
     for name in ORDER_INDEXES:
         conn.execute(f"DROP INDEX {name}")
     conn.commit()
     conn.close()
+    return path
 
 
-def test_an_older_store_gets_the_board_order_indexes_when_opened(tmp_path: Path) -> None:
-    path = tmp_path / "board.db"
-    _make_older_store(path)
+@pytest.mark.backends("sqlite", why="the SQLite file's own indexes, made when it is opened")
+def test_an_older_store_gets_the_board_order_indexes_when_opened(
+    new_store: Callable[..., Store],
+) -> None:
+    path = _make_older_store(new_store)
     assert not _indexes(path) & set(ORDER_INDEXES)
     store = SQLiteStore(path)
     try:
@@ -263,14 +279,16 @@ def test_an_older_store_gets_the_board_order_indexes_when_opened(tmp_path: Path)
         store.close()
 
 
-def test_a_busy_older_store_opens_at_once_and_keeps_its_busy_timeout(tmp_path: Path) -> None:
+@pytest.mark.backends("sqlite", why="the SQLite file's write lock and busy_timeout pragma")
+def test_a_busy_older_store_opens_at_once_and_keeps_its_busy_timeout(
+    new_store: Callable[..., Store],
+) -> None:
     """Another process is writing: the index waits for a later open, the open does not."""
     import subprocess
     import sys
     import time
 
-    path = tmp_path / "board.db"
-    _make_older_store(path)
+    path = _make_older_store(new_store)
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import sqlite3,sys,time\n"

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import tomllib
 from pathlib import Path
 from typing import Any
 
 from board.core import config
 from board.core.cards import actions
 from board.core.model import Card, CardDraft
-from board.core.store import Expect, SQLiteStore
+from board.core.store import Expect, Store, open_store
 
 from tests.support.paths import SCRIPTS, script
 from tests.support.repos import git
@@ -27,8 +28,13 @@ PR_FAIL = SCRIPTS / "pr_fail.py"
 def configure(
     repo: Path, coder: list[str] | None = None, gate: list[str] | None = None, **publish: Any
 ) -> config.Config:
-    """Rewrite board.toml with these [publish] keys, a coder and a gate, and load it."""
+    """Rewrite board.toml with these [publish] keys, a coder and a gate, and load it; the
+    `[store] url` it had (a PostgreSQL board) is kept."""
     sections: dict[str, dict[str, Any]] = {"publish": dict(publish)}
+    path = repo / config.CONFIG_NAME
+    url = tomllib.loads(path.read_text()).get("store", {}).get("url") if path.exists() else ""
+    if url:
+        sections["store"] = {"url": url}
     sections["gate"] = {"argv": list(gate or []), "timeout_s": 30, "retries": 0}
     if coder is not None:
         sections["coder"] = {
@@ -53,14 +59,14 @@ def gate(name: str) -> list[str]:
 class DriveThread:
     """A real drive of a claimed card running in a thread, with its own store connection."""
 
-    def __init__(self, cfg: config.Config, store: SQLiteStore, card_id: str) -> None:
+    def __init__(self, cfg: config.Config, store: Store, card_id: str) -> None:
         from board.core.drive import drive
 
         token = drive.claim(cfg, store, store.get(card_id))
         assert token, f"{card_id} could not be claimed"
         self.token = token
         self.cfg = cfg
-        self.own = SQLiteStore(cfg.db_path)
+        self.own = open_store(cfg)
         self.drive = drive.Drive(cfg, self.own, card_id, token)
         self.end: Any = None
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -78,7 +84,7 @@ class DriveThread:
         return self.end
 
 
-def run_drive(cfg: config.Config, store: SQLiteStore, card_id: str) -> Any:
+def run_drive(cfg: config.Config, store: Store, card_id: str) -> Any:
     return DriveThread(cfg, store, card_id).join()
 
 
@@ -95,12 +101,12 @@ def pr_calls(record: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in record.read_text().splitlines()]
 
 
-def add_card(store: SQLiteStore, title: str = "Add a feature", **kw: Any) -> Card:
+def add_card(store: Store, title: str = "Add a feature", **kw: Any) -> Card:
     kw.setdefault("spec", "build it")
     return actions.add_card(store, CardDraft(title=title, lane="ready", **kw))
 
 
-def claim(store: SQLiteStore, card_id: str, tier: str = "default") -> str:
+def claim(store: Store, card_id: str, tier: str = "default") -> str:
     """Claim a card as the loop does: a drive row, the card `working` under its token."""
     attempt = store.next_attempt(card_id)
     drive = store.start_drive(card_id, tier, attempt, f".board/logs/{card_id}/{attempt}.log", 0)
@@ -122,7 +128,7 @@ def make_tree(cfg: config.Config, card: Card, files: dict[str, str], commit: boo
     return tree
 
 
-def set_branch(store: SQLiteStore, card_id: str, branch: str) -> Card:
+def set_branch(store: Store, card_id: str, branch: str) -> Card:
     return store.update(card_id, Expect(), {"branch": branch}, "loop")
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from board.core import config, proc
 from board.core.model import CardDraft
-from board.core.store import SQLiteStore
+from board.core.store import Store, open_store
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "tester",
@@ -116,17 +116,25 @@ class Repo:
         git(cwd, "commit", "-q", "-m", message)
         return git(cwd, "rev-parse", "HEAD")
 
-    def store(self) -> SQLiteStore:
-        """The real store file, as `board init` makes it."""
+    def store(self) -> Store:
+        """The real store board.toml names (the file, as `board init` makes it, by default)."""
         self.cfg.board_dir.mkdir(parents=True, exist_ok=True)
-        return SQLiteStore(self.cfg.db_path, create=True)
+        return open_store(self.cfg, create=True)
 
 
 def make_repo(
-    tmp_path: Path, *, init: str = "direct", remote: bool = True, commit: bool = True
+    tmp_path: Path,
+    *,
+    init: str = "direct",
+    remote: bool = True,
+    commit: bool = True,
+    store_url: str = "",
 ) -> Repo:
     """A clone of a bare origin (or, `remote=False`, a lone repository) with main committed
     (and pushed), and the board set up as `init` says (see the module's docstring).
+
+    `store_url` puts the board on that PostgreSQL database (`board init --store URL`, or
+    `[store] url` in the board.toml written directly) instead of the SQLite file.
 
     `commit=False` makes a lone repository with nothing in it, for tests that build its
     history themselves.
@@ -150,22 +158,23 @@ def make_repo(
         if remote:
             git(root, "push", "-q", "-u", "origin", "main")
     if init == "cli":
-        res = run_cli(root, "init")
+        res = run_cli(root, "init", *(("--store", store_url) if store_url else ()))
         assert res.returncode == 0, f"board init failed: {res.stderr}"
     elif init == "direct":
         git(root, "branch", "board/run", "main")
-        config.write_default(root)
+        config.write_default(root, {"store": {"url": store_url}} if store_url else None)
         exclude = root / ".git" / "info" / "exclude"
         exclude.parent.mkdir(parents=True, exist_ok=True)
         exclude.write_text(".board/\n.worktrees/\nboard.toml\n")
+    assert init or not store_url, "no board.toml to name the store in"
     return Repo(root=root, origin=origin, board=config.load(root) if init else None)
 
 
-def new_card(store: SQLiteStore, title: str = "a card") -> str:
+def new_card(store: Store, title: str = "a card") -> str:
     return store.create(CardDraft(title=title), prefix="c").id
 
 
-def comments(store: SQLiteStore, card_id: str) -> list[str]:
+def comments(store: Store, card_id: str) -> list[str]:
     return [e.text for e in store.timeline(card_id) if e.kind == "comment"]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from board.core import config, proc
 from board.core.cards import actions
 from board.core.model import Blocked, CardDraft
-from board.core.store import Expect, SQLiteStore
+from board.core.store import Expect, SQLiteStore, Store
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
 from textual.pilot import Pilot
@@ -39,23 +39,31 @@ class Board:
 
     root: Path
     cfg: config.Config
-    store: SQLiteStore
+    store: Store
 
     def close(self) -> None:
         self.store.close()
 
 
-def make_board(tmp_path: Path, keys: dict[str, str] | None = None, **tui: Any) -> Board:
-    """A real git repository with board.toml and an empty store on the fixed clock."""
+def make_board(
+    tmp_path: Path, keys: dict[str, str] | None = None, *, store_url: str = "", **tui: Any
+) -> Board:
+    """A real git repository with board.toml and an empty store on the fixed clock (the
+    SQLite file, or the PostgreSQL database at `store_url`)."""
     root = make_repo(tmp_path, init="", remote=False, commit=False).root
     overrides: dict[str, dict[str, Any]] = {}
     if keys or tui:
         overrides["tui"] = {**tui, **({"keys": keys} if keys else {})}
+    if store_url:
+        overrides["store"] = {"url": store_url}
     config.write_default(root, overrides)
     cfg = config.load(root)
     cfg.board_dir.mkdir(parents=True, exist_ok=True)
-    store = SQLiteStore(cfg.db_path, create=True, clock=fixed_clock)
-    return Board(root, cfg, store)
+    if not store_url:
+        return Board(root, cfg, SQLiteStore(cfg.db_path, create=True, clock=fixed_clock))
+    from board.core.store.postgres import PostgresStore
+
+    return Board(root, cfg, PostgresStore(store_url, create=True, clock=fixed_clock))
 
 
 def add(store: SQLiteStore, title: str, lane: str = "backlog", **fields: Any) -> str:
