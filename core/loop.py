@@ -52,6 +52,7 @@ from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
 from board.core.git import runbranch, treestate
 from board.core.git.runbranch import lock_path
 from board.core.model import SELF_HEALING, TERMINAL, Blocked, Card, Drive, Pause
+from board.core.ops.status import HEARTBEAT_S  # how `board status` and the TUI judge the beat
 from board.core.poller import ForgePoller
 from board.core.proc import pid_alive
 from board.core.publish.owner import release_working
@@ -61,7 +62,6 @@ WHO = "board"
 LOOP_LOG = "loop.log"
 TOLD_LABEL = "told="
 JOIN_POLL_S = 0.05
-HEARTBEAT_S = 2.0  # `board status` calls a loop stale after STALE_AFTER_S without one
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from fnmatch import fnmatchcase
 
 from board.core.config import Config
 from board.core.failures import parse_stamp
-from board.core.model import TERMINAL, Card, Pause
+from board.core.model import SELF_HEALING, TERMINAL, Card, Pause
 from board.core.store import Store
 
 _MAGIC = "*?["
@@ -190,18 +190,40 @@ class ClaimView:
 
 
 def claim_view(
-    store: Store,
+    store: Store | None,
     cards: Sequence[Card] | None = None,
     pauses: Sequence[Pause] | None = None,
     no_loop: str = "",
+    at: datetime | None = None,
 ) -> ClaimView:
-    cards = store.list_cards() if cards is None else cards
+    """The view a claim decides from. `store` is read for what is not given (None: both
+    `cards` and `pauses` are given, as the TUI does from what it already read); `at` is
+    the moment judged (a clock injected for tests), now by default."""
+    if cards is None or pauses is None:
+        assert store is not None, "claim_view needs the store for what it is not given"
+        cards = store.list_cards() if cards is None else cards
+        pauses = store.pauses() if pauses is None else pauses
     return ClaimView(
         lanes={c.id: c.lane for c in cards},
         working=[(c.id, c.surface) for c in cards if c.lane == "working"],
-        pauses=list(store.pauses() if pauses is None else pauses),
+        pauses=list(pauses),
         no_loop=no_loop,
+        at=at or now(),
     )
+
+
+NO_LOOP = "no loop is running (board run)"  # what a card waits for when nothing else holds it
+
+
+def needs_operator(cfg: Config, card: Card) -> bool:
+    """Whether the card waits for a human and nothing else will move it: blocked with a
+    class the sweep does not heal (a hold, a red gate, a dead login…), or built and
+    waiting in review for `board approve` (`publish.review = "operator"`)."""
+    if card.lane in TERMINAL:
+        return False
+    if card.blocked is not None:
+        return card.blocked.cls not in SELF_HEALING
+    return card.lane == "review" and cfg.review == "operator"
 
 
 def why_waits(cfg: Config, card: Card, view: ClaimView) -> str:
