@@ -45,14 +45,13 @@ from typing import Any
 from board.core import failures, locks, proc
 from board.core.cards import actions, waits
 from board.core.cards.drives import dead_result, state_before
-from board.core.cards.waits import globs_overlap, surfaces_overlap
+from board.core.cards.waits import HEARTBEAT_S, globs_overlap, surfaces_overlap
 from board.core.config import CONFIG_NAME, Config
 from board.core.drive import drive
 from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
 from board.core.git import runbranch, treestate
 from board.core.git.runbranch import lock_path
 from board.core.model import SELF_HEALING, TERMINAL, Blocked, Card, Drive, Pause
-from board.core.ops.status import HEARTBEAT_S  # how `board status` and the TUI judge the beat
 from board.core.poller import ForgePoller
 from board.core.proc import pid_alive
 from board.core.publish.owner import release_working

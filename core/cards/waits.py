@@ -14,6 +14,7 @@ rung and not a climb. The operator's unblock or requeue clears both.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,7 +22,8 @@ from fnmatch import fnmatchcase
 
 from board.core.config import Config
 from board.core.failures import parse_stamp
-from board.core.model import SELF_HEALING, TERMINAL, Card, Pause
+from board.core.model import SELF_HEALING, TERMINAL, Card, LoopBeat, Pause
+from board.core.proc import pid_alive
 from board.core.store import Store
 
 _MAGIC = "*?["
@@ -210,6 +212,39 @@ def claim_view(
         no_loop=no_loop,
         at=at or now(),
     )
+
+
+HEARTBEAT_S = 2.0  # how often a running loop writes its heartbeat (core/loop.py)
+STALE_AFTER_S = 3 * HEARTBEAT_S  # another host's loop with no beat for this long is gone
+
+
+def heartbeat_age(beat: LoopBeat, at: datetime) -> float | None:
+    """Seconds since the loop's last heartbeat (None: its stamp cannot be read)."""
+    heard = parse_stamp(beat.heartbeat_at)
+    return (at - heard).total_seconds() if heard is not None else None
+
+
+def loop_running(beat: LoopBeat, at: datetime | None = None, here: str | None = None) -> bool:
+    """Whether the loop behind a heartbeat row still runs: the one answer `board status`,
+    the TUI's header and the why-it-waits words give. A loop that stops cleanly takes its
+    row with it, but one that is killed (SIGKILL, a crash, a power cut) leaves it behind:
+
+    - on this host (`here`, default this machine's name) the row's pid decides at once: a
+      dead pid is a dead loop, whatever the heartbeat's age. The TUI reads twice a second,
+      so it says "loop not running" well within 2 s of the death; no age limit could,
+      since the loop beats every 2 s and a limit under that would call a live loop dead
+      between two beats;
+    - on another host (a shared store) no pid can be asked, so the heartbeat's age
+      decides: gone after STALE_AFTER_S, three beats. Not two: a beat is a store write,
+      and one that waited a second or two on another writer's lock would flicker a live
+      loop dead. A pid reused by another process on this host is caught by the same limit.
+    """
+    age = heartbeat_age(beat, at or now())
+    if age is None or age > STALE_AFTER_S:
+        return False
+    if beat.host == (socket.gethostname() if here is None else here):
+        return pid_alive(beat.pid)
+    return True
 
 
 NO_LOOP = "no loop is running (board run)"  # what a card waits for when nothing else holds it

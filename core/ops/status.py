@@ -3,54 +3,21 @@
 Read from the store alone (the loop's heartbeat, the drive rows, the pauses, the cards),
 so it answers the same from the TUI, a script, or a machine that runs no loop.
 
-Whether a loop still runs (`loop_running`), the one answer `board status` and the TUI's
-header give: a loop that stops cleanly takes its heartbeat row with it, but one that is
-killed (SIGKILL, a crash, a power cut) leaves the row behind, going stale. So:
-
-- on this host the row's pid says so at once: a dead pid is a dead loop, whatever the
-  heartbeat's age. The TUI polls twice a second, so it says "loop not running" well
-  within 2 s of the death, and no threshold could: the loop beats every 2 s, so any
-  age limit under about 2 s would call a live loop dead between two beats;
-- on another host (a shared store) no pid can be asked, so the heartbeat's age decides:
-  stale after STALE_AFTER_S, three beats. Not two: a beat is a store write, and one
-  that waited a few seconds on another writer's lock would flicker a live loop dead.
-  A pid reused by another process on this host is caught by the same limit.
+A loop is shown stale when `waits.loop_running` says it no longer runs: the one answer
+`board status`, the TUI's header and the why-it-waits words give (see it for the rule).
 """
 
 from __future__ import annotations
 
-import socket
 from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from board.core.cards import waits
+from board.core.cards.waits import HEARTBEAT_S, STALE_AFTER_S, heartbeat_age, loop_running
 from board.core.config import Config
-from board.core.failures import parse_stamp
-from board.core.model import FORGE_PAUSE, LANES, LoopBeat
-from board.core.proc import pid_alive
+from board.core.model import FORGE_PAUSE, LANES
 from board.core.store import Store
-
-HEARTBEAT_S = 2.0  # how often a running loop writes its heartbeat (core/loop.py)
-STALE_AFTER_S = 3 * HEARTBEAT_S  # another host's loop with no beat for this long is gone
-
-
-def heartbeat_age(beat: LoopBeat, at: datetime) -> float | None:
-    """Seconds since the loop's last heartbeat (None: its stamp cannot be read)."""
-    heard = parse_stamp(beat.heartbeat_at)
-    return (at - heard).total_seconds() if heard is not None else None
-
-
-def loop_running(beat: LoopBeat, at: datetime | None = None, here: str | None = None) -> bool:
-    """Whether the loop behind a heartbeat row still runs (see the module's docstring):
-    on this host (`here`, default this machine's name) its pid decides at once; anywhere,
-    a heartbeat older than STALE_AFTER_S is a loop gone."""
-    age = heartbeat_age(beat, at or waits.now())
-    if age is None or age > STALE_AFTER_S:
-        return False
-    if beat.host == (socket.gethostname() if here is None else here):
-        return pid_alive(beat.pid)
-    return True
 
 
 def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[str, Any]:
@@ -131,3 +98,14 @@ def resume(store: Store, cfg: Config, tier: str) -> bool:
         known = ", ".join(sorted(cfg.tiers)) or "none"
         raise Refused(f"no tier {tier!r} in board.toml (tiers: {known})")
     return store.resume_tier(tier)
+
+
+__all__ = [
+    "HEARTBEAT_S",
+    "STALE_AFTER_S",
+    "board_status",
+    "heartbeat_age",
+    "loop_running",
+    "resume",
+    "status_lines",
+]
