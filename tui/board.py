@@ -19,6 +19,7 @@ is needed (`rows.start_lane`).
 from __future__ import annotations
 
 from board.core.cards import waits
+from board.core.config import Config
 from board.core.errors import BoardError, CorruptCard
 from board.core.model import LANES, Card
 from board.core.store import unreadable_line
@@ -52,6 +53,15 @@ CHROME_LINES = 3  # the header, the status line and the footer: the lanes get th
 FIRST_READ_WAIT_S = 0.5  # how long the first paint may wait for the first read
 FULL_READ_FALLBACK_S = 1.0  # every card is read by then even if no row could be painted
 HINT = "? keys · : palette · / filter · enter open · q quit"
+
+
+def derived(cfg: Config, lanes: Lanes, totals: Totals | None) -> tuple[int, waits.ClaimView | None]:
+    """What the rows tell beyond themselves: how many cards need the operator, and the
+    claim's view of every card (None while only the heads are in: a dependency may sit in
+    any lane, so a view of part of the board could say a card is free when it is not)."""
+    cards = all_cards(lanes)
+    needs = sum(waits.needs_operator(cfg, card) for card in cards)
+    return needs, waits.claim_view(None, cards, []) if totals is None else None
 
 
 class BoardScreen(BoardAppScreen):
@@ -160,10 +170,8 @@ class BoardScreen(BoardAppScreen):
                 app.poll_health()
             elif app.health is None:
                 app.health_changed(preload.health)  # the header's words, in the first paint
-            needs = sum(
-                waits.needs_operator(app.cfg, row.card) for rows in lanes.values() for row in rows
-            )
-            self._show(lanes, count, preload.totals, needs)
+            # the heads are few (a screenful a lane): what they say is worked out here
+            self._show(lanes, count, preload.totals, *derived(app.cfg, lanes, preload.totals))
 
     # data ----------------------------------------------------------------------------------
 
@@ -188,10 +196,7 @@ class BoardScreen(BoardAppScreen):
             return
         if unreadable:  # the rest of the board shows; the status line names the card
             app.call_from_thread(app.say, unreadable_line(unreadable), True)
-        cards = all_cards(lanes)
-        needs = sum(waits.needs_operator(app.cfg, c) for c in cards)
-        # the claim's view needs every card (a dependency may be in any lane): not the heads
-        claim = waits.claim_view(None, cards, []) if totals is None else None
+        needs, claim = derived(app.cfg, lanes, totals)
         if not worker.is_cancelled:
             self.post_message(self.Loaded(lanes, count, totals, needs, claim))
 
