@@ -112,7 +112,7 @@ def live_drive(cfg: Config, drive: Drive, at: datetime) -> LiveDrive:
 
     _, body = split_stamp(last_line(drive_path(cfg, drive)))
     elapsed = drive_elapsed(drive, at)
-    return LiveDrive(drive.card, drive.tier, drive.attempt, elapsed, one_line(body))
+    return LiveDrive(drive.card, drive.tier, drive.attempt, elapsed, one_line(body.strip()))
 
 
 def row_detail(
