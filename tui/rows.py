@@ -143,7 +143,7 @@ def lane_heights(room: int, wants: Mapping[str, int], focused: str) -> dict[str,
     lanes = list(wants)
     others = [lane for lane in lanes if lane != focused]
     rest = max(0, room - len(lanes))  # the lines under the headings
-    cap = max(1, rest // (2 * len(others))) if others else 0
+    cap = rest // (2 * len(others)) if others else 0  # 0: a short screen shows headings
     give = {lane: min(wants[lane], cap) for lane in others}
     left = rest - sum(give.values())
     focus_wants = max(1, wants.get(focused, 0))
