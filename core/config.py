@@ -10,6 +10,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import tomli_w
 from board.core.errors import ConfigError
@@ -48,6 +49,8 @@ KEYS: tuple[Key, ...] = (
     Key("board", "loop_interval_s", float, 5, "loop_interval_s", "seconds between loop ticks"),
     Key("board", "scratch", _STRLIST, [".board-scratch"], "scratch",
         "never work, never committed; the brief is written in the first"),
+    Key("board", "host_lease_s", float, 60, "host_lease_s",
+        "a host silent this long is lost: its cards go back to ready"),
     Key("board", "self_heal_max", int, 2, "self_heal_max",
         "times the sweep clears a self-healing block per card"),
     Key("coder", "ladder", _STRLIST, ["default"], "ladder", "coder tiers, lowest first"),
@@ -67,6 +70,8 @@ KEYS: tuple[Key, ...] = (
         ("none", "operator")),
     Key("publish", "remote", str, "origin", "remote", "the remote push and the base use"),
     Key("publish", "pr_argv", _ARGV, [], "pr_argv", "with push: the PR command (no shell)"),
+    Key("publish", "run_on_remote", bool, False, "run_on_remote",
+        "fold onto <remote>/<run_branch> (a board on several hosts): fetch, rebase, lease-push"),
     Key("publish", "timeout_s", float, 300, "publish_timeout_s",
         "time limit of a push, a PR command, a wait for the run lock"),
     Key("publish", "pr_state_argv", _ARGV, [], "pr_state_argv",
@@ -87,6 +92,9 @@ KEYS: tuple[Key, ...] = (
     Key("tui", "theme", str, "dark", "theme", "dark, light, high-contrast or your own"),
     Key("tui", "theme_dir", str, "", "theme_dir", "a folder of your own theme files"),
     Key("tui", "keys", dict, {}, "keys", "rebound keys: binding id = key(s)"),
+    Key("store", "url", str, "", "store_url",
+        "a shared PostgreSQL store, postgresql://user@host:port/db (no password: PG* env or "
+        "~/.pgpass); empty: SQLite at .board/board.db"),
 )  # fmt: skip
 DEFAULT_TIER = ("my-agent", "--brief", "{brief}")  # the tier init writes, and the default
 TIER_KEYS: dict[str, tuple[Any, Any]] = {"argv": (_ARGV, None), "timeout_s": (float, 0)}
@@ -142,6 +150,7 @@ class Config:
     scratch: tuple[str, ...] = _default("scratch")
     planner_name: str = _default("planner_name")
     self_heal_max: int = _default("self_heal_max")
+    host_lease_s: float = _default("host_lease_s")
     ladder: tuple[str, ...] = _default("ladder")
     tiers: dict[str, Tier] = field(default_factory=dict)
     coder_timeout_s: float = _default("coder_timeout_s")
@@ -155,6 +164,7 @@ class Config:
     review: str = _default("review")
     remote: str = _default("remote")
     pr_argv: tuple[str, ...] = _default("pr_argv")
+    run_on_remote: bool = _default("run_on_remote")
     publish_timeout_s: float = _default("publish_timeout_s")
     pr_state_argv: tuple[str, ...] = _default("pr_state_argv")
     poll_s: float = _default("poll_s")
@@ -168,6 +178,7 @@ class Config:
     theme: str = _default("theme")
     theme_dir: str = _default("theme_dir")
     keys: dict[str, str] = _default("keys")
+    store_url: str = _default("store_url")
 
     @property
     def board_dir(self) -> Path:
@@ -476,10 +487,15 @@ def parse(path: Path, text: str, root: Path | None = None) -> Config:
             raise reader.fail(
                 ["coder"], "ladder", f"names tier {name!r}, which has no [coder.tiers.{name}]"
             )
+    if get("publish", "run_on_remote") and not get("publish", "remote"):
+        raise reader.fail(["publish"], "run_on_remote", "needs a remote (publish.remote)")
     if get("publish", "auto_merge") and not get("publish", "merge_argv"):
         raise reader.fail(["publish"], "auto_merge", "needs merge_argv (the merge command)")
     if get("publish", "mode") == "push" and not get("publish", "remote"):
         raise reader.fail(["publish"], "remote", "push needs a remote")
+    why = store_url_problem(get("store", "url"))
+    if why:
+        raise reader.fail(["store"], "url", why)
     filled = {k.attr: get(k.section, k.name) for k in KEYS}
     filled.update(prefix=prefix, scratch=scratch, ladder=ladder)
     return Config(
@@ -500,6 +516,56 @@ RULE_DOC = (
     "[[failures.rules]]: pattern (a regex, any case), class (rate-limit, transient, auth), "
     "optional steps, exit_codes, backoff_s, max_attempts; checked before the defaults"
 )
+
+
+def store_url_problem(url: str) -> str:
+    """Why `url` cannot be `[store] url`, or '' when it can (empty: the SQLite file).
+
+    board.toml is committed, copied and pasted into issues, so a password never lives
+    there: libpq reads it from PGPASSWORD or ~/.pgpass. The URL is not echoed back, in
+    case it holds one."""
+    if not url:
+        return ""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in ("postgresql", "postgres"):
+        return "must be a postgresql://user@host:port/db URL (or empty for the SQLite file)"
+    try:
+        parts = urlsplit(url)
+        query = parse_qs(parts.query, keep_blank_values=True)
+        has_password = bool(parts.password)
+    except ValueError as exc:
+        return f"is not a valid URL: {exc}"
+    if has_password or "password" in query:
+        return (
+            "carries a password: keep it out of board.toml and give it in PGPASSWORD or "
+            "~/.pgpass (libpq reads both)"
+        )
+    return ""
+
+
+def with_store_url(text: str, url: str) -> str:
+    """board.toml's text with `[store] url` set to `url`, the rest kept as it was: the
+    url line replaced, or added under an existing `[store]`, or a `[store]` table added."""
+    line = tomli_w.dumps({"url": url}).rstrip("\n")
+    lines = text.splitlines()
+    start = next(
+        (i for i, raw in enumerate(lines) if re.match(r"^\s*\[\s*store\s*\]\s*(#.*)?$", raw)),
+        None,
+    )
+    if start is None:
+        tail = "" if not text or text.endswith("\n") else "\n"
+        return f"{text}{tail}\n[store]\n{line}\n"
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")),
+        len(lines),
+    )
+    for i in range(start + 1, end):
+        if re.match(r'^\s*"?url"?\s*=', lines[i]):
+            lines[i] = line
+            break
+    else:
+        lines.insert(start + 1, line)
+    return "\n".join(lines) + "\n"
 
 
 def _rules(reader: _Reader, raw: Any) -> tuple[Rule, ...]:

@@ -33,7 +33,6 @@ import hashlib
 import json
 import os
 import signal
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -42,7 +41,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from board.core import failures, locks, proc
+from board.core import failures, hosts, locks, proc
 from board.core.cards import actions, waits
 from board.core.cards.drives import dead_result, state_before
 from board.core.cards.waits import HEARTBEAT_S, globs_overlap, surfaces_overlap
@@ -61,6 +60,8 @@ WHO = "board"
 LOOP_LOG = "loop.log"
 TOLD_LABEL = "told="
 JOIN_POLL_S = 0.05
+LEASE_LOST = "its host lost its lease"  # a drive row's result when another host gave it up
+TREES_SAVED = "its trees were saved when the host booted again"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -90,7 +91,7 @@ class BoardLock:
                 f"one loop per board — stop it first (kill -TERM {pid or 'PID'})"
             )
 
-        lock = locks.FileLock(self.path, f"{os.getpid()} {socket.gethostname()}")
+        lock = locks.FileLock(self.path, f"{os.getpid()} {hosts.this_host()}")
         lock.acquire(0, busy)
         self._lock = lock
 
@@ -129,10 +130,11 @@ class Loop:
         self._log_mu = threading.Lock()
         self._last_skip: dict[str, str] = {}
         self.log_path = Path(cfg.board_dir) / LOOP_LOG
-        self.host = socket.gethostname()
+        self.host = hosts.this_host()
         self.touched: set[str] = set()  # the cards this run claimed
         self.base_problem = ""  # why nothing can be claimed board-wide ('' when nothing)
         self.poller = ForgePoller(cfg, store, self.log, self.wake)
+        self._shared_at = float("-inf")  # monotonic time saves were last shared
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -348,6 +350,7 @@ class Loop:
                     continue
             self.recover_card(card, "board run died mid-drive; recovered at boot", found)
             recovered.append(card.id)
+        self._save_given_up_trees()
         if stale or recovered:
             self.log("boot", crashed=sorted(stale), recovered=recovered)
         return recovered
@@ -398,6 +401,8 @@ class Loop:
         return self.claims()
 
     def sweep(self) -> None:
+        self._sweep_lost_hosts()
+        self._share_saves()
         cards = self.store.list_cards()
         for card in cards:
             if card.id in self.running:
@@ -407,6 +412,99 @@ class Loop:
             except BoardError as exc:  # a card moved meanwhile: next tick sees it again
                 self.log("sweep-skip", card=card.id, reason=exc.line())
         self._sweep_orphans(cards)
+
+    def lost_hosts(self) -> dict[str, str]:
+        """Every other host whose newest heartbeat is older than host_lease_s, with it."""
+        at = waits.now()
+        newest: dict[str, str] = {}
+        for beat in self.store.loops():
+            if beat.heartbeat_at > newest.get(beat.host, ""):
+                newest[beat.host] = beat.heartbeat_at
+        lost = {}
+        for host, heard in newest.items():
+            when = failures.parse_stamp(heard)
+            if host != self.host and (
+                when is None or (at - when).total_seconds() > self.cfg.host_lease_s
+            ):
+                lost[host] = heard
+        return lost
+
+    def _sweep_lost_hosts(self) -> None:
+        """A host that stopped beating (a dead machine, a cut network) gives its cards back
+        to ready, with a note naming it. Its trees are on that machine and stay untouched
+        until it boots again and saves them (no host removes a tree it does not own)."""
+        lost = self.lost_hosts()
+        if not lost:
+            return
+        for row in self.store.live_drives():
+            if row.host not in lost:
+                continue
+            why = (
+                f"{LEASE_LOST} (host {row.host}, last heartbeat {lost[row.host]}, "
+                f"board.host_lease_s {self.cfg.host_lease_s:g})"
+            )
+            self.store.update_drive(row.id, status="crashed", pgid=0, result=why)
+            note = (
+                f"host {row.host} stopped beating at {lost[row.host]}: drive {row.id} is "
+                f"given up and the card is back in ready; its tree stays on {row.host} until "
+                "that host boots again and saves it"
+            )
+            with contextlib.suppress(BoardError):
+                if release_working(
+                    self.store, row.card, row.id, {"lane": "ready", "drive": ""}, note, WHO
+                ):
+                    self.log("lost-host", card=row.card, drive=row.id, host=row.host)
+
+    def _save_given_up_trees(self) -> None:
+        """Booting after this host lost its lease: the trees of cards given to other hosts
+        meanwhile are saved (stranded branches) and removed, the normal save-then-remove."""
+        from board.core.git import naming, worktrees
+
+        for row in self.store.list_drives(limit=500):
+            if row.host != self.host or not row.result.startswith(LEASE_LOST):
+                continue
+            if TREES_SAVED in row.result or self.store.find(row.card) is None:
+                continue
+            for tree in naming.card_trees(self.cfg, row.card):
+                try:
+                    worktrees.discard_worktree(
+                        self.cfg,
+                        tree,
+                        store=self.store,
+                        card_id=row.card,
+                        why=f"host {self.host} lost its lease during drive {row.id}",
+                    )
+                except BoardError as exc:
+                    self.log("kept", card=row.card, tree=str(tree), reason=exc.line())
+            self.store.update_drive(row.id, result=f"{row.result}; {TREES_SAVED}")
+
+    def _share_saves(self) -> None:
+        """With the run branch on the remote: push every stranded branch the remote lacks
+        (each tick until it lands, told on its card once it has) and fetch the other hosts'
+        saves, at most every publish.poll_s (see core/git/shared.py)."""
+        from board.core.git import pick, runbranch, shared
+
+        if not runbranch.on_remote(self.cfg):
+            return
+        now = time.monotonic()
+        if now - self._shared_at < min(self.cfg.poll_s, 10.0):
+            return
+        self._shared_at = now
+        try:
+            for made in shared.fetch_stranded(self.cfg):
+                self.log("fetched-save", branch=made)
+            for res in shared.push_stranded(self.cfg, shared.unpushed(self.cfg)):
+                card = pick.card_of_branch(self.cfg, res.branch)
+                if not res.ok:
+                    self.log("push-save-failed", branch=res.branch, reason=res.why)
+                    continue
+                self.log("pushed-save", branch=res.branch, card=card or "")
+                if card and self.store.find(card) is not None:
+                    self.store.add_event(
+                        card, f"saved work {res.branch} is on {self.cfg.remote} too", WHO
+                    )
+        except BoardError as exc:
+            self.log("share-saves", error=exc.line())
 
     def _sweep_card(self, card: Card) -> None:
         if card.lane == "working":

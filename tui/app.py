@@ -2,12 +2,13 @@
 
 The app owns what the screens share: the store watch (a worker polls
 `store.change_count()` every half second and publishes the `store_changes` signal when it
-moved; the screens subscribe and reload), the loop's health (a worker reads the heartbeat,
-the live drives and the pauses every half second and publishes `health_changes`: a loop
-that dies writes nothing, so the store watch alone would never see it), the verbs (one
-`board.core.actions` call each, in a worker, its result or refusal shown as one line), and
-the themes. Nothing here reads the store or runs git on the UI thread. The screens reach
-the app typed (`base.py`). The clock is injected, so tests show fixed times.
+moved; the screens subscribe and reload; a store its database wakes, PostgreSQL, is waited
+on instead of polled), the loop's health (a worker reads the heartbeats, the live drives and
+the pauses every half second and publishes `health_changes`: a loop that dies writes
+nothing, so the store watch alone would never see it), the verbs (one `board.core.actions`
+call each, in a worker, its result or refusal shown as one line), and the themes. Nothing
+here reads the store or runs git on the UI thread. The screens reach the app typed
+(`base.py`). The clock is injected, so tests show fixed times.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import importlib
 import os
 import pkgutil
 import sys
+import threading
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,7 @@ from .widgets import StatusLine
 
 POLL_INTERVAL_S = 0.5
 LIVE_INTERVAL_S = 0.5  # the header and the working rows: a second shows within half of one
+PUSH_WAIT_S = 1.0  # one wait of the pushed store watch (how soon it notices the app ended)
 
 _ASK_TAIL = {
     "cancel": "Its dependents are rewired; its trees are saved to stranded/ branches, "
@@ -128,6 +132,7 @@ class BoardApp(App[int]):
         self.last_status: tuple[str, bool] = ("", False)
         self._polling = False
         self._reading_health = False
+        self._watch_stop = threading.Event()
         # the first read of the board: started by `board tui` before Textual was imported,
         # or here, so it runs while the app starts either way
         self._preload: Preload | None = preload or Preload(store, cfg=cfg, clock=clock)
@@ -174,7 +179,9 @@ class BoardApp(App[int]):
         return BoardScreen()
 
     def on_mount(self) -> None:
-        if self.poll_interval > 0:
+        if self.poll_interval > 0 and self.store.pushes_changes:
+            threading.Thread(target=self._push_watch, name="store-watch", daemon=True).start()
+        elif self.poll_interval > 0:
             self.set_interval(self.poll_interval, self._poll, name="store-watch")
         # The first reading is the early read's (the board screen takes it, or asks for
         # one): a thread started here would run through the first paint and slow it.
@@ -195,6 +202,7 @@ class BoardApp(App[int]):
             screen.first_painted()
 
     def on_unmount(self) -> None:
+        self._watch_stop.set()
         resume_gc()  # an app that ends before its first paint leaves the collector on
 
     # status --------------------------------------------------------------------------------
@@ -224,6 +232,36 @@ class BoardApp(App[int]):
             self._polling = False
         if force or count != self.seen_changes:
             self.call_from_thread(self.store_changed, count)
+
+    def _push_watch(self) -> None:
+        """The store watch for a store that is woken by its database (PostgreSQL's NOTIFY):
+        one thread blocks on `wait_change`, so a change made on another machine is on screen
+        within a second and an idle board asks the server nothing. A daemon thread, not a
+        worker: a worker would be waited for when the app quits."""
+        since: int | None = None
+        while not self._watch_stop.is_set():
+            if since is None:
+                since = self.seen_changes  # what the board shows, once it shows something
+            try:
+                if not self.store.wait_change(PUSH_WAIT_S, since=since):
+                    continue
+                count = self.store.change_count()
+            except BoardError as exc:
+                self._from_watch(self.say, exc.line(), True)
+                self._watch_stop.wait(PUSH_WAIT_S)
+                continue
+            since = count
+            if count != self.seen_changes:
+                self._from_watch(self.store_changed, count)
+
+    def _from_watch(self, call: Callable[..., Any], *args: Any) -> None:
+        """Run `call` on the app's thread, unless the app has ended meanwhile."""
+        if self._watch_stop.is_set():
+            return
+        try:
+            self.call_from_thread(call, *args)
+        except RuntimeError:  # the app is gone
+            self._watch_stop.set()
 
     def store_changed(self, count: int) -> None:
         """Someone (this app, the CLI, `board run`) committed a write: every screen reloads."""

@@ -18,7 +18,7 @@ from board.core.cards import actions
 from board.core.errors import BoardError, ConfigError, CorruptCard, Refused, StoreError
 from board.core.git import gitutil
 from board.core.model import KINDS, LANES, PRIORITY_DEFAULT, Card, CardDraft
-from board.core.store import SQLiteStore, Store, unreadable_line
+from board.core.store import Store, open_store, unreadable_line
 from board.core.text import sanitize
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class Context:
         self.json = json_out
         self._root: Path | None = None
         self._cfg: config.Config | None = None
-        self._store: SQLiteStore | None = None
+        self._store: Store | None = None
 
     @property
     def root(self) -> Path:
@@ -49,9 +49,9 @@ class Context:
         return self._cfg
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> Store:
         if self._store is None:
-            self._store = SQLiteStore(self.cfg.db_path)
+            self._store = open_store(self.cfg)
         return self._store
 
     def close(self) -> None:
@@ -106,12 +106,20 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
         )
     if len(set(coders)) != len(coders):
         raise Refused("a coder preset is named twice")
+    url: str | None = args.store
+    if url is not None and (why := config.store_url_problem(url)):
+        raise Refused(f"--store {why}; nothing written")
     gitutil.require_git()
     root = ctx.root
     path = root / config.CONFIG_NAME
+    made = False  # whether init made the store's tables (told as created, else kept)
     if path.exists():
         cfg = config.load(root)  # refuses a bad file, changing nothing
         added = _add_presets(ctx, path, cfg, coders)
+        if url is not None:
+            made = _add_store(ctx, path, cfg, url)
+            added = True
+            cfg = config.load(root)
         if not added:
             ctx.out(f"{path} exists; keeping it")
         _say_gate(ctx, root, cfg)
@@ -132,8 +140,12 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
         gate, others = discover.discover(root)
         if gate is not None:
             overrides["gate"] = {"argv": list(gate.argv)}
+        if url:
+            overrides["store"] = {"url": url}
         text = config.template(overrides) + _rules_text(coders)
         config.parse(path, text, root)  # validate before writing
+        if url:
+            made = _reach_store(root, url)
         path.write_text(text, encoding="utf-8")
         cfg = config.load(root)
         ctx.out(f"wrote {path} (every key with its default)")
@@ -144,10 +156,12 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
         if coders:
             ctx.out(f"ladder: {', '.join(coders)} (the first is the first rung)")
         _say_found(ctx, gate, others)
-    cfg.board_dir.mkdir(parents=True, exist_ok=True)
-    existed = cfg.db_path.exists()
-    SQLiteStore(cfg.db_path, create=True).close()
-    ctx.out(f"{'kept' if existed else 'created'} store {cfg.db_path}")
+        if url:
+            ctx.out(f"store: PostgreSQL at {url} ([store] url in {config.CONFIG_NAME})")
+    cfg.board_dir.mkdir(parents=True, exist_ok=True)  # logs and the loop's lock stay local
+    store = open_store(cfg, create=True)  # creates or migrates the schema
+    ctx.out(f"{'created' if store.created or made else 'kept'} store {store.where}")
+    store.close()
     exclude = Path(gitutil.out(root, "rev-parse", "--git-path", "info/exclude"))
     if not exclude.is_absolute():
         exclude = root / exclude
@@ -225,6 +239,53 @@ def _add_presets(ctx: Context, path: Path, cfg: config.Config, coders: list[str]
         f"{'it' if len(new) == 1 else 'them'}"
     )
     return True
+
+
+def _add_store(ctx: Context, path: Path, cfg: config.Config, url: str) -> bool:
+    """`board init --store URL` on an existing board.toml: write `[store] url`, changing
+    nothing else. A different URL already there is refused: moving a board to another
+    database is a decision to make by hand, not a side effect of init. True when the
+    database's tables were made here."""
+    if cfg.store_url == url:
+        ctx.out(f"kept [store] url: {config.CONFIG_NAME} already names {url}")
+        return False
+    if cfg.store_url:
+        raise Refused(
+            f"{path} already has [store] url = {cfg.store_url}, not {url}: edit it by hand if "
+            "the board moves; nothing changed"
+        )
+    text = path.read_text(encoding="utf-8")
+    joined = config.with_store_url(text, url)
+    try:
+        written = config.parse(path, joined, ctx.root)
+    except ConfigError as exc:
+        raise Refused(f"cannot add [store] url to {path}: {exc.line()}; nothing changed") from None
+    if written.store_url != url:
+        raise Refused(
+            f"cannot add [store] url to {path} (it spells [store] in a way init does not "
+            "edit): set it by hand; nothing changed"
+        )
+    made = _reach_store(ctx.root, url)
+    path.write_text(joined, encoding="utf-8")
+    ctx.out(f"added [store] url = {url} to {path}")
+    if cfg.db_path.exists():
+        ctx.out(
+            f"note: {cfg.db_path} is left as it was and its cards are not copied: "
+            f"the board now reads and writes only {url}"
+        )
+    return made
+
+
+def _reach_store(root: Path, url: str) -> bool:
+    """Open the database once before board.toml names it, so an unreachable server or a
+    refused login is said in one line and nothing is written. True when this open made
+    the board's tables there."""
+    try:
+        store = open_store(config.Config(root=root, store_url=url), create=True)
+    except StoreError as exc:
+        raise StoreError(f"{exc.line()}; nothing written") from None
+    store.close()
+    return store.created
 
 
 def _say_preset(ctx: Context, name: str, verb: str) -> None:
@@ -412,7 +473,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="board",
         description=(
             "Run coding agents over one git repository, card by card, and never lose their "
-            "work. Verbs change the store at .board/board.db; `board tui` shows it live."
+            "work. Verbs change the store (.board/board.db, or PostgreSQL at [store] url); "
+            "`board tui` shows it live."
         ),
     )
     parser.add_argument("-C", dest="directory", default=None, help="run as if started in DIR")
@@ -432,6 +494,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="write a headless tier for an agent CLI (repeatable, first = first rung): "
         f"{', '.join(presets.PRESETS)}; `--coder list` shows them",
+    )
+    p.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep the board in PostgreSQL (postgresql://user@host:port/db, no password: "
+        "PGPASSWORD or ~/.pgpass), shared by every clone that names it; default: "
+        ".board/board.db",
     )
     p.set_defaults(func=cmd_init, needs_init=False)
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import TYPE_CHECKING
 
+from board.core import hosts
 from board.core.errors import Refused
 from board.core.git import gitutil
 from board.core.loop import Loop
@@ -36,6 +38,11 @@ def register(sub: Subparsers) -> None:
         "naming the rest (for scripts and CI)",
     )
     p.add_argument("--quiet", action="store_true", help="do not echo the loop log to stdout")
+    p.add_argument(
+        "--host",
+        metavar="NAME",
+        help="the name this machine's drives and heartbeat carry (default: the hostname)",
+    )
     p.set_defaults(func=cmd_run)
 
 
@@ -57,6 +64,11 @@ def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
     gitutil.require_git()
     if args.once and args.until_idle:
         raise Refused("give --once or --until-idle, not both")
+    if args.host is not None:
+        try:
+            os.environ[hosts.ENV] = hosts.check_name(args.host)
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
     loop = Loop(ctx.cfg, ctx.store, echo=None if args.quiet else _echo)
     code = loop.run(once=args.once, until_idle=args.until_idle)
     if loop.stopping.is_set():

@@ -22,7 +22,7 @@ from board.core.cards import actions
 from board.core.errors import Refused
 from board.core.git import gitutil
 from board.core.model import CardDraft
-from board.core.store import Expect, SQLiteStore
+from board.core.store import Expect, open_store
 
 MARKER = ".board-demo"
 
@@ -131,7 +131,7 @@ def create_sandbox(target: Path) -> Path:
 
 def _seed_cards(repo: Path, env: dict[str, str]) -> None:
     cfg = config.load(repo)
-    store = SQLiteStore(cfg.db_path)
+    store = open_store(cfg)
     try:
         ids: list[str] = []
         for spec in CARDS:
@@ -227,7 +227,7 @@ def cmd_demo(args: argparse.Namespace, ctx: object) -> int:
             from board.tui import app as tui_app
 
             cfg = config.load(repo)
-            store = SQLiteStore(cfg.db_path)
+            store = open_store(cfg)
             try:
                 tui_app.run(cfg, store, theme=args.theme)
             finally:
@@ -242,7 +242,7 @@ def _screenshot(repo: Path, path: Path, seconds: float, theme: str | None) -> No
     from board.tui import app as tui_app
 
     cfg = config.load(repo)
-    store = SQLiteStore(cfg.db_path)
+    store = open_store(cfg)
     try:
         app = tui_app.BoardApp(cfg, store, theme=theme)
 

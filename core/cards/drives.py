@@ -15,11 +15,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import time
 from dataclasses import dataclass, field
 
-from board.core import proc
+from board.core import hosts, proc
 from board.core.model import Blocked, Card, Drive
 from board.core.store import Store
 
@@ -38,7 +37,7 @@ class Ended:
 
 
 def _here(row: Drive) -> bool:
-    return not row.host or row.host == socket.gethostname()
+    return not row.host or row.host == hosts.this_host()
 
 
 def end_drives(store: Store, card_id: str, why: str, status: str = "stopped") -> Ended:

@@ -14,12 +14,12 @@ rung and not a climb. The operator's unblock or requeue clears both.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
 
+from board.core import hosts
 from board.core.config import Config
 from board.core.failures import parse_stamp
 from board.core.model import SELF_HEALING, TERMINAL, Card, LoopBeat, Pause
@@ -229,7 +229,8 @@ def loop_running(beat: LoopBeat, at: datetime | None = None, here: str | None = 
     the TUI's header and the why-it-waits words give. A loop that stops cleanly takes its
     row with it, but one that is killed (SIGKILL, a crash, a power cut) leaves it behind:
 
-    - on this host (`here`, default this machine's name) the row's pid decides at once: a
+    - on this host (`here`, default the name the board gives this machine: `board run
+      --host`, else the hostname, `hosts.this_host`) the row's pid decides at once: a
       dead pid is a dead loop, whatever the heartbeat's age. The TUI reads twice a second,
       so it says "loop not running" well within 2 s of the death; no age limit could,
       since the loop beats every 2 s and a limit under that would call a live loop dead
@@ -242,7 +243,7 @@ def loop_running(beat: LoopBeat, at: datetime | None = None, here: str | None = 
     age = heartbeat_age(beat, at or now())
     if age is None or age > STALE_AFTER_S:
         return False
-    if beat.host == (socket.gethostname() if here is None else here):
+    if beat.host == (hosts.this_host() if here is None else here):
         return pid_alive(beat.pid)
     return True
 

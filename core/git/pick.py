@@ -132,7 +132,7 @@ def titles_from(store: Store | Callable[[], Store]) -> Callable[[str], str | Non
     return lookup
 
 
-def _card_of_branch(cfg: Config, short: str) -> str | None:
+def card_of_branch(cfg: Config, short: str) -> str | None:
     m = _REF_RE.match(short)
     return naming.card_id_of(m.group("tree"), cfg.prefix) if m else None
 
@@ -189,8 +189,11 @@ def pick(
     (`title_of(card)`, from the store) and the branch it was picked from.
     """
     short, tip = _branch(cfg, branch)
+    remote_run = runbranch.on_remote(cfg) and (onto or cfg.run_branch) == cfg.run_branch
+    if remote_run:
+        runbranch.ensure(cfg)  # the local run branch at the remote's tip
     target_ref, old = _target(cfg, onto)
-    card = _card_of_branch(cfg, short)
+    card = card_of_branch(cfg, short)
     title = title_of(card) if card and title_of is not None else None
     where = runbranch.checked_out_at(cfg, target_ref[len("refs/heads/") :])
     if where:
@@ -253,18 +256,23 @@ def pick(
             )
             result.picked.append(commit)
         new = out(tmp, "rev-parse", "HEAD")
-        moved = git(
-            cfg.root,
-            *NO_HOOKS,
-            "update-ref",
-            "-m",
-            f"board stranded pick {short}",
-            target_ref,
-            new,
-            old,
-            check=False,
-        )
-        if moved.returncode != 0:
+        if remote_run:  # the run branch lives on the remote: its compare-and-swap is there
+            landed = runbranch.push_run(cfg, new, old)
+            moved_ok = landed
+        else:
+            moved = git(
+                cfg.root,
+                *NO_HOOKS,
+                "update-ref",
+                "-m",
+                f"board stranded pick {short}",
+                target_ref,
+                new,
+                old,
+                check=False,
+            )
+            moved_ok = moved.returncode == 0
+        if not moved_ok:
             raise Conflict(
                 f"{result.target} moved while {short} was being picked onto it; "
                 "nothing was changed, run the pick again"
@@ -340,6 +348,10 @@ def discard(cfg: Config, name: str) -> DiscardTarget:
         )
         if res.returncode != 0:
             raise Conflict(f"{target.name} changed or vanished meanwhile; nothing was deleted")
+        if runbranch.on_remote(cfg):  # or the next fetch brings it back
+            from board.core.git import shared
+
+            shared.delete_remote(cfg, target.name, target.commit)
         return target
     assert target.path is not None
     try:
@@ -470,4 +482,9 @@ def prune(cfg: Config, store: Store, plan: PrunePlan) -> list[str]:
         raise Conflict(
             f"a stranded branch changed or vanished meanwhile ({why[0]}); nothing was pruned"
         )
+    if runbranch.on_remote(cfg):
+        from board.core.git import shared
+
+        for b in plan.branches:
+            shared.delete_remote(cfg, b.branch, b.commit)
     return [b.branch for b in plan.branches]

@@ -23,18 +23,20 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from board.core import locks
+from board.core import hosts, locks
 from board.core.config import Config
 from board.core.errors import NotFound, Refused
 from board.core.git import gitutil
 
 # ---------------------------------------------------------------------------------------------
 # locks under .board/locks
+
+
+REMOTE_TRIES = 5  # a lease lost this often in a row is said, not retried forever
 
 
 def _safe(name: str) -> str:
@@ -54,7 +56,7 @@ def file_lock(path: Path, timeout: float, what: str) -> AbstractContextManager[N
         path,
         timeout,
         f"{what} is busy: {path} stayed locked for {timeout:g}s",
-        holder=f"{os.getpid()} {socket.gethostname()}",
+        holder=f"{os.getpid()} {hosts.this_host()}",
     )
 
 
@@ -118,8 +120,88 @@ def checked_out_at(cfg: Config, branch: str) -> str | None:
 # the run branch's tip, and taking the base in
 
 
+def on_remote(cfg: Config) -> bool:
+    """Whether the run branch lives on the remote (`publish.run_on_remote`): a board on
+    several hosts, each in its own clone, folds onto one branch there."""
+    return folds(cfg) and cfg.run_on_remote and bool(cfg.remote)
+
+
+def sync(cfg: Config) -> str | None:
+    """Fetch the remote run branch and move the local one to it; its tip, or None when the
+    remote has none yet. The local run branch only follows: every fold pushes first, so a
+    local commit the remote lacks means someone moved it by hand, and that is refused."""
+    run = cfg.run_branch
+    tracking = f"refs/remotes/{cfg.remote}/{run}"
+    res = gitutil.git(
+        cfg.root,
+        "fetch",
+        "--quiet",
+        cfg.remote,
+        f"+refs/heads/{run}:{tracking}",
+        check=False,
+        timeout=cfg.publish_timeout_s,
+    )
+    if res.returncode != 0:
+        if "couldn't find remote ref" in res.stderr:
+            return None
+        raise Refused(f"cannot fetch {run} from {cfg.remote}: {res.stderr.strip()}")
+    tip = gitutil.rev(cfg.root, tracking)
+    if tip is None:
+        return None
+    local = gitutil.rev(cfg.root, f"refs/heads/{run}")
+    if local != tip:
+        if local is not None and not gitutil.ok(
+            cfg.root, "merge-base", "--is-ancestor", local, tip
+        ):
+            raise Refused(
+                f"the local {run} has commits {cfg.remote}/{run} lacks; the run branch lives "
+                f"on the remote: push them there by hand, or reset the local {run}"
+            )
+        gitutil.git(cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/heads/{run}", tip)
+    return tip
+
+
+def push_run(cfg: Config, new: str, expected: str | None) -> bool:
+    """Move the remote run branch to `new` if it is still at `expected` (None: it must not
+    exist yet): `git push --force-with-lease`, the compare-and-swap on the remote. False
+    when another host moved it first (fetch, rebase and try again); the local run branch
+    follows a push that landed."""
+    run = cfg.run_branch
+    res = gitutil.git(
+        cfg.root,
+        *gitutil.NO_HOOKS,
+        "push",
+        "--porcelain",
+        f"--force-with-lease=refs/heads/{run}:{expected or ''}",
+        cfg.remote,
+        f"{new}:refs/heads/{run}",
+        check=False,
+        timeout=cfg.publish_timeout_s,
+    )
+    if res.returncode != 0:
+        text = res.stdout + res.stderr
+        if "stale info" in text or "rejected" in text or "fetch first" in text:
+            return False
+        raise Refused(f"cannot push {run} to {cfg.remote}: {res.stderr.strip() or text.strip()}")
+    gitutil.git(cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/heads/{run}", new)
+    gitutil.git(cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/remotes/{cfg.remote}/{run}", new)
+    return True
+
+
 def ensure(cfg: Config) -> str:
-    """The run branch's tip, creating it from the base when it does not exist yet."""
+    """The run branch's tip, creating it from the base when it does not exist yet (on the
+    remote too, when the run branch lives there: the first fold creates it)."""
+    if on_remote(cfg):
+        for _ in range(REMOTE_TRIES):
+            tip = sync(cfg)
+            if tip is not None:
+                return tip
+            start = gitutil.rev(cfg.root, base_ref(cfg))
+            if start is None:
+                raise Refused(f"the base {cfg.base} has no commit to start {cfg.run_branch} from")
+            if push_run(cfg, start, None):
+                return start
+        raise Refused(f"{cfg.remote}/{cfg.run_branch} kept changing while it was created")
     tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}")
     if tip is not None:
         return tip
@@ -206,6 +288,10 @@ def take_in_base(cfg: Config) -> TakeIn:
             env=gitutil.identity_env(),
             input_bytes=message.encode(),
         )
+    if on_remote(cfg):  # the remote's compare-and-swap; lost: the next call sees it
+        if not push_run(cfg, new, tip):
+            return TakeIn(tip)
+        return TakeIn(new, base=base, merged=new)
     moved = gitutil.git(
         cfg.root,
         *gitutil.NO_HOOKS,
@@ -238,6 +324,9 @@ __all__ = [
     "file_lock",
     "folds",
     "lock_path",
+    "on_remote",
+    "push_run",
+    "sync",
     "pick_target",
     "run_lock",
     "start_point",

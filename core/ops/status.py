@@ -27,6 +27,23 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
     for beat in store.loops():  # newest first
         loop = {**beat.to_json(), "stale": not loop_running(beat, at)}
         break
+    hosts: dict[str, dict[str, Any]] = {}
+    for beat in store.loops():
+        age = heartbeat_age(beat, at)
+        if beat.host in hosts and hosts[beat.host]["heartbeat_at"] >= beat.heartbeat_at:
+            continue
+        hosts[beat.host] = {
+            "host": beat.host,
+            "pid": beat.pid,
+            "started_at": beat.started_at,
+            "heartbeat_at": beat.heartbeat_at,
+            "lost": age is None or age > cfg.host_lease_s,
+            "drives": 0,
+        }
+    live = store.live_drives()
+    for d in live:
+        if d.host in hosts:
+            hosts[d.host]["drives"] += 1
     drives = [
         {
             "card": d.card,
@@ -36,7 +53,7 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
             "host": d.host,
             "drive": d.id,
         }
-        for d in sorted(store.live_drives(), key=lambda d: d.started_at)
+        for d in sorted(live, key=lambda d: d.started_at)
     ]
     paused = [
         p.to_json() for p in store.pauses() if waits.active_pause([p], p.tier, at) is not None
@@ -51,6 +68,7 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
     ]
     return {
         "loop": loop,
+        "hosts": sorted(hosts.values(), key=lambda h: h["host"]),
         "drives": drives,
         "paused": paused,
         "waiting": waiting,
@@ -72,6 +90,13 @@ def status_lines(status: dict[str, Any]) -> list[str]:
             f"loop: {state} — pid {loop['pid']} on {loop['host']}, since {loop['started_at']}, "
             f"last heartbeat {loop['heartbeat_at']}"
         )
+    if len(status["hosts"]) > 1:
+        for h in status["hosts"]:
+            state = "LOST (past its lease)" if h["lost"] else "alive"
+            out.append(
+                f"  host {h['host']}: {state}, pid {h['pid']}, last heartbeat "
+                f"{h['heartbeat_at']}, {h['drives']} drive(s)"
+            )
     out.append(f"drives: {len(status['drives']) or 'none'}")
     for d in status["drives"]:
         out.append(

@@ -132,7 +132,8 @@ def fold(
             start = gitutil.out(tree, "merge-base", "HEAD", runbranch.start_ref(cfg))
         if head == start:
             raise Refused(f"{card.id}: {tree} holds no commit of its own to publish")
-        for _ in range(FOLD_CAS_TRIES):
+        tries = 4 * runbranch.REMOTE_TRIES if runbranch.on_remote(cfg) else FOLD_CAS_TRIES
+        for _ in range(tries):
             found = owner.why_not(store.get(card.id), store)
             if found:
                 return PublishResult("stood-aside", reason=found)
@@ -146,6 +147,31 @@ def fold(
                     return _fold_block(store, card, owner, note.reason, paths, note.detail)
             new = gitutil.rev(tree, "HEAD")
             assert new is not None
+            if runbranch.on_remote(cfg):
+                found = owner.why_not(store.get(card.id), store)
+                if found:
+                    return PublishResult("stood-aside", reason=found)
+                if not runbranch.push_run(cfg, new, tip):
+                    continue  # another host folded first: fetch, rebase and push again
+                try:
+                    done = edge_update(
+                        store,
+                        card.id,
+                        owner,
+                        {"lane": "done", "drive": ""},
+                        "publish",
+                        note=f"folded onto {cfg.remote}/{cfg.run_branch} at {new[:10]}",
+                        who=who,
+                    )
+                except StoodAside as exc:  # the push landed: the work is on the run branch
+                    store.add_event(
+                        card.id,
+                        f"its commit {new[:10]} is on {cfg.remote}/{cfg.run_branch} (pushed "
+                        f"before {exc.found})",
+                        who,
+                    )
+                    return PublishResult("stood-aside", reason=exc.found)
+                return PublishResult("done", card=done, commit=new)
             try:
                 with store.transaction() as tx:
                     now = tx.get(card.id)
@@ -169,9 +195,7 @@ def fold(
             except _RunMoved:
                 continue  # someone outside the lock moved the run branch: rebase again
             return PublishResult("done", card=done, commit=new)
-        raise Conflict(
-            f"{card.id}: {cfg.run_branch} kept moving under the fold ({FOLD_CAS_TRIES} tries)"
-        )
+        raise Conflict(f"{card.id}: {cfg.run_branch} kept moving under the fold ({tries} tries)")
 
 
 class _RunMoved(Exception):

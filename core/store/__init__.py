@@ -1,15 +1,17 @@
-"""The store: one interface, one SQLite implementation at .board/board.db.
+"""The store: one interface, two implementations — SQLite at .board/board.db (the default)
+and PostgreSQL at `[store] url` (a board shared by a team's machines).
 
 Two processes (the loop and the TUI, or the CLI) write at once. Every write names what
-it expects (lane, row version, owning drive) and is applied inside one write
-transaction, so a concurrent change is refused with what was found instead of lost.
-SQL stays portable (no SQLite-only syntax in the queries) so a PostgreSQL store can
-follow behind the same interface.
+it expects (lane, row version, owning drive) and is applied inside one write transaction,
+so a concurrent change is refused with what was found instead of lost. Both stores keep
+the same tables and the same semantics, so nothing above this package knows which it has.
 
-The interface, and what it hands out, is in `base`; the SQLite store is in `sqlite`, reading
-its rows back through `rows`. Callers import from here: `from board.core.store import Expect`.
+The interface, and what it hands out, is in `base`; the stores are in `sqlite` and
+`postgres`, reading their rows back through `rows`. Callers import from here (`from
+board.core.store import Expect`) and open the store with `open_store(cfg)`.
 """
 
+from board.core.config import Config
 from board.core.store.base import (
     DriveFields,
     Expect,
@@ -22,7 +24,20 @@ from board.core.store.base import (
     utc_now,
     with_changes,
 )
-from board.core.store.sqlite import BUSY_TIMEOUT_MS, SCHEMA_VERSION, SQLiteStore, open_store
+from board.core.store.sqlite import BUSY_TIMEOUT_MS, SCHEMA_VERSION, SQLiteStore
+
+
+def open_store(cfg: Config, create: bool = False) -> Store:
+    """The board's store as board.toml names it: PostgreSQL at `[store] url`, else the
+    SQLite file at .board/board.db. `create` is for `board init` (a missing SQLite file is
+    otherwise refused: it means the wrong directory). psycopg is imported only here, so a
+    board that never sets a URL never pays for it."""
+    if cfg.store_url:
+        from board.core.store.postgres import PostgresStore
+
+        return PostgresStore(cfg.store_url, create=create)
+    return SQLiteStore(cfg.db_path, create=create)
+
 
 __all__ = [
     "BUSY_TIMEOUT_MS",

@@ -149,6 +149,14 @@ class Tx(abc.ABC):
 class Store(abc.ABC):
     """Everything the engine and the TUI need from persistence; nothing else touches the file."""
 
+    # True when the database itself wakes `wait_change` (PostgreSQL's LISTEN/NOTIFY), so a
+    # watcher can block on it instead of polling `change_count`.
+    pushes_changes: bool = False
+    # True when this open made a new, empty store (what `board init` reports)
+    created: bool = False
+    # where the store lives, for the operator's lines: a file path or a URL (no password)
+    where: str = ""
+
     @abc.abstractmethod
     def transaction(self) -> AbstractContextManager[Tx]:
         """One write transaction: `with store.transaction() as tx:`; it commits when the
@@ -174,6 +182,17 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def change_count(self) -> int:
         """A number that changes whenever anyone commits a write (cheap to poll)."""
+
+    @abc.abstractmethod
+    def wait_change(self, timeout: float, since: int | None = None) -> bool:
+        """Block up to `timeout` seconds until someone commits a write; True as soon as one is.
+
+        `since` is a `change_count()` the caller has already acted on: a write committed after
+        it counts even when it landed before this call, so a watcher that reloads and then
+        waits misses nothing in between. None: a write committed after this call begins. Why
+        a wait and not only `change_count`: a board shared over the network should reach every
+        TUI within a second without each one asking the server twice a second; PostgreSQL
+        wakes the waiter (NOTIFY), the SQLite file is polled cheaply."""
 
     @abc.abstractmethod
     def start_drive(

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
 
+from board.core import hosts
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
 from board.core.model import (
     DRIVE_LIVE,
@@ -43,6 +44,7 @@ from board.core.store.rows import _CARD_COLS, _DRIVE_COLS, _card_from_row, _card
 
 SCHEMA_VERSION = 3  # 2: cards.not_before, tier pauses, loop heartbeats; 3: the PR's polled state
 BUSY_TIMEOUT_MS = 5000
+WAIT_POLL_S = 0.1  # how often wait_change reads the change count
 
 _FIELDS = (
     "title",
@@ -309,10 +311,13 @@ class SQLiteStore(Store):
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ) -> None:
         self.path = Path(path)
+        self.where = str(self.path)
         self.clock = clock
         self._lock = threading.RLock()
-        if not create and not self.path.exists():
+        existed = self.path.exists()
+        if not create and not existed:
             raise StoreError(f"no store at {self.path}: run `board init` first")
+        self.created = create and not existed
         try:
             self.conn = sqlite3.connect(
                 str(self.path),
@@ -546,6 +551,18 @@ class SQLiteStore(Store):
         rows = self._read("SELECT value FROM meta WHERE key = 'changes'")
         return _whole(rows[0][0], "the change count", self.path) if rows else 0
 
+    def wait_change(self, timeout: float, since: int | None = None) -> bool:
+        """Polls `change_count` every WAIT_POLL_S: a read of one row of a local file."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        seen = self.change_count() if since is None else since
+        while True:
+            if self.change_count() != seen:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(WAIT_POLL_S, left))
+
     # drives -------------------------------------------------------------------------------
 
     def start_drive(self, card: str, tier: str, attempt: int, log: str, owner_pid: int) -> Drive:
@@ -556,7 +573,7 @@ class SQLiteStore(Store):
             tier=tier,
             status=DRIVE_LIVE,
             started_at=self.clock(),
-            host=socket.gethostname(),
+            host=hosts.this_host(),
             owner_pid=owner_pid or os.getpid(),
             log=log,
         )
@@ -670,8 +687,3 @@ class SQLiteStore(Store):
     def close(self) -> None:
         with self._lock:
             self.conn.close()
-
-
-def open_store(path: str | Path, create: bool = False) -> SQLiteStore:
-    """Open the store at `path`; `create` is for `board init` only."""
-    return SQLiteStore(path, create=create)
