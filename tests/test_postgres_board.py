@@ -85,7 +85,7 @@ def test_init_store_writes_the_url_and_two_clones_work_one_board(
 def test_init_store_on_an_existing_board_toml_adds_the_url_or_refuses_another(
     tmp_path: Path, pg_url: str
 ) -> None:
-    repo = make_repo(tmp_path)  # a plain SQLite board first
+    repo = make_repo(tmp_path, init="cli").root  # a plain SQLite board first
     path = repo / config.CONFIG_NAME
     before = path.read_text()
     out = ok(run_cli(repo, "init", "--store", pg_url))
@@ -111,7 +111,7 @@ def test_init_store_on_an_existing_board_toml_adds_the_url_or_refuses_another(
 
 
 def test_init_store_adds_a_store_table_to_an_older_board_toml(tmp_path: Path, pg_url: str) -> None:
-    repo = make_repo(tmp_path)
+    repo = make_repo(tmp_path, init="cli").root
     path = repo / config.CONFIG_NAME
     path.write_text('[board]\nbase = "main"\n')  # written before [store] existed
     ok(run_cli(repo, "init", "--store", pg_url))
@@ -119,7 +119,7 @@ def test_init_store_adds_a_store_table_to_an_older_board_toml(tmp_path: Path, pg
 
 
 def test_a_password_in_board_toml_is_refused_naming_the_line(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path)
+    repo = make_repo(tmp_path, init="cli").root
     path = repo / config.CONFIG_NAME
     text = config.with_store_url(path.read_text(), f"postgresql://bob:{SECRET}@db.example/board")
     path.write_text(text)
@@ -155,7 +155,7 @@ def test_init_store_refuses_a_password_or_an_unreachable_server_writing_nothing(
 
 
 def test_a_verb_on_an_unreachable_server_says_so_in_one_line(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path)
+    repo = make_repo(tmp_path, init="cli").root
     path = repo / config.CONFIG_NAME
     url = closed_port_url()
     path.write_text(config.with_store_url(path.read_text(), url))
