@@ -18,6 +18,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
@@ -42,6 +43,7 @@ NARROW = 24  # below this many cells a lane row leaves out the priority
 TITLE_MIN = 16  # a row with something to say after its title keeps this much of the title
 TITLE_MAX = 80  # and lines its details up at most this far along (a column, as k9s's)
 DETAIL_MIN = 12  # a detail with less room than this is left for the card screen
+ROW_CACHE = 512  # drawn rows a lane keeps: a few screenfuls, for scrolling back and forth
 
 Detail = tuple[str, str]  # what a row says after its title, and its kind (health.row_detail)
 
@@ -109,6 +111,9 @@ class LineList(LineView, can_focus=True, inherit_bindings=False):
         self.selected_key: Any = None
         self.painted_items = -1  # how many items the list held when it last drew a row (bench)
         self.drawing = 0  # the index of the row being drawn
+        # the content region and the scroll offset, while render_lines draws (else None)
+        self.frame_region: Region | None = None
+        self.frame_top = 0
         self.on_painted: Callable[[], None] | None = None  # called once, at the next line drawn
 
     def key_of(self, item: Any) -> Any:
@@ -197,8 +202,21 @@ class LineList(LineView, can_focus=True, inherit_bindings=False):
     def on_resize(self) -> None:
         self._scroll_cursor_into_view()
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Draw the lines in `crop`, with the view's place worked out once for all of them:
+        the content region and the scroll offset are computed properties (the region is
+        looked up in the compositor), and asking for both at every line cost a scroll that
+        redraws forty lines more than the rows themselves."""
+        self.frame_region = self.scrollable_content_region
+        self.frame_top = int(self.scroll_offset.y)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self.frame_region = None
+
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
+        region = self.frame_region or self.scrollable_content_region
+        width = region.width
         base = self.base_style
         if y == 0:
             self.paint_count += 1
@@ -207,7 +225,8 @@ class LineList(LineView, can_focus=True, inherit_bindings=False):
             hook()
         if y < self.header_rows:
             return self.render_header(y, width, base)
-        index = int(self.scroll_offset.y) + y - self.header_rows
+        top = self.frame_top if self.frame_region else int(self.scroll_offset.y)
+        index = top + y - self.header_rows
         if not self.items:
             if y == self.header_rows:
                 return self.render_empty(width, base)
@@ -274,6 +293,7 @@ class LaneView(LineList, inherit_bindings=False):
 
     def __init__(self, lane: str, *, id: str | None = None) -> None:
         self._row_styles: dict[tuple[Style, tuple[str, ...]], Style] = {}
+        self._strips: LRUCache[tuple[Any, ...], Strip] = LRUCache(ROW_CACHE)  # drawn rows
         self._base_style: Style | None = None  # rich_style walks every ancestor: once
         super().__init__(id=id)
         self.lane = lane
@@ -312,6 +332,7 @@ class LaneView(LineList, inherit_bindings=False):
         # the others are sanitized and measured (10,000 titles stay unsanitized until drawn)
         self.title_width = max((_title_cells(r) for r in rows), default=0)
         self._details.clear()
+        self._strips.clear()
         self.set_items(rows)
 
     def detail(self, card: Card) -> Detail:
@@ -373,6 +394,7 @@ class LaneView(LineList, inherit_bindings=False):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._row_styles.clear()
+        self._strips.clear()
         self._base_style = None
 
     @property
@@ -401,15 +423,26 @@ class LaneView(LineList, inherit_bindings=False):
         return Strip([Segment(f" {self.empty_text}", style)]).adjust_cell_length(width, base)
 
     def render_row(self, item: Row, at_cursor: bool, width: int, base: Style) -> Strip:
-        thumb = self._thumb()
+        top = self.frame_top if self.frame_region else int(self.scroll_offset.y)
+        thumb = self._thumb(top)
+        room = width if thumb is None else width - 1
+        card = item.card
+        # A scroll by one line draws every row again, all but one of them as they were:
+        # they come from here, not from _row_strip. Anything a row's look depends on is in
+        # the key, or clears the cache (new rows, new styles).
+        text, kind = self.detail(card)
+        focused = at_cursor and self.has_focus
+        key = (card.id, card.version, at_cursor, focused, room, base, text, kind)
+        strip = self._strips.get(key)
+        if strip is None:
+            strip = self._strips[key] = self._row_strip(item, at_cursor, room, base)
         if thumb is None:
-            return self._row_strip(item, at_cursor, width, base)
-        strip = self._row_strip(item, at_cursor, width - 1, base)
-        on_thumb = thumb[0] <= self.drawing - int(self.scroll_offset.y) < thumb[1]
+            return strip
+        on_thumb = thumb[0] <= self.drawing - top < thumb[1]
         cell = Segment("▐", self._style(base, "lane--thumb")) if on_thumb else Segment(" ", base)
         return Strip([*strip, cell], width)
 
-    def _thumb(self) -> tuple[int, int] | None:
+    def _thumb(self, top: int) -> tuple[int, int] | None:
         """The rows (first, past the last) of the lane's own scrollbar, drawn in the rows'
         last cell; None when every row fits.
 
@@ -417,13 +450,13 @@ class LaneView(LineList, inherit_bindings=False):
         all its lines at every scrolled line, which made a key that scrolls cost three
         times a key that does not (bench_tui's walk); the rows are drawn anew when the
         lane scrolls anyway, so their last cell comes for free."""
-        rows = self.scrollable_content_region.height - self.header_rows
+        rows = (self.frame_region or self.scrollable_content_region).height - self.header_rows
         total = len(self.items)
         if rows <= 0 or total <= rows:
             return None
         size = max(1, round(rows * rows / total))
-        top = round((rows - size) * int(self.scroll_offset.y) / max(1, total - rows))
-        return top, top + size
+        first = round((rows - size) * top / max(1, total - rows))
+        return first, first + size
 
     def _heading_strip(self, width: int, base: Style) -> Strip:
         """` ready 12 !3`; a narrow lane keeps the count: the blocked part goes first, then
