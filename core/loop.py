@@ -44,7 +44,7 @@ from typing import Any
 from board.core import failures, hosts, locks, proc
 from board.core.cards import actions, waits
 from board.core.cards.drives import dead_result, state_before
-from board.core.cards.waits import globs_overlap, surfaces_overlap
+from board.core.cards.waits import HEARTBEAT_S, globs_overlap, surfaces_overlap
 from board.core.config import CONFIG_NAME, Config
 from board.core.drive import drive
 from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
@@ -62,7 +62,6 @@ TOLD_LABEL = "told="
 JOIN_POLL_S = 0.05
 LEASE_LOST = "its host lost its lease"  # a drive row's result when another host gave it up
 TREES_SAVED = "its trees were saved when the host booted again"
-HEARTBEAT_S = 2.0  # `board status` calls a loop stale after STALE_AFTER_S without one
 
 
 # ---------------------------------------------------------------------------------------------

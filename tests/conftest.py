@@ -22,7 +22,10 @@ import pytest
 from board.core import config
 from board.core.store import SQLiteStore, Store, open_store
 
-from tests.pg_cluster import pg_cluster, pg_url  # noqa: F401  (fixtures: a throwaway PostgreSQL)
+from tests.support.pg_cluster import (  # noqa: F401  (fixtures: a throwaway PostgreSQL)
+    pg_cluster,
+    pg_url,
+)
 from tests.support.repos import GIT_ENV, Repo, make_repo
 
 

@@ -1,5 +1,5 @@
 """Three hosts, one board: three clones, three `board run --host hN` processes, one
-throwaway PostgreSQL (tests/pg_cluster.py), one bare remote. Every card ends done, the
+throwaway PostgreSQL (tests/support/pg_cluster.py), one bare remote. Every card ends done, the
 remote run branch holds every card's marker in one serial line, and no card is driven by
 two hosts at once. Then one host is killed with SIGKILL mid-drive: the others take its
 cards after the lease; when it comes back, it saves its old trees and they reach the

@@ -4,7 +4,7 @@ What a team sees when `[store] url` is set: `board init --store URL` writes the 
 makes the tables, every clone that names the URL works the same cards, a TUI on one clone
 follows a CLI change made on another within a second (LISTEN/NOTIFY, not polling), two OS
 processes racing on the same cards lose no update, and a password never lands in (or is
-read from) board.toml. Against the session's throwaway server (tests/pg_cluster.py).
+read from) board.toml. Against the session's throwaway server (tests/support/pg_cluster.py).
 """
 
 from __future__ import annotations
@@ -310,7 +310,7 @@ def test_the_race_sees_lost_updates_when_the_version_check_is_off(pg_url: str) -
 def test_a_missing_server_fails_under_ci_and_is_skipped_elsewhere(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "conftest.py").write_text(
-        "from tests.pg_cluster import pg_cluster, pg_url  # noqa: F401\n"
+        "from tests.support.pg_cluster import pg_cluster, pg_url  # noqa: F401\n"
     )
     (tmp_path / "test_needs_pg.py").write_text("def test_it(pg_url):\n    assert pg_url\n")
     env = {

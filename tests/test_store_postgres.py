@@ -5,7 +5,7 @@ engine above the store must not be able to tell them apart (the same refusals, w
 word; the same timeline; the same counts). Then what only a shared server has: two
 connections racing a claim, LISTEN/NOTIFY reaching a waiter, a server that is locked,
 unreachable or gone, and the schema's shape and migrations. The PostgreSQL server is the
-session's throwaway cluster (tests/pg_cluster.py).
+session's throwaway cluster (tests/support/pg_cluster.py).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from board.core.model import Blocked, CardDraft, Pause
 from board.core.store import SCHEMA_VERSION, Expect, SQLiteStore, Store, open_store
 from board.core.store.postgres import _WRITE_LOCK, PostgresStore
 
-from tests.pg_cluster import Cluster
+from tests.support.pg_cluster import Cluster
 
 BACKENDS = ["sqlite", "postgres"]
 

@@ -2,6 +2,11 @@
 dark and high-contrast, from the fixed store (fixed clock, no watcher, no blink, no
 animation), so a change in what the operator sees shows up as a picture diff.
 
+Two boards: the seeded one, with no loop (the header's warning), and a live one
+(`live_board`): a loop's heartbeat from another host, a working card 3m04s into its drive
+with its log's last line, a tier paused 4m12s more, and a ready card waiting for each of
+the claim's reasons. Every time on screen comes from the fixed clock the app is given.
+
 Update after an intended change with `pytest tests/test_tui_snapshots.py --snapshot-update`
 and look at the pictures in the report before committing them.
 """
@@ -10,15 +15,18 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.tui import loaded, make_app, seeded_board, settle
+from tests.support.tui import live_board, loaded, make_app, seeded_board, settle
 
 SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
 THEMES = ("dark", "high-contrast")
+# the board opens on the ready lane (its blocked cards need the operator): c-10, c-2, …
 SCREENS = {
-    "board": (),
-    "card": ("right", "j", "enter"),  # c-2: held, labels, deps, spec, acceptance, comments
-    "help": ("question_mark",),
-    "confirm": ("right", "j", "x"),  # cancel c-2?
+    "board": (seeded_board, ()),
+    "card": (seeded_board, ("j", "enter")),  # c-2: held, labels, deps, spec, comments
+    "help": (seeded_board, ("question_mark",)),
+    "confirm": (seeded_board, ("j", "x")),  # cancel c-2?
+    "live": (live_board, ()),  # the header, why each card waits, a working row
+    "live-card": (live_board, ("j", "j", "j", "enter")),  # c-4: no surface, runs alone
 }
 
 
@@ -26,12 +34,13 @@ SCREENS = {
 @pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_screen_looks_as_approved(snap_compare, tmp_path, screen: str, theme: str, size: str):
-    board = seeded_board(tmp_path)
+    make, keys = SCREENS[screen]
+    board = make(tmp_path)
     app = make_app(board, theme=theme, poll=0)
 
     async def run_before(pilot) -> None:
         await loaded(pilot)
-        for key in SCREENS[screen]:
+        for key in keys:
             await pilot.press(key)
             await settle(pilot)
 

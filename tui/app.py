@@ -1,11 +1,14 @@
 """BoardApp: the control room over the headless core.
 
-The app owns three things the screens share: the store watch (a worker polls
+The app owns what the screens share: the store watch (a worker polls
 `store.change_count()` every half second and publishes the `store_changes` signal when it
 moved; the screens subscribe and reload; a store its database wakes, PostgreSQL, is waited
-on instead of polled), the verbs (one `board.core.actions` call each, in a worker, its
-result or refusal shown as one line), and the themes. Nothing here reads the store or runs
-git on the UI thread. The screens reach the app typed (`base.py`).
+on instead of polled), the loop's health (a worker reads the heartbeats, the live drives and
+the pauses every half second and publishes `health_changes`: a loop that dies writes
+nothing, so the store watch alone would never see it), the verbs (one `board.core.actions`
+call each, in a worker, its result or refusal shown as one line), and the themes. Nothing
+here reads the store or runs git on the UI thread. The screens reach the app typed
+(`base.py`). The clock is injected, so tests show fixed times.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import pkgutil
 import sys
 import threading
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +39,13 @@ from .base import BoardAppScreen
 from .board import BoardScreen
 from .commands import VERBS, BoardCommands
 from .dialogs import ConfirmDialog, HelpScreen, ReasonDialog, card_question
+from .health import Clock, Health, read_health, utc_now
 from .rows import Preload, resume_gc
 from .themes import load_themes, user_theme_dir
 from .widgets import StatusLine
 
 POLL_INTERVAL_S = 0.5
+LIVE_INTERVAL_S = 0.5  # the header and the working rows: a second shows within half of one
 PUSH_WAIT_S = 1.0  # one wait of the pushed store watch (how soon it notices the app ended)
 
 _ASK_TAIL = {
@@ -98,11 +104,15 @@ class BoardApp(App[int]):
         theme: str | None = None,
         poll_interval: float = POLL_INTERVAL_S,
         preload: Preload | None = None,
+        clock: Clock = utc_now,
+        live_interval: float = LIVE_INTERVAL_S,
     ) -> None:
         super().__init__()
         self.cfg = cfg
         self.store = store
         self.poll_interval = poll_interval
+        self.clock = clock
+        self.live_interval = live_interval
         self.verb_versions: dict[str, int] = {}  # card version seen when a verb key was pressed
         self.cursor_blink = True
         self.theme_set = load_themes(user_theme_dir(cfg.root, cfg.theme_dir))
@@ -117,12 +127,16 @@ class BoardApp(App[int]):
         # the store's change count, published when it moved: every screen showing the
         # store subscribes (BoardAppScreen.watch_store) and reloads
         self.store_changes: Signal[int] = Signal(self, "store-changes")
+        # the loop's health, published at every read (the times in it move every second)
+        self.health_changes: Signal[Health] = Signal(self, "health-changes")
         self.last_status: tuple[str, bool] = ("", False)
         self._polling = False
+        self._reading_health = False
         self._watch_stop = threading.Event()
         # the first read of the board: started by `board tui` before Textual was imported,
         # or here, so it runs while the app starts either way
-        self._preload: Preload | None = preload or Preload(store)
+        self._preload: Preload | None = preload or Preload(store, cfg=cfg, clock=clock)
+        self.health: Health | None = None  # the latest reading (the preload's, at first)
 
     # setup ---------------------------------------------------------------------------------
 
@@ -169,6 +183,10 @@ class BoardApp(App[int]):
             threading.Thread(target=self._push_watch, name="store-watch", daemon=True).start()
         elif self.poll_interval > 0:
             self.set_interval(self.poll_interval, self._poll, name="store-watch")
+        # The first reading is the early read's (the board screen takes it, or asks for
+        # one): a thread started here would run through the first paint and slow it.
+        if self.live_interval > 0:
+            self.set_interval(self.live_interval, self.poll_health, name="health")
         if self.problems:
             self.say(" · ".join(self.problems), error=True)
 
@@ -252,6 +270,35 @@ class BoardApp(App[int]):
 
     def action_refresh(self) -> None:
         self._check_changes(True)
+        self.poll_health()
+
+    # the loop's health -----------------------------------------------------------------------
+
+    def poll_health(self) -> None:
+        """Read the loop's heartbeat, the live drives and the pauses (in a worker)."""
+        if not self._reading_health:
+            self._reading_health = True
+            self._read_health()
+
+    @work(thread=True, group="health", exit_on_error=False)
+    def _read_health(self) -> None:
+        try:
+            health = read_health(self.cfg, self.store, self.clock)
+        except BoardError as exc:
+            self.call_from_thread(self.say, exc.line(), True)
+            return
+        finally:
+            self._reading_health = False
+        self.call_from_thread(self.health_changed, health)
+
+    def health_changed(self, health: Health) -> None:
+        """A new reading: the header, the working rows and the waits follow it."""
+        self.health = health
+        self.health_changes.publish(health)
+
+    def now(self) -> datetime:
+        """The app's clock (fixed in tests)."""
+        return self.clock()
 
     # verbs ---------------------------------------------------------------------------------
 
@@ -308,13 +355,15 @@ class BoardApp(App[int]):
         return screen.current_card() if isinstance(screen, BoardAppScreen) else None
 
     def action_logs(self) -> None:
+        """The drive logs: the card's, or with no card selected every drive's (running
+        first, then the newest), since "no card selected" only sent the operator looking
+        for a card while the drives were one key away."""
         card = self._current_card()
-        if card is None:
-            self.say("logs: no card selected", error=True)
-            return
         from .logs.screen import LogsScreen  # loaded when first opened, not at start
 
-        self.push_screen(LogsScreen(self.cfg, self.store, card.id))
+        self.push_screen(
+            LogsScreen(self.cfg, self.store, card.id if card else None, clock=self.clock)
+        )
 
     def action_stranded(self) -> None:
         self.open_stranded()

@@ -1,36 +1,67 @@
-"""The board screen: one lane per column, with counts, a filter, and the verbs by key.
+"""The board screen: the loop's health on top, the lanes stacked under it, with counts, a
+filter, and the verbs by key.
+
+The layout is lazygit's side panels with k9s's header and table rows (docs/architecture.md
+says why): a header line answers whether a loop runs and what it is doing; the lanes are
+stacked, each the full width, the focused one expanded and the others showing their
+heading and first rows (blocked first); every row is a table row with room for its block
+class, its title and what it is doing or waiting for.
 
 The store is read in a worker; the rows are sorted and sanitized there too, so the UI
 thread only swaps lists. The first paint comes from the early read's lane heads (real
 counts, the real top rows); the whole board is read after that paint. Lanes draw with
 the line API (`LaneView`), so 10,000 cards cost lists, not widgets. The cursor follows
 its card: after a reload (someone else's write, or our own verb) it is on the same
-card, even if that card changed lanes.
+card, even if that card changed lanes. The board opens on the lane where the operator
+is needed (`rows.start_lane`).
 """
 
 from __future__ import annotations
 
+from board.core.cards import waits
+from board.core.config import Config
 from board.core.errors import BoardError, CorruptCard
 from board.core.model import LANES, Card
 from board.core.store import unreadable_line
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from .base import BoardAppScreen, PaletteActions
 from .commands import verb_bindings
-from .rows import Lanes, Preload, Row, Totals, matches, read_board
-from .widgets import LaneView, LineList, StatusLine
+from .health import Health, row_detail
+from .rows import (
+    Lanes,
+    Preload,
+    Row,
+    Totals,
+    all_cards,
+    lane_heights,
+    matches,
+    read_board,
+    start_lane,
+)
+from .widgets import Detail, HealthBar, LaneView, LineList, StatusLine
 
-START_LANE = "backlog"
+START_LANE = "backlog"  # until the first read says where the work is
+CHROME_LINES = 3  # the header, the status line and the footer: the lanes get the rest
 FIRST_READ_WAIT_S = 0.5  # how long the first paint may wait for the first read
 FULL_READ_FALLBACK_S = 1.0  # every card is read by then even if no row could be painted
 HINT = "? keys · : palette · / filter · enter open · q quit"
+
+
+def derived(cfg: Config, lanes: Lanes, totals: Totals | None) -> tuple[int, waits.ClaimView | None]:
+    """What the rows tell beyond themselves: how many cards need the operator, and the
+    claim's view of every card (None while only the heads are in: a dependency may sit in
+    any lane, so a view of part of the board could say a card is free when it is not)."""
+    cards = all_cards(lanes)
+    needs = sum(waits.needs_operator(cfg, card) for card in cards)
+    return needs, waits.claim_view(None, cards, []) if totals is None else None
 
 
 class BoardScreen(BoardAppScreen):
@@ -53,12 +84,19 @@ class BoardScreen(BoardAppScreen):
         """Rows read and prepared in a worker, ready to be shown."""
 
         def __init__(
-            self, lanes: dict[str, list[Row]], count: int, totals: Totals | None = None
+            self,
+            lanes: dict[str, list[Row]],
+            count: int,
+            totals: Totals | None = None,
+            needs: int = 0,
+            claim: waits.ClaimView | None = None,
         ) -> None:
             super().__init__()
             self.lanes = lanes
             self.count = count
             self.totals = totals  # set when the rows are only each lane's head
+            self.needs = needs  # cards that need the operator (counted in the worker)
+            self.claim = claim  # the claim's view of every card (made in the worker)
 
     def __init__(self) -> None:
         super().__init__()
@@ -72,13 +110,21 @@ class BoardScreen(BoardAppScreen):
         self.paint_pending = False  # the first board with cards is not on screen yet
         self._shown_count = -1
         self._reading_rest = False  # the read of every card after the heads has started
+        self.needs = 0  # cards that need the operator (the header's count)
+        self.health: Health | None = None  # the app's latest reading of the loop
+        # the claim's view of every card (lanes, working surfaces), made once per read;
+        # `claim` is it at the latest health reading, what the rows' waits are asked of
+        self._claim_base: waits.ClaimView | None = None
+        self.claim: waits.ClaimView | None = None
+        self._heights: dict[str, int | str] = {}  # each lane's height as last set
 
     def compose(self) -> ComposeResult:
         # The lanes stay hidden until the first read lands, so the board is painted once,
         # with its cards, rather than empty and then again. Widgets the first paint does
         # not show (the "reading" line, the filter field) are mounted when first needed.
         # A lane is one widget, heading included: fewer widgets, a quicker first paint.
-        lanes = Horizontal(id="lanes")
+        yield HealthBar(id="health")
+        lanes = Vertical(id="lanes")
         lanes.display = False
         with lanes:
             for lane in LANES:
@@ -90,12 +136,19 @@ class BoardScreen(BoardAppScreen):
 
     def on_mount(self) -> None:
         self.watch_store()
+        app = self.board_app
+        app.health_changes.subscribe(self, self._health_changed, immediate=True)
+        for lane in LANES:
+            self.lane_view(lane).detail_of = self._detail
         self.lane_view(self.current_lane).focus()
         self._mark_current()
-        text, error = self.board_app.last_status
+        text, error = app.last_status
         self.query_one(StatusLine).show(text or HINT, error)
-        preload = self.board_app.take_preload()
+        if app.health is not None:
+            self._health_changed(app.health)
+        preload = app.take_preload()
         if preload is None:
+            app.poll_health()
             self.reload()
             return
         # The read started before Textual did; a board that is read by now (or within a
@@ -103,15 +156,22 @@ class BoardScreen(BoardAppScreen):
         try:
             lanes, count = preload.result(timeout=FIRST_READ_WAIT_S)
         except TimeoutError:  # a slow store: say "reading" and let a worker wait
-            self.mount(Static(Text("reading the board…"), id="loading"), before=0)
+            self.mount(Static(Text("reading the board…"), id="loading"), after="#health")
+            app.poll_health()
             self._load(preload)
         except BoardError as exc:
-            self.board_app.say(exc.line(), error=True)
+            app.say(exc.line(), error=True)
+            app.poll_health()
             self._show(self.lanes, -1)  # an empty board; the store watch retries
         else:
             if preload.unreadable:  # the rest of the board shows; the status names the card
-                self.board_app.say(unreadable_line(preload.unreadable), error=True)
-            self._show(lanes, count, preload.totals)
+                app.say(unreadable_line(preload.unreadable), error=True)
+            if preload.health is None:
+                app.poll_health()
+            elif app.health is None:
+                app.health_changed(preload.health)  # the header's words, in the first paint
+            # the heads are few (a screenful a lane): what they say is worked out here
+            self._show(lanes, count, preload.totals, *derived(app.cfg, lanes, preload.totals))
 
     # data ----------------------------------------------------------------------------------
 
@@ -136,13 +196,21 @@ class BoardScreen(BoardAppScreen):
             return
         if unreadable:  # the rest of the board shows; the status line names the card
             app.call_from_thread(app.say, unreadable_line(unreadable), True)
+        needs, claim = derived(app.cfg, lanes, totals)
         if not worker.is_cancelled:
-            self.post_message(self.Loaded(lanes, count, totals))
+            self.post_message(self.Loaded(lanes, count, totals, needs, claim))
 
     def on_board_screen_loaded(self, message: Loaded) -> None:
-        self._show(message.lanes, message.count, message.totals)
+        self._show(message.lanes, message.count, message.totals, message.needs, message.claim)
 
-    def _show(self, lanes: Lanes, count: int, totals: Totals | None = None) -> None:
+    def _show(
+        self,
+        lanes: Lanes,
+        count: int,
+        totals: Totals | None = None,
+        needs: int = 0,
+        claim: waits.ClaimView | None = None,
+    ) -> None:
         if count < self._shown_count or (totals is not None and self.loaded):
             return  # an older read finishing late, or heads after the whole board
         self._shown_count = count
@@ -152,6 +220,13 @@ class BoardScreen(BoardAppScreen):
             app.seen_changes = count
         following = self.current_card()
         self.lanes = lanes
+        self.needs = needs
+        self._claim_base = claim
+        self._update_claim()
+        self.query_one(HealthBar).show(self.health, self.needs)
+        if not self.shown:
+            self.current_lane = start_lane(app.cfg, lanes, self.visible_lanes())
+            self._mark_current()
         self._refilter()
         if following is not None:
             self._follow(following.id)
@@ -211,8 +286,50 @@ class BoardScreen(BoardAppScreen):
                 shown, total, blocked, "no match" if words and rows else "empty"
             )
             self.lane_view(lane).set_heading(len(shown), total, blocked, bool(words))
+        self.layout_lanes()
+
+    # the loop's health ---------------------------------------------------------------------
+
+    def _health_changed(self, health: Health) -> None:
+        """A new reading of the loop: the header, the working rows and the waits follow."""
+        self.health = health
+        self.query_one(HealthBar).show(health, self.needs)
+        self._update_claim()
+        for lane in self.visible_lanes():
+            self.lane_view(lane).refresh_details()
+
+    def _update_claim(self) -> None:
+        base, health = self._claim_base, self.health
+        self.claim = health.view(base) if base is not None and health is not None else None
+
+    def _detail(self, card: Card) -> Detail:
+        return row_detail(self.board_app.cfg, card, self.health, self.claim)
 
     # lanes ---------------------------------------------------------------------------------
+
+    def layout_lanes(self) -> None:
+        """Give each lane its lines (`rows.lane_heights`): the focused one expands, the
+        others keep their heading and first rows. Called when the rows, the focused lane,
+        the visible lanes or the screen's size change."""
+        if not self.shown and not any(self.lanes.values()):
+            return
+        visible = self.visible_lanes()
+        room = self.query_one("#lanes").size.height
+        if room <= 0:  # not laid out yet: the screen less its fixed lines
+            room = self.app.size.height - CHROME_LINES
+            field = self.filter_field()
+            room -= 1 if field is not None and field.display else 0
+        wants = {lane: len(self.lane_view(lane).rows) for lane in visible}
+        heights = lane_heights(room, wants, self.current_lane)
+        for lane in visible:
+            # the focused lane takes what is left, however the room was counted
+            height: int | str = "1fr" if lane == self.current_lane else heights[lane]
+            if self._heights.get(lane) != height:
+                self._heights[lane] = height
+                self.lane_view(lane).styles.height = height
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self.layout_lanes)
 
     def lane_view(self, lane: str) -> LaneView:
         return self.query_one(f"#lane-{lane}", LaneView)
@@ -236,6 +353,7 @@ class BoardScreen(BoardAppScreen):
         # behind this one (typed ahead, or read in one burst over SSH) go to this lane
         self.set_focus(self.lane_view(lane))
         self._mark_current()
+        self.layout_lanes()
 
     def _mark_current(self) -> None:
         for lane in LANES:
@@ -250,6 +368,7 @@ class BoardScreen(BoardAppScreen):
         if isinstance(focused, LaneView) and focused.lane != self.current_lane:
             self.current_lane = focused.lane
             self._mark_current()
+            self.layout_lanes()
 
     def action_lane(self, delta: int) -> None:
         lanes = self.visible_lanes()
@@ -263,6 +382,8 @@ class BoardScreen(BoardAppScreen):
             self._focus_lane("cancelled")
         elif self.current_lane == "cancelled":
             self._focus_lane("done")
+        else:
+            self.layout_lanes()
 
     # filter --------------------------------------------------------------------------------
 
@@ -278,6 +399,7 @@ class BoardScreen(BoardAppScreen):
             self.mount(field, before=self.query_one(StatusLine))
         field.display = True
         field.focus()
+        self.call_after_refresh(self.layout_lanes)
 
     def action_clear_filter(self) -> None:
         field = self.filter_field()
@@ -287,6 +409,7 @@ class BoardScreen(BoardAppScreen):
         field.display = False
         self._set_filter("")
         self.lane_view(self.current_lane).focus()
+        self.call_after_refresh(self.layout_lanes)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -296,6 +419,7 @@ class BoardScreen(BoardAppScreen):
     def _filter_submitted(self, event: Input.Submitted) -> None:
         event.input.display = bool(event.value)
         self.lane_view(self.current_lane).focus()
+        self.call_after_refresh(self.layout_lanes)
 
     def _set_filter(self, text: str) -> None:
         words = text.lower().split()

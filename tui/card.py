@@ -1,21 +1,24 @@
 """The card screen: everything about one card, read in a worker, shown literally.
 
-Spec, acceptance, block, labels, deps and dependents, branch and worktree, the card's
-stranded branches and its timeline with comments. Which worktree holds the card's work
-is the core's to say (`naming.card_worktree`: git's listing and the trees' names); that
-call and the stranded listing run in the same worker as the store reads.
+Spec, acceptance, block, why it waits, its drive, labels, deps and dependents, branch
+and worktree, the card's stranded branches and its timeline with comments. Why a ready
+card waits is `waits.why_waits`, the function the loop's claim skips it by, asked with
+the loop's health as the header judges it. Which worktree holds the card's work is the
+core's to say (`naming.card_worktree`: git's listing and the trees' names); that call and
+the stranded listing run in the same worker as the store reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from board.core.cards import waits
 from board.core.config import Config
 from board.core.errors import BoardError, NotFound
 from board.core.git import naming
-from board.core.model import Card, Event
+from board.core.model import Card, Drive, Event
 from board.core.store import Store
 from rich.console import Group, RenderableType
 from rich.rule import Rule
@@ -31,7 +34,9 @@ from textual.worker import get_current_worker
 
 from .base import BoardAppScreen
 from .commands import verb_bindings
+from .health import Health, utc_now
 from .rows import one_line
+from .times import drive_elapsed
 from .widgets import StatusLine, literal
 
 
@@ -45,6 +50,9 @@ class CardDetail:
     worktree: str
     stranded: list[str]
     timeline: list[Event]
+    why: str = ""  # why the claim skips it now ('' when it does not, or it is not ready)
+    drive: Drive | None = None  # its drive running now, else its last one
+    at: datetime = field(default_factory=utc_now)  # when this was read (the clock's)
 
 
 def card_stranded(cfg: Config, card_id: str) -> list[str]:
@@ -64,9 +72,16 @@ def card_stranded(cfg: Config, card_id: str) -> list[str]:
     return lines
 
 
-def load_detail(cfg: Config, store: Store, card_id: str) -> CardDetail:
+def load_detail(cfg: Config, store: Store, card_id: str, at: datetime | None = None) -> CardDetail:
     """Read the card and its surroundings; git and stranded problems become a line, not a crash."""
+    at = at or utc_now()
     card = store.get(card_id)
+    why = ""
+    if card.lane == "ready" and card.blocked is None:
+        loop_up = any(waits.loop_running(beat, at) for beat in store.loops())
+        view = waits.claim_view(store, no_loop="" if loop_up else waits.NO_LOOP, at=at)
+        why = waits.why_waits(cfg, card, view)
+    drives = store.list_drives(card.id, limit=1)
     dep_lanes = []
     for dep in card.deps:
         try:
@@ -83,8 +98,25 @@ def load_detail(cfg: Config, store: Store, card_id: str) -> CardDetail:
     except BoardError as exc:
         stranded = [f"cannot list: {exc.line()}"]
     return CardDetail(
-        card, dep_lanes, store.dependents(card.id), worktree, stranded, store.timeline(card.id)
+        card,
+        dep_lanes,
+        store.dependents(card.id),
+        worktree,
+        stranded,
+        store.timeline(card.id),
+        why=why,
+        drive=drives[0] if drives else None,
+        at=at,
     )
+
+
+def _drive_line(drive: Drive, at: datetime) -> Text:
+    """`default #2, running for 3m04s`, or how its last drive ended."""
+    head = f"{one_line(drive.tier)} #{drive.attempt}, "
+    if drive.live:
+        return Text(head + f"running for {drive_elapsed(drive, at)} (l: its log)")
+    ended = f"{one_line(drive.status)} after {drive_elapsed(drive, at)}"
+    return Text(head + ended + (f": {one_line(drive.result)}" if drive.result else ""))
 
 
 def _joined(items: Sequence[str]) -> Text:
@@ -113,9 +145,13 @@ def render_detail(detail: CardDetail) -> RenderableType:
         grid.add_row("blocked", block)
     else:
         grid.add_row("blocked", Text("no"))
+    if detail.why:
+        grid.add_row("waits", Text(one_line(detail.why)))
     if card.not_before:
         cls = waits.wait_class(card)
-        grid.add_row("waits", Text(f"not before {card.not_before}" + (f" ({cls})" if cls else "")))
+        grid.add_row("retry", Text(f"not before {card.not_before}" + (f" ({cls})" if cls else "")))
+    if detail.drive is not None:
+        grid.add_row("drive", _drive_line(detail.drive, detail.at))
     grid.add_row("labels", _joined(card.labels))
     deps = [f"{dep} ({lane})" for dep, lane in detail.dep_lanes]
     grid.add_row("deps", _joined(deps))
@@ -125,6 +161,8 @@ def render_detail(detail: CardDetail) -> RenderableType:
     grid.add_row("stranded", Text("\n".join(one_line(s) for s in detail.stranded) or "none"))
     if card.surface:
         grid.add_row("surface", _joined(card.surface))
+    else:  # what the claim makes of it (docs/lifecycle.md, "Lanes")
+        grid.add_row("surface", Text("none: it runs alone (no other drive beside it)"))
     if card.pr_url:
         polled = f"  {card.pr_state}, polled {card.pr_polled_at}" if card.pr_state else ""
         grid.add_row("pr", Text(one_line(card.pr_url) + polled))
@@ -174,6 +212,7 @@ class CardScreen(BoardAppScreen):
         super().__init__()
         self.card_id = card_id
         self.detail: CardDetail | None = None
+        self._loop_up: bool | None = None  # as the last health reading said
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="card-scroll"):
@@ -183,8 +222,15 @@ class CardScreen(BoardAppScreen):
 
     def on_mount(self) -> None:
         self.watch_store()
+        self.board_app.health_changes.subscribe(self, self._health_changed)
         self.query_one("#card-scroll").focus()
         self.reload()
+
+    def _health_changed(self, health: Health) -> None:
+        """A loop that died or started changes why a ready card waits: read it again."""
+        if self._loop_up is not None and health.loop_up != self._loop_up:
+            self.reload()
+        self._loop_up = health.loop_up
 
     def reload(self) -> None:
         self._load()
@@ -194,7 +240,7 @@ class CardScreen(BoardAppScreen):
         worker = get_current_worker()
         app = self.board_app
         try:
-            detail = load_detail(app.cfg, app.store, self.card_id)
+            detail = load_detail(app.cfg, app.store, self.card_id, app.now())
         except BoardError as exc:
             message = self.Loaded(None, exc.line())
         else:

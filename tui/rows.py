@@ -12,13 +12,19 @@ from __future__ import annotations
 import gc
 import shutil
 import threading
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from board.core.errors import CorruptCard
+from board.core.cards.waits import needs_operator
+from board.core.config import Config
+from board.core.errors import BoardError, CorruptCard
 from board.core.model import LANES, TERMINAL, Card
 from board.core.store import Store
-from board.core.text import sanitize as _core_sanitize
+
+from .text import one_line, sanitize
+
+if TYPE_CHECKING:
+    from .health import Clock, Health
 
 HEAD_ROWS = 200  # rows per lane in the first read when the terminal's height is unknown
 
@@ -28,21 +34,6 @@ def head_rows() -> int:
     under its heading), or HEAD_ROWS when there is no terminal to ask (nor LINES)."""
     lines = shutil.get_terminal_size(fallback=(0, 0)).lines
     return lines if lines > 0 else HEAD_ROWS
-
-
-def sanitize(text: str) -> str:
-    """Text from a user or a coder, safe to paint: every escape and control char visible.
-
-    ESC [2J shows as `␛[2J`, a bell as `^G`; line breaks are kept for multi-line text.
-    """
-    if not text:
-        return ""
-    return _core_sanitize(text.replace("\r\n", "\n"), keep_newlines=True)
-
-
-def one_line(text: str) -> str:
-    """Sanitized text for a single row: line breaks shown as ⏎ so a row stays one row."""
-    return sanitize(text).replace("\n", " ⏎ ")
 
 
 class Row:
@@ -125,6 +116,49 @@ def matches(row: Row, words: list[str]) -> bool:
     return all(word in row.hay for word in words)
 
 
+def all_cards(lanes: Lanes) -> list[Card]:
+    return [row.card for rows in lanes.values() for row in rows]
+
+
+def start_lane(cfg: Config, lanes: Lanes, visible: Sequence[str]) -> str:
+    """The lane the board opens on: where the work needs the operator. The first lane
+    holding a card that waits for a human (`waits.needs_operator`: a block the sweep does
+    not heal, a build waiting for approval), else `working` if a drive runs, else the first
+    lane with cards. It used to open on the backlog, often empty, where `l` said "no card
+    selected" while the work sat two lanes over."""
+    for lane in visible:
+        if any(needs_operator(cfg, row.card) for row in lanes.get(lane, ())):
+            return lane
+    if lanes.get("working") and "working" in visible:
+        return "working"
+    return next((lane for lane in visible if lanes.get(lane)), visible[0])
+
+
+def lane_heights(room: int, wants: Mapping[str, int], focused: str) -> dict[str, int]:
+    """Lines for each stacked lane, heading included, in `room` lines (lazygit's side
+    panels, the focused one expanded). Every lane keeps its heading; the others show up to
+    a share of the rows that keeps at least half the room for the focused lane; room the
+    focused lane does not fill goes back to the others, in lane order; what is left is the
+    focused lane's. `wants` is how many rows each lane has to show."""
+    lanes = list(wants)
+    others = [lane for lane in lanes if lane != focused]
+    rest = max(0, room - len(lanes))  # the lines under the headings
+    cap = rest // (2 * len(others)) if others else 0  # 0: a short screen shows headings
+    give = {lane: min(wants[lane], cap) for lane in others}
+    left = rest - sum(give.values())
+    focus_wants = max(1, wants.get(focused, 0))
+    if left > focus_wants:
+        spare = left - focus_wants
+        for lane in others:
+            more = min(wants[lane] - give[lane], spare)
+            give[lane] += more
+            spare -= more
+        left = focus_wants + spare
+    heights = {lane: 1 + give[lane] for lane in others}
+    heights[focused] = 1 + max(0, left)
+    return heights
+
+
 _gc_paused = False  # the cyclic collector is off until the first board is painted
 
 
@@ -154,26 +188,46 @@ def resume_gc() -> None:
         gc.enable()
 
 
+def _first_health(store: Store, cfg: Config, clock: Clock | None) -> Health | None:
+    """The header's first reading; None when it cannot be had (the app's own reading,
+    which follows at once, says why and tries again)."""
+    try:
+        from .health import read_health, utc_now
+
+        return read_health(cfg, store, clock or utc_now)
+    except (BoardError, ImportError):
+        return None
+
+
 class Preload:
     """The first read of the board (its lane heads), started in a thread at once;
     `result()` waits for it. `totals` is set when the heads are not the whole board."""
 
-    def __init__(self, store: Store, rows: int | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        rows: int | None = None,
+        cfg: Config | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         pause_gc()  # until the first paint: the app resumes it (see pause_gc)
         self.rows = head_rows() if rows is None else rows
         self._done = threading.Event()
         self._value: tuple[Lanes, int] | None = None
         self.totals: Totals | None = None
         self.unreadable: list[CorruptCard] = []  # cards the read left out
+        self.health: Health | None = None  # the header's first words (with a cfg)
         self._error: BaseException | None = None
         threading.Thread(
-            target=self._read, args=(store,), name="board-preload", daemon=True
+            target=self._read, args=(store, cfg, clock), name="board-preload", daemon=True
         ).start()
 
-    def _read(self, store: Store) -> None:
+    def _read(self, store: Store, cfg: Config | None, clock: Clock | None) -> None:
         try:
             lanes, count, self.totals = read_heads(store, self.rows, self.unreadable)
             self._value = (lanes, count)
+            if cfg is not None:  # the header, so the first paint says whether a loop runs
+                self.health = _first_health(store, cfg, clock)
         except BaseException as exc:  # handed to whoever asks, who says it in one line
             self._error = exc
         finally:
@@ -193,8 +247,10 @@ __all__ = [
     "Preload",
     "Row",
     "Totals",
+    "all_cards",
     "build_lanes",
     "head_rows",
+    "lane_heights",
     "matches",
     "one_line",
     "pause_gc",
@@ -202,5 +258,6 @@ __all__ = [
     "read_heads",
     "resume_gc",
     "sanitize",
+    "start_lane",
 ]
 _ = Any

@@ -1,4 +1,5 @@
-"""Widgets shared by the screens: the lane (line API), the status line, and literal text.
+"""Widgets shared by the screens: the lane (line API), the header, the status line, and
+literal text.
 
 Everything a user or a coder wrote (titles, specs, reasons, labels, comments) reaches
 the screen through `sanitize`/`literal` as plain `Text`, never as a markup string, so
@@ -17,12 +18,15 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import Static
 
+from .health import Health, header_parts
 from .lines import LineView
 from .rows import Row, one_line, sanitize
 
@@ -36,8 +40,19 @@ def literal(text: str, style: str | Style = "") -> Text:
 
 _BOLD = Style(bold=True)
 NARROW = 24  # below this many cells a lane row leaves out the priority
+TITLE_MIN = 16  # a row with something to say after its title keeps this much of the title
+TITLE_MAX = 80  # and lines its details up at most this far along (a column, as k9s's)
+DETAIL_MIN = 12  # a detail with less room than this is left for the card screen
+ROW_CACHE = 512  # drawn rows a lane keeps: a few screenfuls, for scrolling back and forth
+
+Detail = tuple[str, str]  # what a row says after its title, and its kind (health.row_detail)
 
 # -- the lane -------------------------------------------------------------------------------
+
+
+def _title_cells(row: Row) -> int:
+    title = row.card.title
+    return len(title) if title.isascii() and title.isprintable() else cell_len(row.title)
 
 
 def fit_heading(parts: list[tuple[str, bool]], room: int) -> list[tuple[str, bool]]:
@@ -95,6 +110,10 @@ class LineList(LineView, can_focus=True, inherit_bindings=False):
         self.items: list[Any] = []
         self.selected_key: Any = None
         self.painted_items = -1  # how many items the list held when it last drew a row (bench)
+        self.drawing = 0  # the index of the row being drawn
+        # the content region and the scroll offset, while render_lines draws (else None)
+        self.frame_region: Region | None = None
+        self.frame_top = 0
         self.on_painted: Callable[[], None] | None = None  # called once, at the next line drawn
 
     def key_of(self, item: Any) -> Any:
@@ -183,8 +202,21 @@ class LineList(LineView, can_focus=True, inherit_bindings=False):
     def on_resize(self) -> None:
         self._scroll_cursor_into_view()
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Draw the lines in `crop`, with the view's place worked out once for all of them:
+        the content region and the scroll offset are computed properties (the region is
+        looked up in the compositor), and asking for both at every line cost a scroll that
+        redraws forty lines more than the rows themselves."""
+        self.frame_region = self.scrollable_content_region
+        self.frame_top = int(self.scroll_offset.y)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self.frame_region = None
+
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
+        region = self.frame_region or self.scrollable_content_region
+        width = region.width
         base = self.base_style
         if y == 0:
             self.paint_count += 1
@@ -193,7 +225,8 @@ class LineList(LineView, can_focus=True, inherit_bindings=False):
             hook()
         if y < self.header_rows:
             return self.render_header(y, width, base)
-        index = int(self.scroll_offset.y) + y - self.header_rows
+        top = self.frame_top if self.frame_region else int(self.scroll_offset.y)
+        index = top + y - self.header_rows
         if not self.items:
             if y == self.header_rows:
                 return self.render_empty(width, base)
@@ -201,6 +234,7 @@ class LineList(LineView, can_focus=True, inherit_bindings=False):
         if index >= len(self.items):
             return Strip.blank(width, base)
         self.painted_items = len(self.items)
+        self.drawing = index  # which row render_row draws (a subclass may want its place)
         return self.render_row(self.items[index], index == self.cursor, width, base)
 
     def cursor_style(self, base: Style) -> Style:
@@ -220,10 +254,13 @@ class LineList(LineView, can_focus=True, inherit_bindings=False):
 class LaneView(LineList, inherit_bindings=False):
     """One lane: its heading (`ready 12 !3`) and its cards, one widget however many cards.
 
-    A row is `id  pN  [class]  title`; the cursor row is highlighted (dimmer when the
-    lane is not focused). Holding 10,000 rows costs a list, not 10,000 widgets. The
-    heading is the first line and stays put while the rows scroll under it; the
-    current lane (class `-current`) draws it highlighted.
+    A row is a table row the full width of the board, as k9s draws one: `id  pN  !class
+    title  detail`, the block classes in a column as wide as the lane's widest, the detail
+    (why it waits, what its drive is doing, a block's reason: `detail_of`) lined up after
+    the titles. The cursor row is highlighted (dimmer when the lane is not focused).
+    Holding 10,000 rows costs a list, not 10,000 widgets. The heading is the first line
+    and stays put while the rows scroll under it; the current lane (class `-current`)
+    draws it highlighted.
     """
 
     header_rows = 1
@@ -248,10 +285,15 @@ class LaneView(LineList, inherit_bindings=False):
         "lane--badge",
         "lane--heal",
         "lane--empty",
+        "lane--live",
+        "lane--wait",
+        "lane--detail",
+        "lane--thumb",
     }
 
     def __init__(self, lane: str, *, id: str | None = None) -> None:
         self._row_styles: dict[tuple[Style, tuple[str, ...]], Style] = {}
+        self._strips: LRUCache[tuple[Any, ...], Strip] = LRUCache(ROW_CACHE)  # drawn rows
         self._base_style: Style | None = None  # rich_style walks every ancestor: once
         super().__init__(id=id)
         self.lane = lane
@@ -259,6 +301,12 @@ class LaneView(LineList, inherit_bindings=False):
         self.blocked = 0
         self.empty_text = "empty"
         self.id_width = 4
+        self.badge_width = 0  # the widest `!class` of the lane: the badge column
+        self.title_width = 0  # the longest title of the lane: the title column, up to a cap
+        # what a row says after its title (set by the board screen); each row's answer is
+        # kept until `refresh_details` or new rows, so a repaint does not ask again
+        self.detail_of: Callable[[Card], Detail] | None = None
+        self._details: dict[str, Detail] = {}
         # the heading: (text, bold) parts of `lane N !B`, or `lane shown/N` while filtered
         self._heading_parts: list[tuple[str, bool]] = [(lane, False)]
 
@@ -277,7 +325,40 @@ class LaneView(LineList, inherit_bindings=False):
         self.blocked = blocked
         self.empty_text = empty_text
         self.id_width = max((len(r.card.id) for r in rows), default=4)
+        classes = {r.card.blocked.cls for r in rows if r.card.blocked is not None}
+        self.badge_width = max((cell_len(one_line(c)) + 1 for c in classes), default=0)
+        # the title column is as wide as the lane's longest title (up to TITLE_MAX), as k9s
+        # sizes a column to its content: a plain ASCII title's length is its width, and only
+        # the others are sanitized and measured (10,000 titles stay unsanitized until drawn)
+        self.title_width = max((_title_cells(r) for r in rows), default=0)
+        self._details.clear()
+        self._strips.clear()
         self.set_items(rows)
+
+    def detail(self, card: Card) -> Detail:
+        """What the card's row says after its title (kept until the next refresh_details)."""
+        found = self._details.get(card.id)
+        if found is None:
+            found = self.detail_of(card) if self.detail_of is not None else ("", "")
+            self._details[card.id] = found
+        return found
+
+    def refresh_details(self) -> None:
+        """Ask again what the rows on screen say after their titles (the loop died, a
+        second passed on a drive, a pause lifted) and repaint only the rows whose words
+        changed; rows off screen are asked when they are drawn."""
+        if self.detail_of is None:
+            return
+        old = self._details
+        self._details = {}
+        top = int(self.scroll_offset.y)
+        height = max(0, self.scrollable_content_region.height - self.header_rows)
+        for index in range(top, min(len(self.items), top + height)):
+            card = self.items[index].card
+            new = self.detail_of(card)
+            self._details[card.id] = new
+            if old.get(card.id) != new:
+                self.refresh_row(index)
 
     def set_heading(self, shown: int, total: int, blocked: int, filtering: bool) -> None:
         """The first line: the lane's name, its count (`shown/total` while filtering) and
@@ -313,6 +394,7 @@ class LaneView(LineList, inherit_bindings=False):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._row_styles.clear()
+        self._strips.clear()
         self._base_style = None
 
     @property
@@ -341,7 +423,40 @@ class LaneView(LineList, inherit_bindings=False):
         return Strip([Segment(f" {self.empty_text}", style)]).adjust_cell_length(width, base)
 
     def render_row(self, item: Row, at_cursor: bool, width: int, base: Style) -> Strip:
-        return self._row_strip(item, at_cursor, width, base)
+        top = self.frame_top if self.frame_region else int(self.scroll_offset.y)
+        thumb = self._thumb(top)
+        room = width if thumb is None else width - 1
+        card = item.card
+        # A scroll by one line draws every row again, all but one of them as they were:
+        # they come from here, not from _row_strip. Anything a row's look depends on is in
+        # the key, or clears the cache (new rows, new styles).
+        text, kind = self.detail(card)
+        focused = at_cursor and self.has_focus
+        key = (card.id, card.version, at_cursor, focused, room, base, text, kind)
+        strip = self._strips.get(key)
+        if strip is None:
+            strip = self._strips[key] = self._row_strip(item, at_cursor, room, base)
+        if thumb is None:
+            return strip
+        on_thumb = thumb[0] <= self.drawing - top < thumb[1]
+        cell = Segment("▐", self._style(base, "lane--thumb")) if on_thumb else Segment(" ", base)
+        return Strip([*strip, cell], width)
+
+    def _thumb(self, top: int) -> tuple[int, int] | None:
+        """The rows (first, past the last) of the lane's own scrollbar, drawn in the rows'
+        last cell; None when every row fits.
+
+        The lane draws its scrollbar itself rather than keep Textual's: that widget redrew
+        all its lines at every scrolled line, which made a key that scrolls cost three
+        times a key that does not (bench_tui's walk); the rows are drawn anew when the
+        lane scrolls anyway, so their last cell comes for free."""
+        rows = (self.frame_region or self.scrollable_content_region).height - self.header_rows
+        total = len(self.items)
+        if rows <= 0 or total <= rows:
+            return None
+        size = max(1, round(rows * rows / total))
+        first = round((rows - size) * top / max(1, total - rows))
+        return first, first + size
 
     def _heading_strip(self, width: int, base: Style) -> Strip:
         """` ready 12 !3`; a narrow lane keeps the count: the blocked part goes first, then
@@ -357,29 +472,95 @@ class LaneView(LineList, inherit_bindings=False):
         return Strip(Segment.simplify(segments)).adjust_cell_length(width, style)
 
     def _row_strip(self, row: Row, at_cursor: bool, width: int, base: Style) -> Strip:
-        """` id  pN  !class  title`; a narrow lane drops the priority so the class shows."""
+        """` id  pN  !class  title  detail`; a narrow lane drops the priority so the class
+        shows. The title keeps at least TITLE_MIN cells when a detail follows it; a detail
+        with no room is left for the card screen rather than squeezing the title."""
         card = row.card
         if at_cursor:
             base = self._style(base, "lane--cursor" if self.has_focus else "lane--cursor-blurred")
         narrow = width < NARROW
         ident = card.id if narrow else f"{card.id:<{self.id_width}}"
         segments = [Segment(" ", base), Segment(f"{ident} ", self._style(base, "lane--id"))]
+        used = 2 + cell_len(ident)
         if not narrow:
             # on the cursor row the cursor's colours win (a muted colour would not read)
             prio = "lane--urgent" if card.priority <= 1 else "lane--prio"
             style = base if at_cursor else self._style(base, prio)
             segments.append(Segment(f"p{card.priority} ", style))
+            used += 3
         if card.blocked is not None:
             cls = card.blocked.cls
             badge = "lane--heal" if cls in SELF_HEALING else "lane--badge"
-            segments.append(Segment(f"!{one_line(cls)}", self._style(base, badge)))
-            segments.append(Segment(" ", base))
-        room = width - sum(cell_len(s.text) for s in segments)
+            text = f"!{one_line(cls)}"
+            pad = 1 if narrow else max(1, self.badge_width - cell_len(text) + 1)
+            segments.append(Segment(text, self._style(base, badge)))
+            segments.append(Segment(" " * pad, base))
+            used += cell_len(text) + pad
+        elif self.badge_width and not narrow:
+            segments.append(Segment(" " * (self.badge_width + 1), base))
+            used += self.badge_width + 1
+        room = width - used
         title = row.title
-        if room > 0 and cell_len(title) > room:
-            title = set_cell_size(title, room - 1) + "…"
-        segments.append(Segment(title, base))
+        detail, kind = self.detail(card)
+        column = max(TITLE_MIN, min(self.title_width, room * 2 // 5, TITLE_MAX))
+        if detail and room - column - 2 >= DETAIL_MIN:
+            if cell_len(title) > column:
+                title = set_cell_size(title, column - 1) + "…"
+            segments.append(Segment(set_cell_size(title, column), base))
+            detail_room = room - column - 2
+            if cell_len(detail) > detail_room:
+                detail = set_cell_size(detail, detail_room - 1) + "…"
+            style = base if at_cursor else self._style(base, f"lane--{kind or 'detail'}")
+            segments.append(Segment("  ", base))
+            segments.append(Segment(detail, style))
+        else:
+            if room > 0 and cell_len(title) > room:
+                title = set_cell_size(title, room - 1) + "…"
+            segments.append(Segment(title, base))
         return Strip(segments).adjust_cell_length(width, base)
+
+
+class HealthBar(Widget):
+    """The header: is a loop running (where, which pid, since when), the drives in use of
+    `max_concurrent`, the paused tiers with a countdown, the cards that need the operator.
+    With no loop running, or its heartbeat stale, it says "loop not running" on the
+    warning colour (class `-down`), since every ready card then waits for nothing."""
+
+    COMPONENT_CLASSES = {"health--up", "health--down", "health--warn"}
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.health: Health | None = None
+        self.needs = 0
+        self._shown: list[tuple[str, str]] = []  # the words as last drawn
+
+    def show(self, health: Health | None, needs: int) -> None:
+        """New words for the header (a health read, or a new count of cards needing you);
+        repainted only when the words changed (a reading twice a second mostly says the
+        same: a key pressed meanwhile should not pay for a header that did not change)."""
+        self.health = health
+        self.needs = needs
+        self.set_class(health is not None and not health.loop_up, "-down")
+        parts = header_parts(health, needs, self._room())
+        if parts != self._shown:
+            self._shown = parts
+            self.refresh()
+
+    @property
+    def text(self) -> str:
+        """The header as plain text, at its width."""
+        return "".join(text for text, _ in header_parts(self.health, self.needs, self._room()))
+
+    def _room(self) -> int:
+        return max(0, self.content_size.width) or 80
+
+    def render(self) -> Text:
+        out = Text(no_wrap=True, end="")
+        self._shown = header_parts(self.health, self.needs, self._room())
+        for text, kind in self._shown:
+            style = self.get_component_rich_style(f"health--{kind}", partial=True) if kind else ""
+            out.append(text, style)
+        return out
 
 
 class StatusLine(Static):

@@ -21,7 +21,7 @@ def cmd_tui(args: argparse.Namespace, ctx: Context) -> int:
         # start reading the board now, in a thread, so it overlaps Textual's import
         from board.tui import rows
 
-        preload = rows.Preload(store)
+        preload = rows.Preload(store, cfg=ctx.cfg)  # the header's first reading too
         from board.tui import app as tui_app
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("textual", "rich"):

@@ -1,9 +1,10 @@
 """`board status`: is a loop running, what is each drive doing, which tiers are paused.
 
 Read from the store alone (the loop's heartbeat, the drive rows, the pauses, the cards),
-so it answers the same from the TUI, a script, or a machine that runs no loop. A loop
-whose heartbeat is older than STALE_AFTER_S is shown, but as stale: it died without
-taking its row with it, or its host is gone.
+so it answers the same from the TUI, a script, or a machine that runs no loop.
+
+A loop is shown stale when `waits.loop_running` says it no longer runs: the one answer
+`board status`, the TUI's header and the why-it-waits words give (see it for the rule).
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ from datetime import datetime
 from typing import Any
 
 from board.core.cards import waits
+from board.core.cards.waits import HEARTBEAT_S, STALE_AFTER_S, heartbeat_age, loop_running
 from board.core.config import Config
-from board.core.failures import parse_stamp
 from board.core.model import FORGE_PAUSE, LANES
 from board.core.store import Store
-
-STALE_AFTER_S = 15.0  # the loop beats every 2 s
 
 
 def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[str, Any]:
@@ -26,14 +25,11 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
     at = at or waits.now()
     loop: dict[str, Any] | None = None
     for beat in store.loops():  # newest first
-        heard = parse_stamp(beat.heartbeat_at)
-        age = (at - heard).total_seconds() if heard is not None else None
-        loop = {**beat.to_json(), "stale": age is None or age > STALE_AFTER_S}
+        loop = {**beat.to_json(), "stale": not loop_running(beat, at)}
         break
     hosts: dict[str, dict[str, Any]] = {}
     for beat in store.loops():
-        heard = parse_stamp(beat.heartbeat_at)
-        age = (at - heard).total_seconds() if heard is not None else None
+        age = heartbeat_age(beat, at)
         if beat.host in hosts and hosts[beat.host]["heartbeat_at"] >= beat.heartbeat_at:
             continue
         hosts[beat.host] = {
@@ -78,6 +74,7 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
         "waiting": waiting,
         "lanes": {lane: lanes.get(lane, 0) for lane in LANES},
         "blocked": dict(sorted(blocked.items())),
+        "needs_operator": sum(1 for c in cards if waits.needs_operator(cfg, c)),
     }
 
 
@@ -88,7 +85,7 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     if loop is None:
         out.append("loop: not running")
     else:
-        state = "STALE (no heartbeat lately: it may have died)" if loop["stale"] else "running"
+        state = "NOT RUNNING (its last heartbeat is stale: it died)" if loop["stale"] else "running"
         out.append(
             f"loop: {state} — pid {loop['pid']} on {loop['host']}, since {loop['started_at']}, "
             f"last heartbeat {loop['heartbeat_at']}"
@@ -114,6 +111,7 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     out.append("lanes: " + ", ".join(f"{k} {v}" for k, v in status["lanes"].items()))
     if status["blocked"]:
         out.append("blocked: " + ", ".join(f"{k} {v}" for k, v in status["blocked"].items()))
+    out.append(f"cards that need you: {status['needs_operator'] or 'none'}")
     return out
 
 
@@ -125,3 +123,14 @@ def resume(store: Store, cfg: Config, tier: str) -> bool:
         known = ", ".join(sorted(cfg.tiers)) or "none"
         raise Refused(f"no tier {tier!r} in board.toml (tiers: {known})")
     return store.resume_tier(tier)
+
+
+__all__ = [
+    "HEARTBEAT_S",
+    "STALE_AFTER_S",
+    "board_status",
+    "heartbeat_age",
+    "loop_running",
+    "resume",
+    "status_lines",
+]

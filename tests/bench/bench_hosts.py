@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from board.core import config  # noqa: E402
 from board.core.store import open_store  # noqa: E402
 
-from tests.pg_cluster import Cluster  # noqa: E402
+from tests.support.pg_cluster import Cluster  # noqa: E402
 
 CODER = """\
 import os, sys, time

@@ -4,7 +4,7 @@ The same work on both stores in the same run: N ready cards (default 300), each 
 through the real `claim` (a drive row, then one compare-and-set transaction that moves the
 card to working under the drive's token), then M transitions per card (default 3, each a
 compare-and-set hold or unblock through `actions`, one write transaction and a timeline
-event). PostgreSQL is a throwaway cluster started here (tests/pg_cluster.py: the machine's
+event). PostgreSQL is a throwaway cluster started here (tests/support/pg_cluster.py: the machine's
 server binaries, on a free loopback port, as `postgres` when run as root, fsync on) unless
 --url names one; SQLite is a file in a temporary directory (WAL, as `board init` makes it).
 
@@ -35,7 +35,7 @@ from board.core.model import CardDraft  # noqa: E402
 from board.core.store import SQLiteStore, Store  # noqa: E402
 from board.core.store.postgres import PostgresStore  # noqa: E402
 
-from tests.pg_cluster import Cluster  # noqa: E402
+from tests.support.pg_cluster import Cluster  # noqa: E402
 
 
 def timed(call: Callable[[], object]) -> float:

@@ -8,13 +8,16 @@
    display that drew its lanes' rows (`BoardApp.board_painted`), after doing what
    `board tui` does (board/cli/tui.py: the early read, then Textual). That first paint
    shows every visible row's real card and every lane's real count, read from the lane
-   heads (`Store.lane_heads`); the rest of the cards load after it, in a worker. Rounds
+   heads (`Store.lane_heads`), and the header's first reading of the loop's health (the
+   heartbeat, the live drives, the pauses: read by the early read too, so the first paint
+   says whether a loop runs); the rest of the cards load after it, in a worker. Rounds
    alternate the children so all see the same machine. All children share one bytecode
    cache, filled by warm-up rounds, as an installed board has. Target: at most 1.5x.
 2. Keys: key-to-repaint time moving the cursor (`j`/`k` arriving as from the terminal,
    to the repaint that shows the cursor on its new row) with 10,000 cards in the lane,
    against 10 cards. Target: at most 1.5x. A third figure walks 300 rows down the big
-   lane, so each step also scrolls.
+   lane, so each step past the first screenful also scrolls: target at most 2x the key
+   that does not scroll (the 10-card j/k).
 
     /tmp/venv/bin/python tests/bench/bench_tui.py [--cards 10000] [--rounds 7] [--keys 200]
         [--as-is]
@@ -35,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 START_RATIO = 1.5
 KEY_RATIO = 1.5
+WALK_RATIO = 2.0
 SIZE = (160, 48)
 
 
@@ -69,12 +73,15 @@ def child_board(root: str) -> None:
 
     cfg = config.load(Path(root))
     store = SQLiteStore(cfg.db_path)
-    preload = Preload(store)  # before Textual is imported, as `board tui` does
+    preload = Preload(store, cfg=cfg)  # before Textual is imported, as `board tui` does
     from board.tui.app import BoardApp
+    from board.tui.widgets import HealthBar
 
     class FirstPaint(BoardApp):
         def board_painted(self) -> None:
             painted()
+            if self.screen.query_one(HealthBar).health is None:
+                print("NO HEADER: the first paint did not say whether a loop runs", flush=True)
             self.exit()
 
     FirstPaint(cfg, store, preload=preload).run(headless=True, size=SIZE)
@@ -131,8 +138,8 @@ def spawn(*args: str) -> float:
     start = time.time()
     res = proc.run((sys.executable, __file__, *args), timeout=120, env=CHILD_ENV)
     stamps = [line.split()[1] for line in res.stdout.splitlines() if line.startswith("PAINTED ")]
-    if res.returncode != 0 or not stamps:
-        raise SystemExit(f"child {args} failed: {res.stderr[-2000:]}")
+    if res.returncode != 0 or not stamps or "NO HEADER" in res.stdout:
+        raise SystemExit(f"child {args} failed: {res.stdout[-500:]} {res.stderr[-2000:]}")
     return float(stamps[0]) - start
 
 
@@ -149,8 +156,15 @@ def start_rounds(root: Path, bare: Path, rounds: int) -> tuple[list[float], ...]
     return empty, board, nocards
 
 
+CPU: dict[str, list[float]] = {}  # the UI thread's CPU seconds per key, by run (see below)
+
+
 async def key_latencies(root: Path, keys: int, walk: bool = False) -> list[float]:
-    """Seconds from a key arriving (as from the terminal) to the repaint showing the move."""
+    """Seconds from a key arriving (as from the terminal) to the repaint showing the move.
+
+    The UI thread's CPU time per key is kept too (`CPU`): on a machine other work shares,
+    the wall-clock figure of a key that does more work stretches with the others' load,
+    while its CPU time says what the key itself costs."""
     from board.core import config
     from board.core.store import SQLiteStore
     from board.tui.app import BoardApp
@@ -167,6 +181,7 @@ async def key_latencies(root: Path, keys: int, walk: bool = False) -> list[float
     store = SQLiteStore(cfg.db_path)
     app = Timed(cfg, store, poll_interval=0)
     out: list[float] = []
+    cpu = CPU.setdefault(f"{root.name}{' walk' if walk else ''}", [])
     async with app.run_test(size=SIZE) as pilot:
         while not getattr(app.screen, "loaded", False):
             await pilot.pause(0.01)
@@ -179,10 +194,12 @@ async def key_latencies(root: Path, keys: int, walk: bool = False) -> list[float
             event.set_sender(app)
             seen = len(displays)
             start = time.perf_counter()
+            spent = time.thread_time()
             app._driver.send_message(event)  # type: ignore[union-attr]
             while not (lane.cursor == want and len(displays) > seen):
                 await asyncio.sleep(0.0002)
             out.append(displays[-1] - start)
+            cpu.append(time.thread_time() - spent)
             await asyncio.sleep(0.005)
     store.close()
     return out
@@ -262,7 +279,16 @@ def main() -> int:
         ok = ratio <= KEY_RATIO
         oks.append(ok)
         print(f"  ratio {ratio:.2f}x (target <= {KEY_RATIO}x): {'OK' if ok else 'MISSED'}")
-        print(f"  walking ratio {walk_ratio:.2f}x")
+        ok = walk_ratio <= WALK_RATIO
+        oks.append(ok)
+        verdict = "OK" if ok else "MISSED"
+        print(f"  walking ratio {walk_ratio:.2f}x (target <= {WALK_RATIO}x): {verdict}")
+        small_cpu = statistics.median(CPU["small"])
+        walk_cpu = statistics.median(CPU["lane-big walk"])
+        print(
+            f"  UI thread CPU per key: 10 cards {fmt(small_cpu)}, walking {fmt(walk_cpu)} "
+            f"({walk_cpu / small_cpu:.2f}x; the wall clock's ratio is the target)"
+        )
     return 0 if all(oks) else 1
 
 

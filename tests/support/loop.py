@@ -7,6 +7,7 @@ fractions of a second where a test waits on one.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -143,6 +144,13 @@ def read_pids(path: Path) -> list[int]:
 
 def comments(store: SQLiteStore, card_id: str) -> list[str]:
     return [e.text for e in store.timeline(card_id) if e.kind == "comment"]
+
+
+def skip_reasons(cfg: config.Config, card_id: str) -> list[str]:
+    """The reasons the loop's claim logged for skipping `card_id` (`.board/loop.log`)."""
+    log = Path(cfg.board_dir) / "loop.log"
+    lines = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+    return [x["reason"] for x in lines if x.get("event") == "skip" and x.get("card") == card_id]
 
 
 def events(store: SQLiteStore, card_id: str) -> list[str]:

@@ -7,13 +7,15 @@ ever renders; the repository is real git (the card screen asks it for worktrees)
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from board.core import config, proc
 from board.core.cards import actions
-from board.core.model import Blocked, CardDraft
+from board.core.model import Blocked, CardDraft, Drive
 from board.core.store import Expect, SQLiteStore, Store
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
@@ -33,6 +35,12 @@ def fixed_clock() -> str:
     return FIXED_NOW
 
 
+def fixed_now() -> datetime:
+    """The TUI's clock in the fixtures: elapsed times, countdowns and heartbeat ages are
+    judged at FIXED_NOW, so no wall-clock time ever renders."""
+    return datetime.fromisoformat(FIXED_NOW.replace("Z", "+00:00"))
+
+
 @dataclass
 class Board:
     """A repository with board.toml and a store, as `board init` leaves them."""
@@ -46,12 +54,17 @@ class Board:
 
 
 def make_board(
-    tmp_path: Path, keys: dict[str, str] | None = None, *, store_url: str = "", **tui: Any
+    tmp_path: Path,
+    keys: dict[str, str] | None = None,
+    config_overrides: dict[str, dict[str, Any]] | None = None,
+    *,
+    store_url: str = "",
+    **tui: Any,
 ) -> Board:
     """A real git repository with board.toml and an empty store on the fixed clock (the
     SQLite file, or the PostgreSQL database at `store_url`)."""
     root = make_repo(tmp_path, init="", remote=False, commit=False).root
-    overrides: dict[str, dict[str, Any]] = {}
+    overrides: dict[str, dict[str, Any]] = dict(config_overrides or {})
     if keys or tui:
         overrides["tui"] = {**tui, **({"keys": keys} if keys else {})}
     if store_url:
@@ -120,15 +133,95 @@ def seeded_board(tmp_path: Path, **kw: Any) -> Board:
     return board
 
 
-def make_app(board: Board, theme: str | None = None, poll: float = 0.5) -> BoardApp:
-    """The app as `board tui` makes it, with animations and the cursor blink off."""
-    app = BoardApp(board.cfg, board.store, theme=theme, poll_interval=poll)
+LOOP_HOST = "build-host"  # not this machine: the heartbeat's age decides, not a pid
+LOOP_PID = 4242
+LOOP_STARTED = "2025-12-31T21:48:00.000Z"  # 2h12m before FIXED_NOW, the day before
+DRIVE_STARTED = "2025-12-31T23:56:56.000Z"  # 3m04s before FIXED_NOW
+PAUSE_UNTIL = "2026-01-01T00:04:12.000Z"  # 4m12s after FIXED_NOW
+RETRY_AT = "2026-01-01T00:10:00.000Z"
+TWO_TIERS = {
+    "coder": {
+        "ladder": ["default", "smart"],
+        "tiers": {
+            "default": {"argv": ["my-agent", "{brief}"]},
+            "smart": {"argv": ["a", "{brief}"]},
+        },
+    }
+}
+
+
+def start_drive(
+    board: Board, card: str, tier: str, attempt: int, lines: list[str], started: str = DRIVE_STARTED
+) -> Drive:
+    """A live drive row for `card` started at `started`, its log holding `lines`."""
+    from board.core.logs import LogWriter, log_path
+
+    path = log_path(board.cfg, card, attempt)
+    with LogWriter(path, clock=fixed_now) as log:
+        for line in lines:
+            log.write_line(line)
+    drive = board.store.start_drive(
+        card, tier, attempt, str(path.relative_to(board.root)), LOOP_PID
+    )
+    return board.store.update_drive(drive.id, started_at=started)
+
+
+def live_board(tmp_path: Path) -> Board:
+    """A board whose loop runs (a heartbeat from another host, fresh at FIXED_NOW), with a
+    working card whose drive has run 3m04s, a tier paused for 4m12s more, and a ready card
+    waiting for each of the claim's reasons (`waits.why_waits`), ids c-1 … c-9."""
+    from board.core.model import Pause
+
+    board = make_board(tmp_path, config_overrides=TWO_TIERS)
+    store = board.store
+    working = add(store, "Draw the lanes with the line API", "working", priority=0)
+    store.update(working, Expect(), {"surface": ["tui/widgets.py"]}, who="fixture")
+    start_drive(board, working, "default", 2, ["cloning the tree", "running the gate: 12 passed"])
+    add(store, "Needs the lanes first", "ready", priority=1, deps=[working])
+    overlap = add(store, "Touch the lanes again", "ready")
+    store.update(overlap, Expect(), {"surface": ["tui/**"]}, who="fixture")
+    add(store, "Anything at all, no surface", "ready")
+    split = add(store, "Split c-9: too wide", "ready", kind="task", assignee="planner")
+    del split
+    retry = add(store, "Retry after a dropped connection", "ready")
+    store.update(
+        retry,
+        Expect(),
+        {"not_before": RETRY_AT, "surface": ["net/**"], "labels": ["tries:transient=1"]},
+        who="fixture",
+    )
+    smart = add(store, "On the smart tier", "ready", labels=["rung=smart"])
+    store.update(smart, Expect(), {"surface": ["docs/**"]}, who="fixture")
+    add(store, "Gate red on main", "ready", blocked=Blocked("gate-red", "3 tests fail"))
+    add(store, "Write the README", "backlog", spec="")
+    store.pause_tier(Pause("smart", "rate-limit", "429: usage limit", PAUSE_UNTIL, FIXED_NOW))
+    store.beat(LOOP_HOST, LOOP_PID, LOOP_STARTED)
+    return board
+
+
+def make_app(
+    board: Board,
+    theme: str | None = None,
+    poll: float = 0.5,
+    clock: Callable[[], datetime] = fixed_now,
+    live: float | None = None,
+) -> BoardApp:
+    """The app as `board tui` makes it, with animations and the cursor blink off, on the
+    fixed clock; the loop's health is read as often as the store is watched (`live`: other)."""
+    app = BoardApp(
+        board.cfg,
+        board.store,
+        theme=theme,
+        poll_interval=poll,
+        clock=clock,
+        live_interval=poll if live is None else live,
+    )
     app.animation_level = "none"
     app.cursor_blink = False
     return app
 
 
-OUR_WORKERS = ("board-load", "card-load", "verbs", "store-watch")
+OUR_WORKERS = ("board-load", "card-load", "verbs", "store-watch", "health")
 
 
 async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:

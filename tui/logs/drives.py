@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from board.core.config import Config
@@ -16,36 +16,7 @@ from board.core.errors import BoardError
 from board.core.logs import last_line, log_path
 from board.core.model import Drive
 
-
-def _parse_time(text: str) -> datetime | None:
-    if not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def format_elapsed(seconds: float) -> str:
-    """`45s`, `12m04s`, `3h07m`, `4d02h`: short enough for a list row."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    if seconds < 48 * 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
-
-
-def drive_elapsed(drive: Drive, now: datetime) -> str:
-    """How long a drive has run (live) or ran (finished); the clock is injected for tests."""
-    start = _parse_time(drive.started_at)
-    if start is None:
-        return ""
-    end = now if drive.live else (_parse_time(drive.ended_at) or now)
-    return format_elapsed((end - start).total_seconds())
+from ..times import drive_elapsed, format_elapsed
 
 
 @dataclass(frozen=True)
@@ -86,3 +57,6 @@ def drive_rows(
         last = last_line(path) if drive.live else ""
         rows.append(DriveRow(drive, path, drive_elapsed(drive, now), last))
     return rows
+
+
+__all__ = ["DriveRow", "drive_elapsed", "drive_path", "drive_rows", "format_elapsed"]

@@ -1,0 +1,256 @@
+"""What the board's header and its working rows show, read off the UI thread; no Textual.
+
+After `board run` was stopped the board looked exactly as before, and a ready card sat
+there with nothing saying nobody would run it. So the board answers "is it running, what
+is each card doing, why is that one waiting" without opening anything, as lazygit and k9s
+put state in a header:
+
+- the loop's health, from its heartbeat row (`waits.loop_running`: a dead pid on this
+  host at once, a stale beat anywhere), the drives in use of `max_concurrent`, the paused
+  tiers with a countdown, and how many cards need the operator;
+- each working card's tier, attempt, elapsed time and its drive's last log line.
+
+The store and the logs are read in a worker (`read_health`), twice a second: none of this
+is a store write, so the store watch alone would never see a loop die. The clock is
+injected, so tests and snapshots show fixed times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+from board.core.cards import waits
+from board.core.config import Config
+from board.core.failures import parse_stamp
+from board.core.model import Card, Drive, LoopBeat, Pause
+from board.core.store import Store
+from rich.cells import cell_len, set_cell_size
+
+from .text import one_line
+from .times import drive_elapsed, format_elapsed
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class LiveDrive:
+    """A working card's drive as its row shows it: `default #2 · 3m04s · running tests`."""
+
+    card: str
+    tier: str
+    attempt: int
+    elapsed: str
+    last: str  # the log's last line, without its stamp, sanitized to one line
+
+    def text(self) -> str:
+        head = f"{one_line(self.tier)} #{self.attempt} · {self.elapsed}"
+        return f"{head} · {self.last}" if self.last else head
+
+
+@dataclass(frozen=True)
+class Health:
+    """The loop, the drives and the pauses at one moment (`at`, from the injected clock)."""
+
+    at: datetime
+    max_concurrent: int
+    loops: tuple[LoopBeat, ...] = ()  # the loops that run, newest beat first
+    last_beat: LoopBeat | None = None  # the newest row, running or not ("last heard")
+    drives: dict[str, LiveDrive] = field(default_factory=dict)  # card -> its live drive
+    pauses: tuple[Pause, ...] = ()  # every pause recorded (the claim judges their time)
+
+    @property
+    def loop_up(self) -> bool:
+        return bool(self.loops)
+
+    @property
+    def no_loop(self) -> str:
+        """What a ready card waits for when nothing else holds it ('' while a loop runs)."""
+        return "" if self.loop_up else waits.NO_LOOP
+
+    def active_pauses(self) -> list[Pause]:
+        return [p for p in self.pauses if waits.active_pause([p], p.tier, self.at) is not None]
+
+    def view(self, cards: waits.ClaimView | Sequence[Card]) -> waits.ClaimView:
+        """The claim's view at this moment, what `why_waits` decides from: of these cards,
+        or of a view already made of them (its lanes and working surfaces, kept across
+        readings so a tick does not walk 10,000 cards again)."""
+        if isinstance(cards, waits.ClaimView):
+            return replace(cards, pauses=list(self.pauses), no_loop=self.no_loop, at=self.at)
+        return waits.claim_view(None, cards, self.pauses, self.no_loop, at=self.at)
+
+
+def read_health(cfg: Config, store: Store, clock: Clock = utc_now) -> Health:
+    """Read the loops, the live drives (and their logs' last lines) and the pauses."""
+    at = clock()
+    beats = store.loops()
+    running = tuple(b for b in beats if waits.loop_running(b, at))
+    drives: dict[str, LiveDrive] = {}
+    for drive in sorted(store.live_drives(), key=lambda d: d.started_at):
+        drives[drive.card] = live_drive(cfg, drive, at)
+    return Health(
+        at=at,
+        max_concurrent=cfg.max_concurrent,
+        loops=running,
+        last_beat=beats[0] if beats else None,
+        drives=drives,
+        pauses=tuple(store.pauses()),
+    )
+
+
+def live_drive(cfg: Config, drive: Drive, at: datetime) -> LiveDrive:
+    # the log readers are loaded with the first live drive, not at start: a board with no
+    # drive running paints its header without them
+    from board.core.logs import last_line, split_stamp
+
+    from .logs.drives import drive_path
+
+    _, body = split_stamp(last_line(drive_path(cfg, drive)))
+    elapsed = drive_elapsed(drive, at)
+    return LiveDrive(drive.card, drive.tier, drive.attempt, elapsed, one_line(body.strip()))
+
+
+def row_detail(
+    cfg: Config, card: Card, health: Health | None, view: waits.ClaimView | None
+) -> tuple[str, str]:
+    """What a card's row says after its title, and its kind ("live", "wait", "detail"):
+
+    - working: its drive's tier, attempt, elapsed time and last log line;
+    - blocked: the block's reason (the class is the row's badge);
+    - ready: why the claim skips it, from `waits.why_waits`, the very function the loop's
+      claim skips it by (one function, so the board never says other words than the loop);
+    - review: the PR's state, or that it waits for the operator's approve.
+    """
+    if card.lane == "working":
+        live = health.drives.get(card.id) if health is not None else None
+        return (live.text(), "live") if live is not None else ("", "")
+    if card.blocked is not None:
+        return one_line(card.blocked.reason), "detail"
+    if card.lane == "ready":
+        why = waits.why_waits(cfg, card, view) if view is not None else ""
+        return (one_line(why), "wait") if why else ("", "")
+    if card.lane == "review":
+        if card.pr_state:
+            return f"PR {one_line(card.pr_state)}", "detail"
+        if cfg.review == "operator":
+            return "waits for your approve (a)", "wait"
+    return "", ""
+
+
+# -- the header's words ---------------------------------------------------------------------
+
+Part = tuple[str, str]  # (text, kind): kind is "down", "up", "warn" or "" (plain)
+
+
+def _ago(stamp: str, at: datetime) -> str:
+    when = parse_stamp(stamp)
+    return format_elapsed((at - when).total_seconds()) if when is not None else "?"
+
+
+def _since(stamp: str, at: datetime) -> str:
+    """`09:14Z`, or with the date when it was not today (UTC), as the store writes times."""
+    when = parse_stamp(stamp)
+    if when is None:
+        return "?"
+    when = when.astimezone(UTC)
+    day = "" if when.date() == at.astimezone(UTC).date() else when.strftime("%Y-%m-%d ")
+    return day + when.strftime("%H:%MZ")
+
+
+def _loop_parts(health: Health, level: int) -> list[Part]:
+    """The loop's words, from the fullest (level 0) to the shortest (level 2)."""
+    at = health.at
+    if not health.loop_up:
+        beat = health.last_beat
+        text = "▲ loop not running"
+        if level == 0:
+            if beat is not None:
+                host = one_line(beat.host)
+                text += f" (pid {beat.pid} on {host}, last beat {_ago(beat.heartbeat_at, at)} ago)"
+            else:
+                text += ": start it with board run"
+        elif level == 1 and beat is None:
+            text += " (board run)"
+        return [(text, "down")]
+    loops = health.loops
+    if len(loops) > 1:
+        hosts = ", ".join(f"{one_line(b.host)} pid {b.pid}" for b in loops)
+        text = f"● {len(loops)} loops running" + (f" on {hosts}" if level == 0 else "")
+        return [(text, "up")]
+    beat = loops[0]
+    host = one_line(beat.host)
+    if level == 0:
+        since, up = _since(beat.started_at, at), _ago(beat.started_at, at)
+        text = f"● loop running on {host}, pid {beat.pid}, since {since} ({up})"
+    elif level == 1:
+        text = f"● loop running on {host}, pid {beat.pid}"
+    else:
+        text = "● loop running"
+    return [(text, "up")]
+
+
+def _pause_parts(health: Health, level: int) -> list[Part]:
+    parts: list[Part] = []
+    for pause in health.active_pauses():
+        until = parse_stamp(pause.until)
+        if until is None:
+            left = "until you act" if level < 2 else "⏸"
+        else:
+            left = format_elapsed((until - health.at).total_seconds())
+            left = f"{left} left" if level < 2 else left
+        tier = one_line(pause.tier)
+        cls = f" ({one_line(pause.cls)})" if level == 0 else ""
+        parts.append((f"{tier} paused{cls} {left}", "warn"))
+    return parts
+
+
+def header_parts(health: Health | None, needs: int, width: int) -> list[Part]:
+    """The header line in `width` cells: the loop, the drives in use, the paused tiers and
+    the cards that need the operator, each shortened before any is cut. The loop's state
+    and the drive count come first, since they are what the header is for."""
+    if health is None:
+        return [("reading the loop's heartbeat…", "")]
+    drives = f"drives {len(health.drives)}/{health.max_concurrent}"
+    for level in (0, 1, 2):
+        parts = _loop_parts(health, level)
+        parts.append((drives, ""))
+        parts += _pause_parts(health, level)
+        if needs:
+            verb = "needs" if needs == 1 else "need"
+            cards = f"{needs} card" if needs == 1 else f"{needs} cards"
+            parts.append((f"{needs if level == 2 else cards} {verb} you", "warn"))
+        elif level == 0:
+            parts.append(("nothing needs you", ""))
+        if sum(cell_len(text) for text, _ in parts) + 3 * (len(parts) - 1) <= width:
+            break
+    joined: list[Part] = []
+    used = 0
+    for i, (text, kind) in enumerate(parts):
+        sep = " · " if i else ""
+        room = width - used - cell_len(sep)
+        if room <= 1:
+            break
+        if cell_len(text) > room:
+            text = set_cell_size(text, room - 1) + "…"
+        if sep:
+            joined.append((sep, ""))
+        joined.append((text, kind))
+        used += cell_len(sep) + cell_len(text)
+    return joined
+
+
+__all__ = [
+    "Clock",
+    "Health",
+    "LiveDrive",
+    "header_parts",
+    "live_drive",
+    "read_health",
+    "row_detail",
+    "utc_now",
+]
