@@ -22,18 +22,16 @@ import os
 import re
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, TypeVar, Unpack
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from board.core import hosts
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
-from board.core.model import DRIVE_LIVE, TERMINAL, Card, CardDraft, Drive, Event, LoopBeat, Pause
+from board.core.model import TERMINAL, Card, CardDraft, Event
 from board.core.store.base import (
-    DriveFields,
     Expect,
     LaneHeads,
     Store,
@@ -41,7 +39,8 @@ from board.core.store.base import (
     describe_changes,
     utc_now,
 )
-from board.core.store.rows import _CARD_COLS, _DRIVE_COLS, _card_from_row, _cards, _id_key, _shown
+from board.core.store.queries import SqlQueries
+from board.core.store.rows import _CARD_COLS, _card_from_row, _cards, _id_key, _shown
 from board.core.store.sqlite import (
     _CLOSED_ORDER,
     _DDL,
@@ -291,8 +290,10 @@ def _read_cards(
     return _cards(rows, deps, unreadable)
 
 
-class PostgresStore(Store):
+class PostgresStore(SqlQueries, Store):
     """The shared store: one PostgreSQL database per board, one connection per process."""
+
+    PARAM = "%s"  # psycopg's parameter mark
 
     pushes_changes = True
 
@@ -637,106 +638,12 @@ class PostgresStore(Store):
 
     # drives -------------------------------------------------------------------------------
 
-    def start_drive(self, card: str, tier: str, attempt: int, log: str, owner_pid: int) -> Drive:
-        drive = Drive(
-            id=f"d-{uuid.uuid4().hex[:10]}",
-            card=card,
-            attempt=attempt,
-            tier=tier,
-            status=DRIVE_LIVE,
-            started_at=self.clock(),
-            host=hosts.this_host(),
-            owner_pid=owner_pid or os.getpid(),
-            log=log,
-        )
-        self._write(
-            f"INSERT INTO drives ({_DRIVE_COLS}) "
-            "VALUES (%s, %s, %s, %s, %s, %s, '', 0, %s, %s, %s, '')",
-            (drive.id, drive.card, drive.attempt, drive.tier, drive.status, drive.started_at,
-             drive.host, drive.owner_pid, drive.log),
-        )  # fmt: skip
-        return drive
-
-    def update_drive(self, drive_id: str, **fields: Unpack[DriveFields]) -> Drive:
-        allowed = set(_DRIVE_COLS.replace(" ", "").split(",")) - {"id", "card"}
-        bad = set(fields) - allowed
-        if bad:
-            raise Refused(f"unknown drive fields: {', '.join(sorted(bad))}")
-        if fields.get("status") and fields["status"] != DRIVE_LIVE and "ended_at" not in fields:
-            fields["ended_at"] = self.clock()
-        if fields:
-            assign = ", ".join(f"{k} = %s" for k in fields)
-            self._write(f"UPDATE drives SET {assign} WHERE id = %s", (*fields.values(), drive_id))
-        return self.get_drive(drive_id)
-
-    def get_drive(self, drive_id: str) -> Drive:
-        rows = self._read(f"SELECT {_DRIVE_COLS} FROM drives WHERE id = %s", (drive_id,))
-        if not rows:
-            raise NotFound(f"no drive {drive_id!r}")
-        return Drive(*rows[0])
-
-    def list_drives(self, card: str | None = None, limit: int = 200) -> list[Drive]:
-        """Live drives first, then the most recent finished ones."""
-        where = "WHERE card = %s" if card else ""
-        params: tuple[Any, ...] = (card,) if card else ()
-        rows = self._read(
-            f"SELECT {_DRIVE_COLS} FROM drives {where} "
-            "ORDER BY CASE WHEN status = %s THEN 0 ELSE 1 END, started_at DESC, "
-            "attempt DESC LIMIT %s",
-            (*params, DRIVE_LIVE, limit),
-        )
-        return [Drive(*r) for r in rows]
-
-    def live_drives(self) -> list[Drive]:
-        rows = self._read(f"SELECT {_DRIVE_COLS} FROM drives WHERE status = %s", (DRIVE_LIVE,))
-        return [Drive(*r) for r in rows]
-
-    def next_attempt(self, card: str) -> int:
-        rows = self._read("SELECT MAX(attempt) FROM drives WHERE card = %s", (card,))
-        return int(rows[0][0] or 0) + 1
-
-    # tier pauses and loop heartbeats --------------------------------------------------------
-
     def _write(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         with self.transaction() as tx:
             assert isinstance(tx, _PgTx)
             cur = tx.conn.execute(sql, params)
             tx.wrote = cur.rowcount > 0
             return cur.rowcount
-
-    def pause_tier(self, pause: Pause) -> None:
-        self._write(
-            "INSERT INTO pauses (tier, cls, reason, until, since, card) "
-            "VALUES (%s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (tier) DO UPDATE SET cls = excluded.cls, reason = excluded.reason, "
-            "until = excluded.until, since = excluded.since, card = excluded.card",
-            (pause.tier, pause.cls, pause.reason, pause.until, pause.since, pause.card),
-        )
-
-    def resume_tier(self, tier: str, cls: str | None = None) -> bool:
-        if cls is None:
-            return self._write("DELETE FROM pauses WHERE tier = %s", (tier,)) > 0
-        return self._write("DELETE FROM pauses WHERE tier = %s AND cls = %s", (tier, cls)) > 0
-
-    def pauses(self) -> list[Pause]:
-        rows = self._read("SELECT tier, cls, reason, until, since, card FROM pauses ORDER BY tier")
-        return [Pause(*r) for r in rows]
-
-    def beat(self, host: str, pid: int, started_at: str) -> None:
-        self._write(
-            "INSERT INTO loops (host, pid, started_at, heartbeat_at) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (host, pid) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
-            (host, pid, started_at, self.clock()),
-        )
-
-    def end_loop(self, host: str, pid: int) -> None:
-        self._write("DELETE FROM loops WHERE host = %s AND pid = %s", (host, pid))
-
-    def loops(self) -> list[LoopBeat]:
-        rows = self._read(
-            "SELECT host, pid, started_at, heartbeat_at FROM loops ORDER BY heartbeat_at DESC"
-        )
-        return [LoopBeat(*r) for r in rows]
 
     def close(self) -> None:
         self._closing.set()

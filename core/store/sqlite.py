@@ -9,30 +9,22 @@ the indexes it lacks when it is opened, only if they can be had at once: nothing
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar, Unpack
+from typing import Any, TypeVar
 
-from board.core import hosts
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
 from board.core.model import (
-    DRIVE_LIVE,
     TERMINAL,
     Card,
     CardDraft,
-    Drive,
     Event,
-    LoopBeat,
-    Pause,
 )
 from board.core.store.base import (
-    DriveFields,
     Expect,
     LaneHeads,
     Store,
@@ -40,7 +32,8 @@ from board.core.store.base import (
     describe_changes,
     utc_now,
 )
-from board.core.store.rows import _CARD_COLS, _DRIVE_COLS, _card_from_row, _cards, _id_key, _shown
+from board.core.store.queries import SqlQueries
+from board.core.store.rows import _CARD_COLS, _card_from_row, _cards, _id_key, _shown
 
 SCHEMA_VERSION = 3  # 2: cards.not_before, tier pauses, loop heartbeats; 3: the PR's polled state
 BUSY_TIMEOUT_MS = 5000
@@ -300,7 +293,7 @@ class _SQLiteTx(Tx):
         return self.get(card_id)
 
 
-class SQLiteStore(Store):
+class SQLiteStore(SqlQueries, Store):
     """The embedded store: WAL, a busy timeout, one connection shared by this process's threads."""
 
     def __init__(
@@ -565,124 +558,12 @@ class SQLiteStore(Store):
 
     # drives -------------------------------------------------------------------------------
 
-    def start_drive(self, card: str, tier: str, attempt: int, log: str, owner_pid: int) -> Drive:
-        drive = Drive(
-            id=f"d-{uuid.uuid4().hex[:10]}",
-            card=card,
-            attempt=attempt,
-            tier=tier,
-            status=DRIVE_LIVE,
-            started_at=self.clock(),
-            host=hosts.this_host(),
-            owner_pid=owner_pid or os.getpid(),
-            log=log,
-        )
-        with self.transaction() as tx:
-            assert isinstance(tx, _SQLiteTx)
-            tx.conn.execute(
-                f"INSERT INTO drives ({_DRIVE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    drive.id,
-                    drive.card,
-                    drive.attempt,
-                    drive.tier,
-                    drive.status,
-                    drive.started_at,
-                    "",
-                    0,
-                    drive.host,
-                    drive.owner_pid,
-                    drive.log,
-                    "",
-                ),  # fmt: skip
-            )
-            tx.wrote = True
-        return drive
-
-    def update_drive(self, drive_id: str, **fields: Unpack[DriveFields]) -> Drive:
-        allowed = set(_DRIVE_COLS.replace(" ", "").split(",")) - {"id", "card"}
-        bad = set(fields) - allowed
-        if bad:
-            raise Refused(f"unknown drive fields: {', '.join(sorted(bad))}")
-        if fields.get("status") and fields["status"] != DRIVE_LIVE and "ended_at" not in fields:
-            fields["ended_at"] = self.clock()
-        with self.transaction() as tx:
-            assert isinstance(tx, _SQLiteTx)
-            if fields:
-                assign = ", ".join(f"{k} = ?" for k in fields)
-                tx.conn.execute(
-                    f"UPDATE drives SET {assign} WHERE id = ?", (*fields.values(), drive_id)
-                )
-                tx.wrote = True
-        return self.get_drive(drive_id)
-
-    def get_drive(self, drive_id: str) -> Drive:
-        rows = self._read(f"SELECT {_DRIVE_COLS} FROM drives WHERE id = ?", (drive_id,))
-        if not rows:
-            raise NotFound(f"no drive {drive_id!r}")
-        return Drive(*rows[0])
-
-    def list_drives(self, card: str | None = None, limit: int = 200) -> list[Drive]:
-        """Live drives first, then the most recent finished ones."""
-        where = "WHERE card = ?" if card else ""
-        params: tuple[Any, ...] = (card,) if card else ()
-        rows = self._read(
-            f"SELECT {_DRIVE_COLS} FROM drives {where} "
-            f"ORDER BY CASE WHEN status = '{DRIVE_LIVE}' THEN 0 ELSE 1 END, started_at DESC, "
-            "attempt DESC LIMIT ?",
-            (*params, limit),
-        )
-        return [Drive(*r) for r in rows]
-
-    def live_drives(self) -> list[Drive]:
-        rows = self._read(f"SELECT {_DRIVE_COLS} FROM drives WHERE status = ?", (DRIVE_LIVE,))
-        return [Drive(*r) for r in rows]
-
-    def next_attempt(self, card: str) -> int:
-        rows = self._read("SELECT MAX(attempt) FROM drives WHERE card = ?", (card,))
-        return int(rows[0][0] or 0) + 1
-
-    # tier pauses and loop heartbeats --------------------------------------------------------
-
     def _write(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         with self.transaction() as tx:
             assert isinstance(tx, _SQLiteTx)
             cur = tx.conn.execute(sql, params)
             tx.wrote = cur.rowcount > 0
             return cur.rowcount
-
-    def pause_tier(self, pause: Pause) -> None:
-        self._write(
-            "INSERT INTO pauses (tier, cls, reason, until, since, card) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (tier) DO UPDATE SET cls = excluded.cls, reason = excluded.reason, "
-            "until = excluded.until, since = excluded.since, card = excluded.card",
-            (pause.tier, pause.cls, pause.reason, pause.until, pause.since, pause.card),
-        )
-
-    def resume_tier(self, tier: str, cls: str | None = None) -> bool:
-        if cls is None:
-            return self._write("DELETE FROM pauses WHERE tier = ?", (tier,)) > 0
-        return self._write("DELETE FROM pauses WHERE tier = ? AND cls = ?", (tier, cls)) > 0
-
-    def pauses(self) -> list[Pause]:
-        rows = self._read("SELECT tier, cls, reason, until, since, card FROM pauses ORDER BY tier")
-        return [Pause(*r) for r in rows]
-
-    def beat(self, host: str, pid: int, started_at: str) -> None:
-        self._write(
-            "INSERT INTO loops (host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (host, pid) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
-            (host, pid, started_at, self.clock()),
-        )
-
-    def end_loop(self, host: str, pid: int) -> None:
-        self._write("DELETE FROM loops WHERE host = ? AND pid = ?", (host, pid))
-
-    def loops(self) -> list[LoopBeat]:
-        rows = self._read(
-            "SELECT host, pid, started_at, heartbeat_at FROM loops ORDER BY heartbeat_at DESC"
-        )
-        return [LoopBeat(*r) for r in rows]
 
     def close(self) -> None:
         with self._lock:
