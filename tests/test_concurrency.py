@@ -15,39 +15,9 @@ from board.core.cards import actions
 from board.core.model import CardDraft
 from board.core.store import SQLiteStore, Store
 
+from tests.support.race import WORKER
+
 pytestmark = pytest.mark.backends()
-
-WORKER = r"""
-import json, random, sys
-from board.core.errors import Conflict
-from board.core.model import Blocked
-from board.core.store import Expect, SQLiteStore
-
-where, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-if where.startswith("postgresql://"):
-    from board.core.store.postgres import PostgresStore
-
-    st = PostgresStore(where)
-else:
-    st = SQLiteStore(where)
-rng = random.Random(name)
-accepted, refused = {}, []
-for i in range(n):
-    cid = f"c-{rng.randint(1, 20)}"
-    card = st.get(cid)  # read, then write expecting what was read (compare-and-set)
-    count = int(card.labels[0].split("=")[1]) if card.labels else 0
-    changes = {"labels": (f"n={count + 1}",)}  # a read-modify-write: a lost update shows here
-    if card.blocked is None:
-        changes["blocked"] = Blocked("held", f"{name} {i}")
-    else:
-        changes.update(blocked=None, priority=rng.randint(0, 4))
-    try:
-        st.update(cid, Expect(version=card.version), changes, who=name)
-        accepted[cid] = accepted.get(cid, 0) + 1
-    except Conflict as exc:
-        refused.append(str(exc))
-print(json.dumps({"accepted": accepted, "refused": refused}))
-"""
 
 
 def test_two_processes_500_transitions_each_lose_no_update(st: Store, store_url: str) -> None:

@@ -27,6 +27,7 @@ from board.core.model import CardDraft
 from board.core.store import open_store
 from board.core.store.postgres import PostgresStore
 
+from tests.support.race import WORKER
 from tests.support.repos import git, make_repo, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -213,38 +214,6 @@ async def test_a_tui_on_another_clone_follows_a_cli_change_within_a_second(
 
 
 # -- two OS processes racing on 20 cards ----------------------------------------------------------
-
-WORKER = r"""
-import json, os, random, sys
-from board.core.errors import Conflict
-from board.core.model import Blocked
-from board.core.store import Expect
-from board.core.store.base import Expect as BaseExpect
-from board.core.store.postgres import PostgresStore
-
-if os.environ.get("BOARD_TEST_NO_CAS"):  # the planted fault: the version check is off
-    BaseExpect.check = lambda self, card: None
-
-url, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-st = PostgresStore(url)
-rng = random.Random(name)
-accepted, refused = {}, []
-for i in range(n):
-    cid = f"c-{rng.randint(1, 20)}"
-    card = st.get(cid)  # read, then write expecting what was read (compare-and-set)
-    count = int(card.labels[0].split("=")[1]) if card.labels else 0
-    changes = {"labels": (f"n={count + 1}",)}  # a read-modify-write: a lost update shows here
-    if card.blocked is None:
-        changes["blocked"] = Blocked("held", f"{name} {i}")
-    else:
-        changes.update(blocked=None, priority=rng.randint(0, 4))
-    try:
-        st.update(cid, Expect(version=card.version), changes, who=name)
-        accepted[cid] = accepted.get(cid, 0) + 1
-    except Conflict as exc:
-        refused.append(str(exc))
-print(json.dumps({"accepted": accepted, "refused": refused}))
-"""
 
 
 def race(url: str, n: int = 500, planted: bool = False) -> list[str]:
