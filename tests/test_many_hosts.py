@@ -114,12 +114,22 @@ def test_three_hosts_drain_one_board_and_a_killed_host_loses_nothing(
         for n in range(31, 37):
             run_cli(first, "card", "add", f"card {n}", "--spec", "write the marker",
                     "--surface", f"work/c-{n}.txt", "--ready")  # fmt: skip
-        wait_for(lambda: any(d.host == "h3" for d in store.live_drives()), 60, "h3 mid-drive")
+        trees = clones[2] / ".worktrees"
+
+        def h3_wrote() -> bool:
+            """h3 has a live drive whose coder has written its marker (work to save)."""
+            live = {d.card for d in store.live_drives() if d.host == "h3"}
+            return any((trees / f"feat-{c}" / "work" / f"{c}.txt").exists() for c in live)
+
+        wait_for(h3_wrote, 60, "h3 mid-drive with a marker written")
         lost = {d.card for d in store.live_drives() if d.host == "h3"}
         os.killpg(hosts["h3"].pid, signal.SIGKILL)
         hosts["h3"].wait(10)
-        # the trees h3 left (a drive killed before its tree was made leaves none to save)
-        left = {p.name.removeprefix("feat-") for p in (clones[2] / ".worktrees").glob("feat-*")}
+        # the trees h3 left holding work; a tree killed before its coder wrote has nothing to
+        # save and is only removed
+        named = {p.name.removeprefix("feat-"): p for p in trees.glob("feat-*")}
+        left = {c for c, p in named.items() if (p / "work" / f"{c}.txt").exists()}
+        assert left, "h3 was killed with no work in its trees"
         slow.unlink()
         wait_for(
             lambda: all(store.get(c).lane != "working" or store.get(c).drive not in {
