@@ -368,6 +368,55 @@ def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def cmd_card_edit(args: argparse.Namespace, ctx: Context) -> int:
+    """`card edit ID`: the flags of `card add`; `--dep`/`--surface`/`--label` add to the
+    card's lists and `--no-dep`/`--no-surface` take away. The write expects the card as read
+    here (or `--version N`, the version `card show --json` printed), so an edit racing the
+    loop's claim is refused naming what changed."""
+    store = ctx.store
+    seen = store.get(args.id)
+    if args.version is not None and args.version != seen.version:
+        block = f", blocked {seen.blocked.cls}" if seen.blocked else ""
+        raise Refused(
+            f"{seen.id}: expects version {args.version}, got {seen.version} (changed since "
+            f"it was shown; now {seen.lane}{block}: see `board card show {seen.id}`); "
+            "nothing edited"
+        )
+    spec = _read_spec(args) if args.spec is not None or args.spec_file is not None else None
+    edit = actions.CardEdit(
+        title=args.title,
+        spec=spec,
+        acceptance=args.acceptance,
+        priority=args.priority,
+        kind=args.kind,
+        assignee=args.assignee,
+        labels=_edited(seen.labels, args.label, args.no_label, "label", seen.id),
+        deps=_edited(seen.deps, args.dep, args.no_dep, "dependency", seen.id),
+        surface=_edited(seen.surface, args.surface, args.no_surface, "surface glob", seen.id),
+        ready=args.ready,
+    )
+    if edit == actions.CardEdit():
+        raise Refused(f"card edit {seen.id}: nothing to change (give a flag: see --help)")
+    card = actions.edit_card(store, seen.id, edit, seen=seen)
+    ctx.show_card(card, args.json)
+    return 0
+
+
+def _edited(
+    have: Sequence[str], add: list[str] | None, drop: list[str] | None, what: str, card: str
+) -> list[str] | None:
+    """The card's list with `add` appended and `drop` taken out; None when neither is given.
+    Dropping what the card does not have is refused: a typo would otherwise pass silently."""
+    if not add and not drop:
+        return None
+    missing = [x for x in drop or [] if x not in have]
+    if missing:
+        raise Refused(f"{card} has no {what} {missing[0]!r} to remove")
+    out = [x for x in have if x not in (drop or [])]
+    out += [x for x in add or [] if x not in out]
+    return out
+
+
 def cmd_card_list(args: argparse.Namespace, ctx: Context) -> int:
     if args.lane and args.lane not in LANES:
         raise Refused(f"unknown lane {args.lane!r}: one of {', '.join(LANES)}")
@@ -521,6 +570,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--assignee")
     _add_json(p)
     p.set_defaults(func=cmd_card_add)
+    p = csub.add_parser(
+        "edit",
+        help="change a card not yet started (backlog or ready)",
+        description="Change a card not yet started (backlog or ready). Refused, changing "
+        "nothing, when the loop claimed it meanwhile.",
+    )
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--title", help="a new title (one line)")
+    p.add_argument("--spec", help="a new spec")
+    p.add_argument("--spec-file", help="read the new spec from a file, or - for stdin")
+    p.add_argument("--acceptance", help="how to tell it is done")
+    p.add_argument("--ready", action="store_true", help="move it to ready (it needs a spec)")
+    p.add_argument("--dep", action="append", metavar="ID", help="add a card it waits on")
+    p.add_argument("--no-dep", action="append", metavar="ID", help="no longer wait on ID")
+    p.add_argument("--surface", action="append", metavar="GLOB", help="add files it may touch")
+    p.add_argument("--no-surface", action="append", metavar="GLOB", help="take a glob away")
+    p.add_argument("--label", action="append", metavar="LABEL", help="add a label")
+    p.add_argument("--no-label", action="append", metavar="LABEL", help="take a label away")
+    p.add_argument("--priority", type=int, help="0 (urgent) to 4")
+    p.add_argument("--kind", choices=KINDS)
+    p.add_argument("--assignee")
+    p.add_argument(
+        "--version",
+        type=int,
+        metavar="N",
+        help="refuse unless the card is still at version N (as `card show --json` showed it)",
+    )
+    _add_json(p)
+    p.set_defaults(func=cmd_card_edit)
     p = csub.add_parser("list", help="list cards")
     p.add_argument("--lane", help=f"only this lane ({', '.join(LANES)})")
     p.add_argument("--json", action="store_true", help="print a JSON array of cards")

@@ -8,12 +8,13 @@ verb sees that and refuses with what it found.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from board.core.cards import waits
 from board.core.cards.drives import end_drives
 from board.core.config import Config
-from board.core.errors import NotFound, Refused
+from board.core.errors import Conflict, NotFound, Refused
 from board.core.model import (
     BLOCK_CLASSES,
     KINDS,
@@ -26,7 +27,7 @@ from board.core.model import (
     Card,
     CardDraft,
 )
-from board.core.store import Expect, Store, Tx
+from board.core.store import Expect, Store, Tx, describe_changes
 
 OPERATOR = "operator"
 BUDGET_LABEL = "budget:timeout="
@@ -118,10 +119,7 @@ def validate_draft(draft: CardDraft) -> None:
     _check_title(draft.title)
     if draft.kind not in KINDS:
         raise Refused(f"kind must be one of {', '.join(KINDS)}, got {draft.kind!r}")
-    if isinstance(draft.priority, bool) or not isinstance(draft.priority, int):
-        raise Refused(f"priority must be an integer {PRIORITY_MIN}-{PRIORITY_MAX}")
-    if not PRIORITY_MIN <= draft.priority <= PRIORITY_MAX:
-        raise Refused(f"priority must be {PRIORITY_MIN}-{PRIORITY_MAX}, got {draft.priority}")
+    check_priority(draft.priority)
     if draft.lane not in ("backlog", "ready"):
         raise Refused(f"a new card starts in backlog or ready, not {draft.lane}")
     if draft.lane == "ready" and not draft.spec.strip():
@@ -136,6 +134,106 @@ def add_card(store: Store, draft: CardDraft, prefix: str = "c", who: str = OPERA
     with store.transaction() as tx:
         draft.deps = _check_deps(tx, None, draft.deps)
         return tx.create(draft, prefix, who)
+
+
+@dataclass
+class CardEdit:
+    """What an edit changes; None leaves a field as it is. Lists replace the card's whole
+    list (the CLI's `--dep`/`--no-dep` work out the new list from the card it was shown)."""
+
+    title: str | None = None
+    spec: str | None = None
+    acceptance: str | None = None
+    priority: int | None = None
+    kind: str | None = None
+    assignee: str | None = None
+    labels: Sequence[str] | None = None
+    deps: Sequence[str] | None = None
+    surface: Sequence[str] | None = None
+    ready: bool = False  # move a backlog card to ready (it needs a spec)
+
+
+EDITABLE_LANES = ("backlog", "ready")  # not yet started: a working card's brief is written
+_EDIT_FIELDS = ("title", "spec", "acceptance", "priority", "kind", "assignee", "labels")
+
+
+def changed_since(seen: Card, now: Card) -> str:
+    """What differs between the card as it was shown and as it is: `lane ready → working;
+    drive d-1`, for a refusal that says what happened meanwhile."""
+    fields = ("lane", "blocked", "drive", *_EDIT_FIELDS, "deps", "surface", "branch")
+    changes = {f: getattr(now, f) for f in fields if getattr(now, f) != getattr(seen, f)}
+    return describe_changes(seen, changes) or f"version {seen.version} → {now.version}"
+
+
+def _edit_changes(tx: Tx, card: Card, edit: CardEdit) -> dict[str, Any]:
+    """The fields an edit changes, validated as `add_card` validates a new card."""
+    changes: dict[str, Any] = {}
+    if edit.title is not None:
+        _check_title(edit.title)
+        changes["title"] = edit.title
+    for name in ("spec", "acceptance", "assignee"):
+        value = getattr(edit, name)
+        if value is not None:
+            changes[name] = str(value)
+    if edit.kind is not None:
+        if edit.kind not in KINDS:
+            raise Refused(f"kind must be one of {', '.join(KINDS)}, got {edit.kind!r}")
+        changes["kind"] = edit.kind
+    if edit.priority is not None:
+        check_priority(edit.priority)
+        changes["priority"] = edit.priority
+    if edit.labels is not None:
+        changes["labels"] = tuple(_clean_list(edit.labels, "label"))
+    if edit.surface is not None:
+        changes["surface"] = tuple(_clean_list(edit.surface, "surface glob"))
+    if edit.deps is not None:
+        changes["deps"] = tuple(_check_deps(tx, card.id, edit.deps))
+    lane = "ready" if edit.ready else card.lane
+    if lane != card.lane:
+        changes["lane"] = lane
+    if lane == "ready" and not str(changes.get("spec", card.spec)).strip():
+        raise Refused(f"{card.id}: a ready card needs a spec (it would be empty)")
+    return {k: v for k, v in changes.items() if getattr(card, k) != v}
+
+
+def edit_card(
+    store: Store,
+    card_id: str,
+    edit: CardEdit,
+    seen: Card | None = None,
+    who: str = OPERATOR,
+) -> Card:
+    """Change a card not yet started (backlog or ready), as the operator saw it.
+
+    `seen` is the card as it was shown (the form, the CLI's read): the write expects its
+    version, so an edit made while the loop claimed the card is refused naming what
+    changed, instead of rewriting the spec of a card a coder is already building. The
+    checks are `add_card`'s: a bad field is refused and nothing is written.
+    """
+    with store.transaction() as tx:
+        card = tx.get(card_id)
+        if seen is not None and card.version != seen.version:
+            raise Conflict(
+                f"{card_id}: changed since it was shown ({changed_since(seen, card)}); "
+                "nothing edited"
+            )
+        if card.lane not in EDITABLE_LANES:
+            raise Refused(
+                f"{card_id}: is {card.lane}; only a card not yet started (backlog or ready) "
+                "is edited"
+            )
+        changes = _edit_changes(tx, card, edit)
+        if not changes:
+            return card
+        return tx.update(card_id, Expect(version=card.version), changes, who)
+
+
+def check_priority(priority: object) -> None:
+    """0 (most urgent) to 4, a whole number."""
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise Refused(f"priority must be an integer {PRIORITY_MIN}-{PRIORITY_MAX}")
+    if not PRIORITY_MIN <= priority <= PRIORITY_MAX:
+        raise Refused(f"priority must be {PRIORITY_MIN}-{PRIORITY_MAX}, got {priority}")
 
 
 def ready(store: Store, card_id: str, who: str = OPERATOR) -> Card:
