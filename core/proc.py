@@ -356,3 +356,30 @@ def stream(
         tail=list(tail),
         pid=proc.pid,
     )
+
+
+def run_interactive(
+    argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None = None
+) -> int:
+    """Run an operator's own interactive program (their shell, their editor) on the terminal
+    the control room handed over (`board tui` suspends itself around this call).
+
+    The one exception to invariant 3, and why:
+    - stdin is inherited: an editor or a shell reads the operator's keys from the terminal;
+      DEVNULL would make vi quit at once and a shell exit on EOF.
+    - no process group of its own: a terminal lets only its foreground process group read
+      it, so a child in a new group (or session) would be stopped with SIGTTIN on its
+      first read. It runs in ours, which the suspended app has left in the foreground.
+    - no timeout: the operator is at the keyboard, and killing their editor after a limit
+      would throw away what they typed. They end it themselves (`exit`, `:wq`).
+    No shell parses `argv` (no shell=True): a card's fields never reach one; the card and
+    its branch reach the child only as environment values. `env` is the child's whole
+    environment (not merged over ours: the caller leaves out what must not be handed on);
+    None: ours. Returns the exit status, or 127 when the program cannot be started.
+    """
+    argv = tuple(str(a) for a in argv)
+    try:
+        child = subprocess.Popen(argv, cwd=cwd, env=dict(env) if env is not None else None)
+    except (FileNotFoundError, PermissionError, NotADirectoryError):
+        return 127
+    return child.wait()

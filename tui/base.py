@@ -67,5 +67,42 @@ class BoardAppScreen(Screen[None]):
     def _store_changed(self, count: int) -> None:
         self.reload()
 
+    # into the work (`work.work_bindings`: the board and the card screen carry the keys)
+
+    def _card_or_say(self, verb: str) -> Card | None:
+        card = self.current_card()
+        if card is None:
+            self.board_app.say(f"{verb}: no card here", error=True)
+        return card
+
+    def action_new_card(self) -> None:
+        from . import work
+
+        work.new_card(self.board_app)
+
+    def action_edit_card(self) -> None:
+        from . import work
+
+        if (card := self._card_or_say("edit")) is not None:
+            work.edit_card(self.board_app, card)
+
+    def action_edit_spec(self) -> None:
+        from . import work
+
+        if (card := self._card_or_say("spec")) is not None:
+            work.edit_spec(self.board_app, card)
+
+    def action_shell(self) -> None:
+        from . import work
+
+        if (card := self._card_or_say("shell")) is not None:
+            work.open_shell(self.board_app, card)
+
+    def action_live_diff(self) -> None:
+        from . import work
+
+        if (card := self._card_or_say("diff")) is not None:
+            work.live_diff(self.board_app, card)
+
 
 __all__ = ["BoardAppScreen", "PaletteActions"]

@@ -47,6 +47,7 @@ from .rows import (
     start_lane,
 )
 from .widgets import Detail, HealthBar, LaneView, LineList, StatusLine
+from .work import work_bindings
 
 START_LANE = "backlog"  # until the first read says where the work is
 CHROME_LINES = 3  # the header, the status line and the footer: the lanes get the rest
@@ -78,6 +79,7 @@ class BoardScreen(BoardAppScreen):
             "l", "app.logs", "logs", show=False, tooltip="the card's drive logs", id="card.logs"
         ),
         *verb_bindings(),
+        *work_bindings(),
     ]
 
     class Loaded(Message):

@@ -38,6 +38,7 @@ from .health import Health, utc_now
 from .rows import one_line
 from .times import drive_elapsed
 from .widgets import StatusLine, literal
+from .work import work_bindings
 
 
 @dataclass
@@ -200,6 +201,7 @@ class CardScreen(BoardAppScreen):
         ),
         Binding("o", "stranded", "stranded", tooltip="this card's saved work", id="card.stranded"),
         *verb_bindings(),
+        *work_bindings(),
     ]
 
     class Loaded(Message):

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import bisect
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
 from board.core import proc
 from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.git import runbranch, stranded
+from board.core.proc import Result
 from board.core.text import sanitize
 from rich.text import Text
 from textual import work
@@ -34,8 +37,12 @@ def _start_name(cfg: Config) -> str:
     return cfg.run_branch if runbranch.folds(cfg) else cfg.base
 
 
-class DiffScreen(Screen[None]):
-    """A stranded branch against the base: its files, then its hunks, streamed as git writes."""
+class PatchScreen(Screen[None]):
+    """A patch streamed as git writes it: its files, then its hunks. What git runs is the
+    subclass's (`run_git`): a stranded branch against its start (`DiffScreen`), or a live
+    tree's work against its start (`LiveDiffScreen`), in the same view with the same keys."""
+
+    CSS_PATH = "stranded.tcss"  # its own: the live diff is opened from the board, not the browser
 
     BINDINGS = [
         Binding("escape", "back", "back", tooltip="back to the stranded list", id="diff.back"),
@@ -48,10 +55,9 @@ class DiffScreen(Screen[None]):
     class Ended(Message):
         """git finished (or could not start); the buffer says how."""
 
-    def __init__(self, cfg: Config, row: StrandedRow) -> None:
+    def __init__(self, cfg: Config) -> None:
         super().__init__()
         self.cfg = cfg
-        self.row = row
         self.buffer = DiffBuffer()
         self._files_generation = 0
         self._pgid = 0
@@ -65,14 +71,20 @@ class DiffScreen(Screen[None]):
         yield Static(Text("starting git diff…"), id="diff-status")
 
     def _title(self) -> Text:
-        text = Text(no_wrap=True, overflow="ellipsis", end="")
-        text.append(self.row.label, "bold")
-        text.append(f"  against {sanitize(_start_name(self.cfg))} · {self.row.stat_text()}")
-        if self.row.card_id:
-            text.append(f" · {self.row.card_id}")
-            if self.row.title:
-                text.append(f" “{self.row.title}”")
-        return text
+        """The line above the files: what is diffed against what."""
+        raise NotImplementedError
+
+    def run_git(self, feed: Callable[[bytes], None], started: Callable[[int], None]) -> Result:
+        """Run git, passing its bytes to `feed` and its process group to `started`."""
+        raise NotImplementedError
+
+    def preview_bytes(self) -> bytes | None:
+        """A big new first file's start, before git writes it (None: no head start)."""
+        return None
+
+    def start_words(self) -> str:
+        """What the patch is against, by name, for `nothing differs from …`."""
+        return sanitize(_start_name(self.cfg))
 
     @property
     def view(self) -> DiffView:
@@ -101,7 +113,7 @@ class DiffScreen(Screen[None]):
                 proc.kill_group(pid)
 
         try:
-            result = stranded.stream_diff(self.cfg, self.row.name, self.buffer.feed, started)
+            result = self.run_git(self.buffer.feed, started)
         except BoardError as exc:
             self.buffer.finish(None, exc.line())
         except Exception as exc:  # one line on the screen, never a traceback
@@ -117,7 +129,7 @@ class DiffScreen(Screen[None]):
         git's bytes as they come, and replaced if they differ). Only ever a head start:
         if it cannot be had, git's own output is all there is."""
         try:
-            data = stranded.diff_preview(self.cfg, self.row.name)
+            data = self.preview_bytes()
         except BoardError:
             return
         if data and not self._left.is_set():
@@ -159,7 +171,7 @@ class DiffScreen(Screen[None]):
             why = "timed out" if b.result.timed_out else f"exit {b.result.returncode}"
             text.append(f" · git diff failed ({why}): see its words above", "bold red")
         elif b.count == 0:
-            text.append(f" · nothing differs from {sanitize(_start_name(self.cfg))}")
+            text.append(f" · nothing differs from {self.start_words()}")
         else:
             text.append(" · all read")
         return text
@@ -193,3 +205,56 @@ class DiffScreen(Screen[None]):
         self.view.show_line(target)
         index = lines.index(target)
         self.files.cursor = index
+
+
+class DiffScreen(PatchScreen):
+    """A stranded branch against the base: its files, then its hunks, streamed as git writes."""
+
+    def __init__(self, cfg: Config, row: StrandedRow) -> None:
+        super().__init__(cfg)
+        self.row = row
+
+    def _title(self) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text.append(self.row.label, "bold")
+        text.append(f"  against {sanitize(_start_name(self.cfg))} · {self.row.stat_text()}")
+        if self.row.card_id:
+            text.append(f" · {self.row.card_id}")
+            if self.row.title:
+                text.append(f" “{self.row.title}”")
+        return text
+
+    def run_git(self, feed: Callable[[bytes], None], started: Callable[[int], None]) -> Result:
+        return stranded.stream_diff(self.cfg, self.row.name, feed, started)
+
+    def preview_bytes(self) -> bytes | None:
+        return stranded.diff_preview(self.cfg, self.row.name)
+
+
+class LiveDiffScreen(PatchScreen):
+    """A live tree's work against its start point, untracked files included, read through a
+    private index (`core.git.livediff`): the tree and its index are never written, so a
+    coder running in it is not disturbed. `R`-free: leave and press the key again to see
+    what was written since."""
+
+    def __init__(self, cfg: Config, card_id: str, title: str, tree: Path) -> None:
+        super().__init__(cfg)
+        self.card_id = card_id
+        self.card_title = title
+        self.tree_path = tree
+
+    def _title(self) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text.append(self.card_id, "bold")
+        text.append(f" “{one_line(self.card_title)}”")
+        text.append(f"  the live tree {sanitize(str(self.tree_path))}")
+        text.append(f" against where it started ({self.start_words()})")
+        return text
+
+    def run_git(self, feed: Callable[[bytes], None], started: Callable[[int], None]) -> Result:
+        from board.core.git import livediff
+
+        return livediff.stream_live_diff(self.cfg, self.tree_path, feed, started)
+
+    def start_words(self) -> str:
+        return f"its start on {sanitize(_start_name(self.cfg))}"
