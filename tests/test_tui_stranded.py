@@ -538,6 +538,12 @@ async def test_salvage_publishes_through_the_gate_and_says_so(fx) -> None:
         await select(pilot, screen, branch)
         count = screen.load_count
         await pilot.press("S")
+        assert isinstance(app.screen, ConfirmDialog), "S published without asking"
+        assert app.screen.focused is app.screen.query_one("#no"), "No is not focused"
+        await pilot.press("enter")  # a stray enter: No
+        await pilot.pause()
+        assert screen.load_count == count and fx.repo.rev(fx.cfg.run_branch) == run_before
+        await pilot.press("S", "y")
         await wait_loaded_again(pilot, screen, count)
         line, error = status(app)
         assert not error and line.startswith(f"salvaged {branch}: done, gate passed"), line
@@ -556,7 +562,7 @@ async def test_salvage_over_a_red_gate_publishes_nothing_and_shows_the_tail(fx) 
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, fx.saves["dirty"])
         count = screen.load_count
-        await pilot.press("S")
+        await pilot.press("S", "y")
         await wait_loaded_again(pilot, screen, count)
         line, error = status(app)
         assert error and "published nothing" in line and "gate red" in line, line

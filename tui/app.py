@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from board.core.config import Config
-from board.core.errors import BoardError
+from board.core.errors import BoardError, ConfigError
 from board.core.model import Card
 from board.core.store import Store
 from textual import work
@@ -38,7 +38,13 @@ from textual.theme import Theme
 from .base import BoardAppScreen
 from .board import BoardScreen
 from .commands import VERBS, BoardCommands
-from .dialogs import ConfirmDialog, HelpScreen, ReasonDialog, card_question
+from .dialogs import (
+    ConfirmDialog,
+    ConfirmReasonDialog,
+    HelpScreen,
+    ReasonDialog,
+    card_question,
+)
 from .health import Clock, Health, read_health, utc_now
 from .rows import Preload, resume_gc
 from .themes import load_themes, user_theme_dir
@@ -55,7 +61,7 @@ _ASK_TAIL = {
     "hold": "Why? (the loop never clears a hold; only unblock does)",
     "requeue": "Why? (optional: the reason goes into the next brief)",
     "stop": "Its drive is killed, its tree saved to a stranded/ branch; unblock resumes it. "
-    "Why? (optional)",
+    "Why? (optional: tab to the field)",
     "approve": "It is published the configured way (fold or push), unless it changed since.",
     "split": "Into which slices? Their titles, separated by ; (each slice keeps the card's "
     "surface, deps and spec; the card is cancelled and its dependents wait on the slices).",
@@ -141,14 +147,15 @@ class BoardApp(App[int]):
     # setup ---------------------------------------------------------------------------------
 
     def _apply_keys(self, keys: dict[str, str]) -> list[str]:
-        """`[tui.keys]` from board.toml: binding id → keys; unknown ids are reported."""
+        """`[tui.keys]` from board.toml: binding id → keys. An unknown id, or a key that
+        would land on two bindings of one screen (one of them silently hidden), is refused
+        in one line before anything is drawn (`keymap_problem`)."""
         if not keys:
             return []
-        known = all_binding_ids()
-        unknown = sorted(k for k in keys if k not in known)
-        self.set_keymap({k: v for k, v in keys.items() if k in known})
-        if unknown:
-            return [f"[tui.keys]: unknown binding id {', '.join(unknown)} (see ? for the ids)"]
+        problem = keymap_problem(keys)
+        if problem:
+            raise ConfigError(problem)
+        self.set_keymap(keys)
         return []
 
     def key_for(self, binding_id: str, default: str) -> str:
@@ -318,6 +325,17 @@ class BoardApp(App[int]):
                     self.say(f"{name} {card_id}: not done (you said no)")
 
             self.push_screen(ConfirmDialog(question, f"Yes, {name} {card_id}"), confirmed)
+        elif verb.ask == "confirm-reason":  # destructive, with an optional why: "No" focused
+            question = card_question(verb.question, card_id, title, tail)
+
+            def stopped(reason: str | None) -> None:
+                if reason is None:
+                    self.say(f"{name} {card_id}: not done (you said no)")
+                else:
+                    self._call_verb(name, card_id, reason)
+
+            dialog = ConfirmReasonDialog(question, f"Yes, {name} {card_id}", verb.placeholder)
+            self.push_screen(dialog, stopped)
         elif verb.ask in ("reason", "optional-reason"):
             question = card_question(verb.question, card_id, title, tail)
 
@@ -327,7 +345,8 @@ class BoardApp(App[int]):
                 else:
                     self._call_verb(name, card_id, reason)
 
-            self.push_screen(ReasonDialog(question, verb.placeholder), answered)
+            dialog = ReasonDialog(question, verb.placeholder, verb.required)
+            self.push_screen(dialog, answered)
         else:
             self._call_verb(name, card_id, None)
 
@@ -387,14 +406,29 @@ class BoardApp(App[int]):
         self.say(f"theme {name}")
 
 
+# Textual's own keys, in the board's words (lower case, what it does here); any other
+# binding of Textual's is left out of the help, as it is not the board's to explain.
+TEXTUAL_WORDS: dict[str, tuple[str, str]] = {
+    "quit": ("quit", "leave board tui, from anywhere (a text field too)"),
+    "screen.copy_text": ("copy", "copy the selected text (where the terminal allows)"),
+}
+
+
 def help_rows(app: App[Any], screen: Screen[Any]) -> list[tuple[str, str, str, str]]:
-    """(keys, what, binding id, why) for each active binding: the help *is* the bindings."""
+    """(keys, what, binding id, why) for each active binding: the help *is* the bindings.
+    Textual's own are described in the board's words (`TEXTUAL_WORDS`) or left out."""
     grouped: dict[tuple[str, str], list[str]] = {}
     tips: dict[tuple[str, str], str] = {}
+    ours = all_binding_ids()
     for key, active in screen.active_bindings.items():
         binding = active.binding
         if binding.system or not binding.description:
             continue
+        if binding.id not in ours:
+            words = TEXTUAL_WORDS.get(binding.action)
+            if words is None:
+                continue
+            binding = Binding(binding.key, binding.action, words[0], tooltip=words[1])
         ident = (binding.id or binding.action, binding.description)
         display = app.get_key_display(binding.with_key(key))
         keys = grouped.setdefault(ident, [])
@@ -432,6 +466,106 @@ def binding_classes() -> list[type[DOMNode]]:
     return found
 
 
+# Which bindings are live together: each screen with the widgets that sit on it (and the
+# app's own, live on every screen). A key bound twice in one group hides one of the two.
+# test_tui_keymap checks every class with BINDINGS is in a group, so none is missed.
+SCREEN_GROUPS: dict[str, tuple[str, ...]] = {
+    "board": ("board.BoardScreen", "widgets.LaneView"),
+    "card": ("card.CardScreen",),
+    "stranded": ("stranded.browser.StrandedScreen", "stranded.table.StrandedTable"),
+    "diff": (
+        "stranded.diff_screen.PatchScreen",
+        "stranded.diff_view.DiffView",
+        "stranded.diff_view.FileList",
+    ),
+    "logs": ("logs.screen.LogsScreen", "logs.view.LogView", "logs.screen.DriveList"),
+    "new-card form": ("card_form.CardForm",),
+    "confirm": ("dialogs.ConfirmDialog",),
+    "reason": ("dialogs.ReasonDialog",),
+    "help": ("dialogs.HelpScreen",),
+    "pick target": ("stranded.target.TargetDialog",),
+}
+
+
+def _class_bindings(cls: type[DOMNode]) -> list[Binding]:
+    """The bindings a class carries: its own, and its board ancestors' unless it opts out."""
+    found: list[Binding] = []
+    for klass in cls.__mro__:
+        if "BINDINGS" in klass.__dict__ and klass.__module__.startswith(_PACKAGE):
+            found += [b for b in klass.__dict__["BINDINGS"] if isinstance(b, Binding)]
+        if not klass.__dict__.get("_inherit_bindings", True):
+            break
+    return found
+
+
+_PACKAGE = __name__.rpartition(".")[0]  # board.tui
+
+
+def group_classes() -> dict[str, list[type[DOMNode]]]:
+    """SCREEN_GROUPS as classes (every TUI module imported, as for the ids)."""
+    binding_classes()  # imports every module of the package
+    out: dict[str, list[type[DOMNode]]] = {}
+    for group, names in SCREEN_GROUPS.items():
+        classes: list[type[DOMNode]] = [BoardApp]
+        for name in names:
+            module, _, attr = name.rpartition(".")
+            classes.append(getattr(sys.modules[f"{_PACKAGE}.{module}"], attr))
+        out[group] = classes
+    return out
+
+
+def _keys_by_id(classes: list[type[DOMNode]], keymap: dict[str, str]) -> dict[str, set[str]]:
+    """binding id → the keys it answers to on a screen of these classes, after `keymap`."""
+    out: dict[str, set[str]] = {}
+    for cls in classes:
+        for binding in _class_bindings(cls):
+            ident = binding.id or binding.action
+            keys = keymap.get(ident, binding.key)
+            normal = App._normalize_keymap({ident: keys})[ident]
+            out.setdefault(ident, set()).update(k.strip() for k in normal.split(",") if k)
+    return out
+
+
+def _overlaps(by_id: dict[str, set[str]]) -> dict[frozenset[str], str]:
+    """{the two ids: a key both answer to} for every pair of ids sharing a key."""
+    owners: dict[str, list[str]] = {}
+    for ident, keys in by_id.items():
+        for key in keys:
+            owners.setdefault(key, []).append(ident)
+    pairs: dict[frozenset[str], str] = {}
+    for key, ids in owners.items():
+        for i, first in enumerate(ids):
+            for second in ids[i + 1 :]:
+                pairs.setdefault(frozenset((first, second)), key)
+    return pairs
+
+
+def keymap_problem(keys: dict[str, str]) -> str:
+    """'' when `[tui.keys]` is sound; else the one line refusing it: an id no binding has,
+    or a key that a rebinding puts on two bindings of one screen (where one would hide the
+    other: a verb silently gone). Overlaps the board ships with (a screen's key over the
+    app's, as the browser's `s` sorts) are by design and not counted."""
+    known = all_binding_ids()
+    unknown = sorted(k for k in keys if k not in known)
+    if unknown:
+        return (
+            f"[tui.keys] in board.toml: no binding has the id {unknown[0]!r} "
+            "(press ? in board tui: each key's id is in the help)"
+        )
+    for group, classes in group_classes().items():
+        before = _overlaps(_keys_by_id(classes, {}))
+        after = _overlaps(_keys_by_id(classes, keys))
+        for pair, key in sorted(after.items(), key=lambda item: sorted(item[0])):
+            if pair in before:
+                continue
+            first, second = sorted(pair, key=lambda ident: (ident not in keys, ident))
+            return (
+                f"[tui.keys] in board.toml: {first} and {second} would both be {key!r} on "
+                f"the {group} screen, and one would hide the other: give one another key"
+            )
+    return ""
+
+
 def all_binding_ids() -> set[str]:
     """Every binding id a user may rebind in `[tui.keys]`: the ids the bindings carry."""
     return {
@@ -467,6 +601,7 @@ __all__ = [
     "all_binding_ids",
     "binding_classes",
     "help_rows",
+    "keymap_problem",
     "require_terminal",
     "result_line",
     "run",

@@ -196,6 +196,8 @@ class CardScreen(BoardAppScreen):
         Binding("up,k", "scroll(-1)", "up", show=False, id="card.up"),
         Binding("pagedown,space", "page(1)", "page down", show=False, id="card.page_down"),
         Binding("pageup", "page(-1)", "page up", show=False, id="card.page_up"),
+        Binding("home,g", "edge(0)", "top", show=False, id="card.top"),
+        Binding("end,G", "edge(1)", "bottom", show=False, id="card.bottom"),
         Binding(
             "l", "app.logs", "logs", show=False, tooltip="the card's drive logs", id="card.logs"
         ),
@@ -274,6 +276,14 @@ class CardScreen(BoardAppScreen):
 
     def action_scroll(self, delta: int) -> None:
         self.query_one("#card-scroll", VerticalScroll).scroll_relative(y=delta, animate=False)
+
+    def action_edge(self, end: int) -> None:
+        """`g` the top of the card, `G` its end (the timeline's last event)."""
+        scroll = self.query_one("#card-scroll", VerticalScroll)
+        if end:
+            scroll.scroll_end(animate=False)
+        else:
+            scroll.scroll_home(animate=False)
 
     def action_page(self, direction: int) -> None:
         scroll = self.query_one("#card-scroll", VerticalScroll)

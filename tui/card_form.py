@@ -102,7 +102,7 @@ class CardForm(ModalScreen["Card | None"]):
                         id="form-title",
                         compact=True,
                     )
-                yield Label("spec: what to build", classes="form-label")
+                yield Label("spec: what to build (tab leaves it)", id="form-spec-label")
                 spec = TextArea(
                     seen.spec if seen else "", id="form-spec", soft_wrap=True, compact=True
                 )

@@ -13,7 +13,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from board.core.cards import actions
-from board.core.model import Card
+from board.core.model import TERMINAL, Card
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
@@ -42,11 +42,17 @@ class Verb:
     name: str
     key: str
     help: str
-    ask: str = ""  # "" | "reason" | "optional-reason" | "confirm"
+    ask: str = ""  # "" | "reason" | "optional-reason" | "confirm" | "confirm-reason"
     question: str = ""  # the words before the card id in the question
     call: VerbCall | None = None  # (app, card id, the answer) -> the card, or a result
     placeholder: str = "reason"  # what the answer field says it wants
     show: bool = True  # in the footer (every verb is in the help and the palette)
+    required: str = ""  # for ask="reason": said inside the dialog when the answer is empty
+    valid: Callable[[Card], bool] | None = None  # the states the palette offers it in
+
+    def offered(self, card: Card) -> bool:
+        """Whether the palette offers this verb on `card` (the core still decides)."""
+        return self.valid is None or self.valid(card)
 
     @property
     def binding_id(self) -> str:
@@ -115,11 +121,31 @@ def _split(app: BoardApp, card_id: str, reason: str | None) -> Summarized:
     return split.split(app.store, app.cfg, card_id, titles)
 
 
+def _open(card: Card) -> bool:
+    return card.lane not in TERMINAL
+
+
+def _unstarted(card: Card) -> bool:
+    return card.lane in ("backlog", "ready")
+
+
 VERBS: dict[str, Verb] = {
     v.name: v
     for v in (
-        Verb("ready", "r", "move a backlog card to ready (it needs a spec)", call=_ready),
-        Verb("unblock", "u", "clear the card's block so the queue can take it", call=_unblock),
+        Verb(
+            "ready",
+            "r",
+            "move a backlog card to ready (it needs a spec)",
+            call=_ready,
+            valid=lambda c: c.lane == "backlog",
+        ),
+        Verb(
+            "unblock",
+            "u",
+            "clear the card's block so the queue can take it",
+            call=_unblock,
+            valid=lambda c: c.blocked is not None,
+        ),
         Verb(
             "hold",
             "H",
@@ -127,6 +153,8 @@ VERBS: dict[str, Verb] = {
             ask="reason",
             question="Hold",
             call=_hold,
+            valid=lambda c: _open(c) and (c.blocked is None or c.blocked.cls != "held"),
+            required="A reason is needed (the loop never clears a hold): type it, or esc.",
         ),
         Verb(
             "requeue",
@@ -135,14 +163,16 @@ VERBS: dict[str, Verb] = {
             ask="optional-reason",
             question="Requeue",
             call=_requeue,
+            valid=lambda c: _open(c) and not (c.lane == "ready" and c.blocked is None),
         ),
         Verb(
             "stop",
             "S",
             "stop the card's drive: its tree saved to stranded/, the card held in ready",
-            ask="optional-reason",
+            ask="confirm-reason",
             question="Stop",
             call=_stop,
+            valid=lambda c: c.lane == "working",
         ),
         Verb(
             "approve",
@@ -151,6 +181,7 @@ VERBS: dict[str, Verb] = {
             ask="confirm",
             question="Approve and publish",
             call=_approve,
+            valid=lambda c: c.lane == "review",
         ),
         Verb(
             "split",
@@ -160,7 +191,9 @@ VERBS: dict[str, Verb] = {
             ask="reason",
             question="Split",
             call=_split,
+            valid=_unstarted,
             placeholder="slice titles, separated by ;",
+            required="Name at least one slice (titles separated by ;), or esc.",
             show=False,  # a rare verb; the footer is full at 80 columns
         ),
         Verb(
@@ -170,6 +203,7 @@ VERBS: dict[str, Verb] = {
             ask="confirm",
             question="Cancel",
             call=_cancel,
+            valid=_open,
         ),
         Verb(
             "done",
@@ -178,6 +212,7 @@ VERBS: dict[str, Verb] = {
             ask="confirm",
             question="Mark done",
             call=_done,
+            valid=_open,
         ),
     )
 }
@@ -205,6 +240,8 @@ def palette_entries(app: BoardApp, screen: Screen[Any]) -> Iterator[PaletteEntry
         card, offer = screen.current_card(), screen.palette_actions()
     if card is not None:
         for verb in VERBS.values():
+            if not verb.offered(card):
+                continue
             yield PaletteEntry(
                 f"{verb.name} {card.id}",
                 partial(app.run_verb, verb.name, card.id, card.title),
@@ -220,6 +257,12 @@ def palette_entries(app: BoardApp, screen: Screen[Any]) -> Iterator[PaletteEntry
             f"logs {card.id}",
             app.action_logs,
             f"{app.key_for('card.logs', 'l')} · the card's drive logs",
+        )
+        if isinstance(screen, BoardAppScreen):
+            yield from _work_entries(app, screen, card)
+    if isinstance(screen, BoardAppScreen) and offer.open_card is not None:
+        yield PaletteEntry(
+            "new card", screen.action_new_card, f"{app.key_for('card.new', 'n')} · add a card"
         )
     yield PaletteEntry(
         "stranded branches",
@@ -252,6 +295,32 @@ def palette_entries(app: BoardApp, screen: Screen[Any]) -> Iterator[PaletteEntry
         f"{app.key_for('app.help', 'question_mark')} · keys for this screen",
     )
     yield PaletteEntry("quit", app.action_quit, f"{app.key_for('app.quit', 'q')} · leave board tui")
+
+
+def _work_entries(app: BoardApp, screen: BoardAppScreen, card: Card) -> Iterator[PaletteEntry]:
+    """Edit, the spec in $EDITOR, the shell and the diff: each where it can work."""
+    if _unstarted(card):
+        yield PaletteEntry(
+            f"edit {card.id}",
+            screen.action_edit_card,
+            f"{app.key_for('card.edit', 'e')} · the card's form (not yet started)",
+        )
+        yield PaletteEntry(
+            f"spec {card.id} in $EDITOR",
+            screen.action_edit_spec,
+            f"{app.key_for('card.edit_spec', 'E')} · the spec in your editor",
+        )
+    if card.branch and card.lane in ("working", "ready", "review"):
+        yield PaletteEntry(
+            f"shell in {card.id}'s tree",
+            screen.action_shell,
+            f"{app.key_for('card.shell', 'exclamation_mark')} · $SHELL in the card's tree",
+        )
+        yield PaletteEntry(
+            f"diff {card.id}'s tree",
+            screen.action_live_diff,
+            f"{app.key_for('card.diff', 'd')} · the live tree against its start",
+        )
 
 
 def _plain(text: str) -> Content:

@@ -1,7 +1,11 @@
 """Modal questions: a confirmation that names the card, and a one-line reason.
 
 Both answer through `dismiss`, so a declined question returns before any verb runs:
-nothing is written unless the operator said yes (or gave the reason).
+nothing is written unless the operator said yes (or gave the reason). A required reason
+left empty keeps the dialog open and says so inside it: closing it with the CLI's words on
+the status line left the next keys acting on the board. Every question fits a 60x15
+terminal: a card's title is cut (`TITLE_MAX`) and a long question scrolls inside its box,
+so the buttons and the question's end are never pushed off the screen.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ if TYPE_CHECKING:
     from .app import BoardApp
 
 
+TITLE_MAX = 120  # characters of a card's title in a question (the rest is on the card)
+
+
 class ConfirmDialog(ModalScreen[bool]):
     """Yes or no; `no` is focused so a stray `enter` keeps the card as it is."""
 
@@ -38,7 +45,8 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(self.question, id="question")
+            with VerticalScroll(id="question-box"):
+                yield Static(self.question, id="question")
             with Horizontal(id="buttons"):
                 yield Button(Text(self.yes_label), id="yes", variant="error")
                 yield Button(Text("No, keep it"), id="no", variant="primary")
@@ -59,22 +67,69 @@ class ConfirmDialog(ModalScreen[bool]):
         (self.query_one("#no", Button) if yes.has_focus else yes).focus()
 
 
-class ReasonDialog(ModalScreen[str | None]):
-    """Ask for a reason: `enter` gives it (even empty: the core decides), `esc` abandons."""
+class ConfirmReasonDialog(ConfirmDialog):
+    """Yes or no with an optional reason (a stop): `no` is focused as in every destructive
+    question; `tab` reaches the reason field, and `enter` there is yes. Answers the reason
+    ('' when none) for yes, None for no."""
 
-    BINDINGS = [Binding("escape", "abandon", "cancel", id="dialog.abandon")]
-
-    def __init__(self, question: Text, placeholder: str = "reason") -> None:
-        super().__init__()
-        self.question = question
+    def __init__(self, question: Text, yes_label: str, placeholder: str = "reason") -> None:
+        super().__init__(question, yes_label)
         self.placeholder = placeholder
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(self.question, id="question")
+            with VerticalScroll(id="question-box"):
+                yield Static(self.question, id="question")
+            field = Input(placeholder=self.placeholder, id="reason", compact=True)
+            field.cursor_blink = cast("BoardApp", self.app).cursor_blink
+            yield field
+            with Horizontal(id="buttons"):
+                yield Button(Text(self.yes_label), id="yes", variant="error")
+                yield Button(Text("No, keep it"), id="no", variant="primary")
+            yield Static(Text("y yes · n/esc no · tab the reason, enter there says yes"), id="hint")
+
+    def _answer(self, yes: bool) -> None:
+        self.dismiss(self.query_one("#reason", Input).value if yes else None)  # type: ignore[arg-type]
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        event.prevent_default()  # Textual would call ConfirmDialog's handler too: one answer
+        self._answer(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self._answer(yes)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._answer(True)
+
+    def action_switch(self) -> None:
+        order = [self.query_one("#no", Button), self.query_one("#reason", Input)]
+        order.append(self.query_one("#yes", Button))
+        index = next((i for i, w in enumerate(order) if w.has_focus), -1)
+        order[(index + 1) % len(order)].focus()
+
+
+class ReasonDialog(ModalScreen[str | None]):
+    """Ask for a reason: `enter` gives it, `esc` abandons. A required reason left empty
+    keeps the dialog open with `required` said inside it; an optional one may be empty."""
+
+    BINDINGS = [Binding("escape", "abandon", "cancel", id="dialog.abandon")]
+
+    def __init__(self, question: Text, placeholder: str = "reason", required: str = "") -> None:
+        super().__init__()
+        self.question = question
+        self.placeholder = placeholder
+        self.required = required  # what to say when the answer is empty ('' : optional)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            with VerticalScroll(id="question-box"):
+                yield Static(self.question, id="question")
             field = Input(placeholder=self.placeholder, id="reason")
             field.cursor_blink = cast("BoardApp", self.app).cursor_blink
             yield field
+            yield Static(Text(""), id="dialog-error")
             yield Static(Text("enter to confirm · esc to cancel"), id="hint")
 
     def on_mount(self) -> None:
@@ -82,6 +137,11 @@ class ReasonDialog(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        if self.required and not event.value.strip():
+            error = self.query_one("#dialog-error", Static)
+            error.update(Text(self.required))
+            error.add_class("-shown")
+            return
         self.dismiss(event.value)
 
     def action_abandon(self) -> None:
@@ -94,7 +154,8 @@ def card_question(verb_words: str, card_id: str, title: str, tail: str = "") -> 
     text.append(f"{verb_words} ")
     text.append(card_id, style="bold")
     text.append(" “")
-    text.append(one_line(title))
+    shown = one_line(title)
+    text.append(shown if len(shown) <= TITLE_MAX else shown[: TITLE_MAX - 1] + "…")
     text.append("”?")
     if tail:
         text.append(f"\n{tail}")

@@ -221,7 +221,15 @@ def make_app(
     return app
 
 
-OUR_WORKERS = ("board-load", "card-load", "verbs", "store-watch", "health")
+OUR_WORKERS = (
+    "board-load",
+    "card-load",
+    "verbs",
+    "store-watch",
+    "health",
+    "form-save",
+    "form-cards",
+)
 
 
 async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:

@@ -39,6 +39,17 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+class DriveList(OptionList):
+    """The drive list: `j`/`k` move as in every list of the board (and `g`/`G`)."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "down", show=False, id="logs.drives_down"),
+        Binding("k", "cursor_up", "up", show=False, id="logs.drives_up"),
+        Binding("g", "first", "first", show=False, id="logs.drives_first"),
+        Binding("G", "last", "last", show=False, id="logs.drives_last"),
+    ]
+
+
 class LogsScreen(Screen[None]):
     """Drives on the left (live first, then recent), the selected drive's log on the right."""
 
@@ -85,7 +96,7 @@ class LogsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="logs-body"):
-            yield OptionList(id="drives", markup=False)
+            yield DriveList(id="drives", markup=False)
             with Vertical(id="logs-main"):
                 yield Static(id="log-title", markup=False)
                 yield LogView(poll_s=self.poll_s, id="log-view")
@@ -229,6 +240,8 @@ class LogsScreen(Screen[None]):
                 text.append(" searching…", "dim")
             elif view.search_failed:
                 text.append(" no match", "bold red")
+            elif view.match_position():
+                text.append(f" {view.match_position()}", "bold")
         status = self.query_one("#log-status", Static)
         if text.plain != self._status_shown:  # height 1: no layout needed
             self._status_shown = text.plain

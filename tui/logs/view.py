@@ -9,6 +9,7 @@ notice at a time, backing off while the app has not caught up. Every line is run
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 from collections.abc import Hashable
@@ -138,6 +139,7 @@ class LogView(LineView):
         self.match_line: int | None = None
         self.searching = False
         self.search_failed = False
+        self.match_lines: list[int] | None = None  # every matching line, once counted
         self.painted_through: int | None = None  # id of the last line drawn (tests, bench)
         self.painted_options: tuple[bool, bool] = (False, True)  # (wrap, stamps) last drawn
         self._component_base: Style | None = None
@@ -196,6 +198,7 @@ class LogView(LineView):
         self._lo = self._hi = 0
         self.forget_width()
         self.match_line = None
+        self.match_lines = None
         self.search_failed = False
         self.forget_frame()
         self._pending = False
@@ -408,9 +411,11 @@ class LogView(LineView):
         self._search_re = re.compile(re.escape(needle), flags) if needle else None
         self.match_line = None
         self.search_failed = False
+        self.match_lines = None
         self.refresh()
-        if needle:
+        if needle and self._log is not None:
             self._find(needle, self.top_line, backward)
+            self._count_worker(self._log, self._session, needle)
 
     def action_next_match(self) -> None:
         if self.search_term:
@@ -444,6 +449,52 @@ class LogView(LineView):
                 found = log.find(needle, hi - 1 if backward else lo, backward, stop)
         if not worker.is_cancelled:
             self.post_message(self.Found(session, needle, found))
+
+    MATCH_COUNT_MAX = 10_000  # past this the count says "10,000+" (a worker's scan, bounded)
+
+    class Counted(Message, bubble=False):
+        """Every line matching the search, counted in a worker (for `3/17`)."""
+
+        def __init__(self, session: int, needle: str, lines: list[int]) -> None:
+            super().__init__()
+            self.session = session
+            self.needle = needle
+            self.lines = lines
+
+    @work(thread=True, exclusive=True, group="log-count", exit_on_error=False)
+    def _count_worker(self, log: LogFile, session: int, needle: str) -> None:
+        """The lines matching `needle`, front to back: each find starts past the last."""
+        worker = get_current_worker()
+        stop = threading.Event()
+        lo, hi = log.bounds()
+        lines: list[int] = []
+        k = lo
+        while k < hi and len(lines) <= self.MATCH_COUNT_MAX and not worker.is_cancelled:
+            found = log.find(needle, k, False, stop)
+            if found is None or found < k:
+                break
+            lines.append(found)
+            k = found + 1
+        if not worker.is_cancelled:
+            self.post_message(self.Counted(session, needle, lines))
+
+    def on_log_view_counted(self, message: Counted) -> None:
+        if message.session == self._session and message.needle == self.search_term:
+            self.match_lines = message.lines
+            self.post_message(self.Status(self))
+
+    def match_position(self) -> str:
+        """`3/17`: the current match among every match ('' until counted)."""
+        lines = self.match_lines
+        if lines is None or self.match_line is None:
+            return ""
+        total = (
+            f"{self.MATCH_COUNT_MAX:,}+" if len(lines) > self.MATCH_COUNT_MAX else f"{len(lines):,}"
+        )
+        index = bisect.bisect_left(lines, self.match_line)
+        if index >= len(lines) or lines[index] != self.match_line:
+            return f"?/{total}"
+        return f"{index + 1:,}/{total}"
 
     def on_log_view_found(self, message: Found) -> None:
         if message.session != self._session or message.needle != self.search_term:

@@ -555,12 +555,27 @@ class StrandedScreen(BoardAppScreen):
         if row.is_husk:
             self._say(f"{row.label} is a husk: salvage publishes branches (y shows its path)", True)
             return
-        self._say(f"salvaging {row.label}: running the gate…")
-        self._run_verb(
-            "salvage",
-            row,
-            lambda: salvage_outcome(operator.salvage(self.store, self.cfg, row.name)),
+        question = Text()
+        question.append("Salvage ")
+        question.append(row.describe(), "bold")
+        question.append("?\n")
+        question.append(
+            "Its work is committed onto the current start point, gated, and published the "
+            "configured way (fold or push), with no coder; the card moves on."
         )
+
+        def confirmed(yes: bool | None) -> None:
+            if not yes:
+                self._say(f"salvage {row.label}: not done (you said no)")
+                return
+            self._say(f"salvaging {row.label}: running the gate…")
+            self._run_verb(
+                "salvage",
+                row,
+                lambda: salvage_outcome(operator.salvage(self.store, self.cfg, row.name)),
+            )
+
+        self.app.push_screen(ConfirmDialog(question, "Yes, salvage it"), confirmed)
 
     def action_discard(self) -> None:
         row = self._selected("discard")

@@ -1,0 +1,119 @@
+"""Context: the palette offers only the verbs the selected card's state allows; `?` speaks
+the board's words (Textual's own keys described the same way, or left out); `g`/`G` work
+on the card screen; a log search says which match of how many (`3/17`)."""
+
+from __future__ import annotations
+
+import pytest
+from board.tui.dialogs import HelpScreen
+from textual.command import CommandPalette
+from textual.containers import VerticalScroll
+from textual.widgets import Input, Static
+
+from tests.support.logs import LogsApp, build_board, settled, view_of
+from tests.support.tui import loaded, make_app, screen_lines, seeded_board, settle
+from tests.support.waiting import wait_for
+
+
+@pytest.fixture
+def board(tmp_path):
+    b = seeded_board(tmp_path)
+    yield b
+    b.close()
+
+
+async def goto(pilot, lane: str, card_id: str) -> None:
+    screen = pilot.app.screen
+    for _ in range(8):
+        if screen.current_lane == lane:
+            break
+        await pilot.press("right")
+    view = screen.lane_view(lane)
+    for _ in range(len(view.rows) + 1):
+        if view.current and view.current.id == card_id:
+            return
+        await pilot.press("j")
+    raise AssertionError(f"could not reach {card_id}")
+
+
+@pytest.mark.parametrize(
+    ("lane", "card", "offered", "not_offered"),
+    [
+        (
+            "ready",
+            "c-1",
+            ("hold", "cancel", "done", "edit"),
+            ("ready", "unblock", "stop", "approve"),
+        ),
+        ("working", "c-3", ("stop", "hold", "requeue"), ("ready", "approve", "unblock", "edit")),
+        ("review", "c-6", ("approve", "requeue"), ("stop", "ready", "unblock")),
+        ("done", "c-7", (), ("cancel", "done", "hold", "requeue", "stop", "approve")),
+    ],
+)
+async def test_the_palette_offers_only_the_verbs_the_cards_state_allows(
+    board, lane, card, offered, not_offered
+) -> None:
+    app = make_app(board)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await goto(pilot, lane, card)
+        await pilot.press("colon")
+        await settle(pilot)
+        assert isinstance(app.screen, CommandPalette)
+        text = "\n".join(screen_lines(app))
+        for verb in offered:
+            assert f"{verb} {card}" in text, f"the palette does not offer {verb} on {card}"
+        for verb in not_offered:
+            assert f"{verb} {card}" not in text, f"the palette offers {verb} on a {lane} card"
+
+
+async def test_help_speaks_the_boards_words_with_no_textual_default_in_its_own(board) -> None:
+    app = make_app(board)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await loaded(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = "\n".join(screen_lines(app))
+        assert "Quit the app and return to the command prompt" not in text, text
+        assert "Copy selected text" not in text
+        assert "leave board tui, from anywhere" in text
+        for ident in ("card.new", "card.edit", "card.edit_spec", "card.shell", "card.diff"):
+            assert ident in text, f"the help does not list {ident}"
+
+
+async def test_g_and_G_move_to_the_top_and_the_end_of_the_card(board) -> None:
+    for i in range(40):
+        board.store.add_comment("c-2", f"comment {i}", "alice")
+    app = make_app(board)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-2")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: getattr(app.screen, "detail", None), what="the card")
+        await pilot.pause()
+        scroll = app.screen.query_one("#card-scroll", VerticalScroll)
+        await pilot.press("G")
+        await pilot.pause()
+        assert scroll.scroll_y == scroll.max_scroll_y > 0, "G did not go to the end"
+        await pilot.press("g")
+        await pilot.pause()
+        assert scroll.scroll_y == 0, "g did not go to the top"
+
+
+async def test_a_log_search_says_which_match_of_how_many(tmp_path) -> None:
+    cfg, store = build_board(tmp_path)
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        await pilot.press("g", "slash")
+        app.screen.query_one(Input).value = "step 1"  # step 1, step 10 … step 19
+        await pilot.press("enter")
+        status = app.screen.query_one("#log-status", Static)
+        await wait_for(pilot, lambda: "1/11" in str(status.render()), what="1/11")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: "2/11" in str(status.render()), what="2/11")
+        await pilot.press("N", "N")
+        await wait_for(pilot, lambda: "11/11" in str(status.render()), what="wrapped to 11/11")
+        assert view.match_lines is not None and len(view.match_lines) == 11
+    store.close()
