@@ -34,6 +34,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.signal import Signal
 from textual.theme import Theme
+from textual.timer import Timer
 
 from .base import BoardAppScreen
 from .board import BoardScreen
@@ -53,6 +54,7 @@ from .widgets import StatusLine
 POLL_INTERVAL_S = 0.5
 LIVE_INTERVAL_S = 0.5  # the header and the working rows: a second shows within half of one
 PUSH_WAIT_S = 1.0  # one wait of the pushed store watch (how soon it notices the app ended)
+STATUS_TTL_S = 8.0  # a verb's result or refusal stays this long, then the line goes idle
 
 _ASK_TAIL = {
     "cancel": "Its dependents are rewired; its trees are saved to stranded/ branches, "
@@ -136,6 +138,8 @@ class BoardApp(App[int]):
         # the loop's health, published at every read (the times in it move every second)
         self.health_changes: Signal[Health] = Signal(self, "health-changes")
         self.last_status: tuple[str, bool] = ("", False)
+        self.status_ttl = STATUS_TTL_S
+        self._status_timer: Timer | None = None
         self._polling = False
         self._reading_health = False
         self._watch_stop = threading.Event()
@@ -215,11 +219,28 @@ class BoardApp(App[int]):
     # status --------------------------------------------------------------------------------
 
     def say(self, text: str, error: bool = False) -> None:
-        """Show one line on every screen's status line (the last verb's result or refusal)."""
+        """Show one line on every screen's status line (the last verb's result or refusal);
+        it expires after `status_ttl` seconds, so an old refusal is not read as news."""
         self.last_status = (text, error)
         for screen in self.screen_stack:
             for line in screen.query(StatusLine):
                 line.show(text, error)
+        if self._status_timer is not None:
+            self._status_timer.stop()
+            self._status_timer = None
+        if text and self.status_ttl > 0:
+            self._status_timer = self.set_timer(self.status_ttl, self._status_expired)
+
+    def _status_expired(self) -> None:
+        """The last line has been up long enough: back to each screen's idle words."""
+        from .board import HINT
+
+        self._status_timer = None
+        self.last_status = ("", False)
+        for screen in self.screen_stack:
+            idle = HINT if isinstance(screen, BoardScreen) else ""
+            for line in screen.query(StatusLine):
+                line.show(idle, False)
 
     # the store watch -----------------------------------------------------------------------
 

@@ -46,7 +46,9 @@ class Verb:
     question: str = ""  # the words before the card id in the question
     call: VerbCall | None = None  # (app, card id, the answer) -> the card, or a result
     placeholder: str = "reason"  # what the answer field says it wants
-    show: bool = True  # in the footer (every verb is in the help and the palette)
+    # in the footer: none, since at 80 columns the verbs cut each other's labels ("Q reque")
+    # and left stray letters under the palette's key; every verb is in `?` and the palette
+    show: bool = False
     required: str = ""  # for ask="reason": said inside the dialog when the answer is empty
     valid: Callable[[Card], bool] | None = None  # the states the palette offers it in
 
@@ -194,7 +196,6 @@ VERBS: dict[str, Verb] = {
             valid=_unstarted,
             placeholder="slice titles, separated by ;",
             required="Name at least one slice (titles separated by ;), or esc.",
-            show=False,  # a rare verb; the footer is full at 80 columns
         ),
         Verb(
             "cancel",

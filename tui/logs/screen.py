@@ -55,10 +55,10 @@ class LogsScreen(Screen[None]):
 
     CSS_PATH = "logs.tcss"
     BINDINGS = [
-        Binding("escape", "back", "Back", id="logs.back", tooltip="Return to where you were"),
-        Binding("slash", "search", "Search", id="logs.search", tooltip="Search the log"),
-        Binding("tab", "switch_pane", "Drives/Log", id="logs.pane", show=False),
-        Binding("R", "reload", "Refresh", id="logs.refresh", show=False),
+        Binding("escape", "back", "back", id="logs.back", tooltip="return to where you were"),
+        Binding("slash", "search", "search", id="logs.search", tooltip="search the log"),
+        Binding("tab", "switch_pane", "drives/log", id="logs.pane", show=False),
+        Binding("R", "reload", "refresh", id="logs.refresh", show=False),
     ]
 
     class DrivesLoaded(Message, bubble=False):
@@ -102,7 +102,7 @@ class LogsScreen(Screen[None]):
                 yield LogView(poll_s=self.poll_s, id="log-view")
                 yield Static(id="log-status", markup=False)
                 yield Input(id="log-search", placeholder="search (lowercase: any case)")
-        yield Footer()
+        yield Footer(compact=True)
 
     @property
     def view(self) -> LogView:
@@ -221,6 +221,10 @@ class LogsScreen(Screen[None]):
     def _show_status(self) -> None:
         view = self.view
         text = Text(no_wrap=True, overflow="ellipsis", end="")
+        if view.path is None or (view.line_count == 0 and view.scanning):
+            # nothing is known yet: "0 lines" would be a claim about the log, so say nothing
+            self._set_status(text)
+            return
         if view.follow:
             text.append("▼ following", "bold green")
         else:
@@ -242,6 +246,9 @@ class LogsScreen(Screen[None]):
                 text.append(" no match", "bold red")
             elif view.match_position():
                 text.append(f" {view.match_position()}", "bold")
+        self._set_status(text)
+
+    def _set_status(self, text: Text) -> None:
         status = self.query_one("#log-status", Static)
         if text.plain != self._status_shown:  # height 1: no layout needed
             self._status_shown = text.plain

@@ -46,25 +46,35 @@ class LogView(LineView):
 
     ALLOW_SELECT = False
     BINDINGS = [
-        Binding("up,k", "line_up", "Up", show=False, id="logs.up"),
-        Binding("down,j", "line_down", "Down", show=False, id="logs.down"),
-        Binding("left,h", "column_left", "Left", show=False, id="logs.left"),
-        Binding("right,l", "column_right", "Right", show=False, id="logs.right"),
-        Binding("pageup,b", "page_up", "Page up", show=False, id="logs.page_up"),
-        Binding("pagedown,space", "page_down", "Page down", show=False, id="logs.page_down"),
-        Binding("g,home", "top", "Top", id="logs.top", key_display="g", tooltip="First line"),
+        Binding("up,k", "line_up", "up", show=False, id="logs.up"),
+        Binding("down,j", "line_down", "down", show=False, id="logs.down"),
+        Binding("left,h", "column_left", "left", show=False, id="logs.left"),
+        Binding("right,l", "column_right", "right", show=False, id="logs.right"),
+        Binding("pageup,b", "page_up", "page up", show=False, id="logs.page_up"),
+        Binding("pagedown,space", "page_down", "page down", show=False, id="logs.page_down"),
+        Binding(
+            "g,home",
+            "top",
+            "top",
+            show=False,
+            id="logs.top",
+            key_display="g",
+            tooltip="the first line",
+        ),
         Binding(
             "G,end",
             "bottom",
-            "Follow",
+            "follow",
             id="logs.follow",
             key_display="G",
-            tooltip="Go to the end and follow it",
+            tooltip="go to the end and follow it",
         ),
-        Binding("n", "next_match", "Next", id="logs.next", show=False),
-        Binding("N", "previous_match", "Previous", id="logs.previous", show=False),
-        Binding("w", "toggle_wrap", "Wrap", id="logs.wrap", tooltip="Wrap long lines"),
-        Binding("t", "toggle_stamps", "Times", id="logs.stamps", tooltip="Show line times"),
+        Binding("n", "next_match", "next match", id="logs.next", show=False),
+        Binding("N", "previous_match", "previous match", id="logs.previous", show=False),
+        Binding("w", "toggle_wrap", "wrap", id="logs.wrap", tooltip="wrap long lines"),
+        Binding(
+            "t", "toggle_stamps", "times", id="logs.stamps", tooltip="show or hide each line's time"
+        ),
     ]
     COMPONENT_CLASSES = {"log-view--stamp", "log-view--match", "log-view--current"}
     DEFAULT_CSS = """

@@ -84,12 +84,26 @@ class StrandedScreen(BoardAppScreen):
             id="stranded.salvage",
         ),
         Binding("d", "discard", "discard", tooltip="delete it (asks first)", id="stranded.discard"),
-        Binding("y", "copy", "recovery", tooltip="copy the recovery commands", id="stranded.copy"),
-        Binding("o", "open_card", "card", tooltip="the card's screen", id="stranded.open_card"),
+        Binding(
+            "y",
+            "copy",
+            "recovery",
+            show=False,  # the hint line above names it; the footer is full at 80 columns
+            tooltip="copy the recovery commands",
+            id="stranded.copy",
+        ),
+        Binding(
+            "o",
+            "open_card",
+            "card",
+            show=False,
+            tooltip="the card's screen",
+            id="stranded.open_card",
+        ),
         Binding(
             "slash", "filter", "filter", tooltip="card, title, tree, lane", id="stranded.filter"
         ),
-        Binding("s", "sort", "sort", tooltip="next sort column", id="stranded.sort"),
+        Binding("s", "sort", "sort", show=False, tooltip="next sort column", id="stranded.sort"),
         Binding(
             "r", "reverse", "reverse", show=False, tooltip="flip the order", id="stranded.reverse"
         ),
