@@ -2,7 +2,13 @@
 
 What it does is chosen by a `demo: <behaviour> [file]` line in the card's spec, so the
 demo board shows every path of the drive: a clean build, a climb, a red gate, a hang
-that means "too wide", a coder that dies leaving work behind, and one that never starts.
+that means "too wide", a coder that dies leaving work behind, one that never starts, and a
+slow one that writes its file a piece at a time (something to watch with `d`, or stop).
+
+Only a marker at the start of a line counts (`behaviour_of`): a slice cut from a too-wide
+card quotes its parent's spec, indented, for context, and a slice that took the parent's
+`demo: wide` for its own timed out in turn, was parked too-wide and split again, for ever.
+A card with no marker of its own builds cleanly, into a file named after its tree.
 """
 
 from __future__ import annotations
@@ -27,6 +33,18 @@ _FUNCS = {
     "mod": "def mod(a, b):\n    return a % b\n",
     "neg": "def neg(a):\n    return -a\n",
 }
+
+_MARKER = re.compile(r"^demo:[ \t]*(\w+)(?:[ \t]+(\S+))?", re.MULTILINE)
+
+
+def behaviour_of(brief: str, worktree: Path) -> tuple[str, str]:
+    """(behaviour, target file) from the card's own `demo:` line, at the start of a line;
+    with none, a clean build into `calc/<tree>.py` (so two such cards never collide)."""
+    m = _MARKER.search(brief)
+    default = f"calc/{re.sub(r'[^a-z0-9]+', '_', worktree.name.lower()).strip('_')}.py"
+    if m is None:
+        return "ok", default
+    return m.group(1), m.group(2) or default
 
 
 def say(text: str, pause: float = 1.0) -> None:
@@ -79,10 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     brief = Path(args.brief).read_text(encoding="utf-8", errors="replace")
     worktree = Path(args.worktree)
-    m = re.search(r"demo:[ \t]*(\w+)(?:[ \t]+(\S+))?", brief)
-    behaviour, target = (
-        (m.group(1), m.group(2) or "calc/extra.py") if m else ("ok", "calc/extra.py")
-    )
+    behaviour, target = behaviour_of(brief, worktree)
     if behaviour == "silent":
         time.sleep(3600)  # never prints: the board calls this an infra failure
         return 0
@@ -95,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         while True:  # reaches the model, then never finishes: too wide for one build
             i += 1
             say(f"  still reading module {i} of ~400", 1.5)
+    if behaviour == "slow":  # a piece at a time: the live diff grows while it works
+        body = module_for(target).splitlines(keepends=True)
+        for i in range(1, len(body)):
+            write(worktree, target, "".join(body[:i]))
     if behaviour == "flaky" and args.tier == "quick":
         write(worktree, target, "# half-done\n")
         say("error: the quick tier gave up on the zero-division case", 0.5)

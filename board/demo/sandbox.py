@@ -2,7 +2,8 @@
 
 Within its first minute a newcomer sees a card reach done, a log grow, a stranded
 branch appear and a card blocked with its reason — every promise of the product,
-on this machine, with nothing to configure.
+on this machine, with nothing to configure. Cards keep arriving for three minutes more
+(`trickle`), so there is always one working to watch, stop or hold.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -67,6 +69,53 @@ CARDS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
+# Cards that arrive while the demo runs, one every TRICKLE_S (16 over 3 min 12 s), so there
+# is always a card working to watch (`l`, `d`), stop (`S`) or hold (`H`), not only in the
+# first minute. Each writes its own file a piece at a time ("slow"), in its own surface.
+TRICKLE_S = 12.0
+TRICKLE_OPS = (
+    "abs", "max", "min", "clamp", "avg", "sign", "square", "cube",
+    "half", "double", "floor", "ceil", "gcd", "lcm", "hypot", "percent",
+)  # fmt: skip
+
+
+def trickle_card(op: str) -> CardDraft:
+    """One arriving card: ready, its own file and test, the slow coder."""
+    return CardDraft(
+        title=f"Add {op} to calc",
+        spec=f"Add {op}.\ndemo: slow calc/{op}.py",
+        lane="ready",
+        priority=2,
+        surface=[f"calc/{op}.py", f"tests/test_{op}.py"],
+    )
+
+
+def trickle(repo: Path, stop: threading.Event, every_s: float = TRICKLE_S) -> int:
+    """Add TRICKLE_OPS' cards to the demo board one at a time, `every_s` apart, until all
+    are in or `stop` is set; returns how many went in. Its own store connection (a thread
+    of `board demo`, beside the TUI's)."""
+    cfg = config.load(repo)
+    store = open_store(cfg)
+    added = 0
+    try:
+        for op in TRICKLE_OPS:
+            if stop.wait(every_s):
+                break
+            actions.add_card(store, trickle_card(op), prefix=cfg.prefix, who="demo")
+            added += 1
+    finally:
+        store.close()
+    return added
+
+
+def start_trickle(repo: Path) -> tuple[threading.Thread, threading.Event]:
+    """`trickle` in a daemon thread; set the event to stop it."""
+    stop = threading.Event()
+    thread = threading.Thread(target=trickle, args=(repo, stop), name="demo-trickle", daemon=True)
+    thread.start()
+    return thread, stop
+
+
 def _write_project(root: Path) -> None:
     for rel, text in PROJECT.items():
         path = root / rel
@@ -81,7 +130,7 @@ def _demo_config(python: str) -> dict[str, dict[str, Any]]:
         "board": {"max_concurrent": 3, "loop_interval_s": 1},
         "coder": {
             "ladder": ["quick", "careful"],
-            "timeout_s": 7,
+            "timeout_s": 12,  # a slow build fits; a wide one is parked within the minute
             "first_output_timeout_s": 4,
             "timeout_split_after": 2,
             "tiers": {
@@ -216,6 +265,7 @@ def cmd_demo(args: argparse.Namespace, ctx: object) -> int:
     repo = create_sandbox(target)
     print(f"demo sandbox: {repo}  (the loop's output: {repo}/.board/loop.out)", flush=True)
     child = start_loop(repo)
+    feeder, stop_feeding = start_trickle(repo)
     try:
         if args.screenshot:
             _screenshot(repo, Path(args.screenshot), args.seconds, args.theme)
@@ -233,6 +283,8 @@ def cmd_demo(args: argparse.Namespace, ctx: object) -> int:
             finally:
                 store.close()
     finally:
+        stop_feeding.set()
+        feeder.join(timeout=5)
         stop_loop(target, child)
     return 0
 
