@@ -457,7 +457,7 @@ def help_rows(app: App[Any], screen: Screen[Any]) -> list[tuple[str, str, str, s
             keys.append(display)
         tips[ident] = binding.tooltip or ""
     return [
-        (" ".join(keys), what, ident if "." in ident else "", tips[(ident, what)])
+        (" ".join(keys), what, ident if ident in ours else "", tips[(ident, what)])
         for (ident, what), keys in grouped.items()
     ]
 
