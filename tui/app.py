@@ -355,8 +355,8 @@ class BoardApp(App[int]):
                 else:
                     self._call_verb(name, card_id, reason)
 
-            dialog = ConfirmReasonDialog(question, f"Yes, {name} {card_id}", verb.placeholder)
-            self.push_screen(dialog, stopped)
+            ask = ConfirmReasonDialog(question, f"Yes, {name} {card_id}", verb.placeholder)
+            self.push_screen(ask, stopped)
         elif verb.ask in ("reason", "optional-reason"):
             question = card_question(verb.question, card_id, title, tail)
 
@@ -502,6 +502,7 @@ SCREEN_GROUPS: dict[str, tuple[str, ...]] = {
     "logs": ("logs.screen.LogsScreen", "logs.view.LogView", "logs.screen.DriveList"),
     "new-card form": ("card_form.CardForm",),
     "confirm": ("dialogs.ConfirmDialog",),
+    "stop question": ("dialogs.ConfirmReasonDialog",),
     "reason": ("dialogs.ReasonDialog",),
     "help": ("dialogs.HelpScreen",),
     "pick target": ("stranded.target.TargetDialog",),

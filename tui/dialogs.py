@@ -67,14 +67,21 @@ class ConfirmDialog(ModalScreen[bool]):
         (self.query_one("#no", Button) if yes.has_focus else yes).focus()
 
 
-class ConfirmReasonDialog(ConfirmDialog):
+class ConfirmReasonDialog(ModalScreen[str | None]):
     """Yes or no with an optional reason (a stop): `no` is focused as in every destructive
     question; `tab` reaches the reason field, and `enter` there is yes. Answers the reason
-    ('' when none) for yes, None for no."""
+    ('' when none) for yes, None for no. ConfirmDialog's keys, under the same ids."""
+
+    BINDINGS = ConfirmDialog.BINDINGS
 
     def __init__(self, question: Text, yes_label: str, placeholder: str = "reason") -> None:
-        super().__init__(question, yes_label)
+        super().__init__()
+        self.question = question
+        self.yes_label = yes_label
         self.placeholder = placeholder
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -89,11 +96,10 @@ class ConfirmReasonDialog(ConfirmDialog):
             yield Static(Text("y yes · n/esc no · tab the reason, enter there says yes"), id="hint")
 
     def _answer(self, yes: bool) -> None:
-        self.dismiss(self.query_one("#reason", Input).value if yes else None)  # type: ignore[arg-type]
+        self.dismiss(self.query_one("#reason", Input).value if yes else None)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        event.prevent_default()  # Textual would call ConfirmDialog's handler too: one answer
         self._answer(event.button.id == "yes")
 
     def action_answer(self, yes: bool) -> None:
