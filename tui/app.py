@@ -95,6 +95,9 @@ class BoardApp(App[int]):
         Binding(
             "s", "stranded", "stranded", show=False, tooltip="stranded work", id="app.stranded"
         ),
+        Binding(
+            "F", "flow", "flow", show=False, tooltip="the last day in pictures", id="app.flow"
+        ),
     ]
 
     def __init__(
@@ -373,6 +376,13 @@ class BoardApp(App[int]):
         from .stranded.browser import StrandedScreen  # loaded when first opened, not at start
 
         self.push_screen(StrandedScreen(self.cfg, self.store, card_id=card_id))
+
+    def action_flow(self) -> None:
+        """The flow screen: done per hour, drive durations, failures, fullness."""
+        from .flow import FlowScreen  # loaded when first opened, not at start
+
+        if not isinstance(self.screen, FlowScreen):
+            self.push_screen(FlowScreen())
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(help_rows(self, self.screen)))

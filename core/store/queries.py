@@ -15,7 +15,7 @@ from typing import Any, Unpack
 
 from board.core import hosts
 from board.core.errors import NotFound, Refused
-from board.core.model import DRIVE_LIVE, Drive, LoopBeat, Pause
+from board.core.model import DRIVE_LIVE, Drive, Event, LoopBeat, Pause
 from board.core.store.base import DriveFields
 from board.core.store.rows import _DRIVE_COLS
 
@@ -91,6 +91,25 @@ class SqlQueries:
             (*params, DRIVE_LIVE, limit),
         )
         return [Drive(*r) for r in rows]
+
+    def drives_since(self, at: str) -> list[Drive]:
+        """Every drive that ran at or after `at` (still live, or ended since), oldest first."""
+        rows = self._read(
+            self._q(
+                f"SELECT {_DRIVE_COLS} FROM drives WHERE status = ? OR ended_at >= ? "
+                "ORDER BY started_at, id"
+            ),
+            (DRIVE_LIVE, at),
+        )
+        return [Drive(*r) for r in rows]
+
+    def events_since(self, at: str) -> list[Event]:
+        """Every card's timeline lines written at or after `at`, in the order written."""
+        rows = self._read(
+            self._q("SELECT seq, card, at, who, kind, text FROM events WHERE at >= ? ORDER BY seq"),
+            (at,),
+        )
+        return [Event(*r) for r in rows]
 
     def live_drives(self) -> list[Drive]:
         rows = self._read(
