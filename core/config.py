@@ -92,6 +92,9 @@ KEYS: tuple[Key, ...] = (
     Key("tui", "theme", str, "dark", "theme", "dark, light, high-contrast or your own"),
     Key("tui", "theme_dir", str, "", "theme_dir", "a folder of your own theme files"),
     Key("tui", "keys", dict, {}, "keys", "rebound keys: binding id = key(s)"),
+    Key("tui", "notify", str, "none", "notify",
+        "beside the toast when a card needs you: none, bell or osc9 (a desktop notice)",
+        ("none", "bell", "osc9")),
     Key("store", "url", str, "", "store_url",
         "a shared PostgreSQL store, postgresql://user@host:port/db (no password: PG* env or "
         "~/.pgpass); empty: SQLite at .board/board.db"),
@@ -178,6 +181,7 @@ class Config:
     theme: str = _default("theme")
     theme_dir: str = _default("theme_dir")
     keys: dict[str, str] = _default("keys")
+    notify: str = _default("notify")
     store_url: str = _default("store_url")
 
     @property
