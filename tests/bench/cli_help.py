@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 
-
 # verbs that do something when given no argument (init, the loop, the demo's sandbox): only
 # their help is asked for
 ACTS_BARE = ("init", "run", "status", "tui", "demo")
