@@ -9,7 +9,6 @@ and `_write` (one statement in a write transaction, the rows it touched).
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable
 from typing import Any, Unpack
 
@@ -40,6 +39,8 @@ class SqlQueries:
     # drives -------------------------------------------------------------------------------
 
     def start_drive(self, card: str, tier: str, attempt: int, log: str, owner_pid: int) -> Drive:
+        import uuid  # here: a store opened to read cards never makes a drive's token
+
         drive = Drive(
             id=f"d-{uuid.uuid4().hex[:10]}",
             card=card,
