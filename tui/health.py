@@ -104,7 +104,7 @@ def read_health(cfg: Config, store: Store, clock: Clock = utc_now) -> Health:
     beats = store.loops()
     running = tuple(b for b in beats if waits.loop_running(b, at))
     up = {b.host for b in running}
-    silent = {}
+    silent: dict[str, LoopBeat] = {}
     for beat in beats:  # newest first: a host's newest row speaks for it
         if beat.host not in up:
             silent.setdefault(beat.host, beat)
