@@ -43,7 +43,7 @@ class Flow:
     durations: list[float]  # seconds, each drive that ended in the window, in end order
     longest_per_hour: list[float]  # seconds, the longest drive that ended in each hour
     failures: dict[str, list[int]]  # class -> failed drives per hour, most frequent first
-    peak_running: list[int]  # the most drives running at once in each hour
+    peak_working: list[int]  # the most cards in the working lane at once in each hour
 
     @property
     def hours(self) -> int:
@@ -117,6 +117,7 @@ def flow_of(
     # time in each open lane: walk each card back from its lane now through its changes
     lane_seconds = {lane: 0.0 for lane in LANES if lane not in TERMINAL}
     lane_cards = dict.fromkeys(lane_seconds, 0)
+    working: list[tuple[datetime, int]] = []  # each working spell's start (+1) and end (-1)
     for card in cards:
         mine = seen.get(card.id, _Card())
         lane, until = card.lane, at
@@ -129,28 +130,21 @@ def flow_of(
         for lane_, begin, end in spans:
             if lane_ in lane_seconds and end > begin:
                 lane_seconds[lane_] += (end - begin).total_seconds()
+            if lane_ == "working" and end > begin:
+                working += [(begin, 1), (end, -1)]
         for lane_ in {s[0] for s in spans if s[2] > s[1]}:
             if lane_ in lane_cards:
                 lane_cards[lane_] += 1
 
     durations: list[tuple[datetime, float]] = []
     failures: dict[str, list[int]] = {}
-    edges: list[tuple[datetime, int]] = []
     longest = [0.0] * hours
     for drive in drives:
         began = parse_stamp(drive.started_at)
         ended = parse_stamp(drive.ended_at) if drive.ended_at else None
-        if began is None:
+        if began is None or ended is None or drive.status == DRIVE_LIVE:
             continue
-        if drive.status == DRIVE_LIVE or ended is None:
-            ended_or_now = at
-        else:
-            ended_or_now = ended
-        if ended_or_now < start or began > at:
-            continue
-        edges.append((began, 1))
-        edges.append((ended_or_now, -1))
-        if ended is None or drive.status == DRIVE_LIVE or ended < start or ended > at:
+        if not start <= ended <= at:
             continue
         took = max(0.0, (ended - began).total_seconds())
         durations.append((ended, took))
@@ -172,13 +166,14 @@ def flow_of(
         durations=[d for _, d in sorted(durations, key=lambda x: x[0])],
         longest_per_hour=longest,
         failures=dict(sorted(failures.items(), key=lambda kv: (-sum(kv[1]), kv[0]))),
-        peak_running=_peaks(edges, start, hours),
+        peak_working=_peaks(working, start, hours),
     )
 
 
 def _peaks(edges: list[tuple[datetime, int]], start: datetime, hours: int) -> list[int]:
-    """The most intervals open at once within each hour: a sweep over the starts (+1) and
-    ends (-1), ends first at a tie, so a drive that ends as another starts is not both."""
+    """The most spells open at once within each hour (spells clipped to the window): a
+    sweep over the starts (+1) and ends (-1), ends first at a tie, so a card that leaves
+    working as another enters is not counted with it."""
     peaks = [0] * hours
     running = 0
     hour = 0
@@ -191,8 +186,6 @@ def _peaks(edges: list[tuple[datetime, int]], start: datetime, hours: int) -> li
         running += step
         if 0 <= index < hours:
             peaks[index] = max(peaks[index], running)
-        elif index < 0:
-            peaks[0] = max(peaks[0], running)
     return peaks  # the last edge is at the window's end (a live drive's) or none is open
 
 

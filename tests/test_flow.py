@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from board.core.flow import read_flow
 from board.tui.flow import FlowRow, FlowScreen
+from board.tui.times import format_elapsed
 from textual.widgets import Sparkline
 
 from tests.support.flow import END, expected, flow_board
@@ -26,7 +27,7 @@ def test_the_flow_of_a_fixed_day_matches_the_day_worked_out_minute_by_minute(
     assert flow.done_per_hour == want["done"]
     assert flow.lane_seconds == want["lane_seconds"]
     assert flow.lane_cards == want["lane_cards"]
-    assert flow.peak_running == want["peaks"]
+    assert flow.peak_working == want["peaks"]
     assert sorted(flow.durations) == want["durations"]
     assert flow.longest_per_hour == want["longest"]
     assert flow.failures == want["failures"]
@@ -45,7 +46,9 @@ async def test_the_flow_screen_draws_the_days_figures_and_says_them(tmp_path) ->
         await wait_for(pilot, lambda: screen.query(FlowRow), what="the flow's rows")
         rows = {row.label.strip(): row for row in screen.query(FlowRow)}
         assert rows["done per hour"].query_one(Sparkline).data == [float(n) for n in want["done"]]
-        assert rows["drives at once"].query_one(Sparkline).data == [float(n) for n in want["peaks"]]
+        assert rows["working at once"].query_one(Sparkline).data == [
+            float(n) for n in want["peaks"]
+        ]
         assert rows["longest drive"].query_one(Sparkline).data == want["longest"]
         for cls, per_hour in want["failures"].items():
             assert rows[cls].query_one(Sparkline).data == [float(n) for n in per_hour]
@@ -56,7 +59,7 @@ async def test_the_flow_screen_draws_the_days_figures_and_says_them(tmp_path) ->
         assert f"peak {max(want['peaks'])} of max_concurrent" in text, text
         assert f"{len(want['durations'])} ended · median" in text, text
         for lane, seconds in want["lane_seconds"].items():
-            hours = f"{seconds / 3600:.1f} h"
+            hours = format_elapsed(seconds)
             assert any(line.strip().startswith(lane) and hours in line for line in
                        screen_lines(app)), f"{lane} {hours} not on screen:\n{text}"  # fmt: skip
         await pilot.press("escape")

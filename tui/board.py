@@ -489,8 +489,8 @@ class BoardScreen(BoardAppScreen):
         pane = self.preview()
         if pane.display != wanted:
             pane.display = wanted
-            if wanted:
-                self._preview_soon(at_once=True)
+            if wanted:  # its head at once; its log and tree once the cursor rests, so
+                self._preview_soon()  # the first paint never waits on a read of them
 
     def action_toggle_preview(self) -> None:
         self.preview_choice = not self.preview().display

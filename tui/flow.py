@@ -29,10 +29,6 @@ LABEL_W = 18
 MAX_FAILURE_ROWS = 6
 
 
-def _hours(seconds: float) -> str:
-    return f"{seconds / 3600:.1f} h"
-
-
 Row = tuple[str, list[float] | None, str]  # label, the picture's data (None: words only), figures
 
 
@@ -44,9 +40,9 @@ def flow_rows(flow: Flow) -> list[Row | str]:
         ("done per hour", [float(n) for n in flow.done_per_hour],
          f"{flow.done} done, at most {peak_done} in an hour"),
     )  # fmt: skip
-    peak = max(flow.peak_running, default=0)
+    peak = max(flow.peak_working, default=0)
     rows.append(
-        ("drives at once", [float(n) for n in flow.peak_running],
+        ("working at once", [float(n) for n in flow.peak_working],
          f"peak {peak} of max_concurrent {flow.max_concurrent}"),
     )  # fmt: skip
     if flow.durations:
@@ -75,7 +71,7 @@ def flow_rows(flow: Flow) -> list[Row | str]:
         share = f"{100 * seconds / total:.0f}%" if total else "0%"
         cards = flow.lane_cards.get(lane, 0)
         plural = "s" if cards != 1 else ""
-        figures = f"{_hours(seconds):>8} card-time  {share:>4}  {cards} card{plural}"
+        figures = f"{format_elapsed(seconds):>8} card-time  {share:>4}  {cards} card{plural}"
         rows.append((f"  {lane}", None, figures))
     return rows
 

@@ -88,6 +88,18 @@ def plans(seed: int = 7, cards: int = 14) -> list[Plan]:
         (START - timedelta(hours=1), START + timedelta(minutes=90), "passed", "folded")
     )
     out.append(early)
+    # one card leaves working as another enters it: they were never both working
+    for begin, end in ((125, 150), (150, 170)):
+        pair = Plan(START + timedelta(minutes=100))
+        pair.moves += [
+            (START + timedelta(minutes=110), "ready"),
+            (START + timedelta(minutes=begin), "working"),
+            (START + timedelta(minutes=end), "done"),
+        ]
+        pair.drives.append(
+            (START + timedelta(minutes=begin), START + timedelta(minutes=end), "passed", "ok")
+        )
+        out.append(pair)
     # one card still working at the end of the day, its drive live
     last = Plan(END - timedelta(hours=4))
     last.moves += [
@@ -158,16 +170,14 @@ def expected(seed: int = 7) -> dict[str, object]:
     at = START
     while at < END:
         hour = int((at - START) / timedelta(hours=1))
-        running = 0
+        working = 0
         for i, plan in enumerate(every):
             lane = lane_at(plan, at)
             if lane in OPEN:
                 minutes[lane] += 1
                 cards[lane].add(i)
-            for began, ended, _, _ in plan.drives:
-                if began <= at < (ended or END):
-                    running += 1
-        peaks[hour] = max(peaks[hour], running)
+            working += lane == "working"
+        peaks[hour] = max(peaks[hour], working)
         at += MINUTE
     durations = sorted(
         (ended - began).total_seconds()
