@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import tomli_w
 from board.core.errors import ConfigError
 from board.core.failures import CLASSES, DEFAULT_RULES, DEFAULT_STEPS, STEPS, Rule
 
@@ -92,6 +91,9 @@ KEYS: tuple[Key, ...] = (
     Key("tui", "theme", str, "dark", "theme", "dark, light, high-contrast or your own"),
     Key("tui", "theme_dir", str, "", "theme_dir", "a folder of your own theme files"),
     Key("tui", "keys", dict, {}, "keys", "rebound keys: binding id = key(s)"),
+    Key("tui", "notify", str, "none", "notify",
+        "beside the toast when a card needs you: none, bell or osc9 (a desktop notice)",
+        ("none", "bell", "osc9")),
     Key("store", "url", str, "", "store_url",
         "a shared PostgreSQL store, postgresql://user@host:port/db (no password: PG* env or "
         "~/.pgpass); empty: SQLite at .board/board.db"),
@@ -178,6 +180,7 @@ class Config:
     theme: str = _default("theme")
     theme_dir: str = _default("theme_dir")
     keys: dict[str, str] = _default("keys")
+    notify: str = _default("notify")
     store_url: str = _default("store_url")
 
     @property
@@ -206,6 +209,14 @@ class Config:
             return str(Path(path).relative_to(self.root))
         except ValueError:
             return str(path)
+
+
+def _toml(obj: dict[str, Any]) -> str:
+    """TOML text of `obj`. tomli_w is imported here: only the verbs that write board.toml
+    (init and its helpers) need it, and every verb loads this module."""
+    import tomli_w
+
+    return tomli_w.dumps(obj)
 
 
 def default_document() -> dict[str, Any]:
@@ -239,7 +250,7 @@ def template(overrides: dict[str, dict[str, Any]] | None = None) -> str:
         for key, value in plain.items():
             if (section, key) in docs:
                 out.append(f"# {docs[(section, key)]}")
-            out.append(tomli_w.dumps({key: value}).rstrip("\n"))
+            out.append(_toml({key: value}).rstrip("\n"))
         if section == "failures":
             out += [f"# {RULE_DOC}", *(f"# {x}" for x in RULE_EXAMPLE)]
         out.append("")
@@ -247,7 +258,7 @@ def template(overrides: dict[str, dict[str, Any]] | None = None) -> str:
             doc_line = docs.get((section, key)) or (TIER_DOC if key == "tiers" else "")
             if doc_line:
                 out.append(f"# {doc_line}")
-            out.append(tomli_w.dumps({section: {key: value}}).rstrip("\n"))
+            out.append(_toml({section: {key: value}}).rstrip("\n"))
             out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -255,13 +266,13 @@ def template(overrides: dict[str, dict[str, Any]] | None = None) -> str:
 def rules_text(rules: list[dict[str, Any]], comment: str = "") -> str:
     """`[[failures.rules]]` tables, as board.toml holds them."""
     head = f"# {comment}\n" if comment else ""
-    return head + tomli_w.dumps({"failures": {"rules": rules}})
+    return head + _toml({"failures": {"rules": rules}})
 
 
 def tier_text(name: str, argv: list[str], comment: str = "") -> str:
     """One `[coder.tiers.NAME]` table, as board.toml holds it."""
     head = f"# {comment}\n" if comment else ""
-    return head + tomli_w.dumps({"coder": {"tiers": {name: {"argv": argv}}}})
+    return head + _toml({"coder": {"tiers": {name: {"argv": argv}}}})
 
 
 def rule_table(rule: Rule) -> dict[str, Any]:
@@ -546,7 +557,7 @@ def store_url_problem(url: str) -> str:
 def with_store_url(text: str, url: str) -> str:
     """board.toml's text with `[store] url` set to `url`, the rest kept as it was: the
     url line replaced, or added under an existing `[store]`, or a `[store]` table added."""
-    line = tomli_w.dumps({"url": url}).rstrip("\n")
+    line = _toml({"url": url}).rstrip("\n")
     lines = text.splitlines()
     start = next(
         (i for i, raw in enumerate(lines) if re.match(r"^\s*\[\s*store\s*\]\s*(#.*)?$", raw)),

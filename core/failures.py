@@ -9,11 +9,12 @@ user rules from `[[failures.rules]]` before the defaults below. Plain data and t
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -38,10 +39,14 @@ class Rule:
     exit_codes: tuple[int, ...] = ()  # empty: any exit (aider exits 0 on a failed call)
     backoff_s: float = 60.0
     max_attempts: int = 5
-    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "regex", re.compile(self.pattern, re.IGNORECASE))
+    @functools.cached_property
+    def regex(self) -> re.Pattern[str]:
+        """The pattern compiled when a failure is first classified, not when the rule is
+        made: every verb reads board.toml, which makes the rules, and most never classify
+        (the defaults' alternations take milliseconds to compile). board.toml's own rules
+        are checked as regexes when it is read (config._rules)."""
+        return re.compile(self.pattern, re.IGNORECASE)
 
     def applies(self, step: str, exit_code: int | None) -> bool:
         if step not in self.steps:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 
 ENV = "BOARD_HOST"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 
 
 def this_host() -> str:
+    # socket is imported here: every verb that opens the store imports this module, and only
+    # those that write a drive or a heartbeat ask the name
+    import socket
+
     return os.environ.get(ENV) or socket.gethostname()
 
 

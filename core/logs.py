@@ -673,6 +673,14 @@ class LogFile:
 
 def last_line(path: str | Path, max_bytes: int = 8192) -> str:
     """The last non-empty line of a log, read from its end (for lists of drives)."""
+    found = tail_lines(path, 1, max_bytes)
+    return found[-1] if found else ""
+
+
+def tail_lines(path: str | Path, count: int, max_bytes: int = 65536) -> list[str]:
+    """The last `count` non-empty lines of a log, oldest first, from at most its last
+    `max_bytes`: what a preview shows, at a cost that does not grow with the log (a
+    following preview reads it twice a second however fast the coder writes)."""
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
@@ -680,11 +688,17 @@ def last_line(path: str | Path, max_bytes: int = 8192) -> str:
             fh.seek(max(0, size - max_bytes))
             data = fh.read(max_bytes)
     except OSError:
-        return ""
-    for raw in reversed(data.split(b"\n")):
+        return []
+    pieces = data.split(b"\n")
+    if size > max_bytes and len(pieces) > 1:
+        pieces = pieces[1:]  # the first piece may be the end of a line cut in two
+    found: list[str] = []
+    for raw in reversed(pieces):
+        if len(found) >= count:
+            break
         if raw.strip():
-            return decode_line(raw)
-    return ""
+            found.append(decode_line(raw))
+    return found[::-1]
 
 
 def iter_lines(path: str | Path, chunk: int = SCAN_CHUNK) -> Iterator[str]:
@@ -714,6 +728,7 @@ __all__ = [
     "format_stamp",
     "iter_lines",
     "last_line",
+    "tail_lines",
     "latest_log",
     "list_attempts",
     "log_path",

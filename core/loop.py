@@ -622,7 +622,12 @@ class Loop:
             self.poller.fetch_base()
             if self._base_conflicts():
                 return claimed
-        view = waits.claim_view(self.store, pauses=self._pauses())
+        view = waits.claim_view(
+            self.store,
+            pauses=self._pauses(),
+            in_use=len(self.running),
+            limit=self.cfg.max_concurrent,
+        )
         seen = set()
         for i, card in enumerate(queue):
             seen.add(card.id)
@@ -630,7 +635,7 @@ class Loop:
                 break
             if len(self.running) >= self.cfg.max_concurrent:
                 waiting = [c.id for c in queue[i:]]
-                reason = f"max_concurrent {self.cfg.max_concurrent} reached"
+                reason = waits.all_busy(len(self.running), self.cfg.max_concurrent)
                 key = f"{reason}: {','.join(waiting)}"
                 if self._last_skip.get("*") != key:
                     self._last_skip["*"] = key
@@ -655,6 +660,7 @@ class Loop:
             self._start(card.id, token, planner)
             self.touched.add(card.id)
             claimed.append(card.id)
+            view.in_use = len(self.running)
             if not planner:
                 view.working.append((card.id, card.surface))
         for key in [k for k in self._last_skip if k != "*" and k not in seen]:

@@ -89,7 +89,11 @@ def test_overlapping_surfaces_are_never_driven_at_once_and_every_skip_is_logged(
     skips = [x for x in log if x["event"] == "skip"]
     assert skips and skips[0]["card"] == b.id and "overlaps working c-1" in skips[0]["reason"]
     waits = [x for x in log if x["event"] == "wait"]
-    assert waits and waits[0]["waiting"] == [e.id] and "max_concurrent 3" in waits[0]["reason"]
+    assert (
+        waits
+        and waits[0]["waiting"] == [e.id]
+        and "every drive is busy (3 of 3" in waits[0]["reason"]
+    )
     assert {x["card"] for x in log if x["event"] == "claim"} == {a.id, c.id, d.id}
     loop.tick()  # a is done now: b may go
     loop.wait()

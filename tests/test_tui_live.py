@@ -29,8 +29,9 @@ from board.tui.logs.screen import LogsScreen
 from board.tui.widgets import HealthBar, LaneView
 from textual.widgets import OptionList
 
-from tests.support.loop import add_card, board_run, edit_tier, skip_reasons
+from tests.support.loop import add_card, board_run, edit_tier, loop_log, skip_reasons
 from tests.support.loop import make_board as make_loop_board
+from tests.support.paths import script
 from tests.support.tui import (
     add,
     fixed_now,
@@ -50,9 +51,25 @@ def header(app: BoardApp) -> HealthBar:
     return app.screen.query_one(HealthBar)
 
 
+def lane_lines(app: BoardApp) -> list[str]:
+    """The board's lines as painted, less the preview beside the lanes (if it is shown)."""
+    lines = screen_lines(app)
+    panes = app.screen.query("#preview")
+    if not panes or not panes.first().display:
+        return lines
+    left = panes.first().region.x
+    return [line[:left] for line in lines]
+
+
+async def without_preview(pilot) -> None:
+    """Rows at the full width: these tests read whole reasons at the end of rows."""
+    if pilot.app.screen.query_one("#preview").display:
+        await pilot.press("v")
+
+
 def row_of(app: BoardApp, card_id: str) -> str:
     """The card's row as painted (the first line that starts with its id)."""
-    for line in screen_lines(app):
+    for line in lane_lines(app):
         if line.strip().split(" ", 1)[0] == card_id:
             return line.rstrip(" ▐").strip()  # less the lane's scrollbar, if it has one
     return ""
@@ -144,17 +161,45 @@ async def test_the_header_counts_drives_pauses_and_the_cards_that_need_you(tmp_p
     board.close()
 
 
+async def test_the_header_names_a_host_that_stopped_beating_and_one_that_lost_its_lease(
+    tmp_path,
+) -> None:
+    """With a loop running, a host gone silent is a warning in the header: silent under
+    board.host_lease_s, lost its lease past it (its cards go back, its trees wait on it)."""
+    board = live_board(tmp_path)
+    store = board.store
+    for host, stamp in (("h3", "2025-12-31T23:58:00.000Z"), ("h4", "2025-12-31T23:59:50.000Z")):
+        store.clock = lambda stamp=stamp: stamp
+        store.beat(host, 99, "2025-12-31T20:00:00.000Z")
+    app = make_app(board, poll=0)
+    async with app.run_test(size=(280, 30)) as pilot:
+        await loaded(pilot)
+        text = header(app).text
+        for part in (
+            "loop running on build-host",
+            "▲ h4 silent (last beat 10s ago)",
+            "▲ h3 lost its lease (last beat 2m00s ago)",
+        ):
+            assert part in text, f"{part!r} not in the header: {text!r}"
+    app = make_app(board, poll=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        text = header(app).text
+        assert "loop running" in text and "2 hosts lost" in text, text
+    board.close()
+
+
 # -- why a ready card waits ---------------------------------------------------------------------
 
 
 @pytest.fixture
 def beating(tmp_path: Path) -> Iterator[tuple]:
     """A board whose store says a loop runs here (this process, beating every half second)."""
-    cfg, store = make_loop_board(
-        tmp_path,
-        tiers={"default": edit_tier(), "smart": edit_tier()},
-        board={"max_concurrent": 4},
-    )
+    yield from _beating(tmp_path, {"default": edit_tier(), "smart": edit_tier()}, 4)
+
+
+def _beating(tmp_path: Path, tiers: dict[str, list[str]], most: int) -> Iterator[tuple]:
+    cfg, store = make_loop_board(tmp_path, tiers=tiers, board={"max_concurrent": most})
     stop = threading.Event()
     beat_store = SQLiteStore(cfg.db_path)
     started = utc_now().isoformat()
@@ -213,6 +258,7 @@ async def test_each_wait_reason_is_on_its_card_and_is_what_the_claim_decides(bea
     app = real_app(cfg, store)
     async with app.run_test(size=(260, 30)) as pilot:
         screen = await loaded(pilot)
+        await without_preview(pilot)
         assert screen.current_lane == "working", "premise: nothing needs you, a card works"
         await pilot.press("left")  # the ready lane, expanded
         await wait_for(
@@ -237,6 +283,48 @@ async def test_each_wait_reason_is_on_its_card_and_is_what_the_claim_decides(bea
             assert row_of(app, card_id).endswith(said), "another reason gave way to no loop"
 
 
+async def test_a_card_free_of_every_other_reason_waits_for_a_drive_when_all_are_busy(
+    tmp_path: Path,
+) -> None:
+    """max_concurrent 1 and one drive running: the loop's claim logs why it takes no more, and
+    the free card's row and card screen say those very words; once the drive ends, they go."""
+    pids = tmp_path / "pids"
+    beat = _beating(tmp_path, {"default": [script("coder_hang.sh"), "{worktree}", "{card}",
+                                           str(pids)]}, 1)  # fmt: skip
+    cfg, store, stop = next(beat)
+    loop = Loop(cfg, store)
+    try:
+        first = add_card(store, "runs", surface=["a/**"])
+        assert loop.claims() == [first.id]
+        free = add_card(store, "free of every other reason", surface=["b/**"])
+        assert loop.claims() == []
+        (said,) = [x["reason"] for x in loop_log(cfg) if x.get("waiting") == [free.id]]
+        assert said == "every drive is busy (1 of 1, board.max_concurrent)"
+
+        app = real_app(cfg, store)
+        async with app.run_test(size=(200, 30)) as pilot:
+            await loaded(pilot)
+            await without_preview(pilot)
+            await pilot.press("left")  # from the working lane to ready
+            await wait_for(pilot, lambda: row_of(app, free.id).endswith(said), what=said)
+            lane = app.screen.lane_view("ready")
+            assert lane.select(free.id)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: f"waits       {said}" in "\n".join(screen_lines(app)))
+            await pilot.press("escape")
+            loop.request_stop("the test is done with the drive")
+            assert loop.wait(30), "the drive did not stop"
+            await wait_for(
+                pilot,
+                lambda: row_of(app, free.id).endswith("free of every other reason"),
+                what="the free card to stop waiting once the drive ended",
+            )
+    finally:
+        loop.request_stop()
+        loop.wait(30)
+        next(beat, None)
+
+
 async def test_the_reasons_show_on_the_first_paint_with_no_write_to_wait_for(tmp_path) -> None:
     """A small board is read whole by the early read; its rows must say why they wait at
     once, not after some later write happens to reload the board (poll 0: none will)."""
@@ -244,6 +332,7 @@ async def test_the_reasons_show_on_the_first_paint_with_no_write_to_wait_for(tmp
     app = make_app(board, poll=0)
     async with app.run_test(size=(200, 30)) as pilot:
         await loaded(pilot)
+        await without_preview(pilot)
         for card_id, said in {
             "c-2": "waits on c-1 (working)",
             "c-3": "surface overlaps working c-1's (tui/** ~ tui/widgets.py)",
@@ -413,7 +502,7 @@ async def test_no_lane_hides_a_block_class_or_the_start_of_a_title(tmp_path, siz
     async with app.run_test(size=size) as pilot:
         screen = await loaded(pilot)
         for _ in screen.visible_lanes():
-            lines = [line.strip() for line in screen_lines(app)]
+            lines = [line.strip(" ▏") for line in lane_lines(app)]
             assert "ready 5 !4" in lines, f"the ready heading lost a count: {lines}"
             for view in screen.query(LaneView):
                 if not view.display:

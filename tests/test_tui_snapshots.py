@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.flow import flow_board
 from tests.support.tui import live_board, loaded, make_app, seeded_board, settle
 
 SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
+PREVIEW_AT_80 = ("v",)  # `v` shows it at 80 columns; at 160 it is on already, `v` would hide it
 THEMES = ("dark", "high-contrast")
 # the board opens on the ready lane (its blocked cards need the operator): c-10, c-2, …
 SCREENS = {
@@ -27,6 +29,9 @@ SCREENS = {
     "confirm": (seeded_board, ("j", "x")),  # cancel c-2?
     "live": (live_board, ()),  # the header, why each card waits, a working row
     "live-card": (live_board, ("j", "j", "j", "enter")),  # c-4: no surface, runs alone
+    # the preview on the working card, its drive and log (on by default from 140 columns)
+    "preview": (live_board, ("right",) + PREVIEW_AT_80),
+    "flow": (flow_board, ("F",)),  # the fixed day of tests/support/flow.py
 }
 
 
@@ -35,6 +40,8 @@ SCREENS = {
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_screen_looks_as_approved(snap_compare, tmp_path, screen: str, theme: str, size: str):
     make, keys = SCREENS[screen]
+    if screen == "preview" and size != "80x24":
+        keys = tuple(k for k in keys if k not in PREVIEW_AT_80)
     board = make(tmp_path)
     app = make_app(board, theme=theme, poll=0)
 

@@ -47,7 +47,9 @@ from .dialogs import (
     card_question,
 )
 from .health import Clock, Health, read_health, utc_now
+from .notify import IDLE_TEXT, Notices, notice_text, osc9
 from .rows import Preload, resume_gc
+from .text import one_line
 from .themes import load_themes, user_theme_dir
 from .widgets import StatusLine
 
@@ -103,6 +105,7 @@ class BoardApp(App[int]):
         Binding(
             "s", "stranded", "stranded", show=False, tooltip="stranded work", id="app.stranded"
         ),
+        Binding("F", "flow", "flow", show=False, tooltip="the last day in pictures", id="app.flow"),
     ]
 
     def __init__(
@@ -147,6 +150,9 @@ class BoardApp(App[int]):
         # or here, so it runs while the app starts either way
         self._preload: Preload | None = preload or Preload(store, cfg=cfg, clock=clock)
         self.health: Health | None = None  # the latest reading (the preload's, at first)
+        self.notices = Notices()
+        # where the bell and OSC 9 go: the terminal Textual draws on (None: none, as in tests)
+        self.terminal_write: Callable[[str], None] | None = None
 
     # setup ---------------------------------------------------------------------------------
 
@@ -388,6 +394,33 @@ class BoardApp(App[int]):
             self.call_from_thread(self.say, line)
         self.call_from_thread(self._check_changes, False)
 
+    # notices -------------------------------------------------------------------------------
+
+    def card_notices(self, needs: dict[str, str]) -> None:
+        """The board read every card: tell each that newly needs the operator."""
+        for card_id, cls in self.notices.new_needs(needs):
+            self._tell(notice_text(one_line(card_id), one_line(cls)))
+
+    def run_notices(self, idle: bool) -> None:
+        if self.notices.went_idle(idle):
+            self._tell(IDLE_TEXT)
+
+    def _tell(self, text: str) -> None:
+        """A toast, and the `[tui] notify` extra: the bell, or a desktop notice (OSC 9)."""
+        self.notices.told.append(text)
+        self.notify(text, title="board", severity="warning", timeout=10, markup=False)
+        if self.cfg.notify == "bell":
+            self.bell()
+        elif self.cfg.notify == "osc9":
+            self._write_terminal(osc9(text))
+
+    def _write_terminal(self, sequence: str) -> None:
+        write = self.terminal_write
+        if write is None and self._driver is not None and not self.is_headless:
+            write = self._driver.write
+        if write is not None:
+            write(sequence)
+
     # other screens -------------------------------------------------------------------------
 
     def _current_card(self) -> Card | None:
@@ -413,6 +446,13 @@ class BoardApp(App[int]):
         from .stranded.browser import StrandedScreen  # loaded when first opened, not at start
 
         self.push_screen(StrandedScreen(self.cfg, self.store, card_id=card_id))
+
+    def action_flow(self) -> None:
+        """The flow screen: done per hour, drive durations, failures, fullness."""
+        from .flow import FlowScreen  # loaded when first opened, not at start
+
+        if not isinstance(self.screen, FlowScreen):
+            self.push_screen(FlowScreen())
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(help_rows(self, self.screen)))
@@ -501,6 +541,7 @@ SCREEN_GROUPS: dict[str, tuple[str, ...]] = {
     ),
     "logs": ("logs.screen.LogsScreen", "logs.view.LogView", "logs.screen.DriveList"),
     "new-card form": ("card_form.CardForm",),
+    "flow": ("flow.FlowScreen",),
     "confirm": ("dialogs.ConfirmDialog",),
     "stop question": ("dialogs.ConfirmReasonDialog",),
     "reason": ("dialogs.ReasonDialog",),

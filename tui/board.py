@@ -18,6 +18,8 @@ is needed (`rows.start_lane`).
 
 from __future__ import annotations
 
+import time
+
 from board.core.cards import waits
 from board.core.config import Config
 from board.core.errors import BoardError, CorruptCard
@@ -27,14 +29,17 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from .base import BoardAppScreen, PaletteActions
 from .commands import verb_bindings
-from .health import Health, row_detail
+from .health import Health, LiveDrive, row_detail
+from .notify import needs_of
+from .preview import TREE_EVERY_S, Preview, PreviewData, card_head, read_preview
 from .rows import (
     Lanes,
     Preload,
@@ -54,15 +59,20 @@ CHROME_LINES = 3  # the header, the status line and the footer: the lanes get th
 FIRST_READ_WAIT_S = 0.5  # how long the first paint may wait for the first read
 FULL_READ_FALLBACK_S = 1.0  # every card is read by then even if no row could be painted
 HINT = "? keys · : palette · / filter · enter open · q quit"
+PREVIEW_FROM = 140  # columns from which the preview is on until `v` says otherwise
+PREVIEW_SETTLE_S = 0.12  # the cursor rests this long before the preview reads its card
+PREVIEW_FOLLOW_S = 0.5  # how often a shown working card's log and drive are read again
 
 
-def derived(cfg: Config, lanes: Lanes, totals: Totals | None) -> tuple[int, waits.ClaimView | None]:
-    """What the rows tell beyond themselves: how many cards need the operator, and the
-    claim's view of every card (None while only the heads are in: a dependency may sit in
-    any lane, so a view of part of the board could say a card is free when it is not)."""
+def derived(
+    cfg: Config, lanes: Lanes, totals: Totals | None
+) -> tuple[dict[str, str], waits.ClaimView | None]:
+    """What the rows tell beyond themselves: the cards that need the operator (with why,
+    the header's count and the notices), and the claim's view of every card (None while
+    only the heads are in: a dependency may sit in any lane, so a view of part of the
+    board could say a card is free when it is not)."""
     cards = all_cards(lanes)
-    needs = sum(waits.needs_operator(cfg, card) for card in cards)
-    return needs, waits.claim_view(None, cards, []) if totals is None else None
+    return needs_of(cfg, cards), waits.claim_view(None, cards, []) if totals is None else None
 
 
 class BoardScreen(BoardAppScreen):
@@ -75,6 +85,14 @@ class BoardScreen(BoardAppScreen):
         Binding("right,tab", "lane(1)", "next lane", show=False, id="board.next_lane"),
         Binding("left,shift+tab", "lane(-1)", "previous lane", show=False, id="board.prev_lane"),
         Binding("c", "toggle_cancelled", "cancelled", show=False, id="board.cancelled"),
+        Binding(
+            "v",
+            "toggle_preview",
+            "preview",
+            show=False,
+            tooltip="the selected card's title, drive, tree and live log beside the lanes",
+            id="board.preview",
+        ),
         Binding(
             "l", "app.logs", "logs", show=False, tooltip="the card's drive logs", id="card.logs"
         ),
@@ -90,14 +108,14 @@ class BoardScreen(BoardAppScreen):
             lanes: dict[str, list[Row]],
             count: int,
             totals: Totals | None = None,
-            needs: int = 0,
+            needs: dict[str, str] | None = None,
             claim: waits.ClaimView | None = None,
         ) -> None:
             super().__init__()
             self.lanes = lanes
             self.count = count
             self.totals = totals  # set when the rows are only each lane's head
-            self.needs = needs  # cards that need the operator (counted in the worker)
+            self.needs = needs or {}  # cards that need the operator (found in the worker)
             self.claim = claim  # the claim's view of every card (made in the worker)
 
     def __init__(self) -> None:
@@ -119,6 +137,9 @@ class BoardScreen(BoardAppScreen):
         self._claim_base: waits.ClaimView | None = None
         self.claim: waits.ClaimView | None = None
         self._heights: dict[str, int | str] = {}  # each lane's height as last set
+        self.preview_choice: bool | None = None  # `v`'s last word; None: by the width
+        self._preview_timer: Timer | None = None
+        self.preview_pending = False  # a read is due once the cursor rests (tests wait on it)
 
     def compose(self) -> ComposeResult:
         # The lanes stay hidden until the first read lands, so the board is painted once,
@@ -128,16 +149,21 @@ class BoardScreen(BoardAppScreen):
         yield HealthBar(id="health")
         lanes = Vertical(id="lanes")
         lanes.display = False
-        with lanes:
-            for lane in LANES:
-                view = LaneView(lane, id=f"lane-{lane}")
-                view.display = lane != "cancelled"
-                yield view
+        with Horizontal(id="body"):
+            with lanes:
+                for lane in LANES:
+                    view = LaneView(lane, id=f"lane-{lane}")
+                    view.display = lane != "cancelled"
+                    yield view
+            preview = Preview(id="preview")
+            preview.display = False
+            yield preview
         yield StatusLine(id="status")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.watch_store()
+        self.set_interval(PREVIEW_FOLLOW_S, self._preview_follow, name="preview-follow")
         app = self.board_app
         app.health_changes.subscribe(self, self._health_changed, immediate=True)
         for lane in LANES:
@@ -210,7 +236,7 @@ class BoardScreen(BoardAppScreen):
         lanes: Lanes,
         count: int,
         totals: Totals | None = None,
-        needs: int = 0,
+        needs: dict[str, str] | None = None,
         claim: waits.ClaimView | None = None,
     ) -> None:
         if count < self._shown_count or (totals is not None and self.loaded):
@@ -222,7 +248,7 @@ class BoardScreen(BoardAppScreen):
             app.seen_changes = count
         following = self.current_card()
         self.lanes = lanes
-        self.needs = needs
+        self.needs = len(needs or {})
         self._claim_base = claim
         self._update_claim()
         self.query_one(HealthBar).show(self.health, self.needs)
@@ -237,10 +263,14 @@ class BoardScreen(BoardAppScreen):
             for loading in self.query("#loading"):
                 loading.display = False
             self.query_one("#lanes").display = True
+            self._place_preview()
             self.lane_view(self.current_lane).focus()
             self.paint_pending = True
+        self._preview_soon()
         if totals is None:
             self.loaded = True
+            app.card_notices(needs or {})
+            self._idle_check()
         elif not self.paint_pending:
             self.reload()
         else:
@@ -297,6 +327,7 @@ class BoardScreen(BoardAppScreen):
         self.health = health
         self.query_one(HealthBar).show(health, self.needs)
         self._update_claim()
+        self._idle_check()
         for lane in self.visible_lanes():
             self.lane_view(lane).refresh_details()
 
@@ -331,6 +362,7 @@ class BoardScreen(BoardAppScreen):
                 self.lane_view(lane).styles.height = height
 
     def on_resize(self, event: events.Resize) -> None:
+        self._place_preview()
         self.call_after_refresh(self.layout_lanes)
 
     def lane_view(self, lane: str) -> LaneView:
@@ -356,6 +388,7 @@ class BoardScreen(BoardAppScreen):
         self.set_focus(self.lane_view(lane))
         self._mark_current()
         self.layout_lanes()
+        self._preview_soon()
 
     def _mark_current(self) -> None:
         for lane in LANES:
@@ -364,6 +397,7 @@ class BoardScreen(BoardAppScreen):
     @on(LineList.Moved)
     def _lane_moved(self, event: LineList.Moved) -> None:
         event.stop()
+        self._preview_soon()
 
     def on_descendant_focus(self, event: object) -> None:
         focused = self.focused
@@ -428,6 +462,106 @@ class BoardScreen(BoardAppScreen):
         if words != self.filter_words:
             self.filter_words = words
             self._refilter()
+
+    def _idle_check(self) -> None:
+        """The run is idle when a loop runs with no drive and no card waits in ready
+        unblocked or works: told once, as it happens (`BoardApp.run_notices`)."""
+        health = self.health
+        if not self.loaded or health is None:
+            return
+        busy = (
+            bool(health.drives)
+            or bool(self.lanes.get("working"))
+            or any(row.card.blocked is None for row in self.lanes.get("ready", []))
+        )
+        self.board_app.run_notices(health.loop_up and not busy)
+
+    # the preview ---------------------------------------------------------------------------
+
+    def preview(self) -> Preview:
+        return self.query_one("#preview", Preview)
+
+    def _place_preview(self) -> None:
+        """Show the preview by `v`'s last word, else from PREVIEW_FROM columns."""
+        if not self.shown:
+            return
+        wanted = self.preview_choice
+        if wanted is None:
+            wanted = self.app.size.width >= PREVIEW_FROM
+        pane = self.preview()
+        if pane.display != wanted:
+            pane.display = wanted
+            if wanted:  # its head at once; its log and tree once the cursor rests, so
+                self._preview_soon()  # the first paint never waits on a read of them
+
+    def action_toggle_preview(self) -> None:
+        self.preview_choice = not self.preview().display
+        self._place_preview()
+        self.board_app.say("preview on" if self.preview_choice else "preview off")
+
+    def _preview_soon(self, at_once: bool = False) -> None:
+        """The cursor moved (or the card under it changed): the head lines follow at once,
+        from what the row already holds; the log and the tree are read once the cursor has
+        rested PREVIEW_SETTLE_S, so holding `j` over 10,000 rows reads nothing."""
+        if not self.shown or not self.preview().display:
+            return
+        pane = self.preview()
+        card = self.current_card()
+        if card is None:
+            pane.show(None, "no card selected" if any(self.lanes.values()) else "no cards")
+            return
+        data = pane.data
+        if data is None or data.card != card.id or data.version != card.version:
+            live = self.health.drives.get(card.id) if self.health is not None else None
+            pane.show(
+                PreviewData(
+                    card.id,
+                    card.version,
+                    card_head(card, live, ""),
+                    data.tree if data is not None and data.card == card.id else "reading…",
+                    data.log_name if data is not None and data.card == card.id else "",
+                    data.log if data is not None and data.card == card.id else [],
+                    data.tree_read_at if data is not None and data.card == card.id else 0.0,
+                )
+            )
+        if self._preview_timer is not None:
+            self._preview_timer.stop()
+        if at_once:
+            self._read_preview_now()
+        else:
+            self.preview_pending = True
+            self._preview_timer = self.set_timer(PREVIEW_SETTLE_S, self._read_preview_now)
+
+    def _preview_follow(self) -> None:
+        """Every PREVIEW_FOLLOW_S: a shown card that is working (its log grows) is read
+        again; any other once its tree's diffstat is due."""
+        if not self.shown or not self.preview().display:
+            return
+        card, data = self.current_card(), self.preview().data
+        if card is None or data is None or data.card != card.id:
+            return
+        if card.lane == "working" or time.monotonic() - data.tree_read_at >= TREE_EVERY_S:
+            self._read_preview_now()
+
+    def _read_preview_now(self) -> None:
+        self.preview_pending = False
+        card = self.current_card()
+        if card is None:
+            return
+        live = self.health.drives.get(card.id) if self.health is not None else None
+        self._read_preview(card, live, self.preview().data)
+
+    @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
+    def _read_preview(self, card: Card, live: LiveDrive | None, old: PreviewData | None) -> None:
+        worker = get_current_worker()
+        data = read_preview(self.board_app.cfg, self.board_app.store, card, live, old)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._preview_read, data)
+
+    def _preview_read(self, data: PreviewData) -> None:
+        card = self.current_card()
+        if card is not None and card.id == data.card:  # the cursor may have moved on
+            self.preview().show(data)
 
     # cards ---------------------------------------------------------------------------------
 

@@ -79,8 +79,14 @@ def load_detail(cfg: Config, store: Store, card_id: str, at: datetime | None = N
     card = store.get(card_id)
     why = ""
     if card.lane == "ready" and card.blocked is None:
-        loop_up = any(waits.loop_running(beat, at) for beat in store.loops())
-        view = waits.claim_view(store, no_loop="" if loop_up else waits.NO_LOOP, at=at)
+        loops = sum(waits.loop_running(beat, at) for beat in store.loops())
+        view = waits.claim_view(
+            store,
+            no_loop="" if loops else waits.NO_LOOP,
+            at=at,
+            in_use=len(store.live_drives()),
+            limit=cfg.max_concurrent * max(1, loops),
+        )
         why = waits.why_waits(cfg, card, view)
     drives = store.list_drives(card.id, limit=1)
     dep_lanes = []

@@ -270,6 +270,11 @@ def palette_entries(app: BoardApp, screen: Screen[Any]) -> Iterator[PaletteEntry
         app.action_stranded,
         f"{app.key_for('app.stranded', 's')} · browse stranded work",
     )
+    yield PaletteEntry(
+        "flow",
+        app.action_flow,
+        f"{app.key_for('app.flow', 'F')} · the last day: done per hour, drives, failures",
+    )
     if offer.toggle_cancelled is not None:
         yield PaletteEntry(
             "toggle cancelled lane",

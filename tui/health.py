@@ -63,6 +63,8 @@ class Health:
     last_beat: LoopBeat | None = None  # the newest row, running or not ("last heard")
     drives: dict[str, LiveDrive] = field(default_factory=dict)  # card -> its live drive
     pauses: tuple[Pause, ...] = ()  # every pause recorded (the claim judges their time)
+    silent: tuple[LoopBeat, ...] = ()  # other hosts' loops that stopped beating, newest first
+    host_lease_s: float = 60.0  # a silent host past this has lost its lease (board.host_lease_s)
 
     @property
     def loop_up(self) -> bool:
@@ -73,6 +75,11 @@ class Health:
         """What a ready card waits for when nothing else holds it ('' while a loop runs)."""
         return "" if self.loop_up else waits.NO_LOOP
 
+    @property
+    def capacity(self) -> int:
+        """The drives the running loops may run at once: max_concurrent on each host."""
+        return self.max_concurrent * max(1, len(self.loops))
+
     def active_pauses(self) -> list[Pause]:
         return [p for p in self.pauses if waits.active_pause([p], p.tier, self.at) is not None]
 
@@ -80,9 +87,15 @@ class Health:
         """The claim's view at this moment, what `why_waits` decides from: of these cards,
         or of a view already made of them (its lanes and working surfaces, kept across
         readings so a tick does not walk 10,000 cards again)."""
-        if isinstance(cards, waits.ClaimView):
-            return replace(cards, pauses=list(self.pauses), no_loop=self.no_loop, at=self.at)
-        return waits.claim_view(None, cards, self.pauses, self.no_loop, at=self.at)
+        view = cards if isinstance(cards, waits.ClaimView) else waits.claim_view(None, cards, [])
+        return replace(
+            view,
+            pauses=list(self.pauses),
+            no_loop=self.no_loop,
+            at=self.at,
+            in_use=len(self.drives),
+            limit=self.capacity,
+        )
 
 
 def read_health(cfg: Config, store: Store, clock: Clock = utc_now) -> Health:
@@ -90,6 +103,11 @@ def read_health(cfg: Config, store: Store, clock: Clock = utc_now) -> Health:
     at = clock()
     beats = store.loops()
     running = tuple(b for b in beats if waits.loop_running(b, at))
+    up = {b.host for b in running}
+    silent: dict[str, LoopBeat] = {}
+    for beat in beats:  # newest first: a host's newest row speaks for it
+        if beat.host not in up:
+            silent.setdefault(beat.host, beat)
     drives: dict[str, LiveDrive] = {}
     for drive in sorted(store.live_drives(), key=lambda d: d.started_at):
         drives[drive.card] = live_drive(cfg, drive, at)
@@ -100,6 +118,8 @@ def read_health(cfg: Config, store: Store, clock: Clock = utc_now) -> Health:
         last_beat=beats[0] if beats else None,
         drives=drives,
         pauses=tuple(store.pauses()),
+        silent=tuple(silent.values()),
+        host_lease_s=cfg.host_lease_s,
     )
 
 
@@ -194,6 +214,28 @@ def _loop_parts(health: Health, level: int) -> list[Part]:
     return [(text, "up")]
 
 
+def _silent_parts(health: Health, level: int) -> list[Part]:
+    """Another host that stopped beating while a loop runs here or elsewhere: its drives
+    go back to ready once its lease is lost, and its trees wait on it until it boots again,
+    so the operator hears of it (with no loop at all, the loop's words already say so)."""
+    if not health.loop_up or not health.silent:
+        return []
+    if level == 2:
+        return [
+            (f"▲ {len(health.silent)} host{'s' if len(health.silent) > 1 else ''} lost", "warn")
+        ]
+    parts: list[Part] = []
+    for beat in health.silent:
+        host = one_line(beat.host)
+        age = waits.heartbeat_age(beat, health.at)
+        lost = age is None or age > health.host_lease_s
+        text = f"▲ {host} lost its lease" if lost else f"▲ {host} silent"
+        if level == 0:
+            text += f" (last beat {_ago(beat.heartbeat_at, health.at)} ago)"
+        parts.append((text, "warn"))
+    return parts
+
+
 def _pause_parts(health: Health, level: int) -> list[Part]:
     parts: list[Part] = []
     for pause in health.active_pauses():
@@ -215,10 +257,11 @@ def header_parts(health: Health | None, needs: int, width: int) -> list[Part]:
     and the drive count come first, since they are what the header is for."""
     if health is None:
         return [("reading the loop's heartbeat…", "")]
-    drives = f"drives {len(health.drives)}/{health.max_concurrent}"
+    drives = f"drives {len(health.drives)}/{health.capacity}"
     for level in (0, 1, 2):
         parts = _loop_parts(health, level)
         parts.append((drives, ""))
+        parts += _silent_parts(health, level)
         parts += _pause_parts(health, level)
         if needs:
             verb = "needs" if needs == 1 else "need"

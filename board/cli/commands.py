@@ -6,22 +6,24 @@ import argparse
 import json
 import os
 import re
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, cast
 
 from board.cli.show import visible
-from board.core import config, discover, presets
-from board.core.cards import actions
 from board.core.errors import BoardError, ConfigError, CorruptCard, Refused, StoreError
-from board.core.git import gitutil
 from board.core.model import KINDS, LANES, PRIORITY_DEFAULT, Card, CardDraft
-from board.core.store import Store, open_store, unreadable_line
 from board.core.text import sanitize
 
+# What a verb needs beyond this (git, board.toml, the store, the card verbs, and the other
+# verb modules' handlers) is imported where it is used: building the parser, or listing
+# cards, must not pay for the loop, the drive or saved work (tests/test_cli_imports.py).
+
 if TYPE_CHECKING:
+    from board.core import config, discover
+    from board.core.store import Store
+
     # what `add_subparsers` hands out: each verb module's `register(sub)` adds its verbs there
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -39,18 +41,24 @@ class Context:
     @property
     def root(self) -> Path:
         if self._root is None:
+            from board.core.git import gitutil
+
             self._root = gitutil.toplevel(self.start)
         return self._root
 
     @property
     def cfg(self) -> config.Config:
         if self._cfg is None:
+            from board.core import config
+
             self._cfg = config.load(self.root)
         return self._cfg
 
     @property
     def store(self) -> Store:
         if self._store is None:
+            from board.core.store import open_store
+
             self._store = open_store(self.cfg)
         return self._store
 
@@ -94,6 +102,10 @@ def _add_json(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core import config, discover, presets
+    from board.core.git import gitutil
+    from board.core.store import open_store
+
     coders: list[str] = args.coder or []
     if "list" in coders:
         ctx.out(presets.listing())
@@ -127,7 +139,8 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
         overrides: dict[str, dict[str, Any]] = {}
         if args.base:
             gitutil.check_branch_name(root, args.base)
-        base = (args.base, "--base") if args.base else gitutil.detect_base(root, _REMOTE)
+        remote = config.SCHEMA["publish"]["remote"][1]  # init writes the default remote
+        base = (args.base, "--base") if args.base else gitutil.detect_base(root, remote)
         if base is not None:
             overrides["board"] = {"base": base[0]}
         if args.prefix:
@@ -192,11 +205,10 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-_REMOTE = config.SCHEMA["publish"]["remote"][1]  # init writes the default remote
-
-
 def _rules_text(coders: list[str]) -> str:
     """The `[[failures.rules]]` each named preset needs beyond the defaults, commented."""
+    from board.core import config, presets
+
     out = ""
     for name in coders:
         p = presets.PRESETS[name]
@@ -209,6 +221,8 @@ def _rules_text(coders: list[str]) -> str:
 def _add_presets(ctx: Context, path: Path, cfg: config.Config, coders: list[str]) -> bool:
     """Add each named preset's tier (and rules) to an existing board.toml, changing
     nothing else; a tier it already has is kept. Validated before anything is written."""
+    from board.core import config, presets
+
     new = [n for n in coders if n not in cfg.tiers]
     for name in coders:
         if name not in new:
@@ -246,6 +260,8 @@ def _add_store(ctx: Context, path: Path, cfg: config.Config, url: str) -> bool:
     nothing else. A different URL already there is refused: moving a board to another
     database is a decision to make by hand, not a side effect of init. True when the
     database's tables were made here."""
+    from board.core import config
+
     if cfg.store_url == url:
         ctx.out(f"kept [store] url: {config.CONFIG_NAME} already names {url}")
         return False
@@ -280,6 +296,9 @@ def _reach_store(root: Path, url: str) -> bool:
     """Open the database once before board.toml names it, so an unreachable server or a
     refused login is said in one line and nothing is written. True when this open made
     the board's tables there."""
+    from board.core import config
+    from board.core.store import open_store
+
     try:
         store = open_store(config.Config(root=root, store_url=url), create=True)
     except StoreError as exc:
@@ -289,6 +308,10 @@ def _reach_store(root: Path, url: str) -> bool:
 
 
 def _say_preset(ctx: Context, name: str, verb: str) -> None:
+    import shutil
+
+    from board.core import presets
+
     p = presets.PRESETS[name]
     rules = f", and {len(p.rules)} failure rule(s) for what it prints" if p.rules else ""
     ctx.out(f"{verb} [coder.tiers.{name}]: {p.title}, headless{rules} (flags: {p.docs})")
@@ -315,6 +338,8 @@ def _say_found(ctx: Context, gate: discover.Found | None, others: list[discover.
 
 def _say_gate(ctx: Context, root: Path, cfg: config.Config) -> None:
     """An existing [gate] is never overwritten; an empty one hears what was found."""
+    from board.core import config, discover
+
     if cfg.gate_argv:
         return
     gate, _ = discover.discover(root)
@@ -351,6 +376,8 @@ def _utf8(data: bytes, what: str) -> str:
 
 
 def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core.cards import actions
+
     draft = CardDraft(
         title=args.title,
         spec=_read_spec(args),
@@ -418,6 +445,8 @@ def _edited(
 
 
 def cmd_card_list(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core.store import unreadable_line
+
     if args.lane and args.lane not in LANES:
         raise Refused(f"unknown lane {args.lane!r}: one of {', '.join(LANES)}")
     unreadable: list[CorruptCard] = []
@@ -473,6 +502,8 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
 
 def _simple(verb: str) -> Callable[[argparse.Namespace, Context], int]:
     def handler(args: argparse.Namespace, ctx: Context) -> int:
+        from board.core.cards import actions
+
         store: Store = ctx.store
         reason = getattr(args, "reason", None)
         if verb == "ready":
@@ -517,20 +548,78 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"board: {where}{sanitize(message)}; see `{self.prog} --help`\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="board",
-        description=(
-            "Run coding agents over one git repository, card by card, and never lose their "
-            "work. Verbs change the store (.board/board.db, or PostgreSQL at [store] url); "
-            "`board tui` shows it live."
-        ),
-    )
-    parser.add_argument("-C", dest="directory", default=None, help="run as if started in DIR")
-    sub = parser.add_subparsers(dest="verb", metavar="VERB")
-    sub.required = True
+class _Rebuild(Exception):
+    """The command line named a verb that was not built: parse again with every verb."""
 
-    p = sub.add_parser("init", help="set up board.toml, the store and the run branch here")
+
+class _Unbuilt:
+    """A verb that was not asked for: it takes its declarations (arguments, defaults, its
+    own verbs) and keeps none of them, since building a parser costs a verb ~1 ms and the
+    `board` parser has some thirty. Parsing with it means the verb was guessed wrong:
+    `_Rebuild`, and `main` builds every verb."""
+
+    def __init__(self) -> None:
+        self._actions: list[argparse.Action] = []
+
+    def add_subparsers(self, **kwargs: Any) -> argparse._SubParsersAction[Any]:
+        verbs = _Verbs(option_strings=[], prog="", parser_class=_Parser)
+        verbs.none = True
+        self._actions.append(verbs)  # ops finds `board stranded`'s verbs here
+        return verbs
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise _Rebuild
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """add_argument, set_defaults and the rest: nothing is kept."""
+        return lambda *args, **kwargs: self
+
+
+class _Verbs(argparse._SubParsersAction):
+    """The verbs of the command line, each listed (so help and a mistyped verb read as with
+    every verb built), but only the one the command line names (`only`) built in full."""
+
+    only: str | None = None  # None: every verb built
+    none: bool = False  # the verbs of an `_Unbuilt` verb: none built
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if not self.none and self.only in (None, name):
+            return super().add_parser(name, **kwargs)
+        if "help" in kwargs:  # what argparse lists for the verb in `board --help`
+            self._choices_actions.append(self._ChoicesPseudoAction(name, (), kwargs["help"]))
+        unbuilt = _Unbuilt()
+        self._name_parser_map[name] = unbuilt  # never parsed: see parse_known_args
+        return cast(argparse.ArgumentParser, unbuilt)
+
+
+def _built(parser: argparse.ArgumentParser) -> bool:
+    """Whether `parser` is a verb's real parser (not an `_Unbuilt` stand-in)."""
+    return not isinstance(parser, _Unbuilt)
+
+
+def _verb_named(argv: Sequence[str]) -> str | None:
+    """The verb `argv` names when that is plain to see (only `-C DIR` before it), so only
+    that verb is built; None when it is not (`--help`, no verb, anything unusual): then
+    every verb is, and argparse reads the command line as it always has."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-C":
+            i += 2
+        elif arg.startswith("-C") and not arg.startswith("-C="):
+            i += 1
+        elif arg.startswith("-"):
+            return None
+        else:
+            return arg
+    return None
+
+
+def _init_arguments(p: argparse.ArgumentParser) -> None:
+    """`board init`'s options; its --coder help names the presets, so they are imported
+    only when init's parser is built."""
+    from board.core import presets
+
     p.add_argument(
         "--base",
         help="the branch the board builds for (default: the remote's default branch, "
@@ -551,6 +640,29 @@ def build_parser() -> argparse.ArgumentParser:
         "PGPASSWORD or ~/.pgpass), shared by every clone that names it; default: "
         ".board/board.db",
     )
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every verb's arguments and help, or (`only`) just that verb's, with every verb still
+    listed. Only declared here: each verb module's handler imports the core modules it
+    works with when it runs, so building this costs little."""
+    parser = _Parser(
+        prog="board",
+        description=(
+            "Run coding agents over one git repository, card by card, and never lose their "
+            "work. Verbs change the store (.board/board.db, or PostgreSQL at [store] url); "
+            "`board tui` shows it live."
+        ),
+    )
+    parser.add_argument("-C", dest="directory", default=None, help="run as if started in DIR")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", action=_Verbs)
+    assert isinstance(sub, _Verbs)
+    sub.only = only
+    sub.required = True
+
+    p = sub.add_parser("init", help="set up board.toml, the store and the run branch here")
+    if _built(p):
+        _init_arguments(p)
     p.set_defaults(func=cmd_init, needs_init=False)
 
     card = sub.add_parser("card", help="add, list and show cards")
@@ -615,18 +727,20 @@ def build_parser() -> argparse.ArgumentParser:
         _add_json(p)
         p.set_defaults(func=_simple(verb))
 
-    from board.cli import logs, ops, run, status, stranded, tui
-    from board.demo import sandbox
+    from board.cli import demo, logs, ops, run, status, stranded, tui
 
-    for module in (stranded, logs, run, status, ops, tui, sandbox):
+    for module in (stranded, logs, run, status, ops, tui, demo):
         module.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    bad = next((a for a in (sys.argv[1:] if argv is None else argv) if not _encodes(a)), None)
+    given = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = build_parser(only=_verb_named(given)).parse_args(given)
+    except _Rebuild:  # the verb was guessed wrong: read the command line with every verb
+        args = build_parser().parse_args(given)
+    bad = next((a for a in given if not _encodes(a)), None)
     if bad is not None:
         print(f"board: an argument is not valid UTF-8: {_raw(bad)}", file=sys.stderr)
         return 2

@@ -3,6 +3,9 @@
 On a terminal every line goes through `sanitize`, so a coder printing escape
 sequences cannot clear or retitle the operator's terminal or write to their
 clipboard (OSC 52). Into a pipe or a file the bytes are copied exactly.
+
+The core's log reader is imported by the functions that read, so building the parser for
+any other verb does not pay for it.
 """
 
 from __future__ import annotations
@@ -13,15 +16,14 @@ import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from board.core.config import Config
 from board.core.errors import NotFound
-from board.core.logs import Follower, LineSplitter, check_card_id, list_attempts, log_path
-from board.core.model import Drive
-from board.core.store import Store
 from board.core.text import sanitize
 
 if TYPE_CHECKING:
     from board.cli.commands import Context, Subparsers
+    from board.core.config import Config
+    from board.core.model import Drive
+    from board.core.store import Store
 
 POLL_S = 0.2
 STATUS_EVERY_S = 1.0
@@ -44,6 +46,8 @@ def register(sub: Subparsers) -> None:
 
 
 def _drive_log(cfg: Config, drive: Drive) -> Path:
+    from board.core.logs import log_path
+
     return cfg.root / drive.log if drive.log else log_path(cfg, drive.card, drive.attempt)
 
 
@@ -55,6 +59,8 @@ def _choose(
     A live drive wins (its log may not exist yet: -f waits for it); otherwise the
     highest attempt that left a log, whether or not the store still knows its drive.
     """
+    from board.core.logs import list_attempts, log_path
+
     drives = store.list_drives(card_id)
     live = [d for d in drives if d.live and (attempt is None or d.attempt == attempt)]
     if live:
@@ -89,6 +95,8 @@ class _Printer:
     """Writes log bytes to `out`: exact bytes into a pipe, sanitized lines onto a terminal."""
 
     def __init__(self, out: IO[str]) -> None:
+        from board.core.logs import LineSplitter
+
         self.out = out
         self.terminal = bool(getattr(out, "isatty", lambda: False)())
         self.splitter = LineSplitter()
@@ -125,6 +133,8 @@ class _Printer:
 
 def cmd_logs(args: argparse.Namespace, ctx: Context, out: IO[str] | None = None) -> int:
     """Print (and with -f follow) the latest drive log of a card."""
+    from board.core.logs import Follower, check_card_id
+
     card_id = check_card_id(args.id)
     store = ctx.store
     store.get(card_id)  # an unknown card is refused with its id named

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from board.cli.show import visible
-from board.core.cards import split as split_mod
 from board.core.errors import Refused
 
 if TYPE_CHECKING:
@@ -92,6 +91,8 @@ def _register_split(sub: Subparsers) -> None:
 
 
 def _cmd_split(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core.cards import split as split_mod  # here: the parser does not pay for it
+
     slices: list[tuple[str, list[str]]] = args.slices or []
     if not slices:
         raise Refused(f"split {args.id}: name at least one slice (--into TITLE)")

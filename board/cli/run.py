@@ -8,10 +8,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from board.core import hosts
 from board.core.errors import Refused
-from board.core.git import gitutil
-from board.core.loop import Loop
 
 if TYPE_CHECKING:
     from board.cli.commands import Context, Subparsers
@@ -61,6 +58,11 @@ def _echo(line: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
+    # imported here, not above: every other verb builds this parser without paying for them
+    from board.core import hosts
+    from board.core.git import gitutil
+    from board.core.loop import Loop
+
     gitutil.require_git()
     if args.once and args.until_idle:
         raise Refused("give --once or --until-idle, not both")

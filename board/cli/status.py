@@ -6,7 +6,6 @@ import argparse
 from typing import TYPE_CHECKING
 
 from board.cli.show import visible
-from board.core.ops import status
 
 if TYPE_CHECKING:
     from board.cli.commands import Context, Subparsers
@@ -38,6 +37,8 @@ def register(sub: Subparsers) -> None:
 
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core.ops import status  # here: building the parser does not pay for it
+
     data = status.board_status(ctx.cfg, ctx.store)
     if args.json:
         ctx.emit_json(data)
@@ -48,6 +49,8 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_resume(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core.ops import status
+
     if status.resume(ctx.store, ctx.cfg, args.tier):
         ctx.out(f"tier {args.tier} resumed: its cards can be claimed again")
     else:

@@ -1,6 +1,7 @@
 """`board stranded list|show|pick|discard|prune`: the operator's verbs over saved work.
 
-Each verb is one call into `core.stranded`; the TUI calls the same functions.
+Each verb is one call into `core.stranded`; the TUI calls the same functions. Those modules
+are imported by the verbs that use them, so building the parser for any verb does not.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ import argparse
 from typing import TYPE_CHECKING
 
 from board.core.errors import Conflict, Refused
-from board.core.git import pick, stranded
 from board.core.text import sanitize
 
 if TYPE_CHECKING:
@@ -23,6 +23,8 @@ def _visible(text: str) -> str:
 
 
 def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core.git import stranded
+
     branches = stranded.list_stranded(ctx.cfg)
     husks = stranded.list_husks(ctx.cfg)
     if args.json:
@@ -43,11 +45,15 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core.git import stranded
+
     print(_visible(stranded.show(ctx.cfg, args.branch)), end="")
     return 0
 
 
 def cmd_pick(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core.git import pick
+
     result = pick.pick(
         ctx.cfg, args.branch, onto=args.onto, title_of=pick.titles_from(lambda: ctx.store)
     )
@@ -78,6 +84,8 @@ def cmd_pick(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_discard(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core.git import pick
+
     target = pick.discard_target(ctx.cfg, args.name)
     what = target.describe(ctx.cfg)
     if not args.yes and not ctx.confirm(f"Delete {what}? This cannot be undone."):
@@ -88,6 +96,8 @@ def cmd_discard(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_prune(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core.git import pick
+
     older = pick.parse_age(args.older_than) if args.older_than is not None else None
     plan = pick.prune_plan(ctx.cfg, ctx.store, card=args.card, older_than=older)
     if not plan.branches:

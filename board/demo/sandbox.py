@@ -307,20 +307,3 @@ def _screenshot(repo: Path, path: Path, seconds: float, theme: str | None) -> No
     finally:
         store.close()
     print(f"saved {path}", flush=True)
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "demo",
-        help="make a sandbox repository with a real loop and coder, and open the TUI on it",
-        description="Make (or remake) a demo sandbox in DIR (default ./board-demo), start "
-        "`board run` in the background, open `board tui`, and stop the loop when you quit.",
-    )
-    p.add_argument("dir", nargs="?", metavar="DIR")
-    p.add_argument("--theme", default=None, help="TUI theme")
-    p.add_argument("--no-tui", action="store_true", help="run the loop only, for --seconds")
-    p.add_argument(
-        "--seconds", type=float, default=60, help="with --no-tui or --screenshot: how long to run"
-    )
-    p.add_argument("--screenshot", metavar="SVG", help="run headless, then save the board as SVG")
-    p.set_defaults(func=cmd_demo)

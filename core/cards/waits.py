@@ -182,13 +182,16 @@ def for_planner(cfg: Config, card: Card) -> bool:
 @dataclass
 class ClaimView:
     """What a claim decides from, read once: each card's lane, the working cards' surfaces,
-    the tier pauses, and whether a loop is running at all ('' when one is)."""
+    the tier pauses, whether a loop is running at all ('' when one is), and how many drives
+    run of how many the loops allow."""
 
     lanes: dict[str, str]
     working: list[tuple[str, tuple[str, ...]]]
     pauses: list[Pause]
     no_loop: str = ""
     at: datetime = field(default_factory=now)
+    in_use: int = 0  # drives running now
+    limit: int = 0  # drives the running loops may run at once (0: not judged)
 
 
 def claim_view(
@@ -197,6 +200,8 @@ def claim_view(
     pauses: Sequence[Pause] | None = None,
     no_loop: str = "",
     at: datetime | None = None,
+    in_use: int = 0,
+    limit: int = 0,
 ) -> ClaimView:
     """The view a claim decides from. `store` is read for what is not given (None: both
     `cards` and `pauses` are given, as the TUI does from what it already read); `at` is
@@ -211,7 +216,17 @@ def claim_view(
         pauses=list(pauses),
         no_loop=no_loop,
         at=at or now(),
+        in_use=in_use,
+        limit=limit,
     )
+
+
+def all_busy(in_use: int, limit: int) -> str:
+    """Why nothing more is claimed while every drive runs ('' while one is free): the words
+    of the loop's log and of every ready card the TUI shows waiting for a free drive."""
+    if limit <= 0 or in_use < limit:
+        return ""
+    return f"every drive is busy ({in_use} of {limit}, board.max_concurrent)"
 
 
 HEARTBEAT_S = 2.0  # how often a running loop writes its heartbeat (core/loop.py)
@@ -294,4 +309,4 @@ def why_waits(cfg: Config, card: Card, view: ClaimView) -> str:
             pair = surfaces_overlap(card.surface, surface)
             if pair is not None:
                 return f"surface overlaps working {other}'s ({pair[0]} ~ {pair[1]})"
-    return view.no_loop
+    return view.no_loop or all_busy(view.in_use, view.limit)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TypedDict, Unpack
@@ -78,6 +77,8 @@ def ok(cwd: str | Path, *args: str, **kw: Unpack[GitOptions]) -> bool:
 
 
 def version() -> tuple[int, int, int]:
+    import shutil  # only `require_git` asks: most verbs never import it
+
     if shutil.which("git") is None:
         raise BoardError("git is not installed or not on PATH: board needs git >= 2.38")
     text = out(Path.cwd() if Path.cwd().exists() else "/", "--version")

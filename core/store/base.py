@@ -213,6 +213,15 @@ class Store(abc.ABC):
         """Live drives first, then the most recent finished ones (of one card, or all)."""
 
     @abc.abstractmethod
+    def drives_since(self, at: str) -> list[Drive]:
+        """Every drive that ran at or after `at` (live, or ended since), oldest first: what
+        the flow screen's hours are made of."""
+
+    @abc.abstractmethod
+    def events_since(self, at: str) -> list[Event]:
+        """Every card's timeline lines written at or after `at`, in the order written."""
+
+    @abc.abstractmethod
     def live_drives(self) -> list[Drive]:
         """Every drive row still marked live, of any card: what the loop checks for
         owners that died."""

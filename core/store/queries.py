@@ -9,13 +9,12 @@ and `_write` (one statement in a write transaction, the rows it touched).
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable
 from typing import Any, Unpack
 
 from board.core import hosts
 from board.core.errors import NotFound, Refused
-from board.core.model import DRIVE_LIVE, Drive, LoopBeat, Pause
+from board.core.model import DRIVE_LIVE, Drive, Event, LoopBeat, Pause
 from board.core.store.base import DriveFields
 from board.core.store.rows import _DRIVE_COLS
 
@@ -40,6 +39,8 @@ class SqlQueries:
     # drives -------------------------------------------------------------------------------
 
     def start_drive(self, card: str, tier: str, attempt: int, log: str, owner_pid: int) -> Drive:
+        import uuid  # here: a store opened to read cards never makes a drive's token
+
         drive = Drive(
             id=f"d-{uuid.uuid4().hex[:10]}",
             card=card,
@@ -91,6 +92,25 @@ class SqlQueries:
             (*params, DRIVE_LIVE, limit),
         )
         return [Drive(*r) for r in rows]
+
+    def drives_since(self, at: str) -> list[Drive]:
+        """Every drive that ran at or after `at` (still live, or ended since), oldest first."""
+        rows = self._read(
+            self._q(
+                f"SELECT {_DRIVE_COLS} FROM drives WHERE status = ? OR ended_at >= ? "
+                "ORDER BY started_at, id"
+            ),
+            (DRIVE_LIVE, at),
+        )
+        return [Drive(*r) for r in rows]
+
+    def events_since(self, at: str) -> list[Event]:
+        """Every card's timeline lines written at or after `at`, in the order written."""
+        rows = self._read(
+            self._q("SELECT seq, card, at, who, kind, text FROM events WHERE at >= ? ORDER BY seq"),
+            (at,),
+        )
+        return [Event(*r) for r in rows]
 
     def live_drives(self) -> list[Drive]:
         rows = self._read(

@@ -146,10 +146,15 @@ def comments(store: SQLiteStore, card_id: str) -> list[str]:
     return [e.text for e in store.timeline(card_id) if e.kind == "comment"]
 
 
-def skip_reasons(cfg: config.Config, card_id: str) -> list[str]:
-    """The reasons the loop's claim logged for skipping `card_id` (`.board/loop.log`)."""
+def loop_log(cfg: config.Config) -> list[dict[str, Any]]:
+    """The loop's log (`.board/loop.log`), one dict a line."""
     log = Path(cfg.board_dir) / "loop.log"
-    lines = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+    return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+
+
+def skip_reasons(cfg: config.Config, card_id: str) -> list[str]:
+    """The reasons the loop's claim logged for skipping `card_id`."""
+    lines = loop_log(cfg)
     return [x["reason"] for x in lines if x.get("event") == "skip" and x.get("card") == card_id]
 
 

@@ -221,15 +221,7 @@ def make_app(
     return app
 
 
-OUR_WORKERS = (
-    "board-load",
-    "card-load",
-    "verbs",
-    "store-watch",
-    "health",
-    "form-save",
-    "form-cards",
-)
+OUR_WORKERS = ("board-load", "card-load", "verbs", "store-watch", "health", "preview", "flow-read")
 
 
 async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
@@ -239,6 +231,9 @@ async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
     """
     app = pilot.app
     for _ in range(rounds):
+        for screen in app.screen_stack:  # the preview reads once the cursor has rested
+            while isinstance(screen, BoardScreen) and screen.preview_pending:
+                await pilot.pause(0.05)
         ours = [w for w in app.workers if w.group in OUR_WORKERS]
         if ours:  # an empty list would mean "every worker", watchers included
             await app.workers.wait_for_complete(ours)

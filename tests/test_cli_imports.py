@@ -1,0 +1,177 @@
+"""A verb pays only for what it uses: `board card list` must not import the loop, the drive,
+the stranded machinery or the TUI, nor run a git process beyond finding the repository.
+
+Every verb used to import every other verb's modules just to build the parser, so the
+quickest question to the board took ten times an interpreter's start. These tests run the
+real command line in a fresh interpreter and read what it loaded, and (through a `git` on
+PATH that logs each call before running the real one) which git commands it ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from board.cli import commands
+from tests.support.repos import GIT_ENV, make_repo
+
+# what a card listing has no use for: the loop, the drive, saved work and the trees that
+# make it, publishing, the verbs on live work, the TUI
+HEAVY = (
+    "board.core.loop",
+    "board.core.poller",
+    "board.core.drive",
+    "board.core.git.stranded",
+    "board.core.git.pick",
+    "board.core.git.worktrees",
+    "board.core.git.saves",
+    "board.core.git.removal",
+    "board.core.publish",
+    "board.core.ops",
+    "board.core.cards.split",
+    "board.demo.sandbox",
+    "board.tui",
+    "textual",
+)
+
+# the child runs the command line as the `board` script does, then says what it imported
+CHILD = (
+    "import json, sys\n"
+    "from board.cli import main\n"
+    "try:\n"
+    "    code = main(sys.argv[2:])\n"
+    "except SystemExit as exc:\n"
+    "    code = exc.code\n"
+    "with open(sys.argv[1], 'w') as fh:\n"
+    "    json.dump({'code': code, 'modules': sorted(sys.modules)}, fh)\n"
+)
+
+
+def _run(
+    cwd: Path, out: Path, *argv: str, env: dict[str, str] | None = None
+) -> tuple[str, set[str]]:
+    res = subprocess.run(
+        [sys.executable, "-c", CHILD, str(out), *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        timeout=60,
+        env=env or {**os.environ, **GIT_ENV},
+    )
+    assert res.returncode == 0, res.stderr
+    got = json.loads(out.read_text())
+    assert got["code"] in (0, None), f"board {' '.join(argv)} exited {got['code']}: {res.stderr}"
+    return res.stdout, set(got["modules"])
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m in HEAVY or m.startswith(tuple(h + "." for h in HEAVY)))
+
+
+@pytest.fixture
+def board_repo(tmp_path: Path) -> Path:
+    root = make_repo(tmp_path, init="cli").root
+    for title in ("first card", "second card"):
+        res = subprocess.run(
+            [sys.executable, "-m", "board.cli", "card", "add", title, "--spec", "s", "--ready"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            timeout=60,
+            env={**os.environ, **GIT_ENV},
+        )
+        assert res.returncode == 0, res.stderr
+    return root
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("card", "list"),
+        ("card", "list", "--json"),
+        ("card", "list", "--lane", "ready"),
+        ("card", "show", "c-1"),
+        ("--help",),
+        ("card", "list", "--help"),
+    ],
+)
+def test_a_card_listing_imports_no_loop_drive_or_stranded(
+    board_repo: Path, tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    stdout, modules = _run(board_repo, tmp_path / "modules.json", *argv)
+    if "--help" in argv:
+        assert stdout.startswith("usage: board")
+    elif argv[1] == "show":
+        assert "first card" in stdout and "timeline:" in stdout
+    else:
+        assert "first card" in stdout and "second card" in stdout
+    assert _heavy(modules) == [], f"board {' '.join(argv)} imported them"
+
+
+def test_a_verb_still_imports_what_it_uses(board_repo: Path, tmp_path: Path) -> None:
+    """The check sees an import made when a verb runs: `board status` loads the verbs on
+    live work (its status module lives there), so the list above is not empty by accident."""
+    stdout, modules = _run(board_repo, tmp_path / "modules.json", "status")
+    assert "board.core.ops.status" in modules
+    assert "ready" in stdout
+
+
+def test_a_card_listing_runs_one_git_call(board_repo: Path, tmp_path: Path) -> None:
+    """`card list` asks git only where the repository's root is; --help asks git nothing."""
+    real = shutil.which("git")
+    assert real is not None
+    wrap = tmp_path / "bin"
+    wrap.mkdir()
+    calls = tmp_path / "git-calls"
+    script = wrap / "git"
+    script.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {real} "$@"\n')
+    script.chmod(0o755)
+    env = {**os.environ, **GIT_ENV, "PATH": f"{wrap}{os.pathsep}{os.environ['PATH']}"}
+
+    stdout, _ = _run(board_repo, tmp_path / "m1.json", "card", "list", "--json", env=env)
+    assert [c["title"] for c in json.loads(stdout)] == ["first card", "second card"]
+    assert calls.read_text().splitlines() == ["rev-parse --path-format=absolute --git-common-dir"]
+
+    calls.unlink()
+    _run(board_repo, tmp_path / "m2.json", "--help", env=env)
+    _run(board_repo, tmp_path / "m3.json", "card", "list", "--help", env=env)
+    assert not calls.exists(), calls.read_text()
+
+
+def _verbs(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(found[0].choices) if found else {}
+
+
+def test_a_verb_built_alone_reads_as_with_every_verb_built() -> None:
+    """`main` builds only the verb the command line names; its help, its own verbs' help and
+    the top level's help must read exactly as when every verb is built."""
+    full = commands.build_parser()
+    for verb, parser in _verbs(full).items():
+        alone = commands.build_parser(only=verb)
+        assert alone.format_help() == full.format_help()
+        built = _verbs(alone)[verb]
+        assert built.format_help() == parser.format_help(), verb
+        for name, subparser in _verbs(parser).items():
+            assert _verbs(built)[name].format_help() == subparser.format_help(), (verb, name)
+        others = [v for v in _verbs(alone).values() if isinstance(v, argparse.ArgumentParser)]
+        assert others == [built], f"{verb}: other verbs were built too"
+
+
+def test_a_verb_not_built_is_never_parsed_as_one() -> None:
+    """A command line whose verb was guessed wrong is read again with every verb built."""
+    with pytest.raises(commands._Rebuild):
+        commands.build_parser(only="card").parse_args(["status"])
+    args = commands.build_parser().parse_args(["status"])
+    assert args.func.__name__ == "cmd_status"
