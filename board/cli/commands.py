@@ -400,6 +400,8 @@ def cmd_card_edit(args: argparse.Namespace, ctx: Context) -> int:
     card's lists and `--no-dep`/`--no-surface` take away. The write expects the card as read
     here (or `--version N`, the version `card show --json` printed), so an edit racing the
     loop's claim is refused naming what changed."""
+    from board.core.cards import actions
+
     store = ctx.store
     seen = store.get(args.id)
     if args.version is not None and args.version != seen.version:

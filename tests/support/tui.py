@@ -218,6 +218,7 @@ def make_app(
     )
     app.animation_level = "none"
     app.cursor_blink = False
+    app.status_ttl = 0  # a status line stays: a snapshot taken on a loaded machine is the same
     return app
 
 
