@@ -222,7 +222,17 @@ def make_app(
     return app
 
 
-OUR_WORKERS = ("board-load", "card-load", "verbs", "store-watch", "health", "preview", "flow-read")
+OUR_WORKERS = (
+    "board-load",
+    "card-load",
+    "verbs",
+    "store-watch",
+    "health",
+    "form-save",
+    "form-cards",
+    "preview",
+    "flow-read",
+)
 
 
 async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
