@@ -500,30 +500,15 @@ class BoardScreen(BoardAppScreen):
         self.board_app.say("preview on" if self.preview_choice else "preview off")
 
     def _preview_soon(self, at_once: bool = False) -> None:
-        """The cursor moved (or the card under it changed): the head lines follow at once,
-        from what the row already holds; the log and the tree are read once the cursor has
-        rested PREVIEW_SETTLE_S, so holding `j` over 10,000 rows reads nothing."""
+        """The cursor moved (or the card under it changed): the preview follows once the
+        cursor has rested PREVIEW_SETTLE_S, so holding `j` over 10,000 rows costs each key
+        nothing of the preview's (no repaint of it, no read)."""
         if not self.shown or not self.preview().display:
             return
-        pane = self.preview()
-        card = self.current_card()
-        if card is None:
-            pane.show(None, "no card selected" if any(self.lanes.values()) else "no cards")
+        if self.current_card() is None:
+            empty = "no card selected" if any(self.lanes.values()) else "no cards"
+            self.preview().show(None, empty)
             return
-        data = pane.data
-        if data is None or data.card != card.id or data.version != card.version:
-            live = self.health.drives.get(card.id) if self.health is not None else None
-            pane.show(
-                PreviewData(
-                    card.id,
-                    card.version,
-                    card_head(card, live, ""),
-                    data.tree if data is not None and data.card == card.id else "reading…",
-                    data.log_name if data is not None and data.card == card.id else "",
-                    data.log if data is not None and data.card == card.id else [],
-                    data.tree_read_at if data is not None and data.card == card.id else 0.0,
-                )
-            )
         if self._preview_timer is not None:
             self._preview_timer.stop()
         if at_once:
@@ -544,12 +529,29 @@ class BoardScreen(BoardAppScreen):
             self._read_preview_now()
 
     def _read_preview_now(self) -> None:
+        """Its head lines at once, from what the row holds; the log and the tree from a
+        worker (the previous card's kept out: a stale log never shows under a new title)."""
         self.preview_pending = False
         card = self.current_card()
         if card is None:
             return
+        pane = self.preview()
         live = self.health.drives.get(card.id) if self.health is not None else None
-        self._read_preview(card, live, self.preview().data)
+        data = pane.data
+        if data is None or data.card != card.id or data.version != card.version:
+            same = data is not None and data.card == card.id
+            pane.show(
+                PreviewData(
+                    card.id,
+                    card.version,
+                    card_head(card, live, ""),
+                    data.tree if same and data is not None else "reading…",
+                    data.log_name if same and data is not None else "",
+                    data.log if same and data is not None else [],
+                    data.tree_read_at if same and data is not None else 0.0,
+                )
+            )
+        self._read_preview(card, live, pane.data)
 
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def _read_preview(self, card: Card, live: LiveDrive | None, old: PreviewData | None) -> None:
