@@ -79,6 +79,11 @@ async def test_n_adds_a_ready_card_with_a_dependency_picked_from_the_fuzzy_list(
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, BoardScreen), what="the board")
         await settle(pilot)
+        await wait_for(
+            pilot,
+            lambda: (app.screen.current_card() or board.store.get("c-1")).id == "c-13",
+            what="the cursor on the card just added",
+        )
     card = board.store.get("c-13")
     assert (card.title, card.spec, card.acceptance) == (
         "Add a health check",

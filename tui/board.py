@@ -59,6 +59,12 @@ CHROME_LINES = 3  # the header, the status line and the footer: the lanes get th
 FIRST_READ_WAIT_S = 0.5  # how long the first paint may wait for the first read
 FULL_READ_FALLBACK_S = 1.0  # every card is read by then even if no row could be painted
 HINT = "? keys · : palette · / filter · enter open · q quit"
+
+
+def all_rows(lanes: Lanes) -> list[Row]:
+    return [row for rows in lanes.values() for row in rows]
+
+
 PREVIEW_FROM = 140  # columns from which the preview is on until `v` says otherwise
 PREVIEW_SETTLE_S = 0.12  # the cursor rests this long before the preview reads its card
 PREVIEW_FOLLOW_S = 0.5  # how often a shown working card's log and drive are read again
@@ -140,6 +146,7 @@ class BoardScreen(BoardAppScreen):
         self.preview_choice: bool | None = None  # `v`'s last word; None: by the width
         self._preview_timer: Timer | None = None
         self.preview_pending = False  # a read is due once the cursor rests (tests wait on it)
+        self.follow_next: str | None = None  # a card just added here: the cursor goes to it
 
     def compose(self) -> ComposeResult:
         # The lanes stay hidden until the first read lands, so the board is painted once,
@@ -256,7 +263,11 @@ class BoardScreen(BoardAppScreen):
             self.current_lane = start_lane(app.cfg, lanes, self.visible_lanes())
             self._mark_current()
         self._refilter()
-        if following is not None:
+        added = self.follow_next
+        if added is not None and any(row.card.id == added for row in all_rows(lanes)):
+            self.follow_next = None
+            self._follow(added)  # the card just added through the form, in whichever lane
+        elif following is not None:
             self._follow(following.id)
         if not self.shown:
             self.shown = True

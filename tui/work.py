@@ -93,6 +93,7 @@ def suspended(app: BoardApp) -> Iterator[None]:
 
 def new_card(app: BoardApp) -> None:
     """`n`: the form, empty; the card is added by `actions.add_card`."""
+    from .board import BoardScreen
     from .card_form import CardForm
 
     def added(card: Card | None) -> None:
@@ -100,6 +101,8 @@ def new_card(app: BoardApp) -> None:
             app.say("new card: not added (cancelled)")
         else:
             app.say(f"added {card.id}: {card.lane}")
+            if isinstance(app.screen, BoardScreen):
+                app.screen.follow_next = card.id  # the cursor goes to it once it is read
             app.action_refresh()
 
     app.push_screen(CardForm(None), added)
