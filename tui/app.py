@@ -423,6 +423,12 @@ class BoardApp(App[int]):
 
     # other screens -------------------------------------------------------------------------
 
+    def follow_card(self, card_id: str) -> None:
+        """Put the current screen's cursor on this card once it has read it (one just added)."""
+        screen = self.screen
+        if isinstance(screen, BoardAppScreen):
+            screen.follow_card(card_id)
+
     def _current_card(self) -> Card | None:
         screen = self.screen
         return screen.current_card() if isinstance(screen, BoardAppScreen) else None

@@ -53,6 +53,9 @@ class BoardAppScreen(Screen[None]):
         """The screen's own palette commands (none unless the screen says so)."""
         return PaletteActions()
 
+    def follow_card(self, card_id: str) -> None:
+        """Put the cursor on this card once the screen has read it (a card just added)."""
+
     def reload(self) -> None:
         """Read again what the screen shows; called when the store changed."""
 

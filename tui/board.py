@@ -487,6 +487,9 @@ class BoardScreen(BoardAppScreen):
         )
         self.board_app.run_notices(health.loop_up and not busy)
 
+    def follow_card(self, card_id: str) -> None:
+        self.follow_next = card_id
+
     # the preview ---------------------------------------------------------------------------
 
     def preview(self) -> Preview:

@@ -93,7 +93,6 @@ def suspended(app: BoardApp) -> Iterator[None]:
 
 def new_card(app: BoardApp) -> None:
     """`n`: the form, empty; the card is added by `actions.add_card`."""
-    from .board import BoardScreen
     from .card_form import CardForm
 
     def added(card: Card | None) -> None:
@@ -101,8 +100,7 @@ def new_card(app: BoardApp) -> None:
             app.say("new card: not added (cancelled)")
         else:
             app.say(f"added {card.id}: {card.lane}")
-            if isinstance(app.screen, BoardScreen):
-                app.screen.follow_next = card.id  # the cursor goes to it once it is read
+            app.follow_card(card.id)  # the cursor goes to it once it is read
             app.action_refresh()
 
     app.push_screen(CardForm(None), added)
