@@ -27,6 +27,7 @@ from tests.support.tui import (
     OSC52,
     add,
     cli,
+    goto,
     loaded,
     make_app,
     make_board,
@@ -52,21 +53,6 @@ def lane(screen: BoardScreen, name: str) -> LaneView:
 
 def ids(view: LaneView) -> list[str]:
     return [row.card.id for row in view.rows]
-
-
-async def goto(pilot, screen: BoardScreen, lane_name: str, card_id: str) -> None:
-    """Move with the keys (right/down) until the cursor is on `card_id`."""
-    for _ in range(8):
-        if screen.current_lane == lane_name:
-            break
-        await pilot.press("right")
-    assert screen.current_lane == lane_name, f"could not reach lane {lane_name}"
-    view = lane(screen, lane_name)
-    for _ in range(len(view.rows) + 1):
-        if view.current and view.current.id == card_id:
-            return
-        await pilot.press("j")
-    raise AssertionError(f"could not reach {card_id} in {lane_name}: {ids(view)}")
 
 
 # -- the board ------------------------------------------------------------------------------
@@ -203,7 +189,7 @@ async def test_j_k_and_arrows_move_the_cursor(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:
         screen = await loaded(pilot)
-        await goto(pilot, screen, "backlog", "c-5")
+        await goto(pilot, "backlog", "c-5")
         backlog = lane(screen, "backlog")
         assert backlog.current.id == "c-5"
         await pilot.press("j")
@@ -323,8 +309,8 @@ async def test_q_typed_in_the_filter_is_text_not_quit(board) -> None:
 async def test_enter_opens_the_card_and_esc_returns(board) -> None:
     app = make_app(board)
     async with app.run_test(size=(100, 60)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-2")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-2")
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, CardScreen) and app.screen.card_id == "c-2"
@@ -360,8 +346,8 @@ async def test_card_screen_shows_dependents_branch_worktree_and_stranded_work(bo
     gitutil.git(root, "branch", "stranded/feat-c-2/20260101T000000001Z")
     app = make_app(board)
     async with app.run_test(size=(120, 50)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "working", "c-3")
+        await loaded(pilot)
+        await goto(pilot, "working", "c-3")
         await pilot.press("enter")
         await settle(pilot)
         text = "\n".join(screen_lines(app))
@@ -377,8 +363,8 @@ async def test_card_screen_shows_dependents_branch_worktree_and_stranded_work(bo
 async def test_verbs_work_on_the_card_screen(board) -> None:
     app = make_app(board)
     async with app.run_test(size=(80, 30)) as pilot:  # the timeline's end on screen
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-2")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-2")
         await pilot.press("enter")
         await settle(pilot)
         await pilot.press("u")
@@ -398,7 +384,7 @@ async def test_r_readies_a_backlog_card_and_the_cursor_follows_it(board) -> None
     app = make_app(board)
     async with app.run_test() as pilot:
         screen = await loaded(pilot)
-        await goto(pilot, screen, "backlog", "c-11")
+        await goto(pilot, "backlog", "c-11")
         await pilot.press("r")
         await settle(pilot)
         assert board.store.get("c-11").lane == "ready", "r did not ready the card"
@@ -413,8 +399,8 @@ async def test_r_readies_a_backlog_card_and_the_cursor_follows_it(board) -> None
 async def test_r_refused_shows_the_cores_one_line(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "backlog", "c-5")  # no spec
+        await loaded(pilot)
+        await goto(pilot, "backlog", "c-5")  # no spec
         before = board.store.get("c-5")
         await pilot.press("r")
         await settle(pilot)
@@ -429,7 +415,7 @@ async def test_u_unblocks_and_refuses_an_unblocked_card(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:
         screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-10")
+        await goto(pilot, "ready", "c-10")
         await pilot.press("u")
         await settle(pilot)
         assert board.store.get("c-10").blocked is None, "u did not unblock"
@@ -444,7 +430,7 @@ async def test_H_asks_the_reason_then_holds(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:
         screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await goto(pilot, "ready", "c-1")
         await pilot.press("H")
         assert isinstance(app.screen, ReasonDialog), "H did not ask for a reason"
         assert "c-1" in "\n".join(screen_lines(app)), "the question does not name the card"
@@ -460,8 +446,8 @@ async def test_H_asks_the_reason_then_holds(board) -> None:
 async def test_H_declined_changes_nothing(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
         before = board.store.get("c-1")
         await pilot.press("H", *"never mind", "escape")
         await settle(pilot)
@@ -475,8 +461,8 @@ async def test_H_with_an_empty_reason_keeps_the_dialog_open_saying_so_inside_it(
     reason the operator went on typing) acted on the board."""
     app = make_app(board)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
         before = board.store.get("c-1")
         await pilot.press("H", "enter")
         await settle(pilot)
@@ -497,8 +483,8 @@ async def test_bar_splits_the_card_into_the_named_slices(board) -> None:
     app = make_app(board)
     before_ids = {c.id for c in board.store.list_cards()}
     async with app.run_test(size=(160, 48)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
         await pilot.press("vertical_line")
         assert isinstance(app.screen, ReasonDialog), "| did not ask for the slices"
         assert "Split c-1" in "\n".join(screen_lines(app)), "the question does not name the card"
@@ -517,8 +503,8 @@ async def test_bar_splits_the_card_into_the_named_slices(board) -> None:
 async def test_bar_abandoned_or_without_titles_changes_nothing(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
         before = [(c, board.store.timeline(c.id)) for c in board.store.list_cards()]
         await pilot.press("vertical_line", *"A; B", "escape")
         await settle(pilot)
@@ -533,8 +519,8 @@ async def test_bar_abandoned_or_without_titles_changes_nothing(board) -> None:
 async def test_Q_requeues_with_the_reason_in_the_timeline(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "working", "c-3")
+        await loaded(pilot)
+        await goto(pilot, "working", "c-3")
         await pilot.press("Q")
         assert isinstance(app.screen, ReasonDialog)
         await pilot.press(*"use the line API", "enter")
@@ -555,8 +541,8 @@ async def test_destructive_verbs_ask_naming_the_card_and_no_keeps_it(
 ) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "review", "c-6")
+        await loaded(pilot)
+        await goto(pilot, "review", "c-6")
         before = board.store.get("c-6")
         await pilot.press(key)
         assert isinstance(app.screen, ConfirmDialog), f"{key} did not ask first"
@@ -584,8 +570,8 @@ async def test_destructive_verbs_ask_naming_the_card_and_no_keeps_it(
 async def test_cancel_refused_on_a_done_card_shows_the_line(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "done", "c-7")
+        await loaded(pilot)
+        await goto(pilot, "done", "c-7")
         await pilot.press("x", "y")
         await settle(pilot)
         assert status(app) == "c-7: is already done"
@@ -596,8 +582,8 @@ async def test_a_card_changed_under_the_question_is_refused_not_overwritten(boar
     """The verb runs against the card as it is when answered, not as it was when asked."""
     app = make_app(board, poll=0)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "review", "c-6")
+        await loaded(pilot)
+        await goto(pilot, "review", "c-6")
         await pilot.press("x")
         actions.done(board.store, None, "c-6")  # someone else finishes it meanwhile
         await pilot.press("y")
@@ -613,8 +599,8 @@ async def test_a_card_changed_under_the_question_is_refused_not_overwritten(boar
 async def test_palette_lists_the_verbs_for_the_current_card(board, key) -> None:
     app = make_app(board)
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
         await pilot.press(key)
         await settle(pilot)
         assert isinstance(app.screen, CommandPalette), f"{key} did not open the palette"
@@ -629,8 +615,8 @@ async def test_palette_lists_the_verbs_for_the_current_card(board, key) -> None:
 async def test_palette_verb_runs_the_same_call(board) -> None:
     app = make_app(board)
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-9")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-9")
         await pilot.press("colon", *"unblock c-9", "enter")
         await settle(pilot)
         assert board.store.get("c-9").blocked is None, "the palette's unblock did nothing"
@@ -844,7 +830,7 @@ async def test_a_write_from_another_process_appears_without_a_key(board) -> None
     app = make_app(board)
     async with app.run_test() as pilot:
         screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await goto(pilot, "ready", "c-1")
         res = cli(board, "hold", "c-1", "--reason", "from the other terminal")
         assert res.returncode == 0, res.stderr
         res = cli(board, "card", "add", "urgent thing", "--spec", "s", "--ready", "--priority", "0")
@@ -867,8 +853,8 @@ async def test_a_write_from_another_process_appears_without_a_key(board) -> None
 async def test_the_card_screen_updates_live_too(board) -> None:
     app = make_app(board)
     async with app.run_test(size=(100, 50)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
         await pilot.press("enter")
         await settle(pilot)
         assert cli(board, "hold", "c-1", "--reason", "seen live").returncode == 0
@@ -966,7 +952,7 @@ async def test_markup_and_escapes_are_shown_literally_on_the_board(board) -> Non
     app = make_app(board)
     async with app.run_test(size=(200, 30)) as pilot:
         screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", card)
+        await goto(pilot, "ready", card)
         _assert_literal(app, "board")
         text = "\n".join(screen_lines(app))
         assert "[bold red]x[/] [@click=app.quit]q[/]" in text, "the markup title was interpreted"
@@ -983,8 +969,8 @@ async def test_markup_and_escapes_are_shown_literally_on_the_card_screen(board) 
     card = _hostile(board)
     app = make_app(board)
     async with app.run_test(size=(160, 60)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", card)
+        await loaded(pilot)
+        await goto(pilot, "ready", card)
         await pilot.press("enter")
         await settle(pilot)
         _assert_literal(app, "card screen")
@@ -1011,8 +997,8 @@ async def test_markup_and_escapes_are_literal_in_questions_and_status(board) -> 
     card = _hostile(board)
     app = make_app(board)
     async with app.run_test(size=(200, 30)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", card)
+        await loaded(pilot)
+        await goto(pilot, "ready", card)
         await pilot.press("x")
         _assert_literal(app, "confirmation")
         assert "[bold red]x[/] [@click=app.quit]q[/]" in "\n".join(screen_lines(app))
@@ -1029,8 +1015,8 @@ async def test_S_asks_then_stops_the_drive_leaving_the_card_held_in_ready(board)
     """c-3 is working with no live drive here: stop still ends it and holds the card."""
     app = make_app(board)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "working", "c-3")
+        await loaded(pilot)
+        await goto(pilot, "working", "c-3")
         before = board.store.get("c-3")
         await pilot.press("S")
         assert isinstance(app.screen, ConfirmReasonDialog), "S did not ask first"
@@ -1054,8 +1040,8 @@ async def test_S_asks_then_stops_the_drive_leaving_the_card_held_in_ready(board)
 async def test_S_on_a_card_that_is_not_working_shows_the_refusal(board) -> None:
     app = make_app(board)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "review", "c-6")
+        await loaded(pilot)
+        await goto(pilot, "review", "c-6")
         before = board.store.get("c-6")
         await pilot.press("S")
         await pilot.press("y")
@@ -1089,8 +1075,8 @@ async def test_a_asks_then_approves_a_review_card_and_it_folds(board) -> None:
     _reviewable(board)
     app = make_app(board)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "review", "c-6")
+        await loaded(pilot)
+        await goto(pilot, "review", "c-6")
         await pilot.press("a")
         assert isinstance(app.screen, ConfirmDialog), "a did not ask first"
         await pilot.press("n")
@@ -1108,8 +1094,8 @@ async def test_a_refuses_a_card_requeued_after_the_operator_looked(board) -> Non
     _reviewable(board)
     app = make_app(board, poll=0)
     async with app.run_test() as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "review", "c-6")
+        await loaded(pilot)
+        await goto(pilot, "review", "c-6")
         await pilot.press("a")
         actions.requeue(board.store, "c-6", "not yet", who="alice")  # someone else, meanwhile
         await pilot.press("y")
@@ -1139,8 +1125,8 @@ async def test_card_screen_shows_a_waiting_cards_not_before_and_class_and_the_pr
     )
     app = make_app(board)
     async with app.run_test(size=(120, 50)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-2")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-2")
         await pilot.press("enter")
         await settle(pilot)
         text = "\n".join(screen_lines(app))

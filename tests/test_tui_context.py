@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input, Static
 
 from tests.support.logs import LogsApp, build_board, settled, view_of
-from tests.support.tui import loaded, make_app, screen_lines, seeded_board, settle
+from tests.support.tui import goto, loaded, make_app, screen_lines, seeded_board, settle
 from tests.support.waiting import wait_for
 
 
@@ -20,20 +20,6 @@ def board(tmp_path):
     b = seeded_board(tmp_path)
     yield b
     b.close()
-
-
-async def goto(pilot, lane: str, card_id: str) -> None:
-    screen = pilot.app.screen
-    for _ in range(8):
-        if screen.current_lane == lane:
-            break
-        await pilot.press("right")
-    view = screen.lane_view(lane)
-    for _ in range(len(view.rows) + 1):
-        if view.current and view.current.id == card_id:
-            return
-        await pilot.press("j")
-    raise AssertionError(f"could not reach {card_id}")
 
 
 @pytest.mark.parametrize(

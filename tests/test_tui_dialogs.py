@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from board.tui.dialogs import ConfirmDialog, ConfirmReasonDialog, ReasonDialog
 
-from tests.support.tui import add, loaded, make_app, screen_lines, seeded_board, settle
+from tests.support.tui import add, goto, loaded, make_app, screen_lines, seeded_board, settle
 
 HUGE = "A title that will not stop " + "and on " * 340  # ~2,400 characters
 assert len(HUGE) > 2400
@@ -22,20 +22,6 @@ def huge_board(tmp_path):
     add(board.store, HUGE, "ready", priority=0)
     add(board.store, "Working " + HUGE, "working", priority=0)
     return board
-
-
-async def goto_card(pilot, lane: str, card_id: str) -> None:
-    screen = pilot.app.screen
-    for _ in range(8):
-        if screen.current_lane == lane:
-            break
-        await pilot.press("right")
-    view = screen.lane_view(lane)
-    for _ in range(len(view.rows) + 1):
-        if view.current and view.current.id == card_id:
-            return
-        await pilot.press("j")
-    raise AssertionError(f"could not reach {card_id}")
 
 
 @pytest.mark.parametrize(
@@ -53,7 +39,7 @@ async def test_a_question_on_a_huge_title_fits_60x15(
     app = make_app(board, poll=0)
     async with app.run_test(size=(60, 15)) as pilot:
         await loaded(pilot)
-        await goto_card(pilot, lane, card)
+        await goto(pilot, lane, card)
         await pilot.press(key)
         await settle(pilot)
         assert isinstance(app.screen, dialog)

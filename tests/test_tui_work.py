@@ -16,7 +16,7 @@ from textual.widgets import Input, Static, TextArea
 
 from tests.support.paths import script
 from tests.support.repos import git
-from tests.support.tui import loaded, make_app, screen_lines, seeded_board, settle, status
+from tests.support.tui import goto, loaded, make_app, screen_lines, seeded_board, settle, status
 from tests.support.waiting import wait_for
 
 
@@ -25,20 +25,6 @@ def board(tmp_path):
     b = seeded_board(tmp_path)
     yield b
     b.close()
-
-
-async def goto(pilot, screen: BoardScreen, lane_name: str, card_id: str) -> None:
-    """Switch lanes and move down until the cursor is on `card_id`."""
-    for _ in range(8):
-        if screen.current_lane == lane_name:
-            break
-        await pilot.press("right")
-    view = screen.lane_view(lane_name)
-    for _ in range(len(view.rows) + 1):
-        if view.current and view.current.id == card_id:
-            return
-        await pilot.press("j")
-    raise AssertionError(f"could not reach {card_id} in {lane_name}")
 
 
 def form_error(app) -> str:
@@ -126,8 +112,8 @@ async def test_n_with_bad_input_shows_the_error_inside_the_form_and_adds_nothing
 async def test_e_edits_a_ready_card_through_the_same_form(board) -> None:
     app = make_app(board)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
         await pilot.press("e")
         assert isinstance(app.screen, CardForm)
         assert app.screen.query_one("#form-title", Input).value == "Set up CI pipeline"
@@ -144,8 +130,8 @@ async def test_e_after_the_loop_claimed_the_card_keeps_the_form_open_saying_what
 ) -> None:
     app = make_app(board, poll=0)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
         await pilot.press("e")
         assert isinstance(app.screen, CardForm)
         claim(board.cfg, board.store, board.store.get("c-1"))  # the loop, meanwhile
@@ -161,8 +147,8 @@ async def test_e_after_the_loop_claimed_the_card_keeps_the_form_open_saying_what
 async def test_e_on_a_working_card_is_refused_in_one_line(board) -> None:
     app = make_app(board)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "working", "c-3")
+        await loaded(pilot)
+        await goto(pilot, "working", "c-3")
         await pilot.press("e")
         await settle(pilot)
         assert isinstance(app.screen, BoardScreen), "a working card's form opened"
@@ -180,8 +166,8 @@ async def test_E_edits_the_spec_in_the_editor_and_writes_it_back(board, monkeypa
     monkeypatch.setenv("EDITOR_LINE", "and log every request")
     app = make_app(board)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
         await pilot.press("E")
         await wait_for(pilot, lambda: status(app).startswith("spec c-1: saved"), what="saved")
     assert board.store.get("c-1").spec == "spec of Set up CI pipelineand log every request\n"
@@ -192,8 +178,8 @@ async def test_E_after_a_claim_is_refused_and_the_text_kept(board, monkeypatch) 
     monkeypatch.delenv("VISUAL", raising=False)
     app = make_app(board, poll=0)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
         claim(board.cfg, board.store, board.store.get("c-1"))  # the board still shows ready
         await pilot.press("E")
         await wait_for(pilot, lambda: "changed since it was shown" in status(app), what="no")
@@ -230,8 +216,8 @@ async def test_bang_opens_the_shell_in_the_tree_with_the_card_in_its_environment
     monkeypatch.setenv("BOARD_WORKTREE", "/elsewhere")  # never handed on: it marks drives
     app = make_app(board)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "working", "c-3")
+        await loaded(pilot)
+        await goto(pilot, "working", "c-3")
         await pilot.press("exclamation_mark")
         await wait_for(pilot, lambda: status(app).startswith("shell c-3: back"), what="back")
         assert isinstance(app.screen, BoardScreen)
@@ -248,8 +234,8 @@ async def test_bang_opens_the_shell_in_the_tree_with_the_card_in_its_environment
 async def test_bang_on_a_card_with_no_tree_says_so(board) -> None:
     app = make_app(board)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "ready", "c-1")
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
         await pilot.press("exclamation_mark")
         await wait_for(pilot, lambda: "has no tree" in status(app), what="the refusal")
 
@@ -265,8 +251,8 @@ async def test_d_shows_the_live_tree_against_its_start_without_touching_its_inde
     status_before = git(tree, "status", "--porcelain")
     app = make_app(board)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await loaded(pilot)
-        await goto(pilot, screen, "working", "c-3")
+        await loaded(pilot)
+        await goto(pilot, "working", "c-3")
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, LiveDiffScreen), what="the diff")
         diff = app.screen

@@ -288,3 +288,21 @@ def cli(board: Board, *args: str, timeout: float = 30) -> proc.Result:
     return proc.run(
         (sys.executable, "-m", "board.cli", "-C", str(board.root), *args), timeout=timeout
     )
+
+
+async def goto(pilot: Pilot[Any], lane_name: str, card_id: str) -> None:
+    """Move with the keys (right, then down) until the board's cursor is on `card_id`."""
+    screen = pilot.app.screen
+    assert isinstance(screen, BoardScreen), f"not on the board: {screen}"
+    for _ in range(8):
+        if screen.current_lane == lane_name:
+            break
+        await pilot.press("right")
+    assert screen.current_lane == lane_name, f"could not reach lane {lane_name}"
+    view = screen.lane_view(lane_name)
+    for _ in range(len(view.rows) + 1):
+        if view.current and view.current.id == card_id:
+            return
+        await pilot.press("j")
+    shown = [row.card.id for row in view.rows]
+    raise AssertionError(f"could not reach {card_id} in {lane_name}: {shown}")
