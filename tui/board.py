@@ -19,6 +19,7 @@ is needed (`rows.start_lane`).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from board.core.cards import waits
 from board.core.config import Config
@@ -59,10 +60,6 @@ CHROME_LINES = 3  # the header, the status line and the footer: the lanes get th
 FIRST_READ_WAIT_S = 0.5  # how long the first paint may wait for the first read
 FULL_READ_FALLBACK_S = 1.0  # every card is read by then even if no row could be painted
 HINT = "? keys · : palette · / filter · enter open · q quit"
-
-
-def all_rows(lanes: Lanes) -> list[Row]:
-    return [row for rows in lanes.values() for row in rows]
 
 
 PREVIEW_FROM = 140  # columns from which the preview is on until `v` says otherwise
@@ -264,7 +261,7 @@ class BoardScreen(BoardAppScreen):
             self._mark_current()
         self._refilter()
         added = self.follow_next
-        if added is not None and any(row.card.id == added for row in all_rows(lanes)):
+        if added is not None and any(card.id == added for card in all_cards(lanes)):
             self.follow_next = None
             self._follow(added)  # the card just added through the form, in whichever lane
         elif following is not None:
@@ -552,19 +549,11 @@ class BoardScreen(BoardAppScreen):
         pane = self.preview()
         live = self.health.drives.get(card.id) if self.health is not None else None
         data = pane.data
-        if data is None or data.card != card.id or data.version != card.version:
-            same = data is not None and data.card == card.id
-            pane.show(
-                PreviewData(
-                    card.id,
-                    card.version,
-                    card_head(card, live, ""),
-                    data.tree if same and data is not None else "reading…",
-                    data.log_name if same and data is not None else "",
-                    data.log if same and data is not None else [],
-                    data.tree_read_at if same and data is not None else 0.0,
-                )
-            )
+        head = card_head(card, live, "")
+        if data is None or data.card != card.id:
+            pane.show(PreviewData(card.id, card.version, head, "reading…", ""))
+        elif data.version != card.version:
+            pane.show(replace(data, version=card.version, head=head))
         self._read_preview(card, live, pane.data)
 
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
