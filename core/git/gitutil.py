@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypedDict, Unpack
 
@@ -183,3 +183,31 @@ def is_git_repo_dir(path: Path) -> bool:
 def env_without_git_vars() -> dict[str, str]:
     """The environment minus GIT_DIR & co, so a git call made from a hook context is not misled."""
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+READ_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}  # reads only
+
+
+def stream_bytes(
+    cwd: str | Path,
+    args: Sequence[str],
+    on_chunk: Callable[[bytes], None],
+    timeout: float,
+    on_start: Callable[[int], None] | None = None,
+) -> proc.Result:
+    """A reading git command's output passed on in raw chunks as git writes it (a diff too
+    big to hold as one string, a blob to sniff); `on_start` gets git's process group, so a
+    viewer closed mid-load kills it at once."""
+    return proc.stream(
+        ("git", *args),
+        cwd,
+        timeout,
+        on_line=_no_line,
+        env=READ_ENV,
+        on_start=on_start,
+        on_chunk=on_chunk,
+    )
+
+
+def _no_line(_line: str) -> None:
+    """`stream_bytes` takes raw chunks; no line callback is made."""

@@ -27,13 +27,13 @@ from pathlib import Path
 from board.core import proc
 from board.core.config import Config
 from board.core.errors import GitError
-from board.core.git import runbranch
+from board.core.git import gitutil, runbranch
 from board.core.git.gitutil import git, out
 from board.core.git.naming import NO_PARENT_TREE, _gitfile_dir
 from board.core.git.snapshot import stage_all
 
 LIVE_DIFF_TIMEOUT_S = 600.0
-_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+_GIT_ENV = gitutil.READ_ENV
 _DIFF_OPTS = (
     "--no-color",
     "--no-ext-diff",
@@ -86,20 +86,7 @@ def stream_live_diff(
 ) -> proc.Result:
     """The live tree's patch, its bytes passed on as git writes them (the diff view's feed);
     `on_start` gets git's process group, so a viewer closed mid-load kills it."""
-    args = live_diff_args(cfg, tree)
-    return proc.stream(
-        ("git", *args),
-        tree,
-        timeout,
-        on_line=_ignore_line,
-        env=_GIT_ENV,
-        on_start=on_start,
-        on_chunk=on_chunk,
-    )
-
-
-def _ignore_line(_line: str) -> None:
-    """`stream_live_diff` takes raw chunks; no line callback is made."""
+    return gitutil.stream_bytes(tree, live_diff_args(cfg, tree), on_chunk, timeout, on_start)
 
 
 __all__ = ["live_diff_args", "start_point", "stream_live_diff", "working_tree_object"]

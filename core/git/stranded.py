@@ -20,7 +20,7 @@ from typing import Any
 from board.core import proc
 from board.core.config import Config
 from board.core.errors import NotFound, Refused
-from board.core.git import naming, runbranch, saves, snapshot
+from board.core.git import gitutil, naming, runbranch, saves, snapshot
 from board.core.git.gitutil import git
 
 _STAMP = r"\d{8}T\d{6}\.\d{3}Z"
@@ -389,7 +389,7 @@ def show(cfg: Config, branch: str) -> str:
 
 
 DIFF_TIMEOUT_S = 600.0
-_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+_GIT_ENV = gitutil.READ_ENV  # reads only: no prompt, no optional locks
 
 
 # How the diff view's patch is written. Pinned (a/ b/ prefixes, the files' own bytes
@@ -467,14 +467,7 @@ def diff_preview(cfg: Config, branch: str, timeout: float = 60.0) -> bytes | Non
             head.extend(chunk[: PREVIEW_BYTES - len(head)])
 
     blob = meta[3]
-    res = proc.stream(
-        ("git", "cat-file", "blob", blob),
-        cfg.root,
-        timeout,
-        on_line=_ignore_line,
-        env=_GIT_ENV,
-        on_chunk=take,
-    )
+    res = gitutil.stream_bytes(cfg.root, ("cat-file", "blob", blob), take, timeout)
     if res.returncode != 0 or not PREVIEW_MIN_BYTES <= size <= PREVIEW_MAX_BYTES:
         return None
     if b"\0" in head[:_BINARY_PROBE]:
@@ -507,17 +500,4 @@ def stream_diff(
     The TUI's diff view pages a million-line diff while it loads. `on_start` gets the
     process group id, so a viewer that is closed mid-load can kill git at once.
     """
-    args = diff_args(cfg, branch)
-    return proc.stream(
-        ("git", *args),
-        cfg.root,
-        timeout,
-        on_line=_ignore_line,
-        env=_GIT_ENV,
-        on_start=on_start,
-        on_chunk=on_chunk,
-    )
-
-
-def _ignore_line(_line: str) -> None:
-    """`stream_diff` takes raw chunks; no line callback is ever made."""
+    return gitutil.stream_bytes(cfg.root, diff_args(cfg, branch), on_chunk, timeout, on_start)
