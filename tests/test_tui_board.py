@@ -718,6 +718,37 @@ async def test_user_themes_load_and_a_broken_one_is_reported_not_fatal(tmp_path)
     board.close()
 
 
+async def test_the_stylesheet_is_parsed_once_at_start_with_the_chosen_theme(
+    tmp_path, monkeypatch
+) -> None:
+    """Setting the theme in __init__ queues Textual's CSS refresh, which parses every
+    stylesheet again before the first paint; the start skips it, so the first parse must
+    already read the chosen theme's colours."""
+    from textual.app import App
+    from textual.css.stylesheet import Stylesheet
+
+    reparsed: list[int] = []
+    original = Stylesheet.reparse
+    monkeypatch.setattr(Stylesheet, "reparse", lambda self: reparsed.append(1) or original(self))
+    themes = tmp_path / "mythemes"
+    themes.mkdir()
+    (themes / "sunset.toml").write_text('primary = "#ff8800"\nbackground = "#201010"\n')
+    board = seeded_board(tmp_path, theme_dir=str(themes), theme="sunset")
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        await loaded(pilot)
+        assert reparsed == [], "the stylesheet was parsed twice before the first paint"
+        first = app.screen.styles.background
+        assert first.hex.startswith("#1F10") or first.hex.startswith("#2010"), first.hex
+        App.refresh_css(app)  # Textual's own refresh: the skipped one would change nothing
+        await settle(pilot)
+        assert reparsed == [1] and app.screen.styles.background == first
+        await pilot.press("T")  # a later theme change still refreshes the CSS
+        await settle(pilot)
+        assert len(reparsed) == 2 and app.screen.styles.background != first
+    board.close()
+
+
 def test_shipped_themes_come_from_the_installed_package_and_high_contrast_is_16_colour() -> None:
     themes = load_themes().themes
     assert list(themes)[:3] == ["dark", "light", "high-contrast"]

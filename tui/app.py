@@ -132,6 +132,12 @@ class BoardApp(App[int]):
         name = theme or cfg.theme
         self.theme_set.require(name)  # a one-line ConfigError before anything is drawn
         self.theme = name
+        # Setting the theme queues Textual's refresh of the CSS, which parses every
+        # stylesheet a second time. Before the first parse that is work for nothing: the
+        # first parse reads this theme's variables, given here; the queued refresh is
+        # skipped (see refresh_css).
+        self.stylesheet.set_variables(self.get_css_variables())
+        self._theme_refresh_pending = True
         self.problems: list[str] = list(self.theme_set.problems)
         self.problems += self._apply_keys(cfg.keys)
         self.seen_changes: int | None = None
@@ -467,6 +473,14 @@ class BoardApp(App[int]):
         names = self.theme_names
         index = names.index(self.theme) if self.theme in names else -1
         self.set_board_theme(names[(index + 1) % len(names)])
+
+    def refresh_css(self, animate: bool = True) -> None:
+        """Textual's refresh after a theme change, less the one the start queues (its
+        theme's variables are in the first parse already; see __init__)."""
+        if self._theme_refresh_pending:
+            self._theme_refresh_pending = False
+            return
+        super().refresh_css(animate)
 
     def set_board_theme(self, name: str) -> None:
         self.theme = name
