@@ -749,6 +749,31 @@ async def test_the_stylesheet_is_parsed_once_at_start_with_the_chosen_theme(
     board.close()
 
 
+async def test_the_board_is_styled_once_as_it_starts(board, monkeypatch) -> None:
+    """Textual restyles a screen and every widget under it when the app first resumes it,
+    moments after every widget was styled as it mounted; the board skips that one. Its
+    styles still follow a theme change."""
+    restyled: list[int] = []
+    original = BoardScreen.update_node_styles
+
+    def counting(self: BoardScreen, animate: bool = True) -> None:
+        restyled.append(1)
+        original(self, animate)
+
+    monkeypatch.setattr(BoardScreen, "update_node_styles", counting)
+    app = make_app(board)
+    async with app.run_test() as pilot:
+        await loaded(pilot)
+        await settle(pilot)
+        assert restyled == [], "the board was styled twice as it started"
+        lane = app.screen.query_one("#lane-ready", LaneView)
+        assert lane.get_component_rich_style("lane--cursor").bgcolor is not None
+        before = lane.rich_style
+        await pilot.press("T")
+        await settle(pilot)
+        assert lane.rich_style != before, "the theme change did not reach the lanes"
+
+
 def test_shipped_themes_come_from_the_installed_package_and_high_contrast_is_16_colour() -> None:
     themes = load_themes().themes
     assert list(themes)[:3] == ["dark", "light", "high-contrast"]

@@ -144,6 +144,16 @@ class BoardScreen(BoardAppScreen):
         self._preview_timer: Timer | None = None
         self.preview_pending = False  # a read is due once the cursor rests (tests wait on it)
         self.follow_next: str | None = None  # a card just added here: the cursor goes to it
+        self._resumed = False  # the app's first resume (see post_message)
+
+    def post_message(self, message: Message) -> bool:
+        """The app's first resume of this screen, which starts it, does not style it all again:
+        every widget was styled as it mounted, moments before (fourteen component styles a
+        lane). Every later resume (back from a card, after a theme change) restyles."""
+        if isinstance(message, events.ScreenResume) and not self._resumed:
+            self._resumed = True
+            message.refresh_styles = False
+        return super().post_message(message)
 
     def compose(self) -> ComposeResult:
         # The lanes stay hidden until the first read lands, so the board is painted once,
