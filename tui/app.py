@@ -13,9 +13,7 @@ here reads the store or runs git on the UI thread. The screens reach the app typ
 
 from __future__ import annotations
 
-import importlib
 import os
-import pkgutil
 import sys
 import threading
 from collections.abc import Callable
@@ -39,13 +37,6 @@ from textual.timer import Timer
 from .base import BoardAppScreen
 from .board import BoardScreen
 from .commands import VERBS, BoardCommands
-from .dialogs import (
-    ConfirmDialog,
-    ConfirmReasonDialog,
-    HelpScreen,
-    ReasonDialog,
-    card_question,
-)
 from .health import Clock, Health, read_health, utc_now
 from .notify import IDLE_TEXT, Notices, notice_text, osc9
 from .rows import Preload, resume_gc
@@ -344,6 +335,8 @@ class BoardApp(App[int]):
 
     def run_verb(self, name: str, card_id: str, title: str, version: int | None = None) -> None:
         """Ask what the verb needs (a reason, or yes/no naming the card), then call it once."""
+        from .dialogs import ConfirmDialog, ConfirmReasonDialog, ReasonDialog, card_question
+
         verb = VERBS[name]
         if version is not None:
             self.verb_versions[card_id] = version
@@ -467,6 +460,8 @@ class BoardApp(App[int]):
             self.push_screen(FlowScreen())
 
     def action_help(self) -> None:
+        from .dialogs import HelpScreen  # the dialogs load when first opened, not at start
+
         self.push_screen(HelpScreen(help_rows(self, self.screen)))
 
     def action_next_theme(self) -> None:
@@ -529,6 +524,9 @@ def binding_classes() -> list[type[DOMNode]]:
     once missed the logs screen). The screens opened later are otherwise loaded when first
     opened; this walk runs only when `[tui.keys]` is set (and in the tests).
     """
+    import importlib
+    import pkgutil
+
     name = __name__.rpartition(".")[0]  # board.tui
     package = sys.modules[name]
     modules = [package]

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from board.core.cards import actions
 from board.core.model import TERMINAL, Card
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -72,26 +71,38 @@ class Verb:
 
 
 def _ready(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    from board.core.cards import actions  # the verbs load when one runs, not at start
+
     return actions.ready(app.store, card_id)
 
 
 def _hold(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    from board.core.cards import actions  # the verbs load when one runs, not at start
+
     return actions.hold(app.store, card_id, reason)
 
 
 def _unblock(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    from board.core.cards import actions  # the verbs load when one runs, not at start
+
     return actions.unblock(app.store, card_id)
 
 
 def _requeue(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    from board.core.cards import actions  # the verbs load when one runs, not at start
+
     return actions.requeue(app.store, card_id, reason or None)
 
 
 def _cancel(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    from board.core.cards import actions  # the verbs load when one runs, not at start
+
     return actions.cancel(app.store, app.cfg, card_id, reason=reason or "")
 
 
 def _done(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    from board.core.cards import actions  # the verbs load when one runs, not at start
+
     return actions.done(app.store, app.cfg, card_id, reason=reason or "")
 
 

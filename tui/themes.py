@@ -1,9 +1,10 @@
 """Theme files (TOML) turned into Textual `Theme` objects at start.
 
-The shipped themes live in the `board.themes` package and are found through
-importlib.resources, so a plain `pip install .` carries them; users add their own
-files in the directory named by `[tui] theme_dir` in board.toml. A file is a flat
-table of the `Theme` fields plus an optional `[variables]` table:
+The shipped themes live in the `board.themes` package, read from its directory (not
+through importlib.resources, whose import the start would pay), so a plain `pip install .`
+carries them; users add their own files in the directory named by `[tui] theme_dir` in
+board.toml. A file is a flat table of the `Theme` fields plus an optional `[variables]`
+table:
 
     name = "mine"            # optional: the file's stem otherwise
     dark = true
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +115,9 @@ def parse_theme(text: str, where: str, default_name: str) -> Theme:
 def _shipped() -> list[tuple[str, str, str]]:
     """(stem, where, text) for each theme file inside the installed `board.themes` package."""
     found = []
-    for entry in resources.files("board.themes").iterdir():
+    import board.themes
+
+    for entry in Path(board.themes.__file__).parent.iterdir():
         if entry.name.endswith(".toml") and entry.is_file():
             stem = entry.name[: -len(".toml")]
             found.append((stem, f"board.themes/{entry.name}", entry.read_text("utf-8")))

@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from board.core import proc
-from board.core.cards import actions
 from board.core.errors import BoardError, Refused
 from board.core.model import Card
 from textual.binding import Binding
@@ -108,6 +105,8 @@ def new_card(app: BoardApp) -> None:
 
 def editable(card: Card, verb: str) -> str:
     """'' when the card may be edited, else the one line saying why not (the core's check)."""
+    from board.core.cards import actions  # the card verbs load when one runs, not at start
+
     if card.lane in actions.EDITABLE_LANES:
         return ""
     started = "only a card not yet started (backlog or ready) is edited"
@@ -141,6 +140,8 @@ def editor_argv() -> list[str]:
     for name in ("VISUAL", "EDITOR"):
         value = os.environ.get(name, "").strip()
         if value:
+            import shlex
+
             return shlex.split(value)
     return [EDITOR_DEFAULT]
 
@@ -158,6 +159,8 @@ def edit_spec(app: BoardApp, card: Card) -> None:
         fh.write(card.spec)
     try:
         with suspended(app):
+            from board.core import proc
+
             status = proc.run_interactive([*editor_argv(), str(path)], cwd=app.cfg.root)
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -177,6 +180,8 @@ def edit_spec(app: BoardApp, card: Card) -> None:
 def _save_spec(app: BoardApp, card: Card, text: str, path: Path) -> None:
     def write() -> None:
         try:
+            from board.core.cards import actions
+
             after = actions.edit_card(app.store, card.id, actions.CardEdit(spec=text), seen=card)
         except BoardError as exc:
             line = f"{exc.line()}; your text is kept in {path}"
@@ -245,6 +250,10 @@ def open_shell(app: BoardApp, card: Card) -> None:
     """`!`: `$SHELL` in the card's tree, the app suspended until it exits."""
 
     def run(tree: Path, live: bool) -> None:
+        import shlex
+
+        from board.core import proc
+
         argv = shlex.split(os.environ.get("SHELL", "").strip() or SHELL_DEFAULT)
         env = {k: v for k, v in os.environ.items() if k not in ("BOARD_WORKTREE", "BOARD_DRIVE")}
         env.update(shell_env(card))

@@ -1,0 +1,76 @@
+"""The control room's start pays only for its first screen: the card verbs, the dialogs and
+the screens opened later load when first used. Each module a start imports costs its share
+of the first paint (bench_tui's ratio to an empty Textual app), and a module-level import
+added for a key's sake would quietly put it back. The test starts the real app in a fresh
+interpreter, as `board tui` does, and reads what it had loaded at its first paint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.repos import GIT_ENV
+from tests.support.tui import make_board, seed
+
+# what the first paint has no use for (each is loaded by the key or verb that needs it)
+LATER = (
+    "board.core.cards.actions",
+    "board.core.cards.drives",
+    "board.core.loop",
+    "board.core.drive",
+    "board.core.git",
+    "board.tui.dialogs",
+    "board.tui.card",
+    "board.tui.card_form",
+    "board.tui.flow",
+    "board.tui.logs",
+    "board.tui.stranded",
+    "importlib.resources",
+    "pkgutil",
+    "shlex",
+)
+
+CHILD = """\
+import json, sys
+from pathlib import Path
+from board.core import config
+from board.core.store import open_store
+from board.tui.rows import Preload
+cfg = config.load(Path(sys.argv[2]))
+store = open_store(cfg)
+preload = Preload(store, cfg=cfg)
+from board.tui.app import BoardApp
+
+class FirstPaint(BoardApp):
+    def board_painted(self):
+        with open(sys.argv[1], "w") as fh:
+            json.dump(sorted(sys.modules), fh)
+        self.exit()
+
+FirstPaint(cfg, store, preload=preload).run(headless=True, size=(160, 48))
+"""
+
+
+def test_the_first_paint_loads_no_verb_dialog_or_later_screen(tmp_path: Path) -> None:
+    board = make_board(tmp_path)
+    seed(board.store)
+    board.store.close()
+    out = tmp_path / "modules.json"
+    res = subprocess.run(
+        [sys.executable, "-c", CHILD, str(out), str(board.cfg.root)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        timeout=120,
+        env={**os.environ, **GIT_ENV},
+    )
+    assert res.returncode == 0 and out.exists(), res.stderr[-2000:]
+    modules = set(json.loads(out.read_text()))
+    assert "board.tui.board" in modules, "the child did not start the board"
+    loaded = sorted(m for m in modules if m in LATER or m.startswith(tuple(x + "." for x in LATER)))
+    assert loaded == [], f"the first paint imported what it does not use: {loaded}"
