@@ -5,6 +5,7 @@ appear without a key, and nothing a user wrote is obeyed by the terminal."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
 from board.core import proc
@@ -761,17 +762,60 @@ async def test_the_board_is_styled_once_as_it_starts(board, monkeypatch) -> None
         original(self, animate)
 
     monkeypatch.setattr(BoardScreen, "update_node_styles", counting)
+    from textual.css.stylesheet import Stylesheet
+
+    lane_parts: list[str] = []  # nodes whose lane component styles were worked out
+    process = Stylesheet._process_component_classes
+
+    def parts_counting(self: Stylesheet, node: Any) -> None:
+        if "lane--cursor" in node._get_component_classes():
+            lane_parts.append(type(node).__name__)
+        process(self, node)
+
+    monkeypatch.setattr(Stylesheet, "_process_component_classes", parts_counting)
     app = make_app(board)
     async with app.run_test() as pilot:
         await loaded(pilot)
         await settle(pilot)
         assert restyled == [], "the board was styled twice as it started"
+        # the six lanes share one set of component styles, worked out once
+        assert lane_parts == ["LaneStyles"], lane_parts
         lane = app.screen.query_one("#lane-ready", LaneView)
-        assert lane.get_component_rich_style("lane--cursor").bgcolor is not None
+        assert lane.parts.get_component_rich_style("lane--cursor").bgcolor is not None
         before = lane.rich_style
         await pilot.press("T")
         await settle(pilot)
         assert lane.rich_style != before, "the theme change did not reach the lanes"
+
+
+async def test_the_lanes_draw_with_the_new_themes_component_colours(tmp_path) -> None:
+    """The lanes share one holder of their component styles (LaneStyles); a theme that
+    changes only those (here the cursor's colour) must still reach every lane's rows."""
+    themes = tmp_path / "mythemes"
+    themes.mkdir()
+    for name, cursor in (("green", "#005f00"), ("red", "#5f0000")):
+        (themes / f"{name}.toml").write_text(
+            'primary = "#ff8800"\nbackground = "#201010"\n'
+            f'[variables]\nblock-cursor-background = "{cursor}"\n'
+        )
+    board = seeded_board(tmp_path, theme_dir=str(themes), theme="green")
+    app = make_app(board)
+
+    def cursor_colours() -> set[str]:
+        colours = set()
+        for lane in app.screen.query(LaneView):
+            if lane.display and lane.items and lane.has_focus:
+                strip = lane.render_line(lane.header_rows + lane.cursor)
+                colours |= {seg.style.bgcolor.name for seg in strip if seg.style.bgcolor}
+        return colours
+
+    async with app.run_test() as pilot:
+        await loaded(pilot)
+        assert "#005f00" in cursor_colours()
+        app.theme = "red"
+        await settle(pilot)
+        assert "#5f0000" in cursor_colours() and "#005f00" not in cursor_colours()
+    board.close()
 
 
 def test_shipped_themes_come_from_the_installed_package_and_high_contrast_is_16_colour() -> None:

@@ -52,7 +52,7 @@ from .rows import (
     read_board,
     start_lane,
 )
-from .widgets import Detail, HealthBar, LaneView, LineList, StatusLine
+from .widgets import Detail, HealthBar, LaneStyles, LaneView, LineList, StatusLine
 from .work import work_bindings
 
 START_LANE = "backlog"  # until the first read says where the work is
@@ -163,10 +163,12 @@ class BoardScreen(BoardAppScreen):
         yield HealthBar(id="health")
         lanes = Vertical(id="lanes")
         lanes.display = False
+        parts = LaneStyles(id="lane-styles")
         with Horizontal(id="body"):
             with lanes:
+                yield parts
                 for lane in LANES:
-                    view = LaneView(lane, id=f"lane-{lane}")
+                    view = LaneView(lane, parts, id=f"lane-{lane}")
                     view.display = lane != "cancelled"
                     yield view
             preview = Preview(id="preview")

@@ -251,6 +251,36 @@ class LineList(LineView, can_focus=True, inherit_bindings=False):
         raise NotImplementedError
 
 
+LANE_PARTS = frozenset(
+    {
+        "lane--header",
+        "lane--header-current",
+        "lane--cursor",
+        "lane--cursor-blurred",
+        "lane--id",
+        "lane--prio",
+        "lane--urgent",
+        "lane--badge",
+        "lane--heal",
+        "lane--empty",
+        "lane--live",
+        "lane--wait",
+        "lane--detail",
+        "lane--thumb",
+    }
+)
+
+
+class LaneStyles(Widget):
+    """The lanes' component styles (`LaneStyles > .lane--cursor` and the rest), held once
+    for every lane: they are the same for each. When each lane carried its own fourteen,
+    Textual styled all of them as the board started (a tenth of its first paint) and a
+    lane's fourteen again at each change of its focus. Never shown. A theme change
+    restyles it and every lane, and each lane then forgets the rows it drew."""
+
+    COMPONENT_CLASSES = set(LANE_PARTS)
+
+
 class LaneView(LineList, inherit_bindings=False):
     """One lane: its heading (`ready 12 !3`) and its cards, one widget however many cards.
 
@@ -274,24 +304,8 @@ class LaneView(LineList, inherit_bindings=False):
         Binding("end,G", "jump(-1)", "last card", show=False, id="lane.last"),
     ]
 
-    COMPONENT_CLASSES = {
-        "lane--header",
-        "lane--header-current",
-        "lane--cursor",
-        "lane--cursor-blurred",
-        "lane--id",
-        "lane--prio",
-        "lane--urgent",
-        "lane--badge",
-        "lane--heal",
-        "lane--empty",
-        "lane--live",
-        "lane--wait",
-        "lane--detail",
-        "lane--thumb",
-    }
-
-    def __init__(self, lane: str, *, id: str | None = None) -> None:
+    def __init__(self, lane: str, parts: LaneStyles, *, id: str | None = None) -> None:
+        self.parts = parts  # the component styles, shared by the lanes
         self._row_styles: dict[tuple[Style, tuple[str, ...]], Style] = {}
         self._strips: LRUCache[tuple[Any, ...], Strip] = LRUCache(ROW_CACHE)  # drawn rows
         self._base_style: Style | None = None  # rich_style walks every ancestor: once
@@ -411,7 +425,7 @@ class LaneView(LineList, inherit_bindings=False):
         if style is None:
             style = base
             for name in names:
-                style = style + self.get_component_rich_style(name, partial=True)
+                style = style + self.parts.get_component_rich_style(name, partial=True)
             self._row_styles[key] = style
         return style
 
