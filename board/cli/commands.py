@@ -40,9 +40,9 @@ class Context:
     @property
     def root(self) -> Path:
         if self._root is None:
-            from board.core.git import gitutil
+            from board.core.git import where  # from .git on disk when plain, else git
 
-            self._root = gitutil.toplevel(self.start)
+            self._root = where.toplevel(self.start)
         return self._root
 
     @property
