@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import functools
 import math
-import random
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import TYPE_CHECKING
+
+# random and zoneinfo are imported where a back-off or a named zone is computed: every verb
+# reads board.toml, which makes the rules, and few ever classify a failure
+if TYPE_CHECKING:
+    import random
 
 # what a rule may classify a failure as: the self-healing pair and the operator's `auth`
 CLASSES: tuple[str, ...] = ("rate-limit", "transient", "auth")
@@ -217,6 +221,8 @@ def _clock_time(text: str, now: datetime) -> datetime | None:
         return None
     zone: tzinfo = UTC
     if m.group("tz"):
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
         try:
             zone = ZoneInfo(m.group("tz").strip())
         except (ZoneInfoNotFoundError, ValueError):
@@ -232,6 +238,8 @@ def backoff(rule: Rule, n: int, cap: float, rng: random.Random | None = None) ->
     """The n-th wait (n from 1) with no reset named: `backoff_s` doubled each time, ± jitter,
     capped at `cap` (which wins over everything)."""
     base = max(rule.backoff_s, 0.0) * math.pow(2, max(n - 1, 0))
+    import random
+
     r = (rng or random).uniform(-JITTER, JITTER)
     return max(0.0, min(cap, base * (1 + r)))
 

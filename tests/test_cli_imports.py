@@ -39,6 +39,12 @@ HEAVY = (
     "board.demo.sandbox",
     "board.tui",
     "textual",
+    # nor the process machinery (it runs no git), random or time zones (no back-off is
+    # computed): the standard library's share of a verb's start is most of it
+    "board.core.proc",
+    "subprocess",
+    "random",
+    "zoneinfo",
 )
 
 # the child runs the command line as the `board` script does, then says what it imported
