@@ -123,31 +123,29 @@ def classify(
 # ---------------------------------------------------------------------------------------------
 # when to try again
 
+# The patterns below are compiled at first use (re's own cache), not at import: every verb
+# reads board.toml, which imports this module, and few ever look for a reset time.
 # "Retrying in 4 seconds… (attempt 4/10)" is the CLI's own back-off, not the server's word,
 # so only "try again / retry / reset(s) / available in|after" name a time
 _UNIT = r"(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)"
-_IN = re.compile(
+_IN = (
     r"(?:try again|\bretry|resets?|available)\s+(?:in|after)\s+"
-    r"(?P<parts>(?:\d+(?:\.\d+)?\s*" + _UNIT + r"\b[\s,]*(?:and\s+)?)+)",
-    re.IGNORECASE,
+    r"(?P<parts>(?:\d+(?:\.\d+)?\s*" + _UNIT + r"\b[\s,]*(?:and\s+)?)+)"
 )
-_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(" + _UNIT + r")\b", re.IGNORECASE)
-_COMPACT = re.compile(
-    r"(?:try again|\bretry|resets?|available)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)\b",
-    re.IGNORECASE,
+_PART = r"(\d+(?:\.\d+)?)\s*(" + _UNIT + r")\b"
+_COMPACT = (
+    r"(?:try again|\bretry|resets?|available)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)\b"
 )
-_RETRY_AFTER = re.compile(r"retry[-_ ]after[\"']?\s*[:=]\s*[\"']?(\d+(?:\.\d+)?)", re.IGNORECASE)
+_RETRY_AFTER = r"retry[-_ ]after[\"']?\s*[:=]\s*[\"']?(\d+(?:\.\d+)?)"
 _RESET_WORD = r"(?:try again|retry|resets?|reset_?at|resetsAt|available|until)\W{1,6}(?:at\W{1,3})?"
-_ISO = re.compile(
-    _RESET_WORD + r"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)",
-    re.IGNORECASE,
+_ISO = (
+    _RESET_WORD + r"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)"
 )
 # Claude Code's "usage limit reached|1755615600" and stream-json's "resetsAt":1774447200
-_EPOCH = re.compile(r"(?:\||" + _RESET_WORD + r")(1\d{9}|1\d{12})(?![\d.])", re.IGNORECASE)
-_CLOCK = re.compile(
+_EPOCH = r"(?:\||" + _RESET_WORD + r")(1\d{9}|1\d{12})(?![\d.])"
+_CLOCK = (
     r"(?:resets?|try again|available)\s+(?:at\s+)?"
-    r"(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ap>am|pm)?(?:\s*\((?P<tz>[^)]+)\))?",
-    re.IGNORECASE,
+    r"(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ap>am|pm)?(?:\s*\((?P<tz>[^)]+)\))?"
 )
 
 
@@ -166,13 +164,15 @@ def _to_seconds(n: str, unit: str) -> float:
 
 def _seconds_in(text: str) -> float | None:
     """ "try again in 1m 30s", "retry after 20 seconds", "resets in 5h", "in 1.5s"."""
-    m = _IN.search(text)
+    m = re.search(_IN, text, re.IGNORECASE)
     if m is not None:
-        return sum(_to_seconds(n, unit) for n, unit in _PART.findall(m.group("parts")))
-    m = _RETRY_AFTER.search(text)
+        return sum(
+            _to_seconds(n, unit) for n, unit in re.findall(_PART, m.group("parts"), re.IGNORECASE)
+        )
+    m = re.search(_RETRY_AFTER, text, re.IGNORECASE)
     if m is not None:
         return float(m.group(1))
-    m = _COMPACT.search(text)  # Gemini's "reset after 8h44m7s"
+    m = re.search(_COMPACT, text, re.IGNORECASE)  # Gemini's "reset after 8h44m7s"
     if m is not None:
         return sum(
             _to_seconds(n, unit) for n, unit in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", m.group(1))
@@ -187,13 +187,13 @@ def reset_at(text: str, now: datetime) -> datetime | None:
     tail = text[-TAIL_CHARS:]
     secs = _seconds_in(tail)
     candidates = [now + timedelta(seconds=secs)] if secs is not None else []
-    for m in _ISO.finditer(tail):
+    for m in re.finditer(_ISO, tail, re.IGNORECASE):
         try:
             at = datetime.fromisoformat(m.group(1).replace(" ", "T").replace("Z", "+00:00"))
         except ValueError:
             continue
         candidates.append(at if at.tzinfo else at.replace(tzinfo=UTC))
-    for m in _EPOCH.finditer(tail):
+    for m in re.finditer(_EPOCH, tail, re.IGNORECASE):
         value = int(m.group(1))
         candidates.append(datetime.fromtimestamp(value / 1000 if value > 10**11 else value, UTC))
     clock = _clock_time(tail, now)
@@ -205,7 +205,7 @@ def reset_at(text: str, now: datetime) -> datetime | None:
 def _clock_time(text: str, now: datetime) -> datetime | None:
     """ "resets 3pm", "reset at 5pm (Europe/Warsaw)", "resets 3:30am (Asia/Calcutta)": the
     next such time after `now`, in the zone named (UTC when none is, or it is unknown)."""
-    m = _CLOCK.search(text)
+    m = re.search(_CLOCK, text, re.IGNORECASE)
     if m is None:
         return None
     hour = int(m.group("h"))

@@ -181,3 +181,47 @@ def test_a_verb_not_built_is_never_parsed_as_one() -> None:
         commands.build_parser(only="card").parse_args(["status"])
     args = commands.build_parser().parse_args(["status"])
     assert args.func.__name__ == "cmd_status"
+
+
+# the child records every regex compiled while `card list` runs (re's cache is cleared
+# first, so a pattern compiled at import shows too)
+COMPILES = (
+    "import json, re, sys\n"
+    "seen = []\n"
+    "real = re._compile\n"
+    "def record(pattern, flags):\n"
+    "    seen.append(str(pattern))\n"
+    "    return real(pattern, flags)\n"
+    "re._compile = record\n"
+    "re.purge()\n"
+    "from board.cli import main\n"
+    "code = main(sys.argv[2:])\n"
+    "from board.core import failures\n"
+    "with open(sys.argv[1], 'w') as fh:\n"
+    "    json.dump({'code': code, 'seen': seen, 'failures': [\n"
+    "        getattr(v, 'pattern', v) for k, v in vars(failures).items()\n"
+    "        if k.isupper() and isinstance(v, (str, re.Pattern))\n"
+    "    ] + [r.pattern for r in failures.DEFAULT_RULES]}, fh)\n"
+)
+
+
+def test_a_card_listing_compiles_no_failure_pattern(board_repo: Path, tmp_path: Path) -> None:
+    """The failure rules and the reset-time patterns (milliseconds of regex compiling) are
+    compiled when a failure is classified, not by every verb that reads board.toml."""
+    out = tmp_path / "compiled.json"
+    res = subprocess.run(
+        [sys.executable, "-c", COMPILES, str(out), "card", "list"],
+        cwd=board_repo,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        timeout=60,
+        env={**os.environ, **GIT_ENV},
+    )
+    assert res.returncode == 0, res.stderr
+    got = json.loads(out.read_text())
+    assert got["code"] == 0
+    assert len(got["failures"]) > 10  # the check looks at something
+    compiled = [p for p in got["seen"] if any(f in p for f in got["failures"] if len(f) > 8)]
+    assert compiled == []
