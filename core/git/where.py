@@ -11,7 +11,8 @@ Anything else is left to git, which knows every rule: a GIT_DIR, GIT_WORK_TREE o
 GIT_CEILING_DIRECTORIES in the environment, a `.git` that is a symlink, a submodule or a
 `--separate-git-dir` repository, core.worktree or core.bare or an include in the config, a
 repository owned by another user (git's safe.directory check), a filesystem boundary, a
-bare repository or the inside of a `.git`, or no repository at all (git's own refusal).
+bare repository or the inside of a `.git`, no repository at all (git's own refusal), or no
+git on PATH (the board needs it, and a verb says so the moment it starts, as before).
 tests/test_git_where.py holds the two answers equal over these layouts.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 
@@ -56,6 +58,8 @@ def toplevel(start: str | Path) -> Path:
 def _from_disk(start: str | Path) -> Path | None:
     """The main working tree's root as the `.git` files say it, or None to ask git."""
     if any(name in os.environ for name in _GIT_ENV):
+        return None
+    if shutil.which("git") is None:  # board needs git: git's lookup says so in one line
         return None
     try:
         here = os.path.realpath(start, strict=True)
