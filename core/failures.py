@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import functools
 import math
-import random
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING
+
+# random and zoneinfo are imported where a back-off or a named zone is computed: every verb
+# reads board.toml, which makes the rules, and few ever classify a failure
+if TYPE_CHECKING:
+    import random
 
 # what a rule may classify a failure as: the self-healing pair and the operator's `auth`
 CLASSES: tuple[str, ...] = ("rate-limit", "transient", "auth")
@@ -118,6 +123,8 @@ def classify(
 # ---------------------------------------------------------------------------------------------
 # when to try again
 
+# The patterns below are compiled at first use (re's own cache), not at import: every verb
+# reads board.toml, which imports this module, and few ever look for a reset time.
 # "Retrying in 4 seconds… (attempt 4/10)" is the CLI's own back-off, not the server's word,
 # so only "try again / retry / reset(s) / available in|after" name a time
 _UNIT = r"(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)"
@@ -142,13 +149,6 @@ _CLOCK = (
 )
 
 
-@functools.cache
-def _rx(pattern: str) -> re.Pattern[str]:
-    """A reset pattern, compiled when an output is first read for a time: every verb and the
-    control room import this module (config makes the rules), and few ever read one."""
-    return re.compile(pattern, re.IGNORECASE)
-
-
 def _to_seconds(n: str, unit: str) -> float:
     u = unit.lower()
     if u.startswith(("ms", "milli")):
@@ -164,13 +164,15 @@ def _to_seconds(n: str, unit: str) -> float:
 
 def _seconds_in(text: str) -> float | None:
     """ "try again in 1m 30s", "retry after 20 seconds", "resets in 5h", "in 1.5s"."""
-    m = _rx(_IN).search(text)
+    m = re.search(_IN, text, re.IGNORECASE)
     if m is not None:
-        return sum(_to_seconds(n, unit) for n, unit in _rx(_PART).findall(m.group("parts")))
-    m = _rx(_RETRY_AFTER).search(text)
+        return sum(
+            _to_seconds(n, unit) for n, unit in re.findall(_PART, m.group("parts"), re.IGNORECASE)
+        )
+    m = re.search(_RETRY_AFTER, text, re.IGNORECASE)
     if m is not None:
         return float(m.group(1))
-    m = _rx(_COMPACT).search(text)  # Gemini's "reset after 8h44m7s"
+    m = re.search(_COMPACT, text, re.IGNORECASE)  # Gemini's "reset after 8h44m7s"
     if m is not None:
         return sum(
             _to_seconds(n, unit) for n, unit in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", m.group(1))
@@ -185,13 +187,13 @@ def reset_at(text: str, now: datetime) -> datetime | None:
     tail = text[-TAIL_CHARS:]
     secs = _seconds_in(tail)
     candidates = [now + timedelta(seconds=secs)] if secs is not None else []
-    for m in _rx(_ISO).finditer(tail):
+    for m in re.finditer(_ISO, tail, re.IGNORECASE):
         try:
             at = datetime.fromisoformat(m.group(1).replace(" ", "T").replace("Z", "+00:00"))
         except ValueError:
             continue
         candidates.append(at if at.tzinfo else at.replace(tzinfo=UTC))
-    for m in _rx(_EPOCH).finditer(tail):
+    for m in re.finditer(_EPOCH, tail, re.IGNORECASE):
         value = int(m.group(1))
         candidates.append(datetime.fromtimestamp(value / 1000 if value > 10**11 else value, UTC))
     clock = _clock_time(tail, now)
@@ -203,7 +205,7 @@ def reset_at(text: str, now: datetime) -> datetime | None:
 def _clock_time(text: str, now: datetime) -> datetime | None:
     """ "resets 3pm", "reset at 5pm (Europe/Warsaw)", "resets 3:30am (Asia/Calcutta)": the
     next such time after `now`, in the zone named (UTC when none is, or it is unknown)."""
-    m = _rx(_CLOCK).search(text)
+    m = re.search(_CLOCK, text, re.IGNORECASE)
     if m is None:
         return None
     hour = int(m.group("h"))
@@ -219,7 +221,7 @@ def _clock_time(text: str, now: datetime) -> datetime | None:
         return None
     zone: tzinfo = UTC
     if m.group("tz"):
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only for a named zone
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
         try:
             zone = ZoneInfo(m.group("tz").strip())
@@ -236,6 +238,8 @@ def backoff(rule: Rule, n: int, cap: float, rng: random.Random | None = None) ->
     """The n-th wait (n from 1) with no reset named: `backoff_s` doubled each time, ± jitter,
     capped at `cap` (which wins over everything)."""
     base = max(rule.backoff_s, 0.0) * math.pow(2, max(n - 1, 0))
+    import random
+
     r = (rng or random).uniform(-JITTER, JITTER)
     return max(0.0, min(cap, base * (1 + r)))
 

@@ -1,5 +1,5 @@
 """A verb pays only for what it uses: `board card list` must not import the loop, the drive,
-the stranded machinery or the TUI, nor run a git process beyond finding the repository.
+the stranded machinery or the TUI, nor run any git process (the root is read from disk).
 
 Every verb used to import every other verb's modules just to build the parser, so the
 quickest question to the board took ten times an interpreter's start. These tests run the
@@ -39,6 +39,12 @@ HEAVY = (
     "board.demo.sandbox",
     "board.tui",
     "textual",
+    # nor the process machinery (it runs no git), random or time zones (no back-off is
+    # computed): the standard library's share of a verb's start is most of it
+    "board.core.proc",
+    "subprocess",
+    "random",
+    "zoneinfo",
 )
 
 # the child runs the command line as the `board` script does, then says what it imported
@@ -127,8 +133,9 @@ def test_a_verb_still_imports_what_it_uses(board_repo: Path, tmp_path: Path) -> 
     assert "ready" in stdout
 
 
-def test_a_card_listing_runs_one_git_call(board_repo: Path, tmp_path: Path) -> None:
-    """`card list` asks git only where the repository's root is; --help asks git nothing."""
+def test_a_card_listing_runs_no_git(board_repo: Path, tmp_path: Path) -> None:
+    """`card list` runs no git at all (the root is read from .git on disk, see
+    tests/test_git_where.py); --help asks git nothing."""
     real = shutil.which("git")
     assert real is not None
     wrap = tmp_path / "bin"
@@ -141,9 +148,8 @@ def test_a_card_listing_runs_one_git_call(board_repo: Path, tmp_path: Path) -> N
 
     stdout, _ = _run(board_repo, tmp_path / "m1.json", "card", "list", "--json", env=env)
     assert [c["title"] for c in json.loads(stdout)] == ["first card", "second card"]
-    assert calls.read_text().splitlines() == ["rev-parse --path-format=absolute --git-common-dir"]
+    assert not calls.exists(), calls.read_text()
 
-    calls.unlink()
     _run(board_repo, tmp_path / "m2.json", "--help", env=env)
     _run(board_repo, tmp_path / "m3.json", "card", "list", "--help", env=env)
     assert not calls.exists(), calls.read_text()
@@ -175,3 +181,47 @@ def test_a_verb_not_built_is_never_parsed_as_one() -> None:
         commands.build_parser(only="card").parse_args(["status"])
     args = commands.build_parser().parse_args(["status"])
     assert args.func.__name__ == "cmd_status"
+
+
+# the child records every regex compiled while `card list` runs (re's cache is cleared
+# first, so a pattern compiled at import shows too)
+COMPILES = (
+    "import json, re, sys\n"
+    "seen = []\n"
+    "real = re._compile\n"
+    "def record(pattern, flags):\n"
+    "    seen.append(str(pattern))\n"
+    "    return real(pattern, flags)\n"
+    "re._compile = record\n"
+    "re.purge()\n"
+    "from board.cli import main\n"
+    "code = main(sys.argv[2:])\n"
+    "from board.core import failures\n"
+    "with open(sys.argv[1], 'w') as fh:\n"
+    "    json.dump({'code': code, 'seen': seen, 'failures': [\n"
+    "        getattr(v, 'pattern', v) for k, v in vars(failures).items()\n"
+    "        if k.isupper() and isinstance(v, (str, re.Pattern))\n"
+    "    ] + [r.pattern for r in failures.DEFAULT_RULES]}, fh)\n"
+)
+
+
+def test_a_card_listing_compiles_no_failure_pattern(board_repo: Path, tmp_path: Path) -> None:
+    """The failure rules and the reset-time patterns (milliseconds of regex compiling) are
+    compiled when a failure is classified, not by every verb that reads board.toml."""
+    out = tmp_path / "compiled.json"
+    res = subprocess.run(
+        [sys.executable, "-c", COMPILES, str(out), "card", "list"],
+        cwd=board_repo,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        timeout=60,
+        env={**os.environ, **GIT_ENV},
+    )
+    assert res.returncode == 0, res.stderr
+    got = json.loads(out.read_text())
+    assert got["code"] == 0
+    assert len(got["failures"]) > 10  # the check looks at something
+    compiled = [p for p in got["seen"] if any(f in p for f in got["failures"] if len(f) > 8)]
+    assert compiled == []

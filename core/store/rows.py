@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
+from operator import itemgetter
 from typing import Any
 
 from board.core.errors import CorruptCard
@@ -26,10 +27,27 @@ _DRIVE_COLS = (
 )
 
 
-def _card_from_row(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
+def _card_from_row(
+    row: tuple[Any, ...], deps: Iterable[str], lists: dict[str, tuple[str, ...]] | None = None
+) -> Card:
     """A card from its row, every field checked: a value edited in by hand (a priority
     that is not a number, an unknown block class, labels that are not JSON) raises
-    CorruptCard naming the card and the field, instead of failing somewhere later."""
+    CorruptCard naming the card and the field, instead of failing somewhere later.
+
+    A listing reads thousands of rows, and the checks one field at a time cost more than
+    the rest of `board card list`: so a row whose every field is of its usual type (exact
+    ints and text, a known lane, kind and block class) is checked in a few C-level passes and
+    its card made in one step; any other row takes the checks below, which say what is
+    wrong. `lists` remembers the labels and surface JSON already parsed in this listing."""
+    deps = tuple(deps)
+    card = _plain_card(row, deps, {} if lists is None else lists)
+    if card is not None:
+        return card
+    return _checked_card(row, deps)
+
+
+def _checked_card(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
+    """`_card_from_row` field by field, each wrong value named."""
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
      labels, surface, drive, created, updated, version, not_before, pr_state,
      pr_polled_at) = row  # fmt: skip
@@ -89,6 +107,101 @@ def _card_from_row(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
     )
 
 
+# a row's columns by kind, in _CARD_COLS order: what `_plain_card` checks in one pass each
+_INTS = itemgetter(1, 7, 18)  # seq, priority, version
+_TEXTS = itemgetter(0, 2, 3, 4, 8, 9, 10, 15, 16, 17, 19, 20, 21)
+_TEXT_ONLY = {str}
+_INT_ONLY = {int}
+
+
+def _card_maker() -> Callable[[dict[str, Any]], Card]:
+    """Make a Card from all its fields at once: its instance dict filled in one call, which
+    is what the frozen dataclass's __init__ ends with, one `object.__setattr__` per field
+    (some ten times slower on a listing). Only while Card stays a plain frozen dataclass:
+    with slots or a __post_init__ the maker is the constructor itself."""
+    if hasattr(Card, "__post_init__") or hasattr(Card, "__slots__"):
+        return lambda fields: Card(**fields)
+    new = object.__new__
+
+    def make(fields: dict[str, Any]) -> Card:
+        card = new(Card)
+        card.__dict__.update(fields)
+        return card
+
+    return make
+
+
+_make_card = _card_maker()
+
+
+def _plain_list(raw: Any, lists: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:
+    """A JSON list of text (labels, surface), or None to leave it to `_text_list`."""
+    if type(raw) is not str:
+        return None
+    got = lists.get(raw)
+    if got is not None:
+        return got
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if type(value) is not list or not (set(map(type, value)) <= _TEXT_ONLY):
+        return None
+    got = lists[raw] = tuple(value)
+    return got
+
+
+def _plain_card(
+    row: tuple[Any, ...], deps: tuple[Any, ...], lists: dict[str, tuple[str, ...]]
+) -> Card | None:
+    """The card of a row whose every field is of its usual type, or None to check it field
+    by field (which then names what is wrong)."""
+    if set(map(type, _INTS(row))) != _INT_ONLY or set(map(type, _TEXTS(row))) != _TEXT_ONLY:
+        return None
+    (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
+     labels, surface, drive, created, updated, version, not_before, pr_state,
+     pr_polled_at) = row  # fmt: skip
+    if lane not in LANES or kind not in KINDS:
+        return None
+    blocked = None
+    if bcls:
+        if bcls not in BLOCK_CLASSES or type(breason) is not str or not breason.strip():
+            return None
+        blocked = Blocked(bcls, breason)
+    if deps and not (set(map(type, deps)) <= _TEXT_ONLY):
+        return None
+    label_list = _plain_list(labels, lists)
+    surface_list = _plain_list(surface, lists)
+    if label_list is None or surface_list is None:
+        return None
+    return _make_card(
+        {
+            "id": cid,
+            "title": title,
+            "spec": spec,
+            "acceptance": acc,
+            "kind": kind,
+            "lane": lane,
+            "priority": prio,
+            "assignee": assignee,
+            "branch": branch,
+            "pr_url": pr_url,
+            "blocked": blocked,
+            "labels": label_list,
+            "deps": tuple(sorted(deps, key=_id_key)) if len(deps) > 1 else deps,
+            "surface": surface_list,
+            "created_at": created,
+            "updated_at": updated,
+            "version": version,
+            "seq": seq,
+            "drive": drive,
+            "not_before": not_before,
+            "pr_state": pr_state,
+            "pr_polled_at": pr_polled_at,
+        }
+    )
+
+
 def _text_list(raw: Any, field: str, bad: Callable[[str, str], CorruptCard]) -> tuple[str, ...]:
     """A JSON list of text (labels, surface), or CorruptCard naming the field."""
     try:
@@ -113,9 +226,10 @@ def _cards(
 ) -> list[Card]:
     """Cards from rows; with `unreadable` a corrupt row is left out and noted there."""
     cards = []
+    lists: dict[str, tuple[str, ...]] = {}
     for row in rows:
         try:
-            cards.append(_card_from_row(row, deps.get(row[0], ())))
+            cards.append(_card_from_row(row, deps.get(row[0], ()), lists))
         except CorruptCard as exc:
             if unreadable is None:
                 raise

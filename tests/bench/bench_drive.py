@@ -10,8 +10,10 @@ lock as the board's is (half of it before the board's run, half after):
     git worktree add -b B PATH BASE; CODER; git add -A; git commit;
     git rebase --onto RUN START; git update-ref RUN NEW OLD; git worktree remove; git branch -D
 
-Reported: wall time per card for both, their ratio (target <= 2x), and the cards lost or
-stuck (target 0: every card done, its file on the run branch, no tree or drive left).
+Reported: wall time per card for both, their ratio (issue 27's target: <= 2x), and the
+cards lost or stuck (target 0: every card done, its file on the run branch, no tree or
+drive left), each with whether it was met. The baseline retries a `worktree add` that lost
+git's own race with a concurrent one (as it does `worktree remove`), undoing it first.
 
     /tmp/venv/bin/python tests/bench/bench_drive.py [--cards 200] [--concurrent 4] [--dir DIR]
 """
@@ -147,7 +149,18 @@ def bench_raw(clone: Path, first: int, last: int, concurrent: int) -> float:
         card = f"r-{i}"
         tree = root / ".rawtrees" / card
         branch = f"raw/{card}"
-        g(root, "worktree", "add", "-q", "--no-track", "-b", branch, str(tree), "origin/main")
+        base = "origin/main"
+        for attempt in range(3):  # concurrent `worktree add`s race in git itself too
+            try:
+                g(root, "worktree", "add", "-q", "--no-track", "-b", branch, str(tree), base)
+                break
+            except GitError:  # "failed to read .git/worktrees/<other>/commondir": undo, again
+                if attempt == 2:
+                    raise
+                gitutil.git(root, "worktree", "remove", "--force", str(tree), check=False)
+                gitutil.git(root, "worktree", "prune", check=False)
+                gitutil.git(root, "branch", "-q", "-D", branch, check=False)
+                time.sleep(0.05)
         start = g(tree, "rev-parse", "HEAD")
         res = proc.run([CODER, str(tree), card], cwd=tree, timeout=60)
         if res.returncode != 0:
@@ -220,13 +233,12 @@ def main() -> int:
     print(f"cards: {args.cards}, concurrent drives: {args.concurrent}, cpus: {os.cpu_count()}")
     print(f"raw git (same work, same coder):  {raw:7.2f} s  = {per_raw:6.1f} ms/card")
     print(f"board (loop, drive, fold, reap):  {wall:7.2f} s  = {per_board:6.1f} ms/card")
-    print(f"ratio board/raw: {ratio:.2f}x (target <= {TARGET:.1f}x)")
-    print(f"cards lost or stuck: {len(problems)}")
+    met = ratio <= TARGET
+    print(f"ratio board/raw: {ratio:.2f}x, target <= {TARGET:.1f}x: {'met' if met else 'not met'}")
+    print(f"cards lost or stuck: {len(problems)}, target 0: {'not met' if problems else 'met'}")
     for p in problems[:10]:
         print(f"  {p}")
-    ok = ratio <= TARGET and not problems
-    print("PASS" if ok else "FAIL")
-    return 0 if ok else 1
+    return 0 if met and not problems else 1
 
 
 if __name__ == "__main__":

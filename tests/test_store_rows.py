@@ -1,0 +1,133 @@
+"""A row read back as a card: the quick path a listing takes must make exactly the card the
+field-by-field checks make, and leave every odd row to those checks, which name the field.
+
+`board card list` reads thousands of rows; checking each field one by one and building the
+frozen dataclass through its __init__ cost more than the rest of the verb, so plain rows now
+take a quicker path (core/store/rows.py `_plain_card`). These tests hold it to the checks
+it skips: on good rows the same card (equal, same fields, same hash, still frozen), on each
+kind of bad value the same CorruptCard.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from board.core.errors import CorruptCard
+from board.core.model import Blocked, Card
+from board.core.store.rows import _card_from_row, _cards, _checked_card
+
+GOOD: tuple[Any, ...] = (
+    "c-7", 7, "a title", "a spec", "it works", "feature", "ready", 2, "ann", "feat-c-7",
+    "", "", "", '["ui", "x"]', '["src/**"]', "", "2026-01-01T00:00:00Z",
+    "2026-01-02T00:00:00Z", 3, "", "", "",
+)  # fmt: skip
+
+COLS = (
+    "id seq title spec acceptance kind lane priority assignee branch pr_url blocked_class "
+    "blocked_reason labels surface drive created_at updated_at version not_before pr_state "
+    "pr_polled_at"
+).split()
+
+
+def row(**changes: Any) -> tuple[Any, ...]:
+    values = list(GOOD)
+    for name, value in changes.items():
+        values[COLS.index(name)] = value
+    return tuple(values)
+
+
+class Text(str):
+    """A str subclass: readable as text, but not the type a driver hands back."""
+
+
+class Whole(int):
+    """An int subclass (not bool)."""
+
+
+PLAIN = [
+    row(),
+    row(labels="[]", surface="[]"),
+    row(blocked_class="held", blocked_reason="why"),
+    row(blocked_class="", blocked_reason="ignored when not blocked"),
+    row(blocked_class=None, blocked_reason=None),
+    row(lane="done", kind="task", priority=0, version=0),
+    row(title="ünï 😀 \u2028 \x1b[2J", labels='["\\u00e9", "a\\nb"]'),
+    row(labels=b'["bytes"]'),  # json.loads reads bytes too
+    row(title=Text("a str subclass")),
+    row(priority=Whole(3)),
+]
+
+BAD = [
+    row(priority="high"),
+    row(priority=True),
+    row(seq=1.5),
+    row(version=None),
+    row(title=None),
+    row(spec=b"bytes"),
+    row(pr_polled_at=3),
+    row(lane="limbo"),
+    row(kind="epic"),
+    row(blocked_class="bogus", blocked_reason="r"),
+    row(blocked_class="held", blocked_reason="  "),
+    row(blocked_class="held", blocked_reason=None),
+    row(blocked_class=5, blocked_reason="r"),
+    row(labels="{nope"),
+    row(labels='{"a": 1}'),
+    row(labels="[1]"),
+    row(surface="[1"),
+    row(surface=None),
+    row(surface="[" * 100_000),
+]
+
+DEPS = [(), ("c-2",), ("c-3", "c-1"), ("c-10", "c-9", "x-1", "c-2"), ("c-1", 5)]
+
+
+@pytest.mark.parametrize("deps", DEPS, ids=repr)
+@pytest.mark.parametrize("values", PLAIN + BAD, ids=repr)
+def test_a_row_reads_as_the_field_by_field_checks_read_it(
+    values: tuple[Any, ...], deps: tuple[Any, ...]
+) -> None:
+    try:
+        want: Card | str = _checked_card(values, deps)
+    except CorruptCard as exc:
+        want = exc.line()
+    try:
+        got: Card | str = _card_from_row(values, deps)
+    except CorruptCard as exc:
+        got = exc.line()
+    assert got == want
+    if isinstance(got, Card):
+        assert isinstance(want, Card)
+        assert vars(got) == vars(want)
+        assert [type(v) for v in vars(got).values()] == [type(v) for v in vars(want).values()]
+        assert hash(got) == hash(want) and repr(got) == repr(want)
+
+
+def test_a_quick_card_is_the_frozen_dataclass_it_always_was() -> None:
+    card = _card_from_row(row(blocked_class="held", blocked_reason="why"), ("c-3", "c-1"))
+    assert card == Card(**{f.name: getattr(card, f.name) for f in dataclasses.fields(Card)})
+    assert card.blocked == Blocked("held", "why") and card.deps == ("c-1", "c-3")
+    assert card.labels == ("ui", "x") and card.surface == ("src/**",)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        card.title = "changed"  # type: ignore[misc]
+    assert dataclasses.replace(card, title="t").title == "t"
+    assert dataclasses.asdict(card)["id"] == "c-7"
+
+
+def test_a_listing_shares_parsed_lists_but_no_card_sees_another_s_change() -> None:
+    """Labels parsed once per listing are tuples: shared, and nothing can change them."""
+    rows = [row(id=f"c-{i}", seq=i) for i in range(1, 4)] + [row(id="c-4", labels="[1]")]
+    unreadable: list[CorruptCard] = []
+    cards = _cards(rows, {"c-2": ["c-1"]}, unreadable)
+    assert [c.id for c in cards] == ["c-1", "c-2", "c-3"]
+    assert [c.deps for c in cards] == [(), ("c-1",), ()]
+    assert all(c.labels == ("ui", "x") and type(c.labels) is tuple for c in cards)
+    assert [e.line() for e in unreadable] == [_line(row(id="c-4", labels="[1]"))]
+
+
+def _line(values: tuple[Any, ...]) -> str:
+    with pytest.raises(CorruptCard) as exc:
+        _checked_card(values, ())
+    return exc.value.line()
