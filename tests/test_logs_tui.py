@@ -15,7 +15,7 @@ from board.core import logs
 from board.core.config import Config
 from board.tui.logs.drives import format_elapsed
 from board.tui.logs.screen import LogsScreen
-from board.tui.logs.view import LogView
+from board.tui.logs.view import LogView, RepaintGate
 from textual import events
 from textual.app import App
 from textual.screen import Screen
@@ -456,3 +456,130 @@ def test_logs_screen_snapshot_160x48(snap_compare, tmp_path: Path) -> None:
     app = _snapshot_app(tmp_path)
     assert snap_compare(app, terminal_size=(160, 48), run_before=_settle)
     app.store.close()
+
+
+# --- following fast without taking the keys' time (issue 27) ---------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_repaint_gate_tells_at_once_after_a_quiet_spell_then_spaces_the_rest() -> None:
+    clock = FakeClock()
+    gate = RepaintGate(0.25, clock)
+    assert not gate.due(), "told with nothing waiting"
+    gate.grew()
+    assert gate.due(), "the first lines after a quiet spell waited"
+    gate.grew()
+    clock.now += 0.1
+    assert not gate.due(), "told again within the interval"
+    assert gate.waiting and gate.wait_s(1.0) == pytest.approx(0.15), "slept past the due time"
+    clock.now += 0.15
+    assert gate.due() and not gate.waiting, "lines waiting past the interval were not told"
+    assert gate.wait_s(1.0) == 1.0
+    gate.grew()
+    gate.reset()
+    assert not gate.due(), "lines of a file left behind were told"
+
+
+async def test_lines_arriving_fast_are_told_to_the_view_spaced_not_every_poll(board) -> None:
+    """A log growing all the time repaints the view once per interval, not once per poll:
+    each repaint draws a screenful, its scrollbar and the status line."""
+    cfg, store = board
+    app = LogsApp(cfg, store, repaint_s=3600)  # an hour: only the first batch is told
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        path = live_log(cfg)
+        append_lines(path, ["first batch"], T0)
+        await wait_for(pilot, lambda: last_row(view).endswith("first batch"))
+        append_lines(path, ["second batch"], T0)
+        await wait_for(
+            pilot, lambda: view._log is not None and view._log.size == path.stat().st_size
+        )
+        await pilot.pause(0.2)  # ten polls of the watcher
+        assert last_row(view).endswith("first batch"), "told again within the interval"
+        view.open(path)  # what was held back is shown by anything that reads the index
+        await wait_for(pilot, lambda: last_row(view).endswith("second batch"))
+
+
+async def test_the_scan_tells_the_view_of_the_lines_above_spaced_not_every_chunk(
+    board, tmp_path: Path
+) -> None:
+    """The tail at once; then the lines found above, each a repaint, no more than once per
+    interval (here an hour: none until the scan ends), not once per megabyte read."""
+    cfg, store = board
+    big = tmp_path / "big.log"
+    big.write_bytes(b"".join(b"line %07d of a log read from its end\n" % i for i in range(600_000)))
+    grew: list[float] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, LogView.Grew):
+            grew.append(0)
+
+    app = LogsApp(cfg, store, repaint_s=3600)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        grew.clear()
+        view.open(big)
+        await wait_for(pilot, lambda: view.line_count == 600_000 and not view.scanning)
+        await wait_for(pilot, settled(app))
+        assert last_row(view).endswith("line 0599999 of a log read from its end")
+        assert len(grew) <= 3, f"{len(grew)} notices for a 23 MB scan: one per chunk"
+
+
+async def test_the_status_line_changes_in_the_same_frame_as_the_lines(board) -> None:
+    """Appended lines and the count that says so are drawn together: a Status message,
+    handled after the view's repaint, cost a second frame for every batch."""
+    cfg, store = board
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        seen: list[tuple[int, str]] = []
+        sync = view._sync
+
+        def recording_sync() -> None:
+            sync()
+            seen.append((view.line_count, status_text(app)))
+
+        view._sync = recording_sync  # type: ignore[method-assign]
+        before = view.line_count
+        append_lines(live_log(cfg), [f"fresh {i}" for i in range(5)], T0)
+        await wait_for(pilot, lambda: view.line_count == before + 5)
+        counts = [status for count, status in seen if count == before + 5]
+        assert counts and f"{before + 5:,} lines" in counts[0], (
+            f"the status still said {counts[0] if counts else seen!r} as the lines were drawn"
+        )
+
+
+async def test_the_scan_resumes_only_once_the_tails_frame_is_out(board, tmp_path: Path) -> None:
+    """The rest of the scan takes the GIL; started while the tail's first frame is still
+    being drawn (a layout when the scrollbars appear), it slowed that very frame."""
+    cfg, store = board
+    big = tmp_path / "big.log"
+    big.write_bytes(b"".join(b"line %d\n" % i for i in range(100_000)))
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        drawn: list[bool] = []
+        draw = view.draw_frame
+
+        def recording_draw(*args: object) -> list:
+            strips = draw(*args)  # type: ignore[arg-type]
+            if strips and view.path == big:
+                drawn.append(view._tail_shown.is_set())
+            return strips
+
+        view.draw_frame = recording_draw  # type: ignore[method-assign]
+        view.open(big)
+        await wait_for(pilot, lambda: bool(drawn))
+        assert drawn[0] is False, "the scan was let go while the tail's frame was being drawn"
+        await wait_for(pilot, view._tail_shown.is_set)

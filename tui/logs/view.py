@@ -12,7 +12,8 @@ from __future__ import annotations
 import bisect
 import re
 import threading
-from collections.abc import Hashable
+import time
+from collections.abc import Callable, Hashable
 from pathlib import Path
 
 from board.core.logs import LogFile, split_stamp
@@ -34,6 +35,47 @@ from ..lines import LineView
 POLL_S = 0.1  # how often the watcher looks for appended bytes
 MAX_BACKOFF_S = 1.0  # the longest it waits while the app is still busy with the last notice
 TAIL_FIRST_WAIT_S = 0.25  # the longest the scan waits for the tail to be painted
+REPAINT_S = 0.25  # appended lines repaint the view at most this often (a quiet log's at once)
+
+
+class RepaintGate:
+    """When the watcher tells the view that lines were appended: at once after a quiet
+    spell, then at most once per `interval` while they keep coming.
+
+    Why: at 50,000 lines a second each repaint draws a screenful of new lines, its
+    scrollbar and the status line (about 15 ms of the UI thread); ten a second took
+    keys' time for frames no eye reads. The lines are indexed on every poll all the
+    same; only the telling is spaced, so nothing is lost, only shown a moment later.
+    """
+
+    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval = interval
+        self._clock = clock
+        self._told = float("-inf")
+        self.waiting = False  # lines were indexed that the view was not told of yet
+
+    def grew(self) -> None:
+        self.waiting = True
+
+    def reset(self) -> None:
+        """Another file, or the same one anew: what was waiting is told some other way."""
+        self.waiting = False
+
+    def due(self) -> bool:
+        """True (and counted as told) when waiting lines should be told now."""
+        if not self.waiting:
+            return False
+        now = self._clock()
+        if now - self._told < self.interval:
+            return False
+        self._told, self.waiting = now, False
+        return True
+
+    def wait_s(self, default: float) -> float:
+        """How long the watcher may sleep: no later than when waiting lines fall due."""
+        if not self.waiting:
+            return default
+        return max(0.0, min(default, self._told + self.interval - self._clock()))
 
 
 class LogView(LineView):
@@ -126,12 +168,14 @@ class LogView(LineView):
         self,
         poll_s: float = POLL_S,
         *,
+        repaint_s: float = REPAINT_S,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.poll_s = poll_s
+        self.repaint_s = repaint_s
         self.path: Path | None = None
         self._log: LogFile | None = None
         self._session = 0
@@ -151,6 +195,9 @@ class LogView(LineView):
         self.search_failed = False
         self.match_lines: list[int] | None = None  # every matching line, once counted
         self.painted_through: int | None = None  # id of the last line drawn (tests, bench)
+        # Set by the screen: shows the status at once. A Status message arrives after the
+        # view's repaint is drawn, so each batch of appended lines cost two frames, not one.
+        self.status_hook: Callable[[], None] | None = None
         self.painted_options: tuple[bool, bool] = (False, True)  # (wrap, stamps) last drawn
         self._component_base: Style | None = None
         self._component_cache: tuple[Style, Style, Style] = (Style(), Style(), Style())
@@ -245,9 +292,12 @@ class LogView(LineView):
                 return
             self._ready = session
         shown = self._tail_shown
+        gate = RepaintGate(self.repaint_s)  # the tail at once, then the lines above spaced
 
         def progress(_added: int) -> None:
-            self._notify(session)
+            gate.grew()
+            if gate.due():
+                self._notify(session)
             # Tail first: hold the rest of the scan (it competes for the GIL) until the
             # lines just found are on screen, or a moment has passed.
             shown.wait(TAIL_FIRST_WAIT_S)
@@ -261,17 +311,25 @@ class LogView(LineView):
         """Index appended bytes; wait longer while the app has not handled the last notice."""
         worker = get_current_worker()
         interval = self.poll_s
+        gate = RepaintGate(self.repaint_s)
+        gate_session = self._session
         while not worker.is_cancelled and not self._watch_stop.is_set():
             log, session = self._log, self._session
+            if session != gate_session:
+                gate.reset()  # opening a file tells the view itself
+                gate_session = session
             busy = self._pending
             if log is not None and self._ready == session and not busy:
                 result = log.poll()
                 if result == "grew":
-                    self._notify(session)
+                    gate.grew()
                 elif result == "reset":
+                    gate.reset()
                     self.post_message(self.Reset(session))
+                if gate.due():
+                    self._notify(session)
             interval = min(interval * 2, MAX_BACKOFF_S) if busy else self.poll_s
-            self._watch_stop.wait(interval)
+            self._watch_stop.wait(interval if busy else gate.wait_s(interval))
 
     def on_log_view_grew(self, message: Grew) -> None:
         self._pending = False  # even a stale notice: a stuck flag would stop the watcher
@@ -303,8 +361,11 @@ class LogView(LineView):
             self._pin_end()
         elif shift:
             self._jump(None, self.scroll_y + shift)
+        if self.status_hook is not None:  # drawn in this repaint's frame, not one more
+            self.status_hook()
+        else:
+            self.post_message(self.Status(self))
         self.refresh()
-        self.post_message(self.Status(self))
 
     @property
     def virtual_lines(self) -> int:
@@ -567,8 +628,10 @@ class LogView(LineView):
                 strips = self.draw_lines(top, texts, width, base, self._unwrapped)
                 last = top + len(strips) - 1 if strips else None
         self.painted_through = last
-        if strips:
-            self._tail_shown.set()
+        if strips and not self._tail_shown.is_set():
+            # once this frame is out, not while it is drawn: the scan resumed at once would
+            # take the GIL from the rest of this first paint (a layout, when bars appear)
+            self.call_after_refresh(self._tail_shown.set)
         self.painted_options = (self.wrap, self.show_stamps)
         return strips
 
