@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from board.core import logs
-from board.core.logs import INDEX_BLOCK, LineEnds, LogFile, decode_line
+from board.core.lineindex import INDEX_BLOCK, LineEnds
+from board.core.logs import LogFile, decode_line
 
 LONG = 70_000  # a line longer than a 2-byte gap can say
 
