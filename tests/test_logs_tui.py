@@ -583,3 +583,37 @@ async def test_the_scan_resumes_only_once_the_tails_frame_is_out(board, tmp_path
         await wait_for(pilot, lambda: bool(drawn))
         assert drawn[0] is False, "the scan was let go while the tail's frame was being drawn"
         await wait_for(pilot, view._tail_shown.is_set)
+
+
+async def test_a_long_logs_tail_is_drawn_before_its_scrollbars_are_laid_out(
+    board, tmp_path: Path
+) -> None:
+    """A scrollbar appearing lays out the whole screen: that first frame cost twice one of
+    lines alone, and opening a 1 GB log was slower than a 1 KB one by that much. The tail
+    comes first; the bars follow in the next frame, and are then there to stay."""
+    cfg, store = board
+    big = tmp_path / "big.log"
+    big.write_bytes(b"".join(b"line %d of a log longer than the screen\n" % i for i in range(5000)))
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        view.open(None)
+        await wait_for(pilot, lambda: not view.show_vertical_scrollbar)
+        bars_at_first_frame: list[bool] = []
+        draw = view.draw_frame
+
+        def recording_draw(*args: object) -> list:
+            strips = draw(*args)  # type: ignore[arg-type]
+            if strips and not bars_at_first_frame:
+                bars_at_first_frame.append(view.show_vertical_scrollbar)
+            return strips
+
+        view.draw_frame = recording_draw  # type: ignore[method-assign]
+        view.open(big)
+        await wait_for(pilot, lambda: bool(bars_at_first_frame))
+        assert bars_at_first_frame == [False], "the tail waited for the scrollbars' layout"
+        await wait_for(pilot, lambda: view.show_vertical_scrollbar)
+        await wait_for(pilot, settled(app))
+        assert last_row(view).endswith("line 4999 of a log longer than the screen")
+        assert view.scroll_y == view.max_scroll_y and view.follow, "not at the end once laid out"

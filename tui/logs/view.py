@@ -184,6 +184,7 @@ class LogView(LineView):
         self._tail_shown = threading.Event()  # set once the open log's tail is painted
         self._watch_stop = threading.Event()
         self._pending = False  # a Grew notice is in the queue; the watcher waits for it
+        self._bars_late = False  # the scrollbars wait for the tail's first frame
         self._gen = 0
         self._lo = 0
         self._hi = 0
@@ -259,6 +260,7 @@ class LogView(LineView):
         self.search_failed = False
         self.forget_frame()
         self._pending = False
+        self._bars_late = False
         self.follow = True
         self.update_virtual_size()
         self._jump(0, 0)
@@ -384,13 +386,31 @@ class LogView(LineView):
                 # lines/s that reflow is what makes keys wait. Only the scrollbars depend
                 # on it, so update them alone; they ask for a layout if one appears.
                 self.set_reactive(LogView.virtual_size, size)
-                self._scroll_update(size)
+                if self._tail_shown.is_set() or not self.follow or self._hi <= self._lo:
+                    self._scroll_update(size)
+                else:
+                    # A log's first lines: a scrollbar appearing lays out the whole screen
+                    # (Textual), a frame twice the cost of the lines alone. The tail is
+                    # drawn first and the bars once that frame is out (`draw_frame`).
+                    self._bars_late = True
             else:
                 self.virtual_size = size
         if self.follow:
             self._pin_end()
             if bars != (self.show_horizontal_scrollbar, self.show_vertical_scrollbar):
                 self.call_after_refresh(self._pin_end)  # the end moves once the bar is laid out
+
+    def _late_scroll_update(self) -> None:
+        """The scrollbars held back for the tail's first frame, now that it is out."""
+        if not self._bars_late:
+            return
+        self._bars_late = False
+        bars = (self.show_horizontal_scrollbar, self.show_vertical_scrollbar)
+        self._scroll_update(self.virtual_size)
+        if self.follow:
+            self._pin_end()
+            if bars != (self.show_horizontal_scrollbar, self.show_vertical_scrollbar):
+                self.call_after_refresh(self._pin_end)
 
     # scrolling ------------------------------------------------------------------------------
 
@@ -628,9 +648,11 @@ class LogView(LineView):
                 strips = self.draw_lines(top, texts, width, base, self._unwrapped)
                 last = top + len(strips) - 1 if strips else None
         self.painted_through = last
+        if self._bars_late:  # registered while drawing: run once this frame is out
+            self.call_after_refresh(self._late_scroll_update)
         if strips and not self._tail_shown.is_set():
             # once this frame is out, not while it is drawn: the scan resumed at once would
-            # take the GIL from the rest of this first paint (a layout, when bars appear)
+            # take the GIL from the rest of this first paint
             self.call_after_refresh(self._tail_shown.set)
         self.painted_options = (self.wrap, self.show_stamps)
         return strips
