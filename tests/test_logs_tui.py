@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from board.core import logs
 from board.core.config import Config
+from board.tui.logs import view as view_module
 from board.tui.logs.drives import format_elapsed
 from board.tui.logs.screen import LogsScreen
 from board.tui.logs.view import LogView, RepaintGate
@@ -617,3 +618,41 @@ async def test_a_long_logs_tail_is_drawn_before_its_scrollbars_are_laid_out(
         await wait_for(pilot, settled(app))
         assert last_row(view).endswith("line 4999 of a log longer than the screen")
         assert view.scroll_y == view.max_scroll_y and view.follow, "not at the end once laid out"
+
+
+def test_repaint_gate_spaces_a_flood_further_than_lines_one_can_read() -> None:
+    clock = FakeClock()
+    gate = RepaintGate(0.25, clock, flood_interval=0.5)
+    gate.grew()
+    assert gate.due()
+    gate.grew(flood=True)
+    clock.now += 0.3
+    assert not gate.due(), "a flood was told at the pace of lines one can read"
+    assert gate.wait_s(1.0) == pytest.approx(0.2)
+    clock.now += 0.2
+    assert gate.due() and not gate.flood, "a flood was held past its interval"
+    gate.grew()
+    clock.now += 0.3
+    assert gate.due(), "readable lines were held as long as a flood"
+
+
+async def test_more_new_lines_than_rows_wait_for_the_flood_interval(
+    board, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A few lines are told at once; more than a screenful since the last telling (every
+    row replaced: nothing to read) waits for the longer flood interval."""
+    monkeypatch.setattr(view_module, "FLOOD_REPAINT_S", 3600)
+    cfg, store = board
+    app = LogsApp(cfg, store, repaint_s=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        path = live_log(cfg)
+        append_lines(path, ["a few lines", "read at once"], T0)
+        await wait_for(pilot, lambda: last_row(view).endswith("read at once"))
+        append_lines(path, [f"flood {i}" for i in range(3 * SIZE[1])], T0)
+        await wait_for(
+            pilot, lambda: view._log is not None and view._log.size == path.stat().st_size
+        )
+        await pilot.pause(0.2)  # ten polls of the watcher
+        assert last_row(view).endswith("read at once"), "a flood was told at once"

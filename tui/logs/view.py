@@ -36,6 +36,7 @@ POLL_S = 0.1  # how often the watcher looks for appended bytes
 MAX_BACKOFF_S = 1.0  # the longest it waits while the app is still busy with the last notice
 TAIL_FIRST_WAIT_S = 0.25  # the longest the scan waits for the tail to be painted
 REPAINT_S = 0.25  # appended lines repaint the view at most this often (a quiet log's at once)
+FLOOD_REPAINT_S = 0.5  # ... and this often when each repaint would replace every row shown
 
 
 class RepaintGate:
@@ -46,36 +47,50 @@ class RepaintGate:
     scrollbar and the status line (about 15 ms of the UI thread); ten a second took
     keys' time for frames no eye reads. The lines are indexed on every poll all the
     same; only the telling is spaced, so nothing is lost, only shown a moment later.
+    A flood (more new lines than rows since the last telling: no row of one frame
+    survives to the next, so nothing on screen can be read anyway) is told at most
+    once per `flood_interval`: the keys get the time, the eye loses nothing.
     """
 
-    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        interval: float,
+        clock: Callable[[], float] = time.monotonic,
+        flood_interval: float | None = None,
+    ) -> None:
         self.interval = interval
+        self.flood_interval = interval if flood_interval is None else flood_interval
         self._clock = clock
         self._told = float("-inf")
         self.waiting = False  # lines were indexed that the view was not told of yet
+        self.flood = False  # ... more of them than the view has rows
 
-    def grew(self) -> None:
+    def grew(self, flood: bool = False) -> None:
         self.waiting = True
+        self.flood = self.flood or flood
 
     def reset(self) -> None:
         """Another file, or the same one anew: what was waiting is told some other way."""
-        self.waiting = False
+        self.waiting = self.flood = False
+
+    def _spacing(self) -> float:
+        return max(self.interval, self.flood_interval) if self.flood else self.interval
 
     def due(self) -> bool:
         """True (and counted as told) when waiting lines should be told now."""
         if not self.waiting:
             return False
         now = self._clock()
-        if now - self._told < self.interval:
+        if now - self._told < self._spacing():
             return False
-        self._told, self.waiting = now, False
+        self._told, self.waiting, self.flood = now, False, False
         return True
 
     def wait_s(self, default: float) -> float:
         """How long the watcher may sleep: no later than when waiting lines fall due."""
         if not self.waiting:
             return default
-        return max(0.0, min(default, self._told + self.interval - self._clock()))
+        return max(0.0, min(default, self._told + self._spacing() - self._clock()))
 
 
 class LogView(LineView):
@@ -313,22 +328,28 @@ class LogView(LineView):
         """Index appended bytes; wait longer while the app has not handled the last notice."""
         worker = get_current_worker()
         interval = self.poll_s
-        gate = RepaintGate(self.repaint_s)
+        gate = RepaintGate(self.repaint_s, flood_interval=FLOOD_REPAINT_S)
         gate_session = self._session
+        told_hi: int | None = None  # the last line id the view was told of
         while not worker.is_cancelled and not self._watch_stop.is_set():
             log, session = self._log, self._session
             if session != gate_session:
                 gate.reset()  # opening a file tells the view itself
-                gate_session = session
+                gate_session, told_hi = session, None
             busy = self._pending
             if log is not None and self._ready == session and not busy:
+                if told_hi is None:
+                    told_hi = log.bounds()[1]
                 result = log.poll()
                 if result == "grew":
-                    gate.grew()
+                    hi = log.bounds()[1]
+                    gate.grew(flood=hi - told_hi > self.size.height)
                 elif result == "reset":
                     gate.reset()
+                    told_hi = None
                     self.post_message(self.Reset(session))
                 if gate.due():
+                    told_hi = log.bounds()[1]
                     self._notify(session)
             interval = min(interval * 2, MAX_BACKOFF_S) if busy else self.poll_s
             self._watch_stop.wait(interval if busy else gate.wait_s(interval))
