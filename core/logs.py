@@ -9,7 +9,8 @@ of thousands of lines a second, and the operator must see its tail at once:
 
 - `LogFile` indexes line breaks *from the end* in a background thread, so the
   last screenful is readable after the first chunk; the rest of the index
-  fills in above it. The index holds one 8-byte offset per line.
+  fills in above it. The index (`lineindex.LineEnds`) holds about 2.3 bytes a line, not
+  an 8-byte offset: a 1 GB log of ten million lines costs 23 MB, not 80.
 - Line ids are stable while the index grows in both directions: the scan adds
   negative ids above, the follower (`LogFile.poll`) adds ids at the bottom.
 - Lines are read with `os.pread`, not through an `mmap`: a log truncated under
@@ -26,11 +27,9 @@ No Textual here: `core` must import without it.
 
 from __future__ import annotations
 
-import bisect
 import os
 import re
 import threading
-from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from board.core.errors import Refused
+from board.core.lineindex import LineEnds, line_lengths
 
 if TYPE_CHECKING:  # logs sits beside config, not above it: the type only, no import
     from board.core.config import Config
@@ -50,7 +50,6 @@ POLL_MAX_BYTES = 8 * 1024 * 1024  # most bytes indexed per poll, so one poll nev
 SEARCH_CHUNK = 1024 * 1024
 STAMP_LEN = len("2026-01-02T03:04:05.678Z ")
 _STAMP_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")
-_NL = re.compile(b"\n")
 _CARD_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
@@ -329,8 +328,10 @@ class LogFile:
         size = os.fstat(fd).st_size if fd is not None else 0
         self._ino = os.fstat(fd).st_ino if fd is not None else None
         self.generation += 1
-        self._rev = array("Q")  # line ends (offset after "\n") found by the scan, descending
-        self._fwd = array("Q")  # line ends found by the follower, ascending
+        # Line ends (the offset after each "\n"). The scan's, found from the end, are kept
+        # as distances from scan_end (so they ascend as the scan walks up): `_rev_end(r)`.
+        self._rev = LineEnds()
+        self._fwd = LineEnds()  # the follower's, ascending
         self._scan_end = size  # the scan covers [0, scan_end), the follower [scan_end, size)
         self._scan_pos = size  # the scan has covered [scan_pos, scan_end)
         self._size = size
@@ -380,12 +381,10 @@ class LogFile:
         return (self._scan_end - self._scan_pos) / self._scan_end
 
     def index_bytes(self) -> int:
-        """Memory held by the line index (the arrays, with their spare room)."""
-        return (
-            self._rev.buffer_info()[1] * self._rev.itemsize
-            + self._fwd.buffer_info()[1] * self._fwd.itemsize
-            + 2 * 64
-        )
+        """Memory held by the line index: every array's allocated buffer (spare room
+        included) and header, as `sys.getsizeof` counts them, and the two holders."""
+        with self._lock:
+            return self._rev.nbytes() + self._fwd.nbytes()
 
     # the index ------------------------------------------------------------------------------
 
@@ -397,9 +396,16 @@ class LogFile:
     def _bounds(self) -> tuple[int, int]:
         rev, fwd = self._rev, self._fwd
         lo = -len(rev) if self._done else -(len(rev) - 1)
-        last_end = fwd[-1] if fwd else (rev[0] if rev else (0 if self._done else -1))
+        if fwd:
+            last_end = fwd.last
+        else:
+            last_end = self._rev_end(0) if rev else (0 if self._done else -1)
         partial = 1 if 0 <= last_end < self._size else 0
         return lo, len(fwd) + partial
+
+    def _rev_end(self, r: int) -> int:
+        """The end of line `-r - 1` (the scan's r-th line end from the bottom)."""
+        return self._scan_end - self._rev.get(r)
 
     @property
     def line_count(self) -> int:
@@ -408,15 +414,30 @@ class LogFile:
 
     def _span(self, k: int) -> tuple[int, int]:
         """Byte range of line `k` without its newline; the caller holds the lock."""
+        return self._spans(k, k + 1)[0]
+
+    def _spans(self, start: int, stop: int) -> list[tuple[int, int]]:
+        """Byte ranges of known lines `start..stop-1`, read from the index in two runs
+        (one above the open point, one below); the caller holds the lock and clips."""
+        spans: list[tuple[int, int]] = []
         rev, fwd = self._rev, self._fwd
-        if k < 0:
-            r = -k - 1
-            end = rev[r] - 1
-            start = rev[r + 1] if r + 1 < len(rev) else 0
-            return start, end
-        start = fwd[k - 1] if k > 0 else (rev[0] if rev else 0)
-        end = fwd[k] - 1 if k < len(fwd) else self._size
-        return start, end
+        if start < 0:  # line k ends at rev end r = -k - 1 and starts at rev end r + 1
+            r_lo, r_hi = -min(stop, 0), -start
+            scan_end = self._scan_end
+            ends = [scan_end - u for u in rev.values(r_lo, r_hi + 1)]
+            if r_hi >= len(rev):
+                ends.append(0)  # the top line starts the file
+            spans += [(ends[i + 1], ends[i] - 1) for i in range(r_hi - r_lo - 1, -1, -1)]
+        if stop > 0:  # line k ends at fwd end k and starts at fwd end k - 1
+            k0 = max(start, 0)
+            if k0 == 0:
+                ends = [self._rev_end(0) if rev else 0, *fwd.values(0, stop)]
+            else:
+                ends = fwd.values(k0 - 1, stop)
+            spans += [(ends[i], ends[i + 1] - 1) for i in range(len(ends) - 1)]
+            if stop > len(fwd):  # the partial last line
+                spans.append((ends[-1], self._size))
+        return spans
 
     def span(self, k: int) -> tuple[int, int]:
         """Byte range `[start, end)` of line `k`, without its newline."""
@@ -429,11 +450,10 @@ class LogFile:
     def line_of_offset(self, offset: int) -> int:
         """The id of the line holding byte `offset`."""
         with self._lock:
-            rev, fwd = self._rev, self._fwd
-            n_above = bisect.bisect_left(rev, -offset, key=lambda x: -x)  # ends > offset
-            if rev and offset < rev[0]:
-                return -n_above
-            return bisect.bisect_right(fwd, offset)
+            rev = self._rev
+            if rev and offset < self._rev_end(0):
+                return -rev.count_below(self._scan_end - offset)  # the ends past offset
+            return self._fwd.count_at_most(offset)
 
     def lines(self, start: int, stop: int, generation: int | None = None) -> list[str]:
         """Decoded text of lines `start..stop-1` (clipped to what is known), in one read if small.
@@ -448,7 +468,7 @@ class LogFile:
             start, stop = max(start, lo), min(stop, hi)
             if start >= stop or self._fd is None:
                 return []
-            spans = [self._span(k) for k in range(start, stop)]
+            spans = self._spans(start, stop)
             fd = self._fd
             first, last = spans[0][0], spans[-1][1]
             out: list[str] = []
@@ -512,13 +532,16 @@ class LogFile:
                 return False
             if len(data) != pos - low:
                 return False  # truncated under us; poll() restarts the index
-            ends = array("Q", [m.end() + low for m in _NL.finditer(data)])
-            ends.reverse()
+            lengths = line_lengths(data)
+            newlines = len(lengths) - 1
             with self._lock:
                 if generation != self.generation:
                     return False
                 before = self._bounds()[0]
-                self._rev.extend(ends)
+                if newlines:  # ends from the last newline up: gaps are the lengths between
+                    self._rev.extend(
+                        self._scan_end - (pos - lengths[-1]), lengths[newlines - 1 : 0 : -1]
+                    )
                 self._scan_pos = low
                 if low == 0:
                     self._done = True
@@ -571,11 +594,13 @@ class LogFile:
                 data = os.pread(fd, min(st.st_size - offset, max_bytes), offset)
             except OSError:
                 return "same"
-            ends = array("Q", [m.end() + offset for m in _NL.finditer(data)])
+            lengths = line_lengths(data)
+            newlines = len(lengths) - 1
             with self._lock:
                 if fd != self._fd or self._closed:
                     return "same" if self._closed else "reset"
-                self._fwd.extend(ends)
+                if newlines:
+                    self._fwd.extend(offset + lengths[0] + 1, lengths[1:newlines])
                 self._size = offset + len(data)
             return "grew"
 

@@ -296,14 +296,6 @@ def test_a_huge_sparse_log_shows_its_tail_at_once(tmp_path: Path) -> None:
     assert log.scan_fraction < 0.001, "the whole file was read before showing the tail"
 
 
-def test_the_line_index_costs_at_most_ten_bytes_a_line(tmp_path: Path) -> None:
-    path = tmp_path / "1.log"
-    path.write_bytes(numbered(200_000))
-    log = full_scan(path)
-    per_line = log.index_bytes() / log.line_count
-    assert per_line <= 10, f"the index holds {per_line:.1f} bytes per line"
-
-
 def test_following_picks_up_appended_lines_and_a_growing_partial_line(tmp_path: Path) -> None:
     path = tmp_path / "1.log"
     path.write_bytes(b"first\nsecond\nhalf")

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from board.core import logs
 from board.core.config import Config
+from board.tui.logs import view as view_module
 from board.tui.logs.drives import format_elapsed
 from board.tui.logs.screen import LogsScreen
-from board.tui.logs.view import LogView
+from board.tui.logs.view import LogView, RepaintGate
 from textual import events
 from textual.app import App
 from textual.screen import Screen
@@ -456,3 +457,202 @@ def test_logs_screen_snapshot_160x48(snap_compare, tmp_path: Path) -> None:
     app = _snapshot_app(tmp_path)
     assert snap_compare(app, terminal_size=(160, 48), run_before=_settle)
     app.store.close()
+
+
+# --- following fast without taking the keys' time (issue 27) ---------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_repaint_gate_tells_at_once_after_a_quiet_spell_then_spaces_the_rest() -> None:
+    clock = FakeClock()
+    gate = RepaintGate(0.25, clock)
+    assert not gate.due(), "told with nothing waiting"
+    gate.grew()
+    assert gate.due(), "the first lines after a quiet spell waited"
+    gate.grew()
+    clock.now += 0.1
+    assert not gate.due(), "told again within the interval"
+    assert gate.waiting and gate.wait_s(1.0) == pytest.approx(0.15), "slept past the due time"
+    clock.now += 0.15
+    assert gate.due() and not gate.waiting, "lines waiting past the interval were not told"
+    assert gate.wait_s(1.0) == 1.0
+    gate.grew()
+    gate.reset()
+    assert not gate.due(), "lines of a file left behind were told"
+
+
+async def test_lines_arriving_fast_are_told_to_the_view_spaced_not_every_poll(board) -> None:
+    """A log growing all the time repaints the view once per interval, not once per poll:
+    each repaint draws a screenful, its scrollbar and the status line."""
+    cfg, store = board
+    app = LogsApp(cfg, store, repaint_s=3600)  # an hour: only the first batch is told
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        path = live_log(cfg)
+        append_lines(path, ["first batch"], T0)
+        await wait_for(pilot, lambda: last_row(view).endswith("first batch"))
+        append_lines(path, ["second batch"], T0)
+        await wait_for(
+            pilot, lambda: view._log is not None and view._log.size == path.stat().st_size
+        )
+        await pilot.pause(0.2)  # ten polls of the watcher
+        assert last_row(view).endswith("first batch"), "told again within the interval"
+        view.open(path)  # what was held back is shown by anything that reads the index
+        await wait_for(pilot, lambda: last_row(view).endswith("second batch"))
+
+
+async def test_the_scan_tells_the_view_of_the_lines_above_spaced_not_every_chunk(
+    board, tmp_path: Path
+) -> None:
+    """The tail at once; then the lines found above, each a repaint, no more than once per
+    interval (here an hour: none until the scan ends), not once per megabyte read."""
+    cfg, store = board
+    big = tmp_path / "big.log"
+    big.write_bytes(b"".join(b"line %07d of a log read from its end\n" % i for i in range(600_000)))
+    grew: list[float] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, LogView.Grew):
+            grew.append(0)
+
+    app = LogsApp(cfg, store, repaint_s=3600)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        grew.clear()
+        view.open(big)
+        await wait_for(pilot, lambda: view.line_count == 600_000 and not view.scanning)
+        await wait_for(pilot, settled(app))
+        assert last_row(view).endswith("line 0599999 of a log read from its end")
+        assert len(grew) <= 3, f"{len(grew)} notices for a 23 MB scan: one per chunk"
+
+
+async def test_the_status_line_changes_in_the_same_frame_as_the_lines(board) -> None:
+    """Appended lines and the count that says so are drawn together: a Status message,
+    handled after the view's repaint, cost a second frame for every batch."""
+    cfg, store = board
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        seen: list[tuple[int, str]] = []
+        sync = view._sync
+
+        def recording_sync() -> None:
+            sync()
+            seen.append((view.line_count, status_text(app)))
+
+        view._sync = recording_sync  # type: ignore[method-assign]
+        before = view.line_count
+        append_lines(live_log(cfg), [f"fresh {i}" for i in range(5)], T0)
+        await wait_for(pilot, lambda: view.line_count == before + 5)
+        counts = [status for count, status in seen if count == before + 5]
+        assert counts and f"{before + 5:,} lines" in counts[0], (
+            f"the status still said {counts[0] if counts else seen!r} as the lines were drawn"
+        )
+
+
+async def test_the_scan_resumes_only_once_the_tails_frame_is_out(board, tmp_path: Path) -> None:
+    """The rest of the scan takes the GIL; started while the tail's first frame is still
+    being drawn (a layout when the scrollbars appear), it slowed that very frame."""
+    cfg, store = board
+    big = tmp_path / "big.log"
+    big.write_bytes(b"".join(b"line %d\n" % i for i in range(100_000)))
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        drawn: list[bool] = []
+        draw = view.draw_frame
+
+        def recording_draw(*args: object) -> list:
+            strips = draw(*args)  # type: ignore[arg-type]
+            if strips and view.path == big:
+                drawn.append(view._tail_shown.is_set())
+            return strips
+
+        view.draw_frame = recording_draw  # type: ignore[method-assign]
+        view.open(big)
+        await wait_for(pilot, lambda: bool(drawn))
+        assert drawn[0] is False, "the scan was let go while the tail's frame was being drawn"
+        await wait_for(pilot, view._tail_shown.is_set)
+
+
+async def test_a_long_logs_tail_is_drawn_before_its_scrollbars_are_laid_out(
+    board, tmp_path: Path
+) -> None:
+    """A scrollbar appearing lays out the whole screen: that first frame cost twice one of
+    lines alone, and opening a 1 GB log was slower than a 1 KB one by that much. The tail
+    comes first; the bars follow in the next frame, and are then there to stay."""
+    cfg, store = board
+    big = tmp_path / "big.log"
+    big.write_bytes(b"".join(b"line %d of a log longer than the screen\n" % i for i in range(5000)))
+    app = LogsApp(cfg, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        view.open(None)
+        await wait_for(pilot, lambda: not view.show_vertical_scrollbar)
+        bars_at_first_frame: list[bool] = []
+        draw = view.draw_frame
+
+        def recording_draw(*args: object) -> list:
+            strips = draw(*args)  # type: ignore[arg-type]
+            if strips and not bars_at_first_frame:
+                bars_at_first_frame.append(view.show_vertical_scrollbar)
+            return strips
+
+        view.draw_frame = recording_draw  # type: ignore[method-assign]
+        view.open(big)
+        await wait_for(pilot, lambda: bool(bars_at_first_frame))
+        assert bars_at_first_frame == [False], "the tail waited for the scrollbars' layout"
+        await wait_for(pilot, lambda: view.show_vertical_scrollbar)
+        await wait_for(pilot, settled(app))
+        assert last_row(view).endswith("line 4999 of a log longer than the screen")
+        assert view.scroll_y == view.max_scroll_y and view.follow, "not at the end once laid out"
+
+
+def test_repaint_gate_spaces_a_flood_further_than_lines_one_can_read() -> None:
+    clock = FakeClock()
+    gate = RepaintGate(0.25, clock, flood_interval=0.5)
+    gate.grew()
+    assert gate.due()
+    gate.grew(flood=True)
+    clock.now += 0.3
+    assert not gate.due(), "a flood was told at the pace of lines one can read"
+    assert gate.wait_s(1.0) == pytest.approx(0.2)
+    clock.now += 0.2
+    assert gate.due() and not gate.flood, "a flood was held past its interval"
+    gate.grew()
+    clock.now += 0.3
+    assert gate.due(), "readable lines were held as long as a flood"
+
+
+async def test_more_new_lines_than_rows_wait_for_the_flood_interval(
+    board, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A few lines are told at once; more than a screenful since the last telling (every
+    row replaced: nothing to read) waits for the longer flood interval."""
+    monkeypatch.setattr(view_module, "FLOOD_REPAINT_S", 3600)
+    cfg, store = board
+    app = LogsApp(cfg, store, repaint_s=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        path = live_log(cfg)
+        append_lines(path, ["a few lines", "read at once"], T0)
+        await wait_for(pilot, lambda: last_row(view).endswith("read at once"))
+        append_lines(path, [f"flood {i}" for i in range(3 * SIZE[1])], T0)
+        await wait_for(
+            pilot, lambda: view._log is not None and view._log.size == path.stat().st_size
+        )
+        await pilot.pause(0.2)  # ten polls of the watcher
+        assert last_row(view).endswith("read at once"), "a flood was told at once"

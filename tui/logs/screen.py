@@ -21,7 +21,7 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from .drives import DriveRow, drive_rows
-from .view import POLL_S, LogView
+from .view import POLL_S, REPAINT_S, LogView
 
 STATUS_MARKS = {
     "running": "●",
@@ -78,6 +78,7 @@ class LogsScreen(Screen[None]):
         clock: Callable[[], datetime] = _utc_now,
         refresh_s: float = 2.0,
         poll_s: float = POLL_S,
+        repaint_s: float = REPAINT_S,
         name: str | None = None,
         id: str | None = None,
     ) -> None:
@@ -88,6 +89,7 @@ class LogsScreen(Screen[None]):
         self.clock = clock
         self.refresh_s = refresh_s
         self.poll_s = poll_s
+        self.repaint_s = repaint_s
         self.rows: list[DriveRow] = []
         self.current: DriveRow | None = None
         self._loaded_once = False
@@ -99,7 +101,7 @@ class LogsScreen(Screen[None]):
             yield DriveList(id="drives", markup=False)
             with Vertical(id="logs-main"):
                 yield Static(id="log-title", markup=False)
-                yield LogView(poll_s=self.poll_s, id="log-view")
+                yield LogView(poll_s=self.poll_s, repaint_s=self.repaint_s, id="log-view")
                 yield Static(id="log-status", markup=False)
                 yield Input(id="log-search", placeholder="search (lowercase: any case)")
         yield Footer(compact=True)
@@ -111,6 +113,7 @@ class LogsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#drives", OptionList).border_title = "Drives"
         self.query_one("#log-search", Input).display = False
+        self.view.status_hook = self._show_status
         self.view.focus()
         self._load()
         if self.refresh_s > 0:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import bisect
 import re
 import threading
-from collections.abc import Hashable
+import time
+from collections.abc import Callable, Hashable
 from pathlib import Path
 
 from board.core.logs import LogFile, split_stamp
@@ -34,6 +35,62 @@ from ..lines import LineView
 POLL_S = 0.1  # how often the watcher looks for appended bytes
 MAX_BACKOFF_S = 1.0  # the longest it waits while the app is still busy with the last notice
 TAIL_FIRST_WAIT_S = 0.25  # the longest the scan waits for the tail to be painted
+REPAINT_S = 0.25  # appended lines repaint the view at most this often (a quiet log's at once)
+FLOOD_REPAINT_S = 0.5  # ... and this often when each repaint would replace every row shown
+
+
+class RepaintGate:
+    """When the watcher tells the view that lines were appended: at once after a quiet
+    spell, then at most once per `interval` while they keep coming.
+
+    Why: at 50,000 lines a second each repaint draws a screenful of new lines, its
+    scrollbar and the status line (about 15 ms of the UI thread); ten a second took
+    keys' time for frames no eye reads. The lines are indexed on every poll all the
+    same; only the telling is spaced, so nothing is lost, only shown a moment later.
+    A flood (more new lines than rows since the last telling: no row of one frame
+    survives to the next, so nothing on screen can be read anyway) is told at most
+    once per `flood_interval`: the keys get the time, the eye loses nothing.
+    """
+
+    def __init__(
+        self,
+        interval: float,
+        clock: Callable[[], float] = time.monotonic,
+        flood_interval: float | None = None,
+    ) -> None:
+        self.interval = interval
+        self.flood_interval = interval if flood_interval is None else flood_interval
+        self._clock = clock
+        self._told = float("-inf")
+        self.waiting = False  # lines were indexed that the view was not told of yet
+        self.flood = False  # ... more of them than the view has rows
+
+    def grew(self, flood: bool = False) -> None:
+        self.waiting = True
+        self.flood = self.flood or flood
+
+    def reset(self) -> None:
+        """Another file, or the same one anew: what was waiting is told some other way."""
+        self.waiting = self.flood = False
+
+    def _spacing(self) -> float:
+        return max(self.interval, self.flood_interval) if self.flood else self.interval
+
+    def due(self) -> bool:
+        """True (and counted as told) when waiting lines should be told now."""
+        if not self.waiting:
+            return False
+        now = self._clock()
+        if now - self._told < self._spacing():
+            return False
+        self._told, self.waiting, self.flood = now, False, False
+        return True
+
+    def wait_s(self, default: float) -> float:
+        """How long the watcher may sleep: no later than when waiting lines fall due."""
+        if not self.waiting:
+            return default
+        return max(0.0, min(default, self._told + self._spacing() - self._clock()))
 
 
 class LogView(LineView):
@@ -126,12 +183,14 @@ class LogView(LineView):
         self,
         poll_s: float = POLL_S,
         *,
+        repaint_s: float = REPAINT_S,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.poll_s = poll_s
+        self.repaint_s = repaint_s
         self.path: Path | None = None
         self._log: LogFile | None = None
         self._session = 0
@@ -140,6 +199,7 @@ class LogView(LineView):
         self._tail_shown = threading.Event()  # set once the open log's tail is painted
         self._watch_stop = threading.Event()
         self._pending = False  # a Grew notice is in the queue; the watcher waits for it
+        self._bars_late = False  # the scrollbars wait for the tail's first frame
         self._gen = 0
         self._lo = 0
         self._hi = 0
@@ -151,6 +211,9 @@ class LogView(LineView):
         self.search_failed = False
         self.match_lines: list[int] | None = None  # every matching line, once counted
         self.painted_through: int | None = None  # id of the last line drawn (tests, bench)
+        # Set by the screen: shows the status at once. A Status message arrives after the
+        # view's repaint is drawn, so each batch of appended lines cost two frames, not one.
+        self.status_hook: Callable[[], None] | None = None
         self.painted_options: tuple[bool, bool] = (False, True)  # (wrap, stamps) last drawn
         self._component_base: Style | None = None
         self._component_cache: tuple[Style, Style, Style] = (Style(), Style(), Style())
@@ -212,6 +275,7 @@ class LogView(LineView):
         self.search_failed = False
         self.forget_frame()
         self._pending = False
+        self._bars_late = False
         self.follow = True
         self.update_virtual_size()
         self._jump(0, 0)
@@ -245,9 +309,12 @@ class LogView(LineView):
                 return
             self._ready = session
         shown = self._tail_shown
+        gate = RepaintGate(self.repaint_s)  # the tail at once, then the lines above spaced
 
         def progress(_added: int) -> None:
-            self._notify(session)
+            gate.grew()
+            if gate.due():
+                self._notify(session)
             # Tail first: hold the rest of the scan (it competes for the GIL) until the
             # lines just found are on screen, or a moment has passed.
             shown.wait(TAIL_FIRST_WAIT_S)
@@ -261,17 +328,31 @@ class LogView(LineView):
         """Index appended bytes; wait longer while the app has not handled the last notice."""
         worker = get_current_worker()
         interval = self.poll_s
+        gate = RepaintGate(self.repaint_s, flood_interval=FLOOD_REPAINT_S)
+        gate_session = self._session
+        told_hi: int | None = None  # the last line id the view was told of
         while not worker.is_cancelled and not self._watch_stop.is_set():
             log, session = self._log, self._session
+            if session != gate_session:
+                gate.reset()  # opening a file tells the view itself
+                gate_session, told_hi = session, None
             busy = self._pending
             if log is not None and self._ready == session and not busy:
+                if told_hi is None:
+                    told_hi = log.bounds()[1]
                 result = log.poll()
                 if result == "grew":
-                    self._notify(session)
+                    hi = log.bounds()[1]
+                    gate.grew(flood=hi - told_hi > self.size.height)
                 elif result == "reset":
+                    gate.reset()
+                    told_hi = None
                     self.post_message(self.Reset(session))
+                if gate.due():
+                    told_hi = log.bounds()[1]
+                    self._notify(session)
             interval = min(interval * 2, MAX_BACKOFF_S) if busy else self.poll_s
-            self._watch_stop.wait(interval)
+            self._watch_stop.wait(interval if busy else gate.wait_s(interval))
 
     def on_log_view_grew(self, message: Grew) -> None:
         self._pending = False  # even a stale notice: a stuck flag would stop the watcher
@@ -303,8 +384,11 @@ class LogView(LineView):
             self._pin_end()
         elif shift:
             self._jump(None, self.scroll_y + shift)
+        if self.status_hook is not None:  # drawn in this repaint's frame, not one more
+            self.status_hook()
+        else:
+            self.post_message(self.Status(self))
         self.refresh()
-        self.post_message(self.Status(self))
 
     @property
     def virtual_lines(self) -> int:
@@ -323,13 +407,31 @@ class LogView(LineView):
                 # lines/s that reflow is what makes keys wait. Only the scrollbars depend
                 # on it, so update them alone; they ask for a layout if one appears.
                 self.set_reactive(LogView.virtual_size, size)
-                self._scroll_update(size)
+                if self._tail_shown.is_set() or not self.follow or self._hi <= self._lo:
+                    self._scroll_update(size)
+                else:
+                    # A log's first lines: a scrollbar appearing lays out the whole screen
+                    # (Textual), a frame twice the cost of the lines alone. The tail is
+                    # drawn first and the bars once that frame is out (`draw_frame`).
+                    self._bars_late = True
             else:
                 self.virtual_size = size
         if self.follow:
             self._pin_end()
             if bars != (self.show_horizontal_scrollbar, self.show_vertical_scrollbar):
                 self.call_after_refresh(self._pin_end)  # the end moves once the bar is laid out
+
+    def _late_scroll_update(self) -> None:
+        """The scrollbars held back for the tail's first frame, now that it is out."""
+        if not self._bars_late:
+            return
+        self._bars_late = False
+        bars = (self.show_horizontal_scrollbar, self.show_vertical_scrollbar)
+        self._scroll_update(self.virtual_size)
+        if self.follow:
+            self._pin_end()
+            if bars != (self.show_horizontal_scrollbar, self.show_vertical_scrollbar):
+                self.call_after_refresh(self._pin_end)
 
     # scrolling ------------------------------------------------------------------------------
 
@@ -567,8 +669,12 @@ class LogView(LineView):
                 strips = self.draw_lines(top, texts, width, base, self._unwrapped)
                 last = top + len(strips) - 1 if strips else None
         self.painted_through = last
-        if strips:
-            self._tail_shown.set()
+        if self._bars_late:  # registered while drawing: run once this frame is out
+            self.call_after_refresh(self._late_scroll_update)
+        if strips and not self._tail_shown.is_set():
+            # once this frame is out, not while it is drawn: the scan resumed at once would
+            # take the GIL from the rest of this first paint
+            self.call_after_refresh(self._tail_shown.set)
         self.painted_options = (self.wrap, self.show_stamps)
         return strips
 
