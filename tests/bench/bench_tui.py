@@ -12,7 +12,8 @@
    heartbeat, the live drives, the pauses: read by the early read too, so the first paint
    says whether a loop runs); the rest of the cards load after it, in a worker. Rounds
    alternate the children so all see the same machine. All children share one bytecode
-   cache, filled by warm-up rounds, as an installed board has. Target: at most 1.5x.
+   cache, filled by warm-up rounds, as an installed board has. Target: at most 1.5x
+   (issue 24); issue 27's 1.2x is printed beside it.
 2. Keys: key-to-repaint time moving the cursor (`j`/`k` arriving as from the terminal,
    to the repaint that shows the cursor on its new row) with 10,000 cards in the lane,
    against 10 cards. Target: at most 1.5x. A third figure walks 300 rows down the big
@@ -41,7 +42,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-START_RATIO = 1.5
+START_RATIO = 1.5  # issue 24 (the header's cost)
+START_LIMIT = 1.2  # issue 27 (toward the limit): printed, not part of the exit status
 KEY_RATIO = 1.5
 WALK_RATIO = 2.0
 PREVIEW_RATIO = 1.5
@@ -314,6 +316,8 @@ def main() -> int:
             print(f"  board, {opts.cards} cards                {fmt(b)}")
             print(f"  board, no cards (its own screen)   {fmt(z)}   ({z / e:.2f}x the empty app)")
             print(f"  ratio {b / e:.2f}x (target <= {START_RATIO}x): {'OK' if ok else 'MISSED'}")
+            limit = "met" if b <= START_LIMIT * e else "NOT MET"
+            print(f"  ratio {b / e:.2f}x against issue 27's {START_LIMIT}x: {limit}")
 
             print(f"\n2. key to repaint ({opts.keys} keys each)")
             lat_small = asyncio.run(key_latencies(small, opts.keys))
