@@ -13,13 +13,12 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from board.cli import commands
+from tests.support.procs import python_child
 from tests.support.repos import GIT_ENV, make_repo
 
 # what a card listing has no use for: the loop, the drive, saved work and the trees that
@@ -63,16 +62,7 @@ CHILD = (
 def _run(
     cwd: Path, out: Path, *argv: str, env: dict[str, str] | None = None
 ) -> tuple[str, set[str]]:
-    res = subprocess.run(
-        [sys.executable, "-c", CHILD, str(out), *argv],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        timeout=60,
-        env=env or {**os.environ, **GIT_ENV},
-    )
+    res = python_child(["-c", CHILD, str(out), *argv], cwd=cwd, env=env)
     assert res.returncode == 0, res.stderr
     got = json.loads(out.read_text())
     assert got["code"] in (0, None), f"board {' '.join(argv)} exited {got['code']}: {res.stderr}"
@@ -87,15 +77,8 @@ def _heavy(modules: set[str]) -> list[str]:
 def board_repo(tmp_path: Path) -> Path:
     root = make_repo(tmp_path, init="cli").root
     for title in ("first card", "second card"):
-        res = subprocess.run(
-            [sys.executable, "-m", "board.cli", "card", "add", title, "--spec", "s", "--ready"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            timeout=60,
-            env={**os.environ, **GIT_ENV},
+        res = python_child(
+            ["-m", "board.cli", "card", "add", title, "--spec", "s", "--ready"], cwd=root
         )
         assert res.returncode == 0, res.stderr
     return root
@@ -209,16 +192,7 @@ def test_a_card_listing_compiles_no_failure_pattern(board_repo: Path, tmp_path: 
     """The failure rules and the reset-time patterns (milliseconds of regex compiling) are
     compiled when a failure is classified, not by every verb that reads board.toml."""
     out = tmp_path / "compiled.json"
-    res = subprocess.run(
-        [sys.executable, "-c", COMPILES, str(out), "card", "list"],
-        cwd=board_repo,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        timeout=60,
-        env={**os.environ, **GIT_ENV},
-    )
+    res = python_child(["-c", COMPILES, str(out), "card", "list"], cwd=board_repo)
     assert res.returncode == 0, res.stderr
     got = json.loads(out.read_text())
     assert got["code"] == 0

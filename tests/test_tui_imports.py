@@ -8,12 +8,9 @@ interpreter, as `board tui` does, and reads what it had loaded at its first pain
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support.repos import GIT_ENV
+from tests.support.procs import python_child
 from tests.support.tui import make_board, seed
 
 # what the first paint has no use for (each is loaded by the key or verb that needs it)
@@ -60,15 +57,7 @@ def test_the_first_paint_loads_no_verb_dialog_or_later_screen(tmp_path: Path) ->
     seed(board.store)
     board.store.close()
     out = tmp_path / "modules.json"
-    res = subprocess.run(
-        [sys.executable, "-c", CHILD, str(out), str(board.cfg.root)],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        timeout=120,
-        env={**os.environ, **GIT_ENV},
-    )
+    res = python_child(["-c", CHILD, str(out), str(board.cfg.root)], timeout=120)
     assert res.returncode == 0 and out.exists(), res.stderr[-2000:]
     modules = set(json.loads(out.read_text()))
     assert "board.tui.board" in modules, "the child did not start the board"

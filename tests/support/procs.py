@@ -9,8 +9,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
+from tests.support.repos import GIT_ENV
 from tests.support.waiting import wait_for
 
 
@@ -40,3 +43,20 @@ def wait_gone(pgid: int, timeout: float = 5.0) -> list[int]:
 def kill_group_quietly(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def python_child(
+    args: list[str], cwd: Path | None = None, timeout: float = 60, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """This interpreter run on `args` as a fresh process (no stdin, its own session, the
+    tests' git identity): what a test reads a start's imports or output from."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        timeout=timeout,
+        env=env or {**os.environ, **GIT_ENV},
+    )
