@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
@@ -407,6 +408,10 @@ def show(cfg: Config, branch: str) -> str:
 
 
 DIFF_TIMEOUT_S = 600.0
+# The viewer's `git diff` runs at a lower CPU priority (ours + DIFF_NICE): on a busy machine
+# the operator's keys (and the preview's git calls) come first, and the diff still streams
+# as fast as the CPU left over allows. Only ever lowered, so no privilege is needed.
+DIFF_NICE = 10
 _GIT_ENV = gitutil.READ_ENV  # reads only: no prompt, no optional locks
 
 
@@ -446,12 +451,23 @@ def diff_preview(cfg: Config, branch: str, timeout: float = 60.0) -> bytes | Non
     For a new file of a million lines git diffs all of it before writing its first byte
     (half a second here), yet that patch starts with a header and the file's first lines,
     each behind a `+`. `git diff --raw` names the files at once, `git cat-file` streams
-    the blob, and the line count for the hunk header comes from counting its newlines. The
-    viewer shows these bytes at once and checks git's own output against them as it
-    arrives (see the TUI's DiffScreen): a preview that differs is replaced, never kept.
+    the blob, and the line count for the hunk header comes from the save's own stats when
+    the save is that one new file (its `Board-Save` trailer counts its lines: only the
+    blob's first bytes are read), else from counting the blob's newlines (all of it is
+    read). The viewer shows these bytes at once and checks git's own output against them as
+    it arrives (see the TUI's DiffScreen): a preview that differs is replaced, never kept.
     """
-    short, _ = _branch(cfg, branch)
-    base = runbranch.start_ref(cfg)
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="board-preview") as pool:
+        return _preview(cfg, branch, timeout, pool)
+
+
+def _preview(cfg: Config, branch: str, timeout: float, pool: ThreadPoolExecutor) -> bytes | None:
+    """`diff_preview`, its independent git calls run side by side in `pool`: the first
+    screenful waits for the slowest of them, not for their sum."""
+    start = pool.submit(runbranch.start_ref, cfg)
+    short, commit = _branch(cfg, branch)
+    counted_f = pool.submit(_saved_new_file_lines, cfg, commit)
+    base = start.result()
     raw = proc.run(
         # the ids abbreviated as the patch's `index` line has them (the same git call)
         ("git", "diff", "--raw", "-z", f"{base}...refs/heads/{short}"),
@@ -467,11 +483,61 @@ def diff_preview(cfg: Config, branch: str, timeout: float = 60.0) -> bytes | Non
         return None  # only a new regular file: a change, rename or link needs git's diff
     if not _PLAIN_PATH.fullmatch(path):
         return None  # git would quote it
+    blob = meta[3]
+    sized = pool.submit(_blob_size, cfg, blob, timeout)
+    first = pool.submit(_blob_head, cfg, blob, timeout)
     attr = proc.run(
         ("git", "check-attr", "diff", "--", path), cfg.root, timeout=timeout, env=_GIT_ENV
     )
     if attr.returncode != 0 or attr.stdout.strip() != f"{path}: diff: unspecified":
         return None  # marked binary, or with a diff driver of its own
+    counted = counted_f.result()
+    if counted is None:  # the blob is read to its end to count its lines
+        got = _read_blob(cfg, blob, timeout)
+        if got is None:
+            return None
+        head, size, lines = got
+    else:
+        blob_size, head, lines = sized.result(), first.result(), counted
+        if blob_size is None or len(head) < min(blob_size, PREVIEW_BYTES):
+            return None  # git ended before the first bytes were read
+        size = blob_size
+    if not PREVIEW_MIN_BYTES <= size <= PREVIEW_MAX_BYTES:
+        return None
+    if b"\0" in head[:_BINARY_PROBE]:
+        return None  # git says "Binary files … differ"
+    cut = head.rfind(b"\n")
+    if cut < 0:
+        return None  # no whole line in the preview
+    tab = "\t" if " " in path else ""  # git ends a name holding a space with a tab there
+    header = (
+        f"diff --git a/{path} b/{path}\n"
+        f"new file mode {meta[1]}\n"
+        f"index {meta[2]}..{blob}\n"
+        f"--- /dev/null\n"
+        f"+++ b/{path}{tab}\n"
+        f"@@ -0,0 +1{f',{lines}' if lines != 1 else ''} @@\n"
+    ).encode()
+    return header + b"+" + bytes(head[:cut]).replace(b"\n", b"\n+") + b"\n"
+
+
+def _saved_new_file_lines(cfg: Config, commit: str) -> int | None:
+    """The line count of the one new file a save holds, from its stats (the stats file, or
+    the commit's `Board-Save` trailer); None when the save is not exactly one new file.
+
+    The stats are `git diff --numstat` of the save against where its tree started, the same
+    range the diff view shows: one file, no deletions, N insertions is one new file of N
+    lines. (Were it ever wrong, git's own bytes replace the preview.)
+    """
+    stats = _lookup_stats(cfg, [commit]) or _stats_from_trailers(cfg, [commit])
+    _, _, files, insertions, deletions, _ = stats.get(commit, _NO_STATS)
+    if files == 1 and deletions == 0 and insertions:
+        return insertions
+    return None
+
+
+def _read_blob(cfg: Config, blob: str, timeout: float) -> tuple[bytes, int, int] | None:
+    """(first PREVIEW_BYTES, size, lines) of a blob, reading all of it to count its lines."""
     head = bytearray()
     size = newlines = 0
     last = b""
@@ -484,26 +550,32 @@ def diff_preview(cfg: Config, branch: str, timeout: float = 60.0) -> bytes | Non
         if len(head) < PREVIEW_BYTES:
             head.extend(chunk[: PREVIEW_BYTES - len(head)])
 
-    blob = meta[3]
     res = gitutil.stream_bytes(cfg.root, ("cat-file", "blob", blob), take, timeout)
-    if res.returncode != 0 or not PREVIEW_MIN_BYTES <= size <= PREVIEW_MAX_BYTES:
+    if res.returncode != 0:
         return None
-    if b"\0" in head[:_BINARY_PROBE]:
-        return None  # git says "Binary files … differ"
-    cut = head.rfind(b"\n")
-    if cut < 0:
-        return None  # no whole line in the preview
-    lines = newlines + (last != b"\n")  # a last line without a newline is a line too
-    tab = "\t" if " " in path else ""  # git ends a name holding a space with a tab there
-    header = (
-        f"diff --git a/{path} b/{path}\n"
-        f"new file mode {meta[1]}\n"
-        f"index {meta[2]}..{blob}\n"
-        f"--- /dev/null\n"
-        f"+++ b/{path}{tab}\n"
-        f"@@ -0,0 +1{f',{lines}' if lines != 1 else ''} @@\n"
-    ).encode()
-    return header + b"+" + bytes(head[:cut]).replace(b"\n", b"\n+") + b"\n"
+    return bytes(head), size, newlines + (last != b"\n")  # a last line without \n counts
+
+
+def _blob_size(cfg: Config, blob: str, timeout: float) -> int | None:
+    sized = proc.run(("git", "cat-file", "-s", blob), cfg.root, timeout=timeout, env=_GIT_ENV)
+    text = sized.stdout.strip()
+    return int(text) if sized.returncode == 0 and text.isdecimal() else None
+
+
+def _blob_head(cfg: Config, blob: str, timeout: float) -> bytes:
+    """A blob's first PREVIEW_BYTES: git is stopped once they are read, so a 70 MB blob
+    costs its first 256 KB, not all of it."""
+    head = bytearray()
+    group: list[int] = []
+
+    def take(chunk: bytes) -> None:
+        if len(head) < PREVIEW_BYTES:
+            head.extend(chunk[: PREVIEW_BYTES - len(head)])
+            if len(head) >= PREVIEW_BYTES and group:
+                proc.kill_group(group[0])  # enough: git need not inflate the rest
+
+    gitutil.stream_bytes(cfg.root, ("cat-file", "blob", blob), take, timeout, group.append)
+    return bytes(head)
 
 
 def stream_diff(
@@ -518,4 +590,12 @@ def stream_diff(
     The TUI's diff view pages a million-line diff while it loads. `on_start` gets the
     process group id, so a viewer that is closed mid-load can kill git at once.
     """
-    return gitutil.stream_bytes(cfg.root, diff_args(cfg, branch), on_chunk, timeout, on_start)
+
+    def started(pid: int) -> None:
+        with contextlib.suppress(OSError):  # where the OS will not, git runs as it is
+            lower = min(19, os.getpriority(os.PRIO_PROCESS, 0) + DIFF_NICE)
+            os.setpriority(os.PRIO_PROCESS, pid, lower)
+        if on_start is not None:
+            on_start(pid)
+
+    return gitutil.stream_bytes(cfg.root, diff_args(cfg, branch), on_chunk, timeout, started)
