@@ -391,17 +391,21 @@ async def test_the_file_list_follows_a_replaced_preview_while_git_still_writes(
 
 
 def test_the_viewers_git_diff_runs_below_the_operators_keys(r: Repo) -> None:
-    """The diff view's `git diff` runs at a lower CPU priority (`DIFF_NICE`): on a busy
-    machine the UI and the preview's git calls come first, the diff streams with the rest."""
+    """Once its first bytes are out (the first screenful, at full speed), the diff view's
+    `git diff` runs at a lower CPU priority (`DIFF_NICE`): on a busy machine the UI comes
+    first while the rest streams in."""
     ref = branch(r, "feat-c-1", {"a.py": ("100644", big_text())})
+    group: list[int] = []
     seen: list[int] = []
     mine = os.getpriority(os.PRIO_PROCESS, 0)
-
-    def started(pid: int) -> None:
-        seen.append(os.getpriority(os.PRIO_PROCESS, pid))
-
     chunks: list[bytes] = []
-    res = stranded.stream_diff(r.cfg, ref, chunks.append, started)
+
+    def take(data: bytes) -> None:
+        if not chunks:
+            seen.append(os.getpriority(os.PRIO_PROCESS, group[0]))
+        chunks.append(data)
+
+    res = stranded.stream_diff(r.cfg, ref, take, group.append)
     assert res.returncode == 0 and b"".join(chunks) == git_diff(r, ref)
     assert seen == [min(mine + stranded.DIFF_NICE, 19)], f"git diff ran at {seen}, we at {mine}"
 

@@ -408,9 +408,9 @@ def show(cfg: Config, branch: str) -> str:
 
 
 DIFF_TIMEOUT_S = 600.0
-# The viewer's `git diff` runs at a lower CPU priority (ours + DIFF_NICE): on a busy machine
-# the operator's keys (and the preview's git calls) come first, and the diff still streams
-# as fast as the CPU left over allows. Only ever lowered, so no privilege is needed.
+# Once its first bytes are out, the viewer's `git diff` runs at a lower CPU priority (ours +
+# DIFF_NICE): on a busy machine the operator's keys come first while the rest streams in, as
+# fast as the CPU left over allows. Only ever lowered, so no privilege is needed.
 DIFF_NICE = 10
 _GIT_ENV = gitutil.READ_ENV  # reads only: no prompt, no optional locks
 
@@ -591,11 +591,19 @@ def stream_diff(
     process group id, so a viewer that is closed mid-load can kill git at once.
     """
 
+    group: list[int] = []
+
     def started(pid: int) -> None:
-        with contextlib.suppress(OSError):  # where the OS will not, git runs as it is
-            lower = min(19, os.getpriority(os.PRIO_PROCESS, 0) + DIFF_NICE)
-            os.setpriority(os.PRIO_PROCESS, pid, lower)
+        group.append(pid)
         if on_start is not None:
             on_start(pid)
 
-    return gitutil.stream_bytes(cfg.root, diff_args(cfg, branch), on_chunk, timeout, started)
+    def chunk(data: bytes) -> None:
+        if len(group) == 1:  # git's first bytes (the first screenful) came at full speed
+            group.append(0)
+            with contextlib.suppress(OSError):  # where the OS will not, git runs as it is
+                lower = min(19, os.getpriority(os.PRIO_PROCESS, 0) + DIFF_NICE)
+                os.setpriority(os.PRIO_PROCESS, group[0], lower)
+        on_chunk(data)
+
+    return gitutil.stream_bytes(cfg.root, diff_args(cfg, branch), chunk, timeout, started)
