@@ -202,11 +202,15 @@ def run(
     timeout: float = 120,
     env: Mapping[str, str] | None = None,
     input_bytes: bytes | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Result:
     """Run to completion and capture stdout/stderr (for git and other short commands).
 
     `input_bytes`, when given, is fed through a pipe that is closed at once: the child
-    never sees the operator's terminal.
+    never sees the operator's terminal. `meanwhile`, when given, is called once the child
+    has started, before its output is read: work of the caller's own that then costs no
+    time of its own while the child starts up (`stranded.list_stranded` reads its stats
+    file while git reads the refs). A `meanwhile` that raises kills the child first.
     """
     argv = tuple(str(a) for a in argv)
     try:
@@ -221,6 +225,13 @@ def run(
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         return Result(argv, 127, "", str(exc), missing=True)
+    if meanwhile is not None:
+        try:
+            meanwhile()
+        except BaseException:
+            _terminate(proc)
+            proc.communicate()
+            raise
     try:
         out, err = proc.communicate(input=input_bytes, timeout=timeout or None)
         timed_out = False

@@ -82,6 +82,36 @@ def test_the_preview_is_exactly_the_start_of_git_diff(r: Repo, files) -> None:
     assert preview.count(b"\n") >= 6, "the preview holds no line of the file"
 
 
+@pytest.mark.parametrize("end", [b"\n", b""], ids=["new-file", "no-newline-at-end"])
+def test_a_saves_one_new_file_is_previewed_from_its_first_bytes_and_its_stats(
+    r: Repo, end: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real save of one big new file: its stats count the file's lines, so the preview
+    reads only the blob's first bytes (never all of it, which takes git as long as the
+    diff) and is still exactly git's first bytes."""
+    from board.core.git import worktrees
+
+    t = worktrees.create_worktree(r.cfg, "c-1")
+    (t / "gen").mkdir()
+    (t / "gen" / "big.py").write_bytes(big_text(end=end))
+    saved = worktrees.discard_worktree(r.cfg, t, why="test").saved
+    assert saved is not None and saved.stats.files == 1
+
+    def whole_blob(*args: object) -> None:
+        raise AssertionError("the whole blob was read to count lines the save had counted")
+
+    monkeypatch.setattr(stranded, "_read_blob", whole_blob)
+    preview = stranded.diff_preview(r.cfg, saved.branch)
+    full = git_diff(r, saved.branch)
+    assert preview is not None, "no preview for a save of one big new file"
+    assert full.startswith(preview), (
+        f"the preview is not git's first bytes:\n{preview[:400]!r}\n{full[:400]!r}"
+    )
+    saves_stats = stranded.saves.stats_file(r.cfg)
+    saves_stats.unlink()  # a save made in another clone: its trailer is read instead
+    assert stranded.diff_preview(r.cfg, saved.branch) == preview
+
+
 def _no_preview(r: Repo, ref: str) -> None:
     assert stranded.diff_preview(r.cfg, ref) is None
 
@@ -358,3 +388,38 @@ async def test_the_file_list_follows_a_replaced_preview_while_git_still_writes(
             assert "+value_0 = compute(0, 'words')  # line 0" in shown
     finally:
         fx.close()
+
+
+def test_the_viewers_git_diff_runs_below_the_operators_keys(r: Repo) -> None:
+    """Once its first bytes are out (the first screenful, at full speed), the diff view's
+    `git diff` runs at a lower CPU priority (`DIFF_NICE`): on a busy machine the UI comes
+    first while the rest streams in."""
+    ref = branch(r, "feat-c-1", {"a.py": ("100644", big_text())})
+    group: list[int] = []
+    seen: list[int] = []
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    chunks: list[bytes] = []
+
+    def take(data: bytes) -> None:
+        if not chunks:
+            seen.append(os.getpriority(os.PRIO_PROCESS, group[0]))
+        chunks.append(data)
+
+    res = stranded.stream_diff(r.cfg, ref, take, group.append)
+    assert res.returncode == 0 and b"".join(chunks) == git_diff(r, ref)
+    assert seen == [min(mine + stranded.DIFF_NICE, 19)], f"git diff ran at {seen}, we at {mine}"
+
+
+def test_the_preview_is_read_from_the_moment_the_diff_screen_is_made(r: Repo) -> None:
+    """The diff screen starts reading the preview when it is created, before it is even
+    mounted: its git calls run while the screen is built, not after."""
+    from board.tui.stranded.rows import StrandedRow
+
+    ref = branch(r, "feat-c-1", {"gen/big.py": ("100644", big_text())})
+    row = StrandedRow("branch", ref, ref, "c-1", None, "", "", "feat-c-1", "", None)
+    screen = DiffScreen(r.cfg, row)
+    thread = screen._preview_thread
+    assert thread is not None, "the preview waits for the screen to be mounted"
+    thread.join(30)
+    assert not screen.is_mounted and screen.buffer.previewed, "no preview before the mount"
+    assert git_diff(r, ref).startswith("\n".join(screen.buffer.lines(0, 8)).encode())

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from board.core import proc
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.git import naming, pick, saves, snapshot, stranded, worktrees
 from board.core.model import CardDraft
@@ -99,6 +102,93 @@ def test_list_reads_a_hand_made_branch_without_stats(r: Repo) -> None:
         "20250101T000000.000Z",
         None,
     )
+
+
+def test_list_reads_every_shape_of_name_and_stats_line_in_one_listing(r: Repo) -> None:
+    """The listing reads its stats column by column; every odd row must still read as it
+    does alone: a name with no tree dir, a tree dir of several parts, a save whose stats
+    name no card, a six-field line from before kinds, an attempt, a damaged last line."""
+    make_branches(r.root, 5)
+    base = r.git("rev-parse", "main")
+    r.git("branch", "stranded/20991231T000000.000Z", base)  # no tree dir
+    r.git("branch", "stranded/feat-c-8/deep/20991230T000000.000Z", base)
+    stranded.list_stranded(r.cfg)  # writes the stats file
+    first = stranded.list_stranded(r.cfg)
+    by_card = {b.card: b for b in first}
+    no_card, six, attempt = by_card["c-1"].commit, by_card["c-2"].commit, by_card["c-3"].commit
+    damaged = by_card["c-4"].commit
+    saves.record_stats(
+        r.cfg,
+        [
+            saves.stats_line(no_card, "feat-c-1", None, snapshot.Stats(1, 2, 3)),
+            saves.stats_line(six, "feat-c-2", "c-2", snapshot.Stats(4, 5, 6)).rsplit("\t", 1)[0]
+            + "\n",
+            saves.stats_line(attempt, "feat-c-3", "c-3", snapshot.Stats(7, 8, 9), "attempt"),
+            f"{damaged}\tfeat-c-4\tcut short\n",  # a torn line: the last good one wins
+        ],
+    )
+    listed = stranded.list_stranded(r.cfg)
+    shown = [(b.branch, b.card, b.tree, b.stamp, b.files, b.kind) for b in listed]
+    assert shown[:2] == [
+        ("stranded/20991231T000000.000Z", None, "", "20991231T000000.000Z", None, "saved"),
+        (
+            "stranded/feat-c-8/deep/20991230T000000.000Z",
+            "c-8",
+            "feat-c-8",
+            "20991230T000000.000Z",
+            None,
+            "saved",
+        ),
+    ], shown[:2]
+    got = {b.commit: (b.card, b.files, b.insertions, b.deletions, b.kind) for b in listed}
+    assert got[no_card] == ("c-1", 1, 2, 3, "saved"), "a save naming no card lost its tree's"
+    assert got[six] == ("c-2", 4, 5, 6, "saved"), "a line from before kinds was misread"
+    assert got[attempt] == ("c-3", 7, 8, 9, "attempt"), "the attempt's kind was lost"
+    was = by_card["c-4"]
+    assert got[damaged] == ("c-4", was.files, was.insertions, was.deletions, "saved"), (
+        "a damaged last line hid the good one before it"
+    )
+    assert [b.branch for b in listed] == [b.branch for b in first], "the order changed"
+    assert [b.stamp for b in listed] == sorted((b.stamp for b in listed), reverse=True)
+
+
+def test_a_listing_reads_its_stats_while_git_runs_and_a_failure_there_kills_git(
+    tmp_path: Path,
+) -> None:
+    """`proc.run(meanwhile=…)`, which the listing uses to read its stats file while git
+    starts: it runs while the child does, its output is still all read, and if it raises the
+    child's group is killed rather than left running."""
+    script = (
+        "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid()));"
+        " time.sleep(float(sys.argv[2])); print('all of it')"
+    )
+    pid_file = tmp_path / "pid"
+    seen: list[bool] = []
+
+    def started() -> int:
+        while not pid_file.exists() or not pid_file.read_text():
+            time.sleep(0.01)
+        return int(pid_file.read_text())
+
+    def meanwhile() -> None:
+        seen.append(proc.pid_alive(started()))
+
+    res = proc.run((sys.executable, "-c", script, str(pid_file), "0.5"), meanwhile=meanwhile)
+    assert seen == [True] and res.stdout == "all of it\n", (seen, res)
+
+    pid_file.unlink()
+
+    def failing() -> None:
+        started()
+        raise RuntimeError("the stats file could not be read")
+
+    with pytest.raises(RuntimeError):
+        proc.run((sys.executable, "-c", script, str(pid_file), "60"), meanwhile=failing)
+    pid = int(pid_file.read_text())
+    try:
+        assert not proc.pid_alive(pid), "the child was left running after meanwhile raised"
+    finally:
+        proc.kill_group(pid)
 
 
 def test_the_newest_screenful_is_the_head_of_the_whole_list_with_the_same_stats(r: Repo) -> None:

@@ -752,3 +752,58 @@ def test_browser_with_failed_attempts_snapshot_80x24(snap_compare, tmp_path, mon
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
     fx.close()
+
+
+# --- the diff view while git streams ------------------------------------------------------
+
+
+async def test_lines_arriving_below_the_screen_neither_redraw_it_nor_lay_it_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While a big diff streams in, the view takes new lines five times a second. Lines
+    below the screen change only the scrollbar: no row is drawn again and the screen is
+    not laid out again (a layout per sync kept the UI thread busy more than half the time,
+    and keys waited behind it). Lines that reach the screen are drawn."""
+    from board.tui.stranded.diff_view import DiffView
+    from textual.app import App, ComposeResult
+
+    class ViewApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield DiffView(id="view")
+
+    def lines(start: int, count: int) -> bytes:
+        return b"".join(b"+line %d\n" % i for i in range(start, start + count))
+
+    app = ViewApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = app.query_one(DiffView)
+        buffer = DiffBuffer()
+        view.attach(buffer)
+        buffer.feed(lines(0, 10))
+        view.sync()
+        await pilot.pause()
+        assert view.painted_rows == 10
+        draws: list[int] = []
+        layouts: list[int] = []
+        real_draw, real_layout = view.draw_frame, app.screen._refresh_layout
+        monkeypatch.setattr(view, "draw_frame", lambda *a: draws.append(1) or real_draw(*a))
+        monkeypatch.setattr(
+            app.screen, "_refresh_layout", lambda *a, **k: layouts.append(1) or real_layout(*a, **k)
+        )
+        buffer.feed(lines(10, 5))  # these reach the screen: they are drawn
+        view.sync()
+        await pilot.pause()
+        assert draws and view.text_lines()[14].rstrip() == "+line 14", view.text_lines()[12:16]
+        buffer.feed(lines(15, 100))
+        view.sync()
+        await pilot.pause()
+        draws.clear()
+        layouts.clear()
+        for n in range(5):  # all below the screen
+            buffer.feed(lines(115 + 50 * n, 50))
+            view.sync()
+            await pilot.pause()
+        assert view.virtual_size.height == buffer.count == 365, "the scrollbar did not follow"
+        assert not layouts, f"lines below the screen laid the screen out {len(layouts)} times"
+        assert not draws, f"lines below the screen redrew its rows {len(draws)} times"
+        assert view.text_lines()[-1].rstrip() == "+line 19"

@@ -265,6 +265,36 @@ def test_scratch_only_tree_counts_as_empty_and_is_never_saved(r: Repo, ignored: 
     assert res.removed and res.saved is None and r.stranded() == {}
 
 
+@pytest.mark.parametrize("ignored", [False, True], ids=["not-ignored", "in-info-exclude"])
+def test_a_save_asks_git_about_scratch_only_when_a_scratch_path_is_there(
+    r: Repo, ignored: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git add` fails only on an ignored path that is there, so an absent scratch
+    directory is excluded as it is and costs no `check-ignore` process; a present one is
+    still asked about, and stays out of the save either way."""
+    if ignored:
+        with (r.root / ".git" / "info" / "exclude").open("a") as fh:
+            fh.write(".board-scratch/\n")
+    t = tree(r)
+    (t / "feature.py").write_text("f = 1\n")
+    calls: list[str] = []
+    real = snapshot.git
+
+    def counting(cwd, *args, **kw):  # a pass-through that counts: git still runs for real
+        calls.append(next(a for a in args if not a.startswith("-") and "=" not in a))
+        return real(cwd, *args, **kw)
+
+    monkeypatch.setattr(snapshot, "git", counting)
+    work = snapshot.unpublished_work(r.cfg, t)
+    assert work.changes == ["A feature.py"] and "check-ignore" not in calls, calls
+    (t / ".board-scratch").mkdir()
+    (t / ".board-scratch" / "x").write_text("x\n")
+    calls.clear()
+    work = snapshot.unpublished_work(r.cfg, t)
+    assert work.changes == ["A feature.py"], f"scratch counted as work: {work.changes}"
+    assert calls.count("check-ignore") == 1, calls
+
+
 def test_node_modules_link_only_tree_counts_as_empty(r: Repo) -> None:
     t = tree(r)
     (r.root / "node_modules").mkdir()

@@ -31,6 +31,7 @@ from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 
 class LineView(ScrollView, can_focus=True):
@@ -68,6 +69,19 @@ class LineView(ScrollView, can_focus=True):
     def update_virtual_size(self) -> None:
         """Set `virtual_size` from the line count and the widest line."""
         self.virtual_size = Size(self.virtual_width, self.virtual_lines)
+
+    def grow_virtual_size(self) -> None:
+        """`update_virtual_size` for a view whose own size does not depend on its lines (it
+        fills its container, or is at its height cap): only its scrollbars and scroll limits
+        follow, as Textual does for a resize without layout, and the screen is not laid out
+        again. A diff streaming in grows five times a second, and a layout of the whole
+        screen each time kept the UI thread busy more than half the time, so keys waited
+        behind it. The caller repaints what changed; the scrollbars repaint themselves.
+        """
+        size = Size(self.virtual_width, self.virtual_lines)
+        if size != self.virtual_size:
+            self.set_reactive(Widget.virtual_size, size)
+            self._scroll_update(size)
 
     def widen(self, widest: int) -> None:
         """A line `widest` cells wide was drawn: grow the virtual width after this frame."""

@@ -37,12 +37,22 @@ def git(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     input_bytes: bytes | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> proc.Result:
-    """Run `git <args>` in `cwd`; raise GitError with git's own words when `check` and it fails."""
+    """Run `git <args>` in `cwd`; raise GitError with git's own words when `check` and it fails.
+
+    `meanwhile` runs once git has started (see `proc.run`)."""
     full_env = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
     if env:
         full_env.update(env)
-    res = proc.run(("git", *args), cwd=cwd, timeout=timeout, env=full_env, input_bytes=input_bytes)
+    res = proc.run(
+        ("git", *args),
+        cwd=cwd,
+        timeout=timeout,
+        env=full_env,
+        input_bytes=input_bytes,
+        meanwhile=meanwhile,
+    )
     if res.missing:
         if not Path(cwd).is_dir():  # Popen says "not found" for a missing cwd too
             raise BoardError(f"{cwd}: no such directory")

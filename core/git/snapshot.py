@@ -16,6 +16,7 @@ import re
 import shutil
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -199,9 +200,12 @@ def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None) -> None:
     """
     unhide(tree, env)
     names = [n for n in (s.strip("/") for s in cfg.scratch) if n]
+    # only a scratch path that is there can make `git add` fail; an absent one is excluded
+    # as it is, and asks git nothing (the usual case: one process fewer per save)
+    present = [n for n in names if os.path.lexists(tree / n)]
     ignored: set[str] = set()
-    if names:  # one call for all of them
-        res = git(tree, "check-ignore", "--", *names, env=env, check=False)
+    if present:  # one call for all of them
+        res = git(tree, "check-ignore", "--", *present, env=env, check=False)
         ignored = {line.strip().rstrip("/") for line in res.stdout.splitlines()}
     excludes = [f":(exclude,literal){n}" for n in names if n not in ignored]
     git(
@@ -318,12 +322,13 @@ def _rev_list(
     return [line for line in git(cwd, *args).stdout.splitlines() if line.strip()]
 
 
-def _snapshot(cfg: Config, tree: Path) -> Work:
-    """Everything the save needs, computed without touching the tree, its index or branch."""
-    work = Work(tree=tree)
-    gitdir = _gitfile_dir(tree)
-    if gitdir is None or not gitdir.is_dir():
-        raise GitError(f"{tree} is not a git worktree (no admin entry)")
+def _history(cfg: Config, tree: Path, work: Work) -> str | None:
+    """HEAD, the tree's branch, the refs the save compares with, and the commits that HEAD
+    or the branch hold and no other ref does, minus published content; into `work`.
+
+    Returns the start point's commit (for the stats). Reads refs and commits only, never the
+    index: `_snapshot` runs it alongside the staging.
+    """
     res = git(tree, "rev-parse", "HEAD", "--symbolic-full-name", "HEAD", check=False)
     info = res.stdout.split() if res.returncode == 0 else []
     head = info[0] if info and re.fullmatch(r"[0-9a-f]{40,64}", info[0]) else None
@@ -380,51 +385,74 @@ def _snapshot(cfg: Config, tree: Path) -> Work:
         if _rev_list(tree, [tip], work.branch, extra_not=[head])[:1]:
             parents.append(tip)  # the branch tip a moved detached HEAD left behind
     work.parents = parents
+    return base_commit
 
+
+def _snapshot(cfg: Config, tree: Path) -> Work:
+    """Everything the save needs, computed without touching the tree, its index or branch.
+
+    Two things run side by side, each in git processes of its own: the history (`_history`:
+    refs and commits) and the staging of the working state into a private index; then the
+    snapshot's tree is written while its diffstat is read. A save is mostly `git add -A` and
+    `git write-tree`, and the rest costs little more than those two then (issue 27).
+    """
+    work = Work(tree=tree)
+    gitdir = _gitfile_dir(tree)
+    if gitdir is None or not gitdir.is_dir():
+        raise GitError(f"{tree} is not a git worktree (no admin entry)")
     # the working state, staged into a private copy of the tree's index
     private = gitdir / f"board-save-{os.getpid()}-{threading.get_ident()}.index"
     env = {"GIT_INDEX_FILE": str(private)}
-    try:
-        with contextlib.suppress(FileNotFoundError):
-            # copy2 keeps the index's mtime: git's racy-clean check compares it with each
-            # file's, and a fresh mtime would hide a same-size edit made in the same second
-            shutil.copy2(gitdir / "index", private)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="board-save") as pool:
+        history = pool.submit(_history, cfg, tree, work)
         try:
-            _add_all(cfg, tree, env)
-        except GitError:
-            nested = _untracked_nested(tree, env)
-            if nested:
-                work.nested = nested
-                return work
-            raise
-        snap = out(tree, "write-tree", env=env)
-        res = git(
-            tree,
-            "diff-tree",
-            "-r",
-            "-z",
-            "--raw",
-            "--numstat",
-            "--no-renames",
-            head or NO_PARENT_TREE,
-            snap,
-        )
-        raw, stats = _parse_raw_numstat(res.stdout)
-        links = [p for s, m, p in raw if _is_board_link(tree, s, m, p)]
-        if links:
-            _unstage(tree, links, env)
-            snap = out(tree, "write-tree", env=env)
-            raw = [r for r in raw if r[2] not in links]
-            stats = _numstat(tree, head or NO_PARENT_TREE, snap)
-        work.nested = _nested_repos(tree, raw)
-        work.changes = [f"{s} {p}" for s, _, p in raw]
-        work.snapshot = snap
-    finally:
-        for leftover in (private, Path(str(private) + ".lock")):
             with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
+                # copy2 keeps the index's mtime: git's racy-clean check compares it with each
+                # file's, and a fresh mtime would hide a same-size edit made in the same second
+                shutil.copy2(gitdir / "index", private)
+            try:
+                _add_all(cfg, tree, env)
+            except GitError:
+                nested = _untracked_nested(tree, env)
+                if nested:
+                    history.result()
+                    work.nested = nested
+                    return work
+                raise
+            base_commit = history.result()
+            head = work.head
+            # the same diff as `diff-tree <head> <snapshot>`, read from the index the snapshot
+            # is written from, while it is written
+            staged = pool.submit(
+                git,
+                tree,
+                "diff-index",
+                "--cached",
+                "-z",
+                "--raw",
+                "--numstat",
+                "--no-renames",
+                head or NO_PARENT_TREE,
+                env=env,
+            )
+            snap = out(tree, "write-tree", env=env)
+            raw, stats = _parse_raw_numstat(staged.result().stdout)
+            links = [p for s, m, p in raw if _is_board_link(tree, s, m, p)]
+            if links:
+                _unstage(tree, links, env)
+                snap = out(tree, "write-tree", env=env)
+                raw = [r for r in raw if r[2] not in links]
+                stats = _numstat(tree, head or NO_PARENT_TREE, snap)
+            work.nested = _nested_repos(tree, raw)
+            work.changes = [f"{s} {p}" for s, _, p in raw]
+            work.snapshot = snap
+        finally:
+            for leftover in (private, Path(str(private) + ".lock")):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
 
     # the diffstat `git diff <base>...<save>` will show, recorded in the save's message
+    parents = work.parents
     if not work.empty:
         if base_commit and parents and not (len(parents) == 1 and base_commit == parents[0]):
             mb = git(tree, "merge-base", base_commit, *parents, check=False).stdout.strip()

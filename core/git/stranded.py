@@ -13,7 +13,9 @@ import contextlib
 import os
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -210,26 +212,25 @@ def _compact_stats(cfg: Config, cache: dict[str, _CachedStats], live: set[str]) 
         os.replace(tmp, path)
 
 
-_RefRow = tuple[str, str, str, str]  # (stamp, branch, commit, tree)
-
-
 @dataclass
 class StrandedRefs:
     """The stranded refs as ONE `git for-each-ref` read them, newest first.
 
     `newest(n)` gives a screenful with its stats looked up for those commits only (the
     browser paints that first); `all()` gives every branch, as `list_stranded` does.
+    `words` is git's output split: stamp, short name, commit, for each ref in turn.
     """
 
     cfg: Config
-    refs: list[_RefRow]
+    words: list[str]
+    stats: dict[str, _CachedStats] | None = None  # the stats file, when read with the refs
 
     def __len__(self) -> int:
-        return len(self.refs)
+        return len(self.words) // 3
 
     def newest(self, count: int) -> list[StrandedBranch]:
-        head = self.refs[: max(0, count)]
-        commits = [r[2] for r in head]
+        head = self.words[: 3 * max(0, count)]
+        commits = head[2::3]
         cache = _lookup_stats(self.cfg, commits)
         missing = [c for c in commits if c not in cache]
         if missing:
@@ -237,64 +238,82 @@ class StrandedRefs:
         return _branches(self.cfg, head, cache)
 
     def all(self) -> list[StrandedBranch]:
-        cache = _read_stats(self.cfg)
-        missing = [r[2] for r in self.refs if r[2] not in cache]
+        cache = self.stats if self.stats is not None else _read_stats(self.cfg)
+        commits = self.words[2::3]
+        missing = [c for c in commits if c not in cache]
         if missing:
             cache.update(_stats_from_trailers(self.cfg, sorted(set(missing))))
-        if len(cache) > 2 * len(self.refs) + 200:  # mostly discarded branches: keep it small
-            _compact_stats(self.cfg, cache, {r[2] for r in self.refs})
-        return _branches(self.cfg, self.refs, cache)
+        if len(cache) > 2 * len(commits) + 200:  # mostly discarded branches: keep it small
+            _compact_stats(self.cfg, cache, set(commits))
+        return _branches(self.cfg, self.words, cache)
 
 
-def read_refs(cfg: Config, newest: int | None = None) -> StrandedRefs:
+# What `read_refs` asks git for, space-separated (a ref name holds no space), newest first:
+# the stamp (the name's last part), the short name and the commit. git sorts, by stamp then
+# name, both descending (the order `list_stranded` gives); Python splits the text once.
+_REF_ARGS = (
+    "--sort=-refname",
+    "--sort=-refname:lstrip=-1",
+    "--format=%(refname:lstrip=-1) %(refname:lstrip=2) %(objectname)",
+)
+
+
+def read_refs(cfg: Config, newest: int | None = None, *, stats: bool = False) -> StrandedRefs:
     """Every ref under stranded/ (or only the `newest`), newest first, from ONE git call.
 
     The age order is the stamp, the last part of the name: git sorts by it and cuts the
     list, so a first screenful costs git's read of the refs but only a screenful's output.
+    With `stats` (for `all()`), the stats file is read while git runs: git takes most of a
+    listing's time starting up and reading the refs, and the file costs nothing meanwhile.
     """
-    limit = []
-    if newest is not None:
-        limit = ["--sort=-refname", "--sort=-refname:lstrip=-1", f"--count={max(1, newest)}"]
-    fmt = "--format=%(objectname) %(refname)"
-    text = git(cfg.root, "for-each-ref", *limit, fmt, naming.STRANDED_REFS).stdout
-    refs: list[_RefRow] = []
-    for line in text.splitlines():
-        commit, _, refname = line.partition(" ")
-        branch = refname[11:]  # len("refs/heads/")
-        tree, _, stamp = branch[9:].rpartition("/")  # len("stranded/")
-        if "/" in tree:
-            tree = tree.split("/", 1)[0]
-        refs.append((stamp, branch, commit, tree))
-    refs.sort(reverse=True)  # (stamp, branch): the order `list_stranded` gives
-    return StrandedRefs(cfg, refs)
+    limit = [] if newest is None else [f"--count={max(1, newest)}"]
+    read: list[dict[str, _CachedStats]] = []
+    words = git(
+        cfg.root,
+        "for-each-ref",
+        *_REF_ARGS,
+        *limit,
+        naming.STRANDED_REFS,
+        meanwhile=(lambda: read.append(_read_stats(cfg))) if stats else None,
+    ).stdout.split()
+    return StrandedRefs(cfg, words, read[0] if read else None)
 
 
 def _branches(
-    cfg: Config, refs: list[_RefRow], cache: dict[str, _CachedStats]
+    cfg: Config, words: list[str], cache: dict[str, _CachedStats]
 ) -> list[StrandedBranch]:
-    card_of = naming.card_id_of
-    prefix = cfg.prefix
-    found = []
-    for stamp, branch, commit, tree in refs:
-        cached = cache.get(commit, _NO_STATS)
-        card = cached[1] if cached[1] is not None else card_of(tree, prefix)
-        found.append(
-            StrandedBranch(
-                branch, card, tree, stamp, commit, cached[2], cached[3], cached[4], cached[5]
-            )
+    """The branches of `words` (stamp, short name, commit, …) with their cached stats.
+
+    This runs once per saved branch (2,000) and `board stranded list` must cost little more
+    than git's own listing, so it goes column by column (`map` and `zip`: a C loop each)
+    rather than branch by branch; only a branch whose stats name no card has its card
+    read from its tree's name, one by one.
+    """
+    stamps, names, commits = words[0::3], words[1::3], words[2::3]
+    if not commits:
+        return []
+    rows = list(map(cache.get, commits, repeat(_NO_STATS)))
+    _, cards, files, ins, dels, kinds = zip(*rows, strict=True)
+    # stranded/<tree dir>/<stamp>; stranded/<stamp> (made by hand) has no tree dir
+    trees = [name[9:cut] if (cut := name.find("/", 9)) >= 0 else "" for name in names]
+    if None in cards:
+        card_of, prefix = naming.card_id_of, cfg.prefix
+        cards = tuple(
+            card if card is not None else card_of(tree, prefix)
+            for card, tree in zip(cards, trees, strict=True)
         )
-    return found
+    return list(map(StrandedBranch, names, cards, trees, stamps, commits, files, ins, dels, kinds))
 
 
 def list_stranded(cfg: Config) -> list[StrandedBranch]:
     """Every branch under stranded/, newest first, from ONE `git for-each-ref` call.
 
     The diffstat was recorded at save time, in the save commit's `Board-Save:` trailer and in
-    the stats file beside the store; the listing reads that file, not 2,000 commit objects.
-    A commit the file does not know (a save made elsewhere, a branch made by hand) has its
-    trailer read once, by one more git call, and is added to the file.
+    the stats file beside the store; the listing reads that file (while git runs), not 2,000
+    commit objects. A commit the file does not know (a save made elsewhere, a branch made by
+    hand) has its trailer read once, by one more git call, and is added to the file.
     """
-    return read_refs(cfg).all()
+    return read_refs(cfg, stats=True).all()
 
 
 def husk_dir(cfg: Config) -> Path:
@@ -389,6 +408,10 @@ def show(cfg: Config, branch: str) -> str:
 
 
 DIFF_TIMEOUT_S = 600.0
+# Once its first bytes are out, the viewer's `git diff` runs at a lower CPU priority (ours +
+# DIFF_NICE): on a busy machine the operator's keys come first while the rest streams in, as
+# fast as the CPU left over allows. Only ever lowered, so no privilege is needed.
+DIFF_NICE = 10
 _GIT_ENV = gitutil.READ_ENV  # reads only: no prompt, no optional locks
 
 
@@ -428,12 +451,23 @@ def diff_preview(cfg: Config, branch: str, timeout: float = 60.0) -> bytes | Non
     For a new file of a million lines git diffs all of it before writing its first byte
     (half a second here), yet that patch starts with a header and the file's first lines,
     each behind a `+`. `git diff --raw` names the files at once, `git cat-file` streams
-    the blob, and the line count for the hunk header comes from counting its newlines. The
-    viewer shows these bytes at once and checks git's own output against them as it
-    arrives (see the TUI's DiffScreen): a preview that differs is replaced, never kept.
+    the blob, and the line count for the hunk header comes from the save's own stats when
+    the save is that one new file (its `Board-Save` trailer counts its lines: only the
+    blob's first bytes are read), else from counting the blob's newlines (all of it is
+    read). The viewer shows these bytes at once and checks git's own output against them as
+    it arrives (see the TUI's DiffScreen): a preview that differs is replaced, never kept.
     """
-    short, _ = _branch(cfg, branch)
-    base = runbranch.start_ref(cfg)
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="board-preview") as pool:
+        return _preview(cfg, branch, timeout, pool)
+
+
+def _preview(cfg: Config, branch: str, timeout: float, pool: ThreadPoolExecutor) -> bytes | None:
+    """`diff_preview`, its independent git calls run side by side in `pool`: the first
+    screenful waits for the slowest of them, not for their sum."""
+    start = pool.submit(runbranch.start_ref, cfg)
+    short, commit = _branch(cfg, branch)
+    counted_f = pool.submit(_saved_new_file_lines, cfg, commit)
+    base = start.result()
     raw = proc.run(
         # the ids abbreviated as the patch's `index` line has them (the same git call)
         ("git", "diff", "--raw", "-z", f"{base}...refs/heads/{short}"),
@@ -449,11 +483,61 @@ def diff_preview(cfg: Config, branch: str, timeout: float = 60.0) -> bytes | Non
         return None  # only a new regular file: a change, rename or link needs git's diff
     if not _PLAIN_PATH.fullmatch(path):
         return None  # git would quote it
+    blob = meta[3]
+    sized = pool.submit(_blob_size, cfg, blob, timeout)
+    first = pool.submit(_blob_head, cfg, blob, timeout)
     attr = proc.run(
         ("git", "check-attr", "diff", "--", path), cfg.root, timeout=timeout, env=_GIT_ENV
     )
     if attr.returncode != 0 or attr.stdout.strip() != f"{path}: diff: unspecified":
         return None  # marked binary, or with a diff driver of its own
+    counted = counted_f.result()
+    if counted is None:  # the blob is read to its end to count its lines
+        got = _read_blob(cfg, blob, timeout)
+        if got is None:
+            return None
+        head, size, lines = got
+    else:
+        blob_size, head, lines = sized.result(), first.result(), counted
+        if blob_size is None or len(head) < min(blob_size, PREVIEW_BYTES):
+            return None  # git ended before the first bytes were read
+        size = blob_size
+    if not PREVIEW_MIN_BYTES <= size <= PREVIEW_MAX_BYTES:
+        return None
+    if b"\0" in head[:_BINARY_PROBE]:
+        return None  # git says "Binary files … differ"
+    cut = head.rfind(b"\n")
+    if cut < 0:
+        return None  # no whole line in the preview
+    tab = "\t" if " " in path else ""  # git ends a name holding a space with a tab there
+    header = (
+        f"diff --git a/{path} b/{path}\n"
+        f"new file mode {meta[1]}\n"
+        f"index {meta[2]}..{blob}\n"
+        f"--- /dev/null\n"
+        f"+++ b/{path}{tab}\n"
+        f"@@ -0,0 +1{f',{lines}' if lines != 1 else ''} @@\n"
+    ).encode()
+    return header + b"+" + bytes(head[:cut]).replace(b"\n", b"\n+") + b"\n"
+
+
+def _saved_new_file_lines(cfg: Config, commit: str) -> int | None:
+    """The line count of the one new file a save holds, from its stats (the stats file, or
+    the commit's `Board-Save` trailer); None when the save is not exactly one new file.
+
+    The stats are `git diff --numstat` of the save against where its tree started, the same
+    range the diff view shows: one file, no deletions, N insertions is one new file of N
+    lines. (Were it ever wrong, git's own bytes replace the preview.)
+    """
+    stats = _lookup_stats(cfg, [commit]) or _stats_from_trailers(cfg, [commit])
+    _, _, files, insertions, deletions, _ = stats.get(commit, _NO_STATS)
+    if files == 1 and deletions == 0 and insertions:
+        return insertions
+    return None
+
+
+def _read_blob(cfg: Config, blob: str, timeout: float) -> tuple[bytes, int, int] | None:
+    """(first PREVIEW_BYTES, size, lines) of a blob, reading all of it to count its lines."""
     head = bytearray()
     size = newlines = 0
     last = b""
@@ -466,26 +550,32 @@ def diff_preview(cfg: Config, branch: str, timeout: float = 60.0) -> bytes | Non
         if len(head) < PREVIEW_BYTES:
             head.extend(chunk[: PREVIEW_BYTES - len(head)])
 
-    blob = meta[3]
     res = gitutil.stream_bytes(cfg.root, ("cat-file", "blob", blob), take, timeout)
-    if res.returncode != 0 or not PREVIEW_MIN_BYTES <= size <= PREVIEW_MAX_BYTES:
+    if res.returncode != 0:
         return None
-    if b"\0" in head[:_BINARY_PROBE]:
-        return None  # git says "Binary files … differ"
-    cut = head.rfind(b"\n")
-    if cut < 0:
-        return None  # no whole line in the preview
-    lines = newlines + (last != b"\n")  # a last line without a newline is a line too
-    tab = "\t" if " " in path else ""  # git ends a name holding a space with a tab there
-    header = (
-        f"diff --git a/{path} b/{path}\n"
-        f"new file mode {meta[1]}\n"
-        f"index {meta[2]}..{blob}\n"
-        f"--- /dev/null\n"
-        f"+++ b/{path}{tab}\n"
-        f"@@ -0,0 +1{f',{lines}' if lines != 1 else ''} @@\n"
-    ).encode()
-    return header + b"+" + bytes(head[:cut]).replace(b"\n", b"\n+") + b"\n"
+    return bytes(head), size, newlines + (last != b"\n")  # a last line without \n counts
+
+
+def _blob_size(cfg: Config, blob: str, timeout: float) -> int | None:
+    sized = proc.run(("git", "cat-file", "-s", blob), cfg.root, timeout=timeout, env=_GIT_ENV)
+    text = sized.stdout.strip()
+    return int(text) if sized.returncode == 0 and text.isdecimal() else None
+
+
+def _blob_head(cfg: Config, blob: str, timeout: float) -> bytes:
+    """A blob's first PREVIEW_BYTES: git is stopped once they are read, so a 70 MB blob
+    costs its first 256 KB, not all of it."""
+    head = bytearray()
+    group: list[int] = []
+
+    def take(chunk: bytes) -> None:
+        if len(head) < PREVIEW_BYTES:
+            head.extend(chunk[: PREVIEW_BYTES - len(head)])
+            if len(head) >= PREVIEW_BYTES and group:
+                proc.kill_group(group[0])  # enough: git need not inflate the rest
+
+    gitutil.stream_bytes(cfg.root, ("cat-file", "blob", blob), take, timeout, group.append)
+    return bytes(head)
 
 
 def stream_diff(
@@ -500,4 +590,20 @@ def stream_diff(
     The TUI's diff view pages a million-line diff while it loads. `on_start` gets the
     process group id, so a viewer that is closed mid-load can kill git at once.
     """
-    return gitutil.stream_bytes(cfg.root, diff_args(cfg, branch), on_chunk, timeout, on_start)
+
+    group: list[int] = []
+
+    def started(pid: int) -> None:
+        group.append(pid)
+        if on_start is not None:
+            on_start(pid)
+
+    def chunk(data: bytes) -> None:
+        if len(group) == 1:  # git's first bytes (the first screenful) came at full speed
+            group.append(0)
+            with contextlib.suppress(OSError):  # where the OS will not, git runs as it is
+                lower = min(19, os.getpriority(os.PRIO_PROCESS, 0) + DIFF_NICE)
+                os.setpriority(os.PRIO_PROCESS, group[0], lower)
+        on_chunk(data)
+
+    return gitutil.stream_bytes(cfg.root, diff_args(cfg, branch), chunk, timeout, started)

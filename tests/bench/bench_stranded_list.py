@@ -1,8 +1,9 @@
 """Benchmark: the listing behind `board stranded list` over 2,000 stranded branches.
 
 Compared in the same run, in-process, against a bare `git for-each-ref refs/heads/stranded/`.
-Target: at most 2x. The stats come from each save commit's `Board-Save:` trailer, recorded at
-save time, so the listing is one git call whatever the number of branches.
+Target (issue 27): at most 1.5x, with loose and with packed refs. The stats come from each
+save commit's `Board-Save:` trailer, recorded at save time, so the listing is one git call
+whatever the number of branches.
 
     /tmp/venv/bin/python tests/bench/bench_stranded_list.py [--branches 2000] [--rounds 15]
 
@@ -28,7 +29,7 @@ from board.core.git import stranded  # noqa: E402
 from tests.support.repos import GIT_ENV, git, make_repo  # noqa: E402
 from tests.support.stranded import make_branches  # noqa: E402
 
-TARGET = 2.0
+TARGET = 1.5  # issue 27
 
 
 def measure(cfg, rounds: int) -> tuple[float, float, int]:
@@ -69,8 +70,10 @@ def main() -> int:
             print(f"{label}: {listed} branches listed with card, tree, stamp, commit and diffstat")
             print(f"  bare git for-each-ref refs/heads/stranded/: median {bare * 1000:.1f} ms")
             print(f"  stranded.list_stranded (in-process):        median {ours * 1000:.1f} ms")
-            print(f"  ratio: {ratio:.2f}x (target <= {TARGET}x)")
-    print(f"worst ratio: {worst:.2f}x -> {'OK' if worst <= TARGET else 'OVER'}")
+            verdict = "met" if ratio <= TARGET else "not met"
+            print(f"  ratio: {ratio:.2f}x (target <= {TARGET}x): {verdict}")
+    verdict = "met" if worst <= TARGET else "not met"
+    print(f"worst ratio: {worst:.2f}x (target <= {TARGET}x): {verdict}")
     return 0 if worst <= TARGET else 1
 
 

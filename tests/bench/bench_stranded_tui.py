@@ -14,14 +14,17 @@
    second (50 ms), so watching never competes with the keys.
 2. Diff: time from pushing the diff screen to the first screenful of the diff painted,
    for a 1,000,000-line diff, against the bare `git diff` of the same range run to its
-   end. Two shapes: 500 files of 2,000 lines, and one new file of 1,000,000 lines (git
+   end. Shapes: 500 files of 2,000 lines, and one new file of 1,000,000 lines (git
    itself writes nothing of a file until it has diffed all of it, so the view paints that
-   file's start from its blob meanwhile: `stranded.diff_preview`). Either way the first
-   screenful is checked to be exactly git's first lines.
-   Targets: at most 2x, and under 0.5 s.
+   file's start from its blob meanwhile: `stranded.diff_preview`), as a save makes it
+   (its `Board-Save` trailer counts the file's lines) and as a branch made by hand (no
+   trailer: the blob is read to its end to count them; shown, no target). Either way the
+   first screenful is checked to be exactly git's first lines.
+   Targets: at most 2x, and under 0.5 s; the new file's first screenful under 0.25 s
+   (issue 27).
 3. Keys: key-to-repaint latency (a `j` arriving as from the terminal, to the repaint that
    shows the view one line down) while the 1,000,000-line diff is still streaming in,
-   against the same view idle. Target: at most 2x.
+   against the same view idle. Target (issue 27): at most 1.3x.
 
     /tmp/venv/bin/python tests/bench/bench_stranded_tui.py [--branches 2000] [--rounds 5]
         [--lines 1000000] [--keys 40] [--browser-only]
@@ -43,7 +46,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from board.core import proc
-from board.core.git import stranded  # noqa: E402
+from board.core.git import saves, snapshot, stranded  # noqa: E402
 from board.core.model import CardDraft  # noqa: E402
 from board.core.store import SQLiteStore  # noqa: E402
 from board.tui.app import BoardApp  # noqa: E402
@@ -57,7 +60,10 @@ from tests.support.stranded import make_branches  # noqa: E402
 
 RATIO = 2.0
 LIMIT_S = 0.5
-KEY_RATIO = 2.0
+KEY_RATIO = 1.3  # issue 27: keys while a diff streams at most 1.3x idle
+NEW_FILE_LIMIT_S = 0.25  # issue 27: a 1,000,000-line new file's first screenful
+NEW_FILE = "1 file x 1,000,000 lines"
+BY_HAND = "1 file x 1,000,000 lines, no trailer"
 SIGNATURE_LIMIT_S = 0.05  # 5% of the browser's 1 s poll
 SIZE = (120, 40)
 
@@ -74,11 +80,21 @@ def bare(root: Path, *args: str) -> float:
     return took
 
 
-def make_diff_branch(root: Path, name: str, files: int, lines_per_file: int) -> str:
-    """A stranded/… branch adding `files` files of `lines_per_file` lines, by fast-import."""
+def make_diff_branch(
+    root: Path, name: str, files: int, lines_per_file: int, trailer: bool = True
+) -> str:
+    """A stranded/… branch adding `files` files of `lines_per_file` lines, by fast-import.
+
+    With `trailer` its commit is a save's, with the `Board-Save` trailer every save writes
+    (its diffstat); without, a branch made by hand, whose stats nobody recorded.
+    """
     base = git(root, "rev-parse", "main")
-    out = [f"commit refs/heads/{name}", "committer bench <b@b> 1767225600 +0000", "data 5"]
-    out.append("bench")
+    tree_dir = name.split("/")[1]
+    stats = snapshot.Stats(files, files * lines_per_file, 0)
+    msg = saves._message(tree_dir, None, "bench", stats, "bench") if trailer else "bench\n"
+    data = msg.encode()
+    out = [f"commit refs/heads/{name}", "committer bench <b@b> 1767225600 +0000"]
+    out += [f"data {len(data)}", data.decode().rstrip("\n")]
     out.append(f"from {base}")
     chunks = [("\n".join(out) + "\n").encode()]
     for f in range(files):
@@ -283,7 +299,7 @@ async def key_rounds(app: BoardApp, row: Any, keys: int) -> tuple[list[float], l
 
 
 def verdict(ok: bool) -> str:
-    return "OK" if ok else "MISSED"
+    return "met" if ok else "not met"
 
 
 def main() -> int:
@@ -307,6 +323,9 @@ def main() -> int:
             ),
             "1 file x 1,000,000 lines": make_diff_branch(
                 cfg.root, "stranded/feat-c-2/20260101T000000.000Z", 1, opts.lines
+            ),
+            "1 file x 1,000,000 lines, no trailer": make_diff_branch(
+                cfg.root, "stranded/feat-c-3/20260101T000000.000Z", 1, opts.lines, trailer=False
             ),
         }
         made = time.perf_counter() - t
@@ -363,13 +382,17 @@ def main() -> int:
     for label in shapes:
         first, whole, byte1 = results[label]
         ratio = first / whole
-        ok = ratio <= RATIO and first <= LIMIT_S
-        oks.append(ok)
-        print(f"   {label}:")
+        limit = NEW_FILE_LIMIT_S if label in (NEW_FILE, BY_HAND) else LIMIT_S
+        ok = ratio <= RATIO and first <= limit
+        if label != BY_HAND:  # a branch made by hand is shown, but no save looks like it
+            oks.append(ok)
+        print(
+            f"   {label}:" + (" (made by hand: no recorded stats, no target)" * (label == BY_HAND))
+        )
         print(f"     diff screen first paint:          {fmt(first)}")
         print(f"     bare git diff, to its end:        {fmt(whole)}")
         print(f"     bare git diff, its first byte:    {fmt(byte1)}")
-        print(f"     ratio {ratio:.2f}x (target <= {RATIO}x and <= {LIMIT_S} s): {verdict(ok)}")
+        print(f"     ratio {ratio:.2f}x (target <= {RATIO}x and <= {limit} s): {verdict(ok)}")
     idle, loading = results["keys"]
     med_idle = statistics.median(idle)
     med_load = statistics.median(loading) if loading else float("nan")

@@ -63,6 +63,7 @@ class PatchScreen(Screen[None]):
         self._pgid = 0
         self._left = threading.Event()
         self._footer = False
+        self._preview_thread: threading.Thread | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="diff-title")
@@ -98,7 +99,17 @@ class PatchScreen(Screen[None]):
         self.view.attach(self.buffer)
         self.view.focus()
         self._stream()
-        self._preview()
+        if self._preview_thread is None:
+            self._preview()
+
+    def start_preview(self) -> None:
+        """Start reading the preview now, before the screen is even mounted: its git calls
+        then run while the screen is built, not after (a worker can only start once the
+        screen is mounted). `DiffScreen` calls it on creation."""
+        self._preview_thread = threading.Thread(
+            target=self._preview_now, name="diff-preview", daemon=True
+        )
+        self._preview_thread.start()
 
     def on_unmount(self) -> None:
         self._left.set()
@@ -125,12 +136,17 @@ class PatchScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="diff-preview", exit_on_error=False)
     def _preview(self) -> None:
+        self._preview_now()
+
+    def _preview_now(self) -> None:
         """While git diffs a big new file, show its start from the blob (checked against
         git's bytes as they come, and replaced if they differ). Only ever a head start:
         if it cannot be had, git's own output is all there is."""
         try:
             data = self.preview_bytes()
         except BoardError:
+            return
+        except Exception:  # a head start that failed: git's own output is all there is
             return
         if data and not self._left.is_set():
             self.buffer.preview(data)
@@ -154,7 +170,8 @@ class PatchScreen(Screen[None]):
             self.files.set_items(files)
         else:
             self.files.refresh()  # the last file's counts grew
-        self.query_one("#diff-status", Static).update(self.status_text())
+        # one line, its size fixed by the stylesheet: new words need no layout
+        self.query_one("#diff-status", Static).update(self.status_text(), layout=False)
 
     def status_text(self) -> Text:
         b = self.buffer
@@ -213,6 +230,7 @@ class DiffScreen(PatchScreen):
     def __init__(self, cfg: Config, row: StrandedRow) -> None:
         super().__init__(cfg)
         self.row = row
+        self.start_preview()
 
     def _title(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis", end="")

@@ -8,7 +8,7 @@ with the diff; enter on a file jumps to it.
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from board.core.text import sanitize
@@ -134,15 +134,20 @@ class DiffView(LineView):
         self.sync()
 
     def sync(self) -> None:
-        """Take the buffer's current length and redraw."""
+        """Take the buffer's current length; redraw the rows only if the ones on screen
+        changed (lines arriving below it move only the scrollbar, which redraws itself)."""
         if self.buffer is None:
             return
-        if self.buffer.generation != self._generation:  # its lines were replaced
+        replaced = self.buffer.generation != self._generation
+        if replaced:  # its lines were replaced
             self._forget()
         self._last_sync = time.monotonic()
+        bottom = int(self.scroll_y) + self.scrollable_content_region.height
+        shown = min(self._known, bottom)
         self._known = self.buffer.count
-        self.update_virtual_size()
-        self.refresh()
+        self.grow_virtual_size()  # the view fills its container: no layout
+        if replaced or min(self._known, bottom) != shown or not self.size:
+            self.refresh()
         self.post_message(self.Status(self))
 
     def _forget(self) -> None:
@@ -182,7 +187,10 @@ class DiffView(LineView):
         return super().frame()
 
     def frame_key(self, width: int, height: int, base: Style) -> Hashable:
-        return (self._known, int(self.scroll_y), int(self.scroll_x), width, height, base)
+        # the lines known as far as the screen reaches: more of them below it changes nothing
+        top = int(self.scroll_y)
+        shown = min(self._known, top + height)
+        return (shown, self._generation, top, int(self.scroll_x), width, height, base)
 
     def draw_frame(self, width: int, height: int, base: Style) -> list[Strip]:
         strips: list[Strip] = []
@@ -248,8 +256,23 @@ class FileList(LineList):
     FileList > .files--del { color: $error; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._grow_only = False
+
     def key_of(self, item: Any) -> Any:
         return item.line
+
+    def set_items(self, items: Sequence[Any]) -> None:
+        """A list already at its height cap that only grows keeps its height: no layout."""
+        self._grow_only = self.scrollable_content_region.height < len(self.items) <= len(items)
+        super().set_items(items)
+
+    def update_virtual_size(self) -> None:
+        if self._grow_only:
+            self.grow_virtual_size()
+        else:
+            super().update_virtual_size()
 
     def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
         return max(1, len(self.items))

@@ -189,7 +189,7 @@ def load_rows(
     cfg: Config, store: Store, now: datetime, refs: stranded.StrandedRefs | None = None
 ) -> list[StrandedRow]:
     """Every stranded branch, then every husk, with its card's title and lane (in a worker)."""
-    branches = (refs or stranded.read_refs(cfg)).all()
+    branches = (refs or stranded.read_refs(cfg, stats=True)).all()
     return _rows_of(store, branches, stranded.list_husks(cfg), now)
 
 
