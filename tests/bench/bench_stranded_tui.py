@@ -27,7 +27,7 @@
    against the same view idle. Target (issue 27): at most 1.3x.
 
     /tmp/venv/bin/python tests/bench/bench_stranded_tui.py [--branches 2000] [--rounds 5]
-        [--lines 1000000] [--keys 40] [--browser-only]
+        [--lines 1000000] [--keys 40] [--browser-only | --keys-only]
 """
 
 from __future__ import annotations
@@ -310,6 +310,7 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--keys", type=int, default=40)
     ap.add_argument("--browser-only", action="store_true", help="skip the diff and key parts")
+    ap.add_argument("--keys-only", action="store_true", help="only part 3 (the keys)")
     opts = ap.parse_args()
     os.environ.update(GIT_ENV)
     oks: list[bool] = []
@@ -339,6 +340,10 @@ def main() -> int:
             app.animation_level = "none"
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.pause(0.5)
+                if opts.keys_only:
+                    wide = rows[shapes["500 files x 2,000 lines"]]
+                    results["keys"] = await key_rounds(app, wide, opts.keys)
+                    return
                 results["loose"] = await browser_rounds(app, opts.rounds, listed)
                 git(cfg.root, "pack-refs", "--all")
                 results["packed"] = await browser_rounds(app, opts.rounds, listed)
@@ -352,6 +357,8 @@ def main() -> int:
         asyncio.run(run_app())
         store.close()
 
+    if opts.keys_only:
+        return print_keys(results, oks)
     print(f"\n1. browser over {len(rows):,} rows: push to the first paint of the newest rows")
     for refs in ("loose", "packed"):
         ours, whole, same, plain, sig = results[refs]
@@ -396,6 +403,10 @@ def main() -> int:
             print(f"     ratio {ratio:.2f}x (shown for comparison: no target)")
         else:
             print(f"     ratio {ratio:.2f}x (target <= {RATIO}x and <= {limit} s): {verdict(ok)}")
+    return print_keys(results, oks)
+
+
+def print_keys(results: dict[str, Any], oks: list[bool]) -> int:
     idle, loading = results["keys"]
     med_idle = statistics.median(idle)
     med_load = statistics.median(loading) if loading else float("nan")
