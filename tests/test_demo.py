@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import sys
 import time
 from pathlib import Path
 
@@ -108,6 +110,35 @@ def test_demo_refuses_a_directory_that_is_not_its_own(tmp_path: Path) -> None:
         demo.create_sandbox(target)
     assert (target / "precious.txt").read_text() == "keep"
     assert sorted(os.listdir(target)) == ["precious.txt"]
+
+
+def test_demo_runs_from_a_source_checkout_beside_an_installed_board(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The README runs `board demo` in a fresh clone after a plain `pip install .`: the
+    clone's own `board/` (without core/, which the install maps in) sat in the current
+    directory, and `python -m board.cli` in the demo's children imported it and failed."""
+    clone = tmp_path / "clone"
+    (clone / "board").mkdir(parents=True)
+    (clone / "board" / "__init__.py").write_text('"""a source checkout, not the package"""\n')
+    monkeypatch.chdir(clone)
+    repo = demo.create_sandbox(tmp_path / "d")  # runs `board init` as a child
+    loop = demo.start_loop(repo)
+    try:
+        store = SQLiteStore(config.load(repo).db_path)
+        try:
+            wait_for(lambda: bool(store.loops()), 20, "the demo's loop to beat")
+        finally:
+            store.close()
+    finally:
+        os.killpg(loop.pid, signal.SIGTERM)
+        loop.wait(timeout=20)
+    tier = config.load(repo).ladder[0]
+    # the shadowing itself needs a plain install (an editable one finds board first
+    # whatever the path): checked by hand from a fresh clone; here, that every child the
+    # demo starts is told not to put its directory first
+    assert list(demo.BOARD[:2]) == [sys.executable, "-P"]
+    assert list(config.load(repo).tiers[tier].argv[:2]) == [sys.executable, "-P"]
 
 
 _ = asyncio  # pilot tests run on pytest-asyncio (asyncio_mode=auto)

@@ -79,6 +79,13 @@ TRICKLE_OPS = (
 )  # fmt: skip
 
 
+# The installed command line, run by this interpreter. `-P`: the directory the demo was
+# started from does not go first on the child's path, so a source checkout's `board/`
+# (the README runs the demo from a fresh clone, installed with a plain `pip install .`)
+# cannot shadow the installed package, which it only partly is.
+BOARD = (sys.executable, "-P", "-m", "board.cli")
+
+
 def trickle_card(op: str) -> CardDraft:
     """One arriving card: ready, its own file and test, the slow coder."""
     return CardDraft(
@@ -124,7 +131,7 @@ def _write_project(root: Path) -> None:
 
 
 def _demo_config(python: str) -> dict[str, dict[str, Any]]:
-    coder = [python, "-m", "board.demo.coder", "--brief", "{brief}", "--worktree",
+    coder = [python, "-P", "-m", "board.demo.coder", "--brief", "{brief}", "--worktree",
              "{worktree}"]  # fmt: skip
     return {
         "board": {"max_concurrent": 3, "loop_interval_s": 1},
@@ -171,7 +178,7 @@ def create_sandbox(target: Path) -> Path:
     gitutil.git(repo, *gitutil.NO_HOOKS, "commit", "-q", "-m", "calc: add and sub", env=env)
     gitutil.git(repo, "push", "-q", "-u", "origin", "main")
     (target / MARKER).write_text("made by `board demo`; removed and remade by the next one\n")
-    res = proc.run([sys.executable, "-m", "board.cli", "-C", str(repo), "init"], timeout=60)
+    res = proc.run([*BOARD, "-C", str(repo), "init"], timeout=60)
     if res.returncode != 0:
         raise Refused(f"board init failed in the sandbox: {res.stderr.strip()}")
     _seed_cards(repo, env)
@@ -225,7 +232,7 @@ def start_loop(repo: Path) -> subprocess.Popen[bytes]:
     """`board run` in the background, its own process group, output to .board/loop.out."""
     out = (repo / ".board" / "loop.out").open("ab")
     return subprocess.Popen(
-        [sys.executable, "-m", "board.cli", "-C", str(repo), "run"],
+        [*BOARD, "-C", str(repo), "run"],
         stdin=subprocess.DEVNULL,
         stdout=out,
         stderr=subprocess.STDOUT,
