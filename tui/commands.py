@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from board.core.model import TERMINAL, Card
@@ -70,40 +71,36 @@ class Verb:
         )
 
 
-def _ready(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    from board.core.cards import actions  # the verbs load when one runs, not at start
+def _actions() -> ModuleType:
+    """The card verbs, loaded when one first runs: the control room's start has no use for
+    them (tests/test_tui_imports.py)."""
+    from board.core.cards import actions
 
-    return actions.ready(app.store, card_id)
+    return actions
+
+
+def _ready(app: BoardApp, card_id: str, reason: str | None) -> Card:
+    return _actions().ready(app.store, card_id)
 
 
 def _hold(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    from board.core.cards import actions  # the verbs load when one runs, not at start
-
-    return actions.hold(app.store, card_id, reason)
+    return _actions().hold(app.store, card_id, reason)
 
 
 def _unblock(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    from board.core.cards import actions  # the verbs load when one runs, not at start
-
-    return actions.unblock(app.store, card_id)
+    return _actions().unblock(app.store, card_id)
 
 
 def _requeue(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    from board.core.cards import actions  # the verbs load when one runs, not at start
-
-    return actions.requeue(app.store, card_id, reason or None)
+    return _actions().requeue(app.store, card_id, reason or None)
 
 
 def _cancel(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    from board.core.cards import actions  # the verbs load when one runs, not at start
-
-    return actions.cancel(app.store, app.cfg, card_id, reason=reason or "")
+    return _actions().cancel(app.store, app.cfg, card_id, reason=reason or "")
 
 
 def _done(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    from board.core.cards import actions  # the verbs load when one runs, not at start
-
-    return actions.done(app.store, app.cfg, card_id, reason=reason or "")
+    return _actions().done(app.store, app.cfg, card_id, reason=reason or "")
 
 
 def _stop(app: BoardApp, card_id: str, reason: str | None) -> Card:

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from board.core import proc  # loaded at start anyway (waits asks it whether a pid lives)
 from board.core.errors import BoardError, Refused
 from board.core.model import Card
 from textual.binding import Binding
@@ -159,8 +160,6 @@ def edit_spec(app: BoardApp, card: Card) -> None:
         fh.write(card.spec)
     try:
         with suspended(app):
-            from board.core import proc
-
             status = proc.run_interactive([*editor_argv(), str(path)], cwd=app.cfg.root)
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -251,8 +250,6 @@ def open_shell(app: BoardApp, card: Card) -> None:
 
     def run(tree: Path, live: bool) -> None:
         import shlex
-
-        from board.core import proc
 
         argv = shlex.split(os.environ.get("SHELL", "").strip() or SHELL_DEFAULT)
         env = {k: v for k, v in os.environ.items() if k not in ("BOARD_WORKTREE", "BOARD_DRIVE")}

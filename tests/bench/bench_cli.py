@@ -145,21 +145,11 @@ def timed(argv: list[str], cwd: Path) -> tuple[float, float, str]:
     """Wall-clock and CPU seconds of one child, and its stdout."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    res = subprocess.run(
-        argv,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        timeout=120,
-    )
+    out = run(argv, cwd)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if res.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed ({res.returncode}): {res.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, res.stdout
+    return wall, cpu, out
 
 
 def fmt(seconds: float) -> str:
