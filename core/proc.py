@@ -383,8 +383,8 @@ def run_interactive(
       first read. It runs in ours, which the suspended app has left in the foreground.
     - no timeout: the operator is at the keyboard, and killing their editor after a limit
       would throw away what they typed. They end it themselves (`exit`, `:wq`).
-    No shell parses `argv` (no shell=True): a card's fields never reach one; the card and
-    its branch reach the child only as environment values. `env` is the child's whole
+    No shell parses `argv` (it goes to exec as a list): a card's fields never reach one;
+    the card and its branch reach the child only as environment values. `env` is the child's whole
     environment (not merged over ours: the caller leaves out what must not be handed on);
     None: ours. Returns the exit status, or 127 when the program cannot be started.
     """
