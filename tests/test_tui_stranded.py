@@ -391,6 +391,65 @@ def test_the_diff_buffer_indexes_any_chunking_exactly_like_git(fx) -> None:
         assert counts == expected, f"per-file +/- differ from git --numstat: {counts}"
 
 
+def _files_by_lines(raw: bytes) -> list[tuple[str, int, int, bool, int, int]]:
+    """The diff's files read line by line, the plain way: (path, header line, first hunk
+    line, binary, +, −), to hold the buffer's block-at-a-time indexing to."""
+    files: list[list] = []
+    for n, line in enumerate(raw.split(b"\n")[:-1]):
+        if line.startswith(b"diff --git "):
+            files.append([line.decode().rsplit(" b/", 1)[1], n, -1, False, 0, 0])
+        elif not files:
+            continue
+        elif files[-1][2] < 0:
+            if line.startswith(b"@@"):
+                files[-1][2] = n
+            elif line.startswith(b"Binary files "):
+                files[-1][3] = True
+        elif line.startswith(b"+"):
+            files[-1][4] += 1
+        elif line.startswith(b"-"):
+            files[-1][5] += 1
+    return [tuple(f) for f in files]
+
+
+def test_the_diff_buffer_finds_files_hunks_and_binaries_only_at_line_starts(
+    tmp_path: Path,
+) -> None:
+    """Lines that look like a header, a hunk or a binary notice inside a file's text are
+    text, whatever the chunking; real headers are found wherever a chunk starts or ends."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    core_git(repo, "init", "-q", "-b", "main")
+    (repo / "keep.txt").write_text("one\ntwo\n")
+    (repo / "mode.sh").write_text("echo hi\n")
+    core_git(repo, "add", "-A")
+    core_git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    lookalikes = "diff --git a/x b/x\n@@ -1 +1 @@\nBinary files a/x and b/x differ\n"
+    (repo / "keep.txt").write_text("one\n" + lookalikes + "-not a deletion\n")
+    (repo / "new.md").write_text(lookalikes * 3 + "@@\n")
+    (repo / "blob.bin").write_bytes(bytes(range(256)) * 4)
+    (repo / "mode.sh").chmod(0o755)  # a header with no hunk at all
+    core_git(repo, "add", "-A")
+    raw = core_git(repo, "diff", "--cached", "--no-color", "HEAD").stdout.encode()
+    want = _files_by_lines(raw)
+    assert {w[0] for w in want} == {"keep.txt", "new.md", "blob.bin", "mode.sh"}
+    assert any(w[3] for w in want) and any(w[2] < 0 and not w[3] for w in want)
+    rng = random.Random(11)
+    for sizes in ([len(raw)], [1], [2, 11, 5], [rng.randint(1, 90) for _ in range(64)]):
+        buffer = DiffBuffer()
+        pos = i = 0
+        while pos < len(raw):
+            step = sizes[i % len(sizes)]
+            buffer.feed(raw[pos : pos + step])
+            pos += step
+            i += 1
+        buffer.finish()
+        got = [(f.path, f.line, f.hunk, f.binary, f.added, f.deleted) for f in buffer.files]
+        assert got == want, f"chunks of {sizes[:3]}: {got} != {want}"
+        for f in buffer.files:
+            assert buffer.in_header(f.line) and (f.hunk < 0 or not buffer.in_header(f.hunk))
+
+
 # --- p: pick -------------------------------------------------------------------------------
 
 
