@@ -147,15 +147,22 @@ def _numstat(cwd: Path, old: str, new: str) -> Stats:
 
 
 _HIDDEN_RE = re.compile(r"(?:^|\0)([hsS]) ([^\0]+)")
+_HIDDEN_TAG = re.compile(r"\0[hsS] ")
 
 
 def hidden_paths(tree: Path, env: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
     """(assume-unchanged paths, skip-worktree paths whose file is present) in the index.
 
     `git ls-files -v` tags an assume-unchanged entry in lower case and a skip-worktree one
-    `S`; one call, read with one regular expression.
+    `S`; one call, read with one regular expression. A path holds no NUL, so each tag starts
+    the text or follows a NUL: with no NUL then `h`, `s` or `S` then a space anywhere, no entry
+    is hidden. That search skips along at C speed; the full expression steps through the text
+    a character at a time (19 ms for 20,000 entries, on every save's path), so it runs only
+    when a tag is there.
     """
     text = git(tree, "ls-files", "-v", "-z", env=env).stdout
+    if not _HIDDEN_TAG.search("\0" + text):
+        return [], []
     assumed: list[str] = []
     skipped: list[str] = []
     for tag, path in _HIDDEN_RE.findall(text):
@@ -388,6 +395,25 @@ def _history(cfg: Config, tree: Path, work: Work) -> str | None:
     return base_commit
 
 
+def _staged_diff(
+    tree: Path, head: str | None, env: dict[str, str]
+) -> tuple[list[tuple[str, str, str]], Stats]:
+    """What the private index changes from HEAD, and its diffstat: parsed here, in the
+    thread that waited for it, so the parse (3 ms for 1,000 files) overlaps `write-tree`."""
+    res = git(
+        tree,
+        "diff-index",
+        "--cached",
+        "-z",
+        "--raw",
+        "--numstat",
+        "--no-renames",
+        head or NO_PARENT_TREE,
+        env=env,
+    )
+    return _parse_raw_numstat(res.stdout)
+
+
 def _snapshot(cfg: Config, tree: Path) -> Work:
     """Everything the save needs, computed without touching the tree, its index or branch.
 
@@ -421,22 +447,11 @@ def _snapshot(cfg: Config, tree: Path) -> Work:
                 raise
             base_commit = history.result()
             head = work.head
-            # the same diff as `diff-tree <head> <snapshot>`, read from the index the snapshot
-            # is written from, while it is written
-            staged = pool.submit(
-                git,
-                tree,
-                "diff-index",
-                "--cached",
-                "-z",
-                "--raw",
-                "--numstat",
-                "--no-renames",
-                head or NO_PARENT_TREE,
-                env=env,
-            )
+            # the same diff as `diff-tree <head> <snapshot>`, read (and parsed) from the index
+            # the snapshot is written from, while it is written
+            staged = pool.submit(_staged_diff, tree, head, env)
             snap = out(tree, "write-tree", env=env)
-            raw, stats = _parse_raw_numstat(staged.result().stdout)
+            raw, stats = staged.result()
             links = [p for s, m, p in raw if _is_board_link(tree, s, m, p)]
             if links:
                 _unstage(tree, links, env)
