@@ -174,7 +174,9 @@ def test_edits_behind_index_bits_are_saved_whatever_the_index_format(r: Repo, la
     if layout.startswith("v"):
         assert header == b"DIRC" + int(layout[1:]).to_bytes(4, "big"), f"premise: {header!r}"
     assert r.git("status", "--porcelain", "-uno", cwd=t) == "", "premise: git sees no edit"
+    admin = sorted(p.name for p in gitdir.iterdir())
     work = snapshot.unpublished_work(r.cfg, t)
+    assert sorted(p.name for p in gitdir.iterdir()) == admin, "the look left files behind"
     expected = ["M .gitignore"] + (["M lib.py"] if layout != "v2" else [])
     expected += ["A new.txt"] if layout == "untracked-cache" else []
     assert sorted(work.changes) == sorted(expected), f"hidden edits missed ({layout})"

@@ -198,14 +198,16 @@ def unhide(tree: Path, env: dict[str, str] | None = None) -> list[str]:
     return sorted(set(assumed) | set(skipped))
 
 
-def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None) -> None:
+def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None, unhidden: bool = False) -> None:
     """`git add -A` of the whole tree except the scratch directories.
 
     A scratch directory git already ignores (`board init` puts it in info/exclude) is left
     out of the pathspec: naming an ignored path, even to exclude it, makes `git add` fail.
-    Edits hidden behind index bits are unhidden first (`unhide`): they are work.
+    Edits hidden behind index bits are unhidden first (`unhide`): they are work. `unhidden`:
+    the caller sees to that itself (the save, see `_snapshot`).
     """
-    unhide(tree, env)
+    if not unhidden:
+        unhide(tree, env)
     names = [n for n in (s.strip("/") for s in cfg.scratch) if n]
     # only a scratch path that is there can make `git add` fail; an absent one is excluded
     # as it is, and asks git nothing (the usual case: one process fewer per save)
@@ -429,15 +431,29 @@ def _snapshot(cfg: Config, tree: Path) -> Work:
     # the working state, staged into a private copy of the tree's index
     private = gitdir / f"board-save-{os.getpid()}-{threading.get_ident()}.index"
     env = {"GIT_INDEX_FILE": str(private)}
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="board-save") as pool:
+    # the copy as `git add` finds it, for the listing of hidden entries: add replaces the
+    # private index by renaming a new file over it, so a second name keeps the first
+    listed = Path(f"{private}.listed")
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="board-save") as pool:
         history = pool.submit(_history, cfg, tree, work)
         try:
-            with contextlib.suppress(FileNotFoundError):
+            hidden = None
+            with contextlib.suppress(FileNotFoundError):  # no index yet: nothing is hidden
                 # copy2 keeps the index's mtime: git's racy-clean check compares it with each
                 # file's, and a fresh mtime would hide a same-size edit made in the same second
                 shutil.copy2(gitdir / "index", private)
+                try:
+                    os.link(private, listed)
+                except OSError:  # a file system without hard links
+                    shutil.copy2(private, listed)
+                # hidden entries are rare, so they are listed while `git add` runs; only when
+                # there are some are they unhidden and the tree added again (the first add
+                # skipped them and stays right)
+                hidden = pool.submit(hidden_paths, tree, {"GIT_INDEX_FILE": str(listed)})
             try:
-                _add_all(cfg, tree, env)
+                _add_all(cfg, tree, env, unhidden=True)
+                if hidden is not None and any(hidden.result()):
+                    _add_all(cfg, tree, env)
             except GitError:
                 nested = _untracked_nested(tree, env)
                 if nested:
@@ -462,7 +478,7 @@ def _snapshot(cfg: Config, tree: Path) -> Work:
             work.changes = [f"{s} {p}" for s, _, p in raw]
             work.snapshot = snap
         finally:
-            for leftover in (private, Path(str(private) + ".lock")):
+            for leftover in (private, Path(str(private) + ".lock"), listed):
                 with contextlib.suppress(FileNotFoundError):
                     leftover.unlink()
 
