@@ -199,6 +199,26 @@ def test_a_sparse_checkouts_absent_file_is_not_saved_as_a_deletion(r: Repo) -> N
     assert r.show(name, "lib.py") is not None, "an absent sparse file was saved as deleted"
 
 
+def test_edits_outside_a_sparse_checkouts_patterns_are_saved_not_destroyed(r: Repo) -> None:
+    """In a sparse checkout git clears the skip-worktree bit of a file that is there as it
+    reads the index (so no listing shows it hidden), yet `git add` leaves every path outside
+    the patterns alone: an edited file there, and a new one, must be saved all the same."""
+    t = tree(r)
+    git(t, "sparse-checkout", "set", "--no-cone", "/README.md")
+    assert not (t / "lib.py").exists() and not (t / "app.py").exists(), "premise: sparse"
+    (t / "lib.py").write_text("edited outside the patterns\n")
+    work = snapshot.unpublished_work(r.cfg, t)
+    assert work.changes == ["M lib.py"], "the edit was judged no work: the tree would go"
+    (t / "extra.txt").write_text("new outside the patterns\n")
+    work = snapshot.unpublished_work(r.cfg, t)
+    assert sorted(work.changes) == ["A extra.txt", "M lib.py"], work.changes
+    worktrees.discard_worktree(r.cfg, t, why="test")
+    name = only_save(r)
+    assert r.show(name, "lib.py") == "edited outside the patterns\n", "the edit was lost"
+    assert r.show(name, "extra.txt") == "new outside the patterns\n", "the new file was lost"
+    assert r.show(name, "app.py") == "print('hello')\n", "an absent sparse file was deleted"
+
+
 def test_a_same_size_edit_in_the_same_second_is_saved_not_destroyed(r: Repo) -> None:
     """git's racy-clean check: the save's private index must keep the real index's mtime."""
     t = tree(r)

@@ -217,12 +217,17 @@ def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None, unhidden: bool
         res = git(tree, "check-ignore", "--", *present, env=env, check=False)
         ignored = {line.strip().rstrip("/") for line in res.stdout.splitlines()}
     excludes = [f":(exclude,literal){n}" for n in names if n not in ignored]
+    # --sparse: in a sparse checkout add otherwise leaves every path outside the patterns
+    # alone (an edited file put back there, a new file there: lost, or the add fails), and
+    # git, reading the index, clears the skip-worktree bit of a file that is there, so no
+    # listing shows it hidden. An absent skip-worktree file keeps its entry as it is.
     git(
         tree,
         "-c",
         "advice.addEmbeddedRepo=false",
         "add",
         "-A",
+        "--sparse",
         "--",
         ".",
         *excludes,
