@@ -151,6 +151,42 @@ def test_an_edit_hidden_behind_an_index_bit_is_saved_not_destroyed(r: Repo, bit:
     assert res.removed
 
 
+@pytest.mark.parametrize("layout", ["v2", "v3", "v4", "split-index", "untracked-cache"])
+def test_edits_behind_index_bits_are_saved_whatever_the_index_format(r: Repo, layout: str) -> None:
+    """The hidden entries are found in every index format git writes, the listing's first
+    entry included (its tag starts the listing: no NUL before it)."""
+    t = tree(r)
+    (t / ".gitignore").write_text("node_modules/\n# hidden edit\n")  # the first entry
+    git(t, "update-index", "--assume-unchanged", ".gitignore")
+    if layout != "v2":  # a skip-worktree bit needs the extended flags of v3 and later
+        (t / "lib.py").write_text("skipped edit\n")
+        git(t, "update-index", "--skip-worktree", "lib.py")
+    if layout.startswith("v"):
+        git(t, "update-index", "--index-version", layout[1:])
+    elif layout == "split-index":
+        git(t, "update-index", "--split-index")
+    else:
+        git(t, "update-index", "--untracked-cache")
+        (t / "new.txt").write_text("untracked\n")
+        git(t, "status", "--porcelain")  # fills the cache
+    gitdir = Path(r.git("rev-parse", "--path-format=absolute", "--git-dir", cwd=t))
+    header = (gitdir / "index").read_bytes()[:8]
+    if layout.startswith("v"):
+        assert header == b"DIRC" + int(layout[1:]).to_bytes(4, "big"), f"premise: {header!r}"
+    assert r.git("status", "--porcelain", "-uno", cwd=t) == "", "premise: git sees no edit"
+    admin = sorted(p.name for p in gitdir.iterdir())
+    work = snapshot.unpublished_work(r.cfg, t)
+    assert sorted(p.name for p in gitdir.iterdir()) == admin, "the look left files behind"
+    expected = ["M .gitignore"] + (["M lib.py"] if layout != "v2" else [])
+    expected += ["A new.txt"] if layout == "untracked-cache" else []
+    assert sorted(work.changes) == sorted(expected), f"hidden edits missed ({layout})"
+    saved = saves.preserve_worktree(r.cfg, t, why="test")
+    assert saved is not None
+    assert r.show(saved.branch, ".gitignore") == "node_modules/\n# hidden edit\n"
+    if layout != "v2":
+        assert r.show(saved.branch, "lib.py") == "skipped edit\n", "the skip-worktree edit"
+
+
 def test_a_sparse_checkouts_absent_file_is_not_saved_as_a_deletion(r: Repo) -> None:
     """skip-worktree on a file that is not there is a sparse checkout's, not a coder's edit."""
     t = tree(r)
@@ -161,6 +197,26 @@ def test_a_sparse_checkouts_absent_file_is_not_saved_as_a_deletion(r: Repo) -> N
     name = only_save(r)
     assert r.show(name, "new.txt") == "real work\n"
     assert r.show(name, "lib.py") is not None, "an absent sparse file was saved as deleted"
+
+
+def test_edits_outside_a_sparse_checkouts_patterns_are_saved_not_destroyed(r: Repo) -> None:
+    """In a sparse checkout git clears the skip-worktree bit of a file that is there as it
+    reads the index (so no listing shows it hidden), yet `git add` leaves every path outside
+    the patterns alone: an edited file there, and a new one, must be saved all the same."""
+    t = tree(r)
+    git(t, "sparse-checkout", "set", "--no-cone", "/README.md")
+    assert not (t / "lib.py").exists() and not (t / "app.py").exists(), "premise: sparse"
+    (t / "lib.py").write_text("edited outside the patterns\n")
+    work = snapshot.unpublished_work(r.cfg, t)
+    assert work.changes == ["M lib.py"], "the edit was judged no work: the tree would go"
+    (t / "extra.txt").write_text("new outside the patterns\n")
+    work = snapshot.unpublished_work(r.cfg, t)
+    assert sorted(work.changes) == ["A extra.txt", "M lib.py"], work.changes
+    worktrees.discard_worktree(r.cfg, t, why="test")
+    name = only_save(r)
+    assert r.show(name, "lib.py") == "edited outside the patterns\n", "the edit was lost"
+    assert r.show(name, "extra.txt") == "new outside the patterns\n", "the new file was lost"
+    assert r.show(name, "app.py") == "print('hello')\n", "an absent sparse file was deleted"
 
 
 def test_a_same_size_edit_in_the_same_second_is_saved_not_destroyed(r: Repo) -> None:

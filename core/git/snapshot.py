@@ -147,15 +147,22 @@ def _numstat(cwd: Path, old: str, new: str) -> Stats:
 
 
 _HIDDEN_RE = re.compile(r"(?:^|\0)([hsS]) ([^\0]+)")
+_HIDDEN_TAG = re.compile(r"\0[hsS] ")
 
 
 def hidden_paths(tree: Path, env: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
     """(assume-unchanged paths, skip-worktree paths whose file is present) in the index.
 
     `git ls-files -v` tags an assume-unchanged entry in lower case and a skip-worktree one
-    `S`; one call, read with one regular expression.
+    `S`; one call, read with one regular expression. A path holds no NUL, so each tag starts
+    the text or follows a NUL: with no NUL then `h`, `s` or `S` then a space anywhere, no entry
+    is hidden. That search skips along at C speed; the full expression steps through the text
+    a character at a time (19 ms for 20,000 entries, on every save's path), so it runs only
+    when a tag is there.
     """
     text = git(tree, "ls-files", "-v", "-z", env=env).stdout
+    if not _HIDDEN_TAG.search("\0" + text):
+        return [], []
     assumed: list[str] = []
     skipped: list[str] = []
     for tag, path in _HIDDEN_RE.findall(text):
@@ -191,14 +198,16 @@ def unhide(tree: Path, env: dict[str, str] | None = None) -> list[str]:
     return sorted(set(assumed) | set(skipped))
 
 
-def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None) -> None:
+def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None, unhidden: bool = False) -> None:
     """`git add -A` of the whole tree except the scratch directories.
 
     A scratch directory git already ignores (`board init` puts it in info/exclude) is left
     out of the pathspec: naming an ignored path, even to exclude it, makes `git add` fail.
-    Edits hidden behind index bits are unhidden first (`unhide`): they are work.
+    Edits hidden behind index bits are unhidden first (`unhide`): they are work. `unhidden`:
+    the caller sees to that itself (the save, see `_snapshot`).
     """
-    unhide(tree, env)
+    if not unhidden:
+        unhide(tree, env)
     names = [n for n in (s.strip("/") for s in cfg.scratch) if n]
     # only a scratch path that is there can make `git add` fail; an absent one is excluded
     # as it is, and asks git nothing (the usual case: one process fewer per save)
@@ -208,12 +217,17 @@ def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None) -> None:
         res = git(tree, "check-ignore", "--", *present, env=env, check=False)
         ignored = {line.strip().rstrip("/") for line in res.stdout.splitlines()}
     excludes = [f":(exclude,literal){n}" for n in names if n not in ignored]
+    # --sparse: in a sparse checkout add otherwise leaves every path outside the patterns
+    # alone (an edited file put back there, a new file there: lost, or the add fails), and
+    # git, reading the index, clears the skip-worktree bit of a file that is there, so no
+    # listing shows it hidden. An absent skip-worktree file keeps its entry as it is.
     git(
         tree,
         "-c",
         "advice.addEmbeddedRepo=false",
         "add",
         "-A",
+        "--sparse",
         "--",
         ".",
         *excludes,
@@ -388,6 +402,25 @@ def _history(cfg: Config, tree: Path, work: Work) -> str | None:
     return base_commit
 
 
+def _staged_diff(
+    tree: Path, head: str | None, env: dict[str, str]
+) -> tuple[list[tuple[str, str, str]], Stats]:
+    """What the private index changes from HEAD, and its diffstat: parsed here, in the
+    thread that waited for it, so the parse (3 ms for 1,000 files) overlaps `write-tree`."""
+    res = git(
+        tree,
+        "diff-index",
+        "--cached",
+        "-z",
+        "--raw",
+        "--numstat",
+        "--no-renames",
+        head or NO_PARENT_TREE,
+        env=env,
+    )
+    return _parse_raw_numstat(res.stdout)
+
+
 def _snapshot(cfg: Config, tree: Path) -> Work:
     """Everything the save needs, computed without touching the tree, its index or branch.
 
@@ -403,15 +436,29 @@ def _snapshot(cfg: Config, tree: Path) -> Work:
     # the working state, staged into a private copy of the tree's index
     private = gitdir / f"board-save-{os.getpid()}-{threading.get_ident()}.index"
     env = {"GIT_INDEX_FILE": str(private)}
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="board-save") as pool:
+    # the copy as `git add` finds it, for the listing of hidden entries: add replaces the
+    # private index by renaming a new file over it, so a second name keeps the first
+    listed = Path(f"{private}.listed")
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="board-save") as pool:
         history = pool.submit(_history, cfg, tree, work)
         try:
-            with contextlib.suppress(FileNotFoundError):
+            hidden = None
+            with contextlib.suppress(FileNotFoundError):  # no index yet: nothing is hidden
                 # copy2 keeps the index's mtime: git's racy-clean check compares it with each
                 # file's, and a fresh mtime would hide a same-size edit made in the same second
                 shutil.copy2(gitdir / "index", private)
+                try:
+                    os.link(private, listed)
+                except OSError:  # a file system without hard links
+                    shutil.copy2(private, listed)
+                # hidden entries are rare, so they are listed while `git add` runs; only when
+                # there are some are they unhidden and the tree added again (the first add
+                # skipped them and stays right)
+                hidden = pool.submit(hidden_paths, tree, {"GIT_INDEX_FILE": str(listed)})
             try:
-                _add_all(cfg, tree, env)
+                _add_all(cfg, tree, env, unhidden=True)
+                if hidden is not None and any(hidden.result()):
+                    _add_all(cfg, tree, env)
             except GitError:
                 nested = _untracked_nested(tree, env)
                 if nested:
@@ -421,22 +468,11 @@ def _snapshot(cfg: Config, tree: Path) -> Work:
                 raise
             base_commit = history.result()
             head = work.head
-            # the same diff as `diff-tree <head> <snapshot>`, read from the index the snapshot
-            # is written from, while it is written
-            staged = pool.submit(
-                git,
-                tree,
-                "diff-index",
-                "--cached",
-                "-z",
-                "--raw",
-                "--numstat",
-                "--no-renames",
-                head or NO_PARENT_TREE,
-                env=env,
-            )
+            # the same diff as `diff-tree <head> <snapshot>`, read (and parsed) from the index
+            # the snapshot is written from, while it is written
+            staged = pool.submit(_staged_diff, tree, head, env)
             snap = out(tree, "write-tree", env=env)
-            raw, stats = _parse_raw_numstat(staged.result().stdout)
+            raw, stats = staged.result()
             links = [p for s, m, p in raw if _is_board_link(tree, s, m, p)]
             if links:
                 _unstage(tree, links, env)
@@ -447,7 +483,7 @@ def _snapshot(cfg: Config, tree: Path) -> Work:
             work.changes = [f"{s} {p}" for s, _, p in raw]
             work.snapshot = snap
         finally:
-            for leftover in (private, Path(str(private) + ".lock")):
+            for leftover in (private, Path(str(private) + ".lock"), listed):
                 with contextlib.suppress(FileNotFoundError):
                     leftover.unlink()
 
