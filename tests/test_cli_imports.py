@@ -158,12 +158,52 @@ def test_a_verb_built_alone_reads_as_with_every_verb_built() -> None:
         assert others == [built], f"{verb}: other verbs were built too"
 
 
+def test_a_card_verb_built_alone_reads_as_with_every_card_verb_built() -> None:
+    """`card list` builds only `list` of card's own verbs: every help reads the same."""
+    full = commands.build_parser()
+    card = _verbs(full)["card"]
+    assert sorted(_verbs(card)) == ["add", "edit", "list", "show"]
+    for name, subparser in _verbs(card).items():
+        alone = commands.build_parser(only="card", only_card=name)
+        assert alone.format_help() == full.format_help()
+        built = _verbs(alone)["card"]
+        assert built.format_help() == card.format_help()
+        assert _verbs(built)[name].format_help() == subparser.format_help(), name
+        others = [v for v in _verbs(built).values() if isinstance(v, argparse.ArgumentParser)]
+        assert others == [_verbs(built)[name]], f"{name}: other card verbs were built too"
+    # another verb's own verbs are all built: only_card is for `card`
+    stranded = _verbs(commands.build_parser(only="stranded", only_card="list"))["stranded"]
+    assert len(_verbs(stranded)) > 1
+    assert all(isinstance(v, argparse.ArgumentParser) for v in _verbs(stranded).values())
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["card", "list"], ("card", "list")),
+        (["-C", "d", "card", "list", "--json"], ("card", "list")),
+        (["-Cd", "card", "show", "c-1"], ("card", "show")),
+        (["card"], ("card", None)),
+        (["card", "--help"], ("card", None)),
+        (["--help", "card", "list"], (None, None)),
+        (["status"], ("status", None)),
+        ([], (None, None)),
+    ],
+)
+def test_the_verbs_named(argv: list[str], named: tuple[str | None, str | None]) -> None:
+    assert commands._verb_named(argv) == named
+
+
 def test_a_verb_not_built_is_never_parsed_as_one() -> None:
     """A command line whose verb was guessed wrong is read again with every verb built."""
     with pytest.raises(commands._Rebuild):
         commands.build_parser(only="card").parse_args(["status"])
+    with pytest.raises(commands._Rebuild):
+        commands.build_parser(only="card", only_card="list").parse_args(["card", "show", "c-1"])
     args = commands.build_parser().parse_args(["status"])
     assert args.func.__name__ == "cmd_status"
+    args = commands.build_parser(only="card", only_card="list").parse_args(["card", "list"])
+    assert args.func.__name__ == "cmd_card_list"
 
 
 # the child records every regex compiled while `card list` runs (re's cache is cleared
