@@ -239,3 +239,21 @@ def test_a_card_listing_compiles_no_failure_pattern(board_repo: Path, tmp_path: 
     assert len(got["failures"]) > 10  # the check looks at something
     compiled = [p for p in got["seen"] if any(f in p for f in got["failures"] if len(f) > 8)]
     assert compiled == []
+
+
+def test_a_listing_compiles_the_sanitiser_pattern_only_when_it_shows_text(
+    board_repo: Path, tmp_path: Path
+) -> None:
+    """The sanitiser's pattern (millions of instructions to compile) is compiled when a
+    title is shown, not by a listing printed as JSON."""
+    code = (
+        "import sys\n"
+        "from board.cli import main\n"
+        "from board.core import text\n"
+        "code = main(sys.argv[1:])\n"
+        "print(sorted(text._PATTERNS), file=sys.stderr)\n"
+    )
+    res = python_child(["-c", code, "card", "list", "--json"], cwd=board_repo)
+    assert res.returncode == 0 and res.stderr.strip() == "[]", res.stderr
+    res = python_child(["-c", code, "card", "list"], cwd=board_repo)
+    assert res.returncode == 0 and res.stderr.strip() == "[True]", res.stderr
