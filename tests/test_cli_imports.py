@@ -41,9 +41,16 @@ HEAVY = (
     # nor the process machinery (it runs no git), random or time zones (no back-off is
     # computed): the standard library's share of a verb's start is most of it
     "board.core.proc",
+    "board.core.git.gitutil",
     "subprocess",
     "random",
     "zoneinfo",
+    # nor dataclasses, which imports inspect, ast and dis, and compiled every record's
+    # methods at each start (the records are plain classes: core/records.py)
+    "dataclasses",
+    "inspect",
+    "ast",
+    "dis",
 )
 
 # the child runs the command line as the `board` script does, then says what it imported

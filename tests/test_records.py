@@ -2,12 +2,13 @@
 
 The card, the config, a drive row and the rest were `@dataclass`es; importing `dataclasses`
 and generating their methods at every start cost each verb some 40 ms, so they are plain
-classes now (core/records.py). Each is checked here against the `@dataclass` it was, written
-out below as it stood: the same constructor (names, order, annotations, defaults, a fresh
-value where the default came from a factory), repr, equality over every field and nothing
-else, hash, immutability, and `records.replace`/`as_dict`/`fields` as `dataclasses.replace`/
-`asdict`/`fields`. A field added to a record and not to its twin here, or to `__init__` and
-not to `__match_args__` (what repr, eq and hash read), fails here.
+classes now (core/records.py). Each is checked here against the `@dataclass` it was,
+written out below as it stood (core/model.py, failures.py, presets.py, store/base.py,
+config.py): the same constructor (names, order, annotations, defaults, a fresh value where
+the default came from a factory), repr, equality over every field and nothing else, hash,
+immutability, and `records.replace`/`as_dict`/`fields` as `dataclasses.replace`/`asdict`/
+`fields`. A field added to a record and not to its twin here, or to `__init__` and not to
+`__match_args__` (what repr, eq and hash read), fails here.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from board.core import config, failures, model, records
+from board.core import config, failures, model, presets, records
 from board.core.config import DEFAULT_TIER, Tier
 from board.core.failures import DEFAULT_RULES, DEFAULT_STEPS, Rule
 from board.core.model import PRIORITY_DEFAULT, Blocked, Card
 from board.core.store import base
 
-# the dataclasses as they were (core/model.py, failures.py, store/base.py, config.py)
+# the dataclasses as they were
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,16 @@ class Failure_:
 
 
 @dataclass(frozen=True)
+class Preset_:
+    name: str
+    title: str
+    argv: tuple[str, ...]
+    docs: str
+    why: str
+    rules: tuple[Rule, ...] = ()
+
+
+@dataclass(frozen=True)
 class Expect_:
     lane: str | tuple[str, ...] | None = None
     version: int | None = None
@@ -232,6 +243,7 @@ TWINS: list[tuple[type[records.Record], type]] = [
     (model.LoopBeat, LoopBeat_),
     (failures.Rule, Rule_),
     (failures.Failure, Failure_),
+    (presets.Preset, Preset_),
     (base.Expect, Expect_),
     (base.LaneHeads, LaneHeads_),
     (config.Key, Key_),
@@ -244,7 +256,7 @@ IDS = [hand.__name__ for hand, _ in TWINS]
 def test_every_record_has_its_twin_here() -> None:
     """A record added without a dataclass twin here goes unchecked: refuse that."""
     found = set()
-    for module in (model, failures, base, config):
+    for module in (model, failures, presets, base, config):
         for value in vars(module).values():
             if (
                 isinstance(value, type)
