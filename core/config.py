@@ -7,13 +7,13 @@ import math
 import posixpath
 import re
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from board.core.errors import ConfigError
 from board.core.failures import CLASSES, DEFAULT_RULES, DEFAULT_STEPS, STEPS, Rule
+from board.core.records import FACTORY, Frozen
 
 CONFIG_NAME = "board.toml"
 
@@ -25,18 +25,37 @@ _ARGV = "argv"
 _STRLIST = "strlist"
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(Frozen):
     """One board.toml key: where it lives, its type and default, the Config attribute it
     fills, and one line of what it means."""
 
+    __slots__ = __match_args__ = ("section", "name", "kind", "default", "attr", "doc", "choices")
     section: str
     name: str
     kind: Any  # str | int | bool | float (seconds) | "argv" | "strlist" | dict
     default: Any
     attr: str
     doc: str
-    choices: tuple[str, ...] = ()
+    choices: tuple[str, ...]
+
+    def __init__(
+        self,
+        section: str,
+        name: str,
+        kind: Any,
+        default: Any,
+        attr: str,
+        doc: str,
+        choices: tuple[str, ...] = (),
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "section", section)
+        set_(self, "name", name)
+        set_(self, "kind", kind)
+        set_(self, "default", default)
+        set_(self, "attr", attr)
+        set_(self, "doc", doc)
+        set_(self, "choices", choices)
 
 
 KEYS: tuple[Key, ...] = (
@@ -114,7 +133,7 @@ def _default(attr: str) -> Any:
     if isinstance(value, list):
         return tuple(value)
     if isinstance(value, dict):
-        return field(default_factory=dict)
+        return FACTORY  # a new table for each Config
     return value
 
 
@@ -129,59 +148,130 @@ _INTERVALS = {("board", "loop_interval_s")}
 _ZERO_MEANS = {("coder", "first_output_timeout_s"), ("tiers", "timeout_s")}
 
 
-@dataclass(frozen=True)
-class Tier:
+class Tier(Frozen):
     """One rung of the coder ladder: the argv to run, with {brief} {worktree} {card}."""
 
+    __slots__ = __match_args__ = ("name", "argv", "timeout_s")
     name: str
     argv: tuple[str, ...]
-    timeout_s: float = 0  # 0: use coder.timeout_s
+    timeout_s: float  # 0: use coder.timeout_s
+
+    def __init__(
+        self,
+        name: str,
+        argv: tuple[str, ...],
+        timeout_s: float = 0,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "argv", argv)
+        set_(self, "timeout_s", timeout_s)
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(Frozen):
     """The parsed board.toml, with every default filled in (each default comes from KEYS)."""
 
+    __slots__ = __match_args__ = (
+        "root", "base", "run_branch", "worktrees", "prefix", "max_concurrent", "loop_interval_s",
+        "scratch", "planner_name", "self_heal_max", "host_lease_s", "ladder", "tiers",
+        "coder_timeout_s", "first_output_timeout_s", "timeout_split_after", "gate_format_argv",
+        "gate_argv", "gate_timeout_s", "gate_retries", "publish_mode", "review", "remote",
+        "pr_argv", "run_on_remote", "publish_timeout_s", "pr_state_argv", "poll_s", "auto_merge",
+        "merge_argv", "merge_method", "planner_argv", "planner_timeout_s", "max_backoff_s",
+        "failure_rules", "theme", "theme_dir", "keys", "notify", "store_url",
+    )  # fmt: skip
     root: Path
-    base: str = _default("base")
-    run_branch: str = _default("run_branch")
-    worktrees: str = _default("worktrees")
-    prefix: str = _default("prefix")
-    max_concurrent: int = _default("max_concurrent")
-    loop_interval_s: float = _default("loop_interval_s")
-    scratch: tuple[str, ...] = _default("scratch")
-    planner_name: str = _default("planner_name")
-    self_heal_max: int = _default("self_heal_max")
-    host_lease_s: float = _default("host_lease_s")
-    ladder: tuple[str, ...] = _default("ladder")
-    tiers: dict[str, Tier] = field(default_factory=dict)
-    coder_timeout_s: float = _default("coder_timeout_s")
-    first_output_timeout_s: float = _default("first_output_timeout_s")
-    timeout_split_after: int = _default("timeout_split_after")
-    gate_format_argv: tuple[str, ...] = _default("gate_format_argv")
-    gate_argv: tuple[str, ...] = _default("gate_argv")
-    gate_timeout_s: float = _default("gate_timeout_s")
-    gate_retries: int = _default("gate_retries")
-    publish_mode: str = _default("publish_mode")
-    review: str = _default("review")
-    remote: str = _default("remote")
-    pr_argv: tuple[str, ...] = _default("pr_argv")
-    run_on_remote: bool = _default("run_on_remote")
-    publish_timeout_s: float = _default("publish_timeout_s")
-    pr_state_argv: tuple[str, ...] = _default("pr_state_argv")
-    poll_s: float = _default("poll_s")
-    auto_merge: bool = _default("auto_merge")
-    merge_argv: tuple[str, ...] = _default("merge_argv")
-    merge_method: str = _default("merge_method")
-    planner_argv: tuple[str, ...] = _default("planner_argv")
-    planner_timeout_s: float = _default("planner_timeout_s")
-    max_backoff_s: float = _default("max_backoff_s")
-    failure_rules: tuple[Rule, ...] = DEFAULT_RULES  # [[failures.rules]] first, then these
-    theme: str = _default("theme")
-    theme_dir: str = _default("theme_dir")
-    keys: dict[str, str] = _default("keys")
-    notify: str = _default("notify")
-    store_url: str = _default("store_url")
+    base: str
+    run_branch: str
+    worktrees: str
+    prefix: str
+    max_concurrent: int
+    loop_interval_s: float
+    scratch: tuple[str, ...]
+    planner_name: str
+    self_heal_max: int
+    host_lease_s: float
+    ladder: tuple[str, ...]
+    tiers: dict[str, Tier]
+    coder_timeout_s: float
+    first_output_timeout_s: float
+    timeout_split_after: int
+    gate_format_argv: tuple[str, ...]
+    gate_argv: tuple[str, ...]
+    gate_timeout_s: float
+    gate_retries: int
+    publish_mode: str
+    review: str
+    remote: str
+    pr_argv: tuple[str, ...]
+    run_on_remote: bool
+    publish_timeout_s: float
+    pr_state_argv: tuple[str, ...]
+    poll_s: float
+    auto_merge: bool
+    merge_argv: tuple[str, ...]
+    merge_method: str
+    planner_argv: tuple[str, ...]
+    planner_timeout_s: float
+    max_backoff_s: float
+    failure_rules: tuple[Rule, ...]  # [[failures.rules]] first, then these
+    theme: str
+    theme_dir: str
+    keys: dict[str, str]
+    notify: str
+    store_url: str
+
+    def __init__(
+        self,
+        root: Path,
+        base: str = _default("base"),
+        run_branch: str = _default("run_branch"),
+        worktrees: str = _default("worktrees"),
+        prefix: str = _default("prefix"),
+        max_concurrent: int = _default("max_concurrent"),
+        loop_interval_s: float = _default("loop_interval_s"),
+        scratch: tuple[str, ...] = _default("scratch"),
+        planner_name: str = _default("planner_name"),
+        self_heal_max: int = _default("self_heal_max"),
+        host_lease_s: float = _default("host_lease_s"),
+        ladder: tuple[str, ...] = _default("ladder"),
+        tiers: dict[str, Tier] = FACTORY,
+        coder_timeout_s: float = _default("coder_timeout_s"),
+        first_output_timeout_s: float = _default("first_output_timeout_s"),
+        timeout_split_after: int = _default("timeout_split_after"),
+        gate_format_argv: tuple[str, ...] = _default("gate_format_argv"),
+        gate_argv: tuple[str, ...] = _default("gate_argv"),
+        gate_timeout_s: float = _default("gate_timeout_s"),
+        gate_retries: int = _default("gate_retries"),
+        publish_mode: str = _default("publish_mode"),
+        review: str = _default("review"),
+        remote: str = _default("remote"),
+        pr_argv: tuple[str, ...] = _default("pr_argv"),
+        run_on_remote: bool = _default("run_on_remote"),
+        publish_timeout_s: float = _default("publish_timeout_s"),
+        pr_state_argv: tuple[str, ...] = _default("pr_state_argv"),
+        poll_s: float = _default("poll_s"),
+        auto_merge: bool = _default("auto_merge"),
+        merge_argv: tuple[str, ...] = _default("merge_argv"),
+        merge_method: str = _default("merge_method"),
+        planner_argv: tuple[str, ...] = _default("planner_argv"),
+        planner_timeout_s: float = _default("planner_timeout_s"),
+        max_backoff_s: float = _default("max_backoff_s"),
+        failure_rules: tuple[Rule, ...] = DEFAULT_RULES,
+        theme: str = _default("theme"),
+        theme_dir: str = _default("theme_dir"),
+        keys: dict[str, str] = _default("keys"),
+        notify: str = _default("notify"),
+        store_url: str = _default("store_url"),
+    ) -> None:
+        given = locals()  # every argument by name, stored in field order
+        set_ = object.__setattr__
+        for name in self.__match_args__:
+            set_(self, name, given[name])
+        if tiers is FACTORY:
+            set_(self, "tiers", {})
+        if keys is FACTORY:
+            set_(self, "keys", {})
 
     @property
     def board_dir(self) -> Path:

@@ -13,9 +13,10 @@ import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
+
+from board.core.records import Frozen
 
 # random and zoneinfo are imported where a back-off or a named zone is computed: every verb
 # reads board.toml, which makes the rules, and few ever classify a failure
@@ -32,17 +33,35 @@ TAIL_CHARS = 8000  # how much of a failed step's output the rules see (its end)
 JITTER = 0.2  # ± this share of a computed back-off, so drives that failed together spread out
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Frozen):
     """One row of the table: a case-insensitive regex over the output's tail, the class it
-    means, the steps and exit codes it applies to, how long to wait and how often to try."""
+    means, the steps and exit codes it applies to, how long to wait and how often to try.
+    No __slots__: `regex` is cached in the instance dict."""
 
+    __match_args__ = ("pattern", "cls", "steps", "exit_codes", "backoff_s", "max_attempts")
     pattern: str
     cls: str
-    steps: tuple[str, ...] = DEFAULT_STEPS
-    exit_codes: tuple[int, ...] = ()  # empty: any exit (aider exits 0 on a failed call)
-    backoff_s: float = 60.0
-    max_attempts: int = 5
+    steps: tuple[str, ...]
+    exit_codes: tuple[int, ...]  # empty: any exit (aider exits 0 on a failed call)
+    backoff_s: float
+    max_attempts: int
+
+    def __init__(
+        self,
+        pattern: str,
+        cls: str,
+        steps: tuple[str, ...] = DEFAULT_STEPS,
+        exit_codes: tuple[int, ...] = (),
+        backoff_s: float = 60.0,
+        max_attempts: int = 5,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "pattern", pattern)
+        set_(self, "cls", cls)
+        set_(self, "steps", steps)
+        set_(self, "exit_codes", exit_codes)
+        set_(self, "backoff_s", backoff_s)
+        set_(self, "max_attempts", max_attempts)
 
     @functools.cached_property
     def regex(self) -> re.Pattern[str]:
@@ -90,12 +109,21 @@ DEFAULT_RULES: tuple[Rule, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(Frozen):
     """A failed step classified: the rule that matched, and the line it matched in."""
 
+    __slots__ = __match_args__ = ("rule", "line")
     rule: Rule
     line: str
+
+    def __init__(
+        self,
+        rule: Rule,
+        line: str,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "rule", rule)
+        set_(self, "line", line)
 
     @property
     def cls(self) -> str:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from board.core.records import FACTORY, Frozen, Record, as_dict
 
 LANES: tuple[str, ...] = ("backlog", "ready", "working", "review", "done", "cancelled")
 TERMINAL: frozenset[str] = frozenset({"done", "cancelled"})
@@ -31,12 +32,17 @@ PRIORITY_MAX = 4
 PRIORITY_DEFAULT = 2
 
 
-@dataclass(frozen=True)
-class Blocked:
+class Blocked(Frozen):
     """Why a card may not be claimed: a class the loop understands and a reason a human reads."""
 
+    __slots__ = __match_args__ = ("cls", "reason")
     cls: str
     reason: str
+
+    def __init__(self, cls: str, reason: str) -> None:
+        set_ = object.__setattr__
+        set_(self, "cls", cls)
+        set_(self, "reason", reason)
 
     def to_json(self) -> dict[str, str]:
         return {"class": self.cls, "reason": self.reason}
@@ -49,10 +55,10 @@ FOLD_CONFLICT_EVENT = "fold-conflict"  # what a fold conflicted on, quoted in th
 RESUME_EVENT = "resume-from"  # the branch an interrupted build's work was saved to
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(Frozen):
     """One line of a card's timeline: who changed what, when; comments are events too."""
 
+    __slots__ = __match_args__ = ("seq", "card", "at", "who", "kind", "text")
     seq: int
     card: str
     at: str
@@ -60,36 +66,119 @@ class Event:
     kind: str  # "event" | "comment"
     text: str
 
+    def __init__(self, seq: int, card: str, at: str, who: str, kind: str, text: str) -> None:
+        set_ = object.__setattr__
+        set_(self, "seq", seq)
+        set_(self, "card", card)
+        set_(self, "at", at)
+        set_(self, "who", who)
+        set_(self, "kind", kind)
+        set_(self, "text", text)
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return as_dict(self)
 
 
-@dataclass(frozen=True)
-class Card:
-    """A unit of work. `version` increments on every write and is what compare-and-set checks."""
+class Card(Frozen):
+    """A unit of work. `version` increments on every write and is what compare-and-set checks.
 
+    No __slots__: a listing fills a card's instance dict in one call (store/rows.py)."""
+
+    __match_args__ = (
+        "id",
+        "title",
+        "spec",
+        "acceptance",
+        "kind",
+        "lane",
+        "priority",
+        "assignee",
+        "branch",
+        "pr_url",
+        "blocked",
+        "labels",
+        "deps",
+        "surface",
+        "created_at",
+        "updated_at",
+        "version",
+        "seq",
+        "drive",
+        "not_before",
+        "pr_state",
+        "pr_polled_at",
+    )
     id: str
     title: str
-    spec: str = ""
-    acceptance: str = ""
-    kind: str = "feature"
-    lane: str = "backlog"
-    priority: int = PRIORITY_DEFAULT
-    assignee: str = ""
-    branch: str = ""
-    pr_url: str = ""
-    blocked: Blocked | None = None
-    labels: tuple[str, ...] = ()
-    deps: tuple[str, ...] = ()
-    surface: tuple[str, ...] = ()
-    created_at: str = ""
-    updated_at: str = ""
-    version: int = 0
-    seq: int = 0
-    drive: str = ""  # token of the drive that owns the card while it is working
-    not_before: str = ""  # ISO UTC: no claim before then (a back-off); "" when none
-    pr_state: str = ""  # the PR's state when last polled (OPEN, MERGED, CLOSED, ...)
-    pr_polled_at: str = ""  # when it was polled
+    spec: str
+    acceptance: str
+    kind: str
+    lane: str
+    priority: int
+    assignee: str
+    branch: str
+    pr_url: str
+    blocked: Blocked | None
+    labels: tuple[str, ...]
+    deps: tuple[str, ...]
+    surface: tuple[str, ...]
+    created_at: str
+    updated_at: str
+    version: int
+    seq: int
+    drive: str  # token of the drive that owns the card while it is working
+    not_before: str  # ISO UTC: no claim before then (a back-off); "" when none
+    pr_state: str  # the PR's state when last polled (OPEN, MERGED, CLOSED, ...)
+    pr_polled_at: str  # when it was polled
+
+    def __init__(
+        self,
+        id: str,
+        title: str,
+        spec: str = "",
+        acceptance: str = "",
+        kind: str = "feature",
+        lane: str = "backlog",
+        priority: int = PRIORITY_DEFAULT,
+        assignee: str = "",
+        branch: str = "",
+        pr_url: str = "",
+        blocked: Blocked | None = None,
+        labels: tuple[str, ...] = (),
+        deps: tuple[str, ...] = (),
+        surface: tuple[str, ...] = (),
+        created_at: str = "",
+        updated_at: str = "",
+        version: int = 0,
+        seq: int = 0,
+        drive: str = "",
+        not_before: str = "",
+        pr_state: str = "",
+        pr_polled_at: str = "",
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "id", id)
+        set_(self, "title", title)
+        set_(self, "spec", spec)
+        set_(self, "acceptance", acceptance)
+        set_(self, "kind", kind)
+        set_(self, "lane", lane)
+        set_(self, "priority", priority)
+        set_(self, "assignee", assignee)
+        set_(self, "branch", branch)
+        set_(self, "pr_url", pr_url)
+        set_(self, "blocked", blocked)
+        set_(self, "labels", labels)
+        set_(self, "deps", deps)
+        set_(self, "surface", surface)
+        set_(self, "created_at", created_at)
+        set_(self, "updated_at", updated_at)
+        set_(self, "version", version)
+        set_(self, "seq", seq)
+        set_(self, "drive", drive)
+        set_(self, "not_before", not_before)
+        set_(self, "pr_state", pr_state)
+        set_(self, "pr_polled_at", pr_polled_at)
 
     @property
     def is_open(self) -> bool:
@@ -127,64 +216,158 @@ class Card:
         }
 
 
-@dataclass
-class CardDraft:
+class CardDraft(Record):
     """The fields an operator gives when adding a card; the store assigns id and times."""
 
+    __slots__ = __match_args__ = (
+        "title",
+        "spec",
+        "acceptance",
+        "kind",
+        "lane",
+        "priority",
+        "assignee",
+        "labels",
+        "deps",
+        "surface",
+    )
     title: str
-    spec: str = ""
-    acceptance: str = ""
-    kind: str = "feature"
-    lane: str = "backlog"
-    priority: int = PRIORITY_DEFAULT
-    assignee: str = ""
-    labels: list[str] = field(default_factory=list)
-    deps: list[str] = field(default_factory=list)
-    surface: list[str] = field(default_factory=list)
+    spec: str
+    acceptance: str
+    kind: str
+    lane: str
+    priority: int
+    assignee: str
+    labels: list[str]
+    deps: list[str]
+    surface: list[str]
+
+    def __init__(
+        self,
+        title: str,
+        spec: str = "",
+        acceptance: str = "",
+        kind: str = "feature",
+        lane: str = "backlog",
+        priority: int = PRIORITY_DEFAULT,
+        assignee: str = "",
+        labels: list[str] = FACTORY,
+        deps: list[str] = FACTORY,
+        surface: list[str] = FACTORY,
+    ) -> None:
+        self.title = title
+        self.spec = spec
+        self.acceptance = acceptance
+        self.kind = kind
+        self.lane = lane
+        self.priority = priority
+        self.assignee = assignee
+        self.labels = [] if labels is FACTORY else labels
+        self.deps = [] if deps is FACTORY else deps
+        self.surface = [] if surface is FACTORY else surface
 
 
 DRIVE_LIVE = "running"
 
 
-@dataclass(frozen=True)
-class Drive:
+class Drive(Frozen):
     """One build of one card, as the store records it; the log file holds its output."""
 
+    __slots__ = __match_args__ = (
+        "id",
+        "card",
+        "attempt",
+        "tier",
+        "status",
+        "started_at",
+        "ended_at",
+        "pgid",
+        "host",
+        "owner_pid",
+        "log",
+        "result",
+    )
     id: str  # token; the card's `drive` field holds it while the drive owns the card
     card: str
     attempt: int
     tier: str
     status: str  # running | passed | failed | timeout | blocked | stood-aside | stopped | crashed
     started_at: str
-    ended_at: str = ""
-    pgid: int = 0  # process group of the child now running (coder or gate), 0 when none
-    host: str = ""
-    owner_pid: int = 0  # pid of the `board run` process driving it
-    log: str = ""  # path relative to the repository root
-    result: str = ""  # one line: why it ended
+    ended_at: str
+    pgid: int  # process group of the child now running (coder or gate), 0 when none
+    host: str
+    owner_pid: int  # pid of the `board run` process driving it
+    log: str  # path relative to the repository root
+    result: str  # one line: why it ended
+
+    def __init__(
+        self,
+        id: str,
+        card: str,
+        attempt: int,
+        tier: str,
+        status: str,
+        started_at: str,
+        ended_at: str = "",
+        pgid: int = 0,
+        host: str = "",
+        owner_pid: int = 0,
+        log: str = "",
+        result: str = "",
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "id", id)
+        set_(self, "card", card)
+        set_(self, "attempt", attempt)
+        set_(self, "tier", tier)
+        set_(self, "status", status)
+        set_(self, "started_at", started_at)
+        set_(self, "ended_at", ended_at)
+        set_(self, "pgid", pgid)
+        set_(self, "host", host)
+        set_(self, "owner_pid", owner_pid)
+        set_(self, "log", log)
+        set_(self, "result", result)
 
     @property
     def live(self) -> bool:
         return self.status == DRIVE_LIVE
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return as_dict(self)
 
 
 FORGE_PAUSE = "forge"  # the pause a dead forge login puts on PR polling (`board resume forge`)
 
 
-@dataclass(frozen=True)
-class Pause:
+class Pause(Frozen):
     """A tier nobody may claim for, board-wide: its account hit a limit (until a time) or
     its login died (`until` empty: until the operator unblocks a card of it or resumes it)."""
 
+    __slots__ = __match_args__ = ("tier", "cls", "reason", "until", "since", "card")
     tier: str
     cls: str  # rate-limit | auth
     reason: str
     until: str  # ISO UTC, or "" for "until the operator acts"
     since: str
-    card: str = ""  # the card whose failure paused it
+    card: str  # the card whose failure paused it
+
+    def __init__(
+        self,
+        tier: str,
+        cls: str,
+        reason: str,
+        until: str,
+        since: str,
+        card: str = "",
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "tier", tier)
+        set_(self, "cls", cls)
+        set_(self, "reason", reason)
+        set_(self, "until", until)
+        set_(self, "since", since)
+        set_(self, "card", card)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -197,14 +380,27 @@ class Pause:
         }
 
 
-@dataclass(frozen=True)
-class LoopBeat:
+class LoopBeat(Frozen):
     """A running `board run`, as its heartbeat in the store says."""
 
+    __slots__ = __match_args__ = ("host", "pid", "started_at", "heartbeat_at")
     host: str
     pid: int
     started_at: str
     heartbeat_at: str
 
+    def __init__(
+        self,
+        host: str,
+        pid: int,
+        started_at: str,
+        heartbeat_at: str,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "host", host)
+        set_(self, "pid", pid)
+        set_(self, "started_at", started_at)
+        set_(self, "heartbeat_at", heartbeat_at)
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return as_dict(self)

@@ -10,9 +10,8 @@ failure rules its CLI needs beyond the defaults (core/failures.py), which `board
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from board.core.failures import Rule
+from board.core.records import Frozen
 
 PROMPT = (
     "Read the task in {brief} and do what it says in this directory. Edit files only: "
@@ -20,17 +19,34 @@ PROMPT = (
 )
 
 
-@dataclass(frozen=True)
-class Preset:
+class Preset(Frozen):
     """One agent CLI: its program, the argv of a headless run, the rules it needs, and
     where its flags are documented."""
 
+    __slots__ = __match_args__ = ("name", "title", "argv", "docs", "why", "rules")
     name: str
     title: str
     argv: tuple[str, ...]
     docs: str
     why: str  # one line: what the flags do
-    rules: tuple[Rule, ...] = ()
+    rules: tuple[Rule, ...]
+
+    def __init__(
+        self,
+        name: str,
+        title: str,
+        argv: tuple[str, ...],
+        docs: str,
+        why: str,
+        rules: tuple[Rule, ...] = (),
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "title", title)
+        set_(self, "argv", argv)
+        set_(self, "docs", docs)
+        set_(self, "why", why)
+        set_(self, "rules", rules)
 
     @property
     def program(self) -> str:

@@ -32,10 +32,35 @@ _UNSAFE = (
     + list(range(0x2066, 0x206A))
 )
 _TABLE: dict[str, str] = {chr(c): _visible_form(c) for c in _UNSAFE}
-_UNSAFE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in _UNSAFE) + "]")
-_UNSAFE_KEEP_NL_RE = re.compile(
-    "[" + "".join(re.escape(chr(c)) for c in _UNSAFE if c != 0x0A) + "]"
-)  # a tab (0x09) is never in _UNSAFE: it is expanded, or kept on request
+
+
+def _char_class(codes: list[int]) -> str:
+    """A regex class of `codes` (ascending), written as ranges rather than seventy single
+    characters (quicker to compile)."""
+    parts = []
+    start = prev = codes[0]
+    for code in [*codes[1:], -1]:  # -1 ends the last range
+        if code == prev + 1:
+            prev = code
+            continue
+        parts.append(re.escape(chr(start)) + (f"-{re.escape(chr(prev))}" if prev > start else ""))
+        start = prev = code
+    return "[" + "".join(parts) + "]"
+
+
+# compiled on first use (a listing with no card, or one printed as JSON, needs neither):
+# a class reaching past U+00FF takes re a few million instructions to compile
+_PATTERNS: dict[bool, re.Pattern[str]] = {}
+
+
+def _pattern(keep_newlines: bool) -> re.Pattern[str]:
+    """What `sanitize` replaces. A tab (0x09) is never in _UNSAFE: it is expanded, or kept
+    on request."""
+    pattern = _PATTERNS.get(keep_newlines)
+    if pattern is None:
+        codes = [c for c in _UNSAFE if c != 0x0A or not keep_newlines]
+        pattern = _PATTERNS[keep_newlines] = re.compile(_char_class(codes))
+    return pattern
 
 
 def _replace(match: re.Match[str]) -> str:
@@ -56,7 +81,7 @@ def sanitize(
     """
     if "\t" in text and not keep_tabs:
         text = text.expandtabs(tab_size)
-    pattern = _UNSAFE_KEEP_NL_RE if keep_newlines else _UNSAFE_RE
+    pattern = _PATTERNS.get(keep_newlines) or _pattern(keep_newlines)
     if pattern.search(text) is None:
         return text
     return pattern.sub(_replace, text)

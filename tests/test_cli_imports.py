@@ -41,9 +41,16 @@ HEAVY = (
     # nor the process machinery (it runs no git), random or time zones (no back-off is
     # computed): the standard library's share of a verb's start is most of it
     "board.core.proc",
+    "board.core.git.gitutil",
     "subprocess",
     "random",
     "zoneinfo",
+    # nor dataclasses, which imports inspect, ast and dis, and compiled every record's
+    # methods at each start (the records are plain classes: core/records.py)
+    "dataclasses",
+    "inspect",
+    "ast",
+    "dis",
 )
 
 # the child runs the command line as the `board` script does, then says what it imported
@@ -158,12 +165,52 @@ def test_a_verb_built_alone_reads_as_with_every_verb_built() -> None:
         assert others == [built], f"{verb}: other verbs were built too"
 
 
+def test_a_card_verb_built_alone_reads_as_with_every_card_verb_built() -> None:
+    """`card list` builds only `list` of card's own verbs: every help reads the same."""
+    full = commands.build_parser()
+    card = _verbs(full)["card"]
+    assert sorted(_verbs(card)) == ["add", "edit", "list", "show"]
+    for name, subparser in _verbs(card).items():
+        alone = commands.build_parser(only="card", only_card=name)
+        assert alone.format_help() == full.format_help()
+        built = _verbs(alone)["card"]
+        assert built.format_help() == card.format_help()
+        assert _verbs(built)[name].format_help() == subparser.format_help(), name
+        others = [v for v in _verbs(built).values() if isinstance(v, argparse.ArgumentParser)]
+        assert others == [_verbs(built)[name]], f"{name}: other card verbs were built too"
+    # another verb's own verbs are all built: only_card is for `card`
+    stranded = _verbs(commands.build_parser(only="stranded", only_card="list"))["stranded"]
+    assert len(_verbs(stranded)) > 1
+    assert all(isinstance(v, argparse.ArgumentParser) for v in _verbs(stranded).values())
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["card", "list"], ("card", "list")),
+        (["-C", "d", "card", "list", "--json"], ("card", "list")),
+        (["-Cd", "card", "show", "c-1"], ("card", "show")),
+        (["card"], ("card", None)),
+        (["card", "--help"], ("card", None)),
+        (["--help", "card", "list"], (None, None)),
+        (["status"], ("status", None)),
+        ([], (None, None)),
+    ],
+)
+def test_the_verbs_named(argv: list[str], named: tuple[str | None, str | None]) -> None:
+    assert commands._verb_named(argv) == named
+
+
 def test_a_verb_not_built_is_never_parsed_as_one() -> None:
     """A command line whose verb was guessed wrong is read again with every verb built."""
     with pytest.raises(commands._Rebuild):
         commands.build_parser(only="card").parse_args(["status"])
+    with pytest.raises(commands._Rebuild):
+        commands.build_parser(only="card", only_card="list").parse_args(["card", "show", "c-1"])
     args = commands.build_parser().parse_args(["status"])
     assert args.func.__name__ == "cmd_status"
+    args = commands.build_parser(only="card", only_card="list").parse_args(["card", "list"])
+    assert args.func.__name__ == "cmd_card_list"
 
 
 # the child records every regex compiled while `card list` runs (re's cache is cleared
@@ -199,3 +246,21 @@ def test_a_card_listing_compiles_no_failure_pattern(board_repo: Path, tmp_path: 
     assert len(got["failures"]) > 10  # the check looks at something
     compiled = [p for p in got["seen"] if any(f in p for f in got["failures"] if len(f) > 8)]
     assert compiled == []
+
+
+def test_a_listing_compiles_the_sanitiser_pattern_only_when_it_shows_text(
+    board_repo: Path, tmp_path: Path
+) -> None:
+    """The sanitiser's pattern (millions of instructions to compile) is compiled when a
+    title is shown, not by a listing printed as JSON."""
+    code = (
+        "import sys\n"
+        "from board.cli import main\n"
+        "from board.core import text\n"
+        "code = main(sys.argv[1:])\n"
+        "print(sorted(text._PATTERNS), file=sys.stderr)\n"
+    )
+    res = python_child(["-c", code, "card", "list", "--json"], cwd=board_repo)
+    assert res.returncode == 0 and res.stderr.strip() == "[]", res.stderr
+    res = python_child(["-c", code, "card", "list"], cwd=board_repo)
+    assert res.returncode == 0 and res.stderr.strip() == "[True]", res.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from board.core import config
+from board.core import config, records
 from board.core.errors import ConfigError
 
 from tests.support.paths import ROOT
@@ -112,9 +112,7 @@ def test_toml_syntax_error_names_the_line() -> None:
 def test_one_schema_gives_the_defaults_the_validation_the_template_and_the_readme() -> None:
     """Every default is written once, in config.KEYS: the Config fields, the file `board
     init` writes, and the README's key table all come from it and must agree."""
-    import dataclasses
-
-    fields = {f.name for f in dataclasses.fields(config.Config)} - {
+    fields = set(records.fields(config.Config)) - {
         "root",
         "tiers",
         "failure_rules",

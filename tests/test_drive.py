@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from board.core import records
 from board.core.cards import actions
 from board.core.drive import drive
 from board.core.git import stranded
@@ -86,7 +87,7 @@ def test_the_brief_says_edit_only_and_promises_a_gate_only_when_one_is_set(
     assert "gate" not in log.split("## Rules", 1)[1].lower(), "the brief promised a gate"
 
     text = drive.brief_text(
-        cfg.__class__(**{**cfg.__dict__, "gate_argv": ("make", "check")}),
+        records.replace(cfg, gate_argv=("make", "check")),
         store.get(card.id),
         tree=cfg.root,
         branch="feat/c-1",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from board.core.cards import actions, split
 from board.core.config import Config
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.model import TERMINAL, Blocked
+from board.core.records import replace
 from board.core.store import Expect, SQLiteStore, Tx
 
 from tests.support.paths import script

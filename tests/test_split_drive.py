@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from board.core.cards import actions, split
 from board.core.config import Config
 from board.core.drive import drive
 from board.core.model import CardDraft
+from board.core.records import replace
 from board.core.store import Expect, SQLiteStore
 
 from tests.support.paths import script

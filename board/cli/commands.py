@@ -601,10 +601,11 @@ def _built(parser: argparse.ArgumentParser) -> bool:
     return not isinstance(parser, _Unbuilt)
 
 
-def _verb_named(argv: Sequence[str]) -> str | None:
-    """The verb `argv` names when that is plain to see (only `-C DIR` before it), so only
-    that verb is built; None when it is not (`--help`, no verb, anything unusual): then
-    every verb is, and argparse reads the command line as it always has."""
+def _verb_named(argv: Sequence[str]) -> tuple[str | None, str | None]:
+    """The verb `argv` names when that is plain to see (only `-C DIR` before it), and the
+    word after it (the verb's own verb, as `list` in `card list`), so only those are built;
+    None when it is not (`--help`, no verb, anything unusual): then every verb is, and
+    argparse reads the command line as it always has."""
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -613,10 +614,11 @@ def _verb_named(argv: Sequence[str]) -> str | None:
         elif arg.startswith("-C") and not arg.startswith("-C="):
             i += 1
         elif arg.startswith("-"):
-            return None
+            return None, None
         else:
-            return arg
-    return None
+            after = argv[i + 1] if i + 1 < len(argv) else "-"
+            return arg, None if after.startswith("-") else after
+    return None, None
 
 
 def _init_arguments(p: argparse.ArgumentParser) -> None:
@@ -646,10 +648,11 @@ def _init_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, only_card: str | None = None) -> argparse.ArgumentParser:
     """Every verb's arguments and help, or (`only`) just that verb's, with every verb still
-    listed. Only declared here: each verb module's handler imports the core modules it
-    works with when it runs, so building this costs little."""
+    listed; of `card`'s own verbs, likewise only `only_card` when given. Only declared here:
+    each verb module's handler imports the core modules it works with when it runs, so
+    building this costs little."""
     parser = _Parser(
         prog="board",
         description=(
@@ -670,7 +673,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_init, needs_init=False)
 
     card = sub.add_parser("card", help="add, list and show cards")
-    csub = card.add_subparsers(dest="card_verb", metavar="CARD_VERB")
+    csub = card.add_subparsers(dest="card_verb", metavar="CARD_VERB", action=_Verbs)
+    assert isinstance(csub, _Verbs)
+    csub.only = only_card if only == "card" else None
     csub.required = True
     p = csub.add_parser("add", help="add a card (backlog, or ready with --ready)")
     p.add_argument("title")
@@ -741,7 +746,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser(only=_verb_named(given)).parse_args(given)
+        verb, then = _verb_named(given)
+        args = build_parser(only=verb, only_card=then).parse_args(given)
     except _Rebuild:  # the verb was guessed wrong: read the command line with every verb
         args = build_parser().parse_args(given)
     bad = next((a for a in given if not _encodes(a)), None)

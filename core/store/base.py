@@ -12,12 +12,12 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypedDict, Unpack
 
 from board.core.errors import Conflict, CorruptCard, NotFound, StoreError
 from board.core.model import TERMINAL, Card, CardDraft, Drive, Event, LoopBeat, Pause
+from board.core.records import Frozen, replace
 
 
 def utc_now() -> str:
@@ -26,13 +26,24 @@ def utc_now() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
-@dataclass(frozen=True)
-class Expect:
+class Expect(Frozen):
     """What a write expects to find; any mismatch refuses the write and says what was found."""
 
-    lane: str | tuple[str, ...] | None = None
-    version: int | None = None
-    drive: str | None = None
+    __slots__ = __match_args__ = ("lane", "version", "drive")
+    lane: str | tuple[str, ...] | None
+    version: int | None
+    drive: str | None
+
+    def __init__(
+        self,
+        lane: str | tuple[str, ...] | None = None,
+        version: int | None = None,
+        drive: str | None = None,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "lane", lane)
+        set_(self, "version", version)
+        set_(self, "drive", drive)
 
     def check(self, card: Card) -> None:
         if self.lane is not None:
@@ -74,19 +85,34 @@ def describe_changes(old: Card, changes: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-@dataclass(frozen=True)
-class LaneHeads:
+class LaneHeads(Frozen):
     """Per-lane counts and the first rows of each lane in board order, from one read.
 
     Lets a screen paint the real top of every lane and its real counts without reading
     every card; `complete` says no lane was cut short (the heads are the whole board).
     """
 
+    __slots__ = __match_args__ = ("totals", "blocked", "cards", "changes", "complete")
     totals: dict[str, int]  # cards per lane
     blocked: dict[str, int]  # blocked cards per lane
     cards: dict[str, list[Card]]  # each lane's first rows in board order
     changes: int  # change_count() as of the read
     complete: bool
+
+    def __init__(
+        self,
+        totals: dict[str, int],
+        blocked: dict[str, int],
+        cards: dict[str, list[Card]],
+        changes: int,
+        complete: bool,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "totals", totals)
+        set_(self, "blocked", blocked)
+        set_(self, "cards", cards)
+        set_(self, "changes", changes)
+        set_(self, "complete", complete)
 
 
 def board_order(lane: str, cards: Iterable[Card]) -> list[Card]:

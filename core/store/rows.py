@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter
 from typing import Any
 
+from board.core import records
 from board.core.errors import CorruptCard
 from board.core.model import BLOCK_CLASSES, KINDS, LANES, Blocked, Card
 
@@ -116,11 +117,9 @@ _INT_ONLY = {int}
 
 def _card_maker() -> Callable[[dict[str, Any]], Card]:
     """Make a Card from all its fields at once: its instance dict filled in one call, which
-    is what the frozen dataclass's __init__ ends with, one `object.__setattr__` per field
-    (some ten times slower on a listing). Only while Card stays a plain frozen dataclass:
-    with slots or a __post_init__ the maker is the constructor itself."""
-    if hasattr(Card, "__post_init__") or hasattr(Card, "__slots__"):
-        return lambda fields: Card(**fields)
+    is what Card's __init__ ends with, one `object.__setattr__` per field (some ten times
+    slower on a listing). Only while that is all __init__ does: checked here on one card
+    (with __slots__, or an __init__ that does more, the maker is the constructor itself)."""
     new = object.__new__
 
     def make(fields: dict[str, Any]) -> Card:
@@ -128,7 +127,12 @@ def _card_maker() -> Callable[[dict[str, Any]], Card]:
         card.__dict__.update(fields)
         return card
 
-    return make
+    sample: dict[str, Any] = {name: f"<{name}>" for name in records.fields(Card)}
+    try:
+        same = vars(make(sample)) == vars(Card(**sample))
+    except (AttributeError, TypeError):  # no instance dict
+        same = False
+    return make if same else lambda fields: Card(**fields)
 
 
 _make_card = _card_maker()
