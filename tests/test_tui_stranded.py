@@ -365,6 +365,66 @@ async def test_leaving_the_diff_mid_load_kills_git(fx, monkeypatch: pytest.Monke
         gate_open.set()
 
 
+def test_a_held_buffer_reads_nothing_until_the_keys_stop() -> None:
+    """While the operator presses keys, the reader leaves git's bytes in the pipe (git then
+    blocks instead of taking a core); they are all read once the keys stop."""
+    buffer = DiffBuffer()
+    buffer.hold(30)
+    reader = threading.Thread(target=buffer.feed, args=(b"diff --git a/x b/x\n",), daemon=True)
+    reader.start()
+    reader.join(0.3)
+    assert reader.is_alive() and buffer.count == 0, "a held buffer took git's bytes"
+    buffer.hold(0)  # the keys stopped
+    reader.join(5)
+    assert not reader.is_alive() and buffer.count == 1 and not buffer.held
+
+
+async def test_moving_keys_hold_the_diff_s_reading_only_while_git_writes(
+    fx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = "stranded/feat-c-1/20260101T120000.000Z"
+    body = b"".join(b"generated line %d with some words\n" % i for i in range(100_000))
+    base = fx.repo.git("rev-parse", "main")
+    head = b"commit refs/heads/%s\ncommitter t <t@t> 1767225600 +0000\ndata 3\nbig\n" % (
+        big.encode()
+    )
+    head += b"from %s\nM 100644 inline big.txt\ndata %d\n" % (base.encode(), len(body))
+    res = proc.run(("git", "fast-import", "--quiet"), cwd=fx.cfg.root, input_bytes=head + body)
+    assert res.returncode == 0, res.stderr
+    gate_open = threading.Event()
+    git_wrote = threading.Event()
+    real_feed = DiffBuffer.feed
+
+    def slow_feed(self: DiffBuffer, data: bytes) -> None:
+        real_feed(self, data)
+        git_wrote.set()
+        gate_open.wait(10)  # git is still writing while the keys are pressed
+
+    monkeypatch.setattr(DiffBuffer, "feed", slow_feed)
+    app = make_app(fx)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_browser(pilot, fx)
+            await select(pilot, screen, big)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), what="the diff")
+            diff = app.screen
+            await wait_for(pilot, git_wrote.is_set, what="git's first lines")
+            await wait_for(pilot, lambda: diff.view.line_count > 30, what="a screenful")
+            for key in ("j", "l", "space"):
+                diff.buffer.hold(0)
+                await pilot.press(key)
+                assert diff.buffer.held, f"{key} while git writes did not hold the reading"
+            gate_open.set()
+            monkeypatch.setattr(DiffBuffer, "feed", real_feed)
+            await wait_for(pilot, lambda: diff.buffer.done, timeout=30, what="the diff's end")
+            diff.buffer.hold(0)
+            await pilot.press("j")
+            assert not diff.buffer.held, "a key held a diff already read to its end"
+    finally:
+        gate_open.set()
+
+
 def test_the_diff_buffer_indexes_any_chunking_exactly_like_git(fx) -> None:
     args = stranded.diff_args(fx.cfg, fx.saves["dirty"])
     raw = core_git(fx.cfg.root, *args).stdout.encode()

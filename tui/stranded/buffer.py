@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import threading
+import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from board.core.text import sanitize
 
 LONG_LINE = 1024 * 1024  # bytes without a newline before a line is kept as its head only
 BLOCK_CACHE = 16
+KEYS_FIRST_S = 0.15  # after an operator's key, git's output waits this long to be read
 
 
 def _decode(raw: bytes) -> str:
@@ -93,6 +95,7 @@ class DiffBuffer:
         self._preview: bytes | None = None  # shown ahead of git, not yet all matched by it
         self._matched = 0  # bytes of the preview git has written the same
         self._git_started = False
+        self._hold_until = 0.0  # the reader waits until then: the operator is pressing keys
         self.previewed = False  # a preview was shown (tests, status)
         self.generation = 0  # bumped when the lines are replaced: a viewer drops its cache
         self.on_grow = on_grow
@@ -141,9 +144,26 @@ class DiffBuffer:
             self._take(data)
         return True
 
+    def hold(self, seconds: float = KEYS_FIRST_S) -> None:
+        """The operator pressed a key: read nothing more for `seconds`. The reader thread
+        sleeps instead of taking the GIL, git blocks on its full pipe instead of taking a
+        core, and the next key (a held `j` repeats every 30 ms or so) gets the whole
+        machine; reading resumes the moment the keys stop."""
+        self._hold_until = time.monotonic() + seconds
+
+    @property
+    def held(self) -> bool:
+        """The reader is waiting for the operator's keys to stop."""
+        return self._hold_until > time.monotonic()
+
+    def _keys_first(self) -> None:
+        while (left := self._hold_until - time.monotonic()) > 0:
+            time.sleep(min(left, 0.05))
+
     def feed(self, data: bytes) -> None:
         """Bytes as read from git. What a preview already showed is checked, not added
         again; at the first byte that differs, git's bytes replace the preview's lines."""
+        self._keys_first()
         with self._feed_lock:
             self._git_started = True
             shown = self._preview

@@ -163,20 +163,31 @@ class DiffView(LineView):
 
     # moving ---------------------------------------------------------------------------------
 
+    def keys_first(self) -> None:
+        """A moving key: while git still writes, its output waits a moment (`DiffBuffer.hold`)
+        so that the keys that follow are answered at idle speed."""
+        if self.buffer is not None and not self.buffer.done:
+            self.buffer.hold()
+
     def action_scroll_lines(self, delta: int) -> None:
+        self.keys_first()
         self.scroll_to(y=self.scroll_y + delta, animate=False, immediate=True)
 
     def action_scroll_page(self, direction: int) -> None:
+        self.keys_first()
         step = max(1, self.scrollable_content_region.height - 1)
         self.scroll_to(y=self.scroll_y + direction * step, animate=False, immediate=True)
 
     def action_scroll_edge(self, end: int) -> None:
+        self.keys_first()
         self.scroll_to(y=self.max_scroll_y if end else 0, animate=False, immediate=True)
 
     def action_columns(self, delta: int) -> None:
+        self.keys_first()
         self.scroll_to(x=max(0, self.scroll_x + delta), animate=False, immediate=True)
 
     def show_line(self, line: int) -> None:
+        self.keys_first()
         self.scroll_to(y=line, animate=False, immediate=True, force=True)
 
     # drawing --------------------------------------------------------------------------------
