@@ -98,7 +98,9 @@ _KINDS = frozenset(naming.KINDS)
 
 def _parse_stats_line(line: str) -> _CachedStats | None:
     """One stats-file line as (tree, card, files, insertions, deletions, kind); None if
-    malformed. A six-field line was written before kinds existed: `saved`."""
+    malformed (a number `int` cannot read included: the file is only a cache of the
+    trailers, and a damaged line must not stop the listing). A six-field line was written
+    before kinds existed: `saved`."""
     f = line.split("\t")
     if len(f) == 7:
         kind = f[6] if f[6] in _KINDS else _SAVED
@@ -108,7 +110,10 @@ def _parse_stats_line(line: str) -> _CachedStats | None:
         return None
     if f[1] == "-" or not f[3].isdigit():
         return _NO_STATS
-    return (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]), kind)
+    try:
+        return (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]), kind)
+    except ValueError:
+        return None
 
 
 def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
@@ -132,9 +137,12 @@ def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
             continue
         if f[1] == "-" or not f[3].isdigit():
             cache[f[0]] = no_stats
-        else:
-            card = None if f[2] == "-" else f[2]
-            cache[f[0]] = (f[1], card, int(f[3]), int(f[4]), int(f[5]), kind)
+            continue
+        try:
+            files, ins, dels = int(f[3]), int(f[4]), int(f[5])
+        except ValueError:
+            continue  # damaged: malformed, as in `_parse_stats_line`
+        cache[f[0]] = (f[1], None if f[2] == "-" else f[2], files, ins, dels, kind)
     return cache
 
 
