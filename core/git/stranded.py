@@ -14,7 +14,7 @@ import functools
 import itertools
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
@@ -316,14 +316,16 @@ def _branches(
     stamps, names, commits = words[0::3], words[1::3], words[2::3]
     if not commits:
         return []
-    rows = map(cache.get, commits, repeat(_NO_STATS))
-    _, cards, files, ins, dels, kinds = zip(*rows, strict=True)
+    stats = map(cache.get, commits, repeat(_NO_STATS))
+    _, found, files, ins, dels, kinds = zip(*stats, strict=True)
+    cards: Sequence[str | None] = found
     # stranded/<tree dir>/<stamp>; stranded/<stamp> (made by hand) has no tree dir
     trees = [name[9:cut] if (cut := name.find("/", 9)) >= 0 else "" for name in names]
-    if None in cards:
-        card_of, prefix, cards = naming.card_id_of, cfg.prefix, list(cards)
-        for i in _where(map(is_, cards, repeat(None))):
-            cards[i] = card_of(trees[i], prefix)
+    if None in found:
+        card_of, prefix, mended = naming.card_id_of, cfg.prefix, list(found)
+        for i in _where(map(is_, mended, repeat(None))):
+            mended[i] = card_of(trees[i], prefix)
+        cards = mended
     rows = zip(names, cards, trees, stamps, commits, files, ins, dels, kinds, strict=True)
     return list(map(tuple.__new__, repeat(StrandedBranch), rows))
 
