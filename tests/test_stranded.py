@@ -152,6 +152,31 @@ def test_list_reads_every_shape_of_name_and_stats_line_in_one_listing(r: Repo) -
     assert [b.stamp for b in listed] == sorted((b.stamp for b in listed), reverse=True)
 
 
+def test_a_stats_line_whose_numbers_cannot_be_read_is_skipped_like_a_torn_one(
+    r: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The stats file is a cache of the trailers: a line whose diffstat `int` cannot read
+    (a bad disk, a hand edit) is malformed, so the good line before it stands (or, with none,
+    the trailer is read), in the whole list, the first screenful and the CLI alike. It
+    used to stop the listing with an internal error."""
+    make_branches(r.root, 3)
+    stranded.list_stranded(r.cfg)  # writes the stats file
+    before = stranded.list_stranded(r.cfg)
+    damaged, only = before[0], before[1]
+    text = saves.stats_file(r.cfg).read_text()
+    saves.stats_file(r.cfg).write_text(
+        "".join(x for x in text.splitlines(keepends=True) if not x.startswith(only.commit))
+        + f"{damaged.commit}\tfeat-c-2\tc-2\t1\tmany\t2\tsaved\n"
+        + f"{only.commit}\tfeat-c-1\tc-1\t\u00b2\t1\t1\tsaved\n"  # a digit int refuses
+        + f"{damaged.commit}\tfeat-c-2\tc-2\t3\t4\t\u00b2\tsaved\n"
+    )
+    assert stranded.list_stranded(r.cfg) == before
+    assert stranded.read_refs(r.cfg, newest=3).newest(3) == before
+    code, out, err = run(r, "stranded", "list", capsys=capsys)
+    assert code == 0 and err == "", err
+    assert f"{damaged.branch}  {damaged.card:<8} {damaged.files} files" in out, out
+
+
 def test_a_listing_reads_its_stats_while_git_runs_and_a_failure_there_kills_git(
     tmp_path: Path,
 ) -> None:

@@ -10,14 +10,17 @@ git writes it, and the first bytes of a big new file's patch are known before gi
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
+from operator import is_
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from board.core import proc
 from board.core.config import Config
@@ -29,9 +32,13 @@ _STAMP = r"\d{8}T\d{6}\.\d{3}Z"
 _HUSK_RE = re.compile(rf"^(?P<tree>.+)-(?P<stamp>{_STAMP})(?:-\d+)?$")
 
 
-@dataclass(slots=True)
-class StrandedBranch:
-    """One saved tree's branch, as `board stranded list` shows it."""
+class StrandedBranch(NamedTuple):
+    """One saved tree's branch, as `board stranded list` shows it.
+
+    A named tuple rather than a dataclass: a listing makes 2,000 of them at once, each in
+    one C call (`tuple.__new__` over the columns), where a dataclass's `__init__` is a Python
+    call apiece. Its fields are never changed after the listing.
+    """
 
     branch: str  # short name: stranded/<tree dir>/<stamp>[-N]
     card: str | None
@@ -94,11 +101,16 @@ _CachedStats = tuple[str, str | None, int | None, int | None, int | None, str]
 _SAVED = naming.KIND_SAVED
 _NO_STATS: _CachedStats = ("", None, None, None, None, _SAVED)
 _KINDS = frozenset(naming.KINDS)
+# `int`, remembered: a diffstat's numbers repeat (2,000 saves hold a few hundred distinct
+# ones), and a string is looked up faster than it is parsed. It raises as `int` does.
+_number = functools.cache(int)
 
 
 def _parse_stats_line(line: str) -> _CachedStats | None:
     """One stats-file line as (tree, card, files, insertions, deletions, kind); None if
-    malformed. A six-field line was written before kinds existed: `saved`."""
+    malformed (a number `int` cannot read included: the file is only a cache of the
+    trailers, and a damaged line must not stop the listing). A six-field line was written
+    before kinds existed: `saved`."""
     f = line.split("\t")
     if len(f) == 7:
         kind = f[6] if f[6] in _KINDS else _SAVED
@@ -108,7 +120,10 @@ def _parse_stats_line(line: str) -> _CachedStats | None:
         return None
     if f[1] == "-" or not f[3].isdigit():
         return _NO_STATS
-    return (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]), kind)
+    try:
+        return (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]), kind)
+    except ValueError:
+        return None
 
 
 def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
@@ -120,7 +135,7 @@ def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
     # `_parse_stats_line` inlined: this loop runs once per save (2,000 lines), and the
     # listing must not get slower for the kind it now reads
     cache: dict[str, _CachedStats] = {}
-    kinds, saved, no_stats = _KINDS, _SAVED, _NO_STATS
+    kinds, saved, no_stats, number = _KINDS, _SAVED, _NO_STATS, _number
     for line in text.splitlines():
         f = line.split("\t")
         n = len(f)
@@ -132,10 +147,18 @@ def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
             continue
         if f[1] == "-" or not f[3].isdigit():
             cache[f[0]] = no_stats
-        else:
-            card = None if f[2] == "-" else f[2]
-            cache[f[0]] = (f[1], card, int(f[3]), int(f[4]), int(f[5]), kind)
+            continue
+        try:
+            files, ins, dels = number(f[3]), number(f[4]), number(f[5])
+        except ValueError:
+            continue  # damaged: malformed, as in `_parse_stats_line`
+        cache[f[0]] = (f[1], None if f[2] == "-" else f[2], files, ins, dels, kind)
     return cache
+
+
+def _where(flags: Iterable[object]) -> list[int]:
+    """The positions of the true flags, found in C (`compress` over a count)."""
+    return list(itertools.compress(itertools.count(), flags))
 
 
 def _lookup_stats(cfg: Config, commits: list[str]) -> dict[str, _CachedStats]:
@@ -240,8 +263,8 @@ class StrandedRefs:
     def all(self) -> list[StrandedBranch]:
         cache = self.stats if self.stats is not None else _read_stats(self.cfg)
         commits = self.words[2::3]
-        missing = [c for c in commits if c not in cache]
-        if missing:
+        if not all(map(cache.__contains__, commits)):  # in C: a commit the file does not know
+            missing = [c for c in commits if c not in cache]
             cache.update(_stats_from_trailers(self.cfg, sorted(set(missing))))
         if len(cache) > 2 * len(commits) + 200:  # mostly discarded branches: keep it small
             _compact_stats(self.cfg, cache, set(commits))
@@ -286,23 +309,25 @@ def _branches(
 
     This runs once per saved branch (2,000) and `board stranded list` must cost little more
     than git's own listing, so it goes column by column (`map` and `zip`: a C loop each)
-    rather than branch by branch; only a branch whose stats name no card has its card
-    read from its tree's name, one by one.
+    rather than branch by branch, and makes each branch in one C call (`tuple.__new__`);
+    only a branch whose stats name no card has its card read from its tree's name, one by
+    one.
     """
     stamps, names, commits = words[0::3], words[1::3], words[2::3]
     if not commits:
         return []
-    rows = list(map(cache.get, commits, repeat(_NO_STATS)))
-    _, cards, files, ins, dels, kinds = zip(*rows, strict=True)
+    stats = map(cache.get, commits, repeat(_NO_STATS))
+    _, found, files, ins, dels, kinds = zip(*stats, strict=True)
+    cards: Sequence[str | None] = found
     # stranded/<tree dir>/<stamp>; stranded/<stamp> (made by hand) has no tree dir
     trees = [name[9:cut] if (cut := name.find("/", 9)) >= 0 else "" for name in names]
-    if None in cards:
-        card_of, prefix = naming.card_id_of, cfg.prefix
-        cards = tuple(
-            card if card is not None else card_of(tree, prefix)
-            for card, tree in zip(cards, trees, strict=True)
-        )
-    return list(map(StrandedBranch, names, cards, trees, stamps, commits, files, ins, dels, kinds))
+    if None in found:
+        card_of, prefix, mended = naming.card_id_of, cfg.prefix, list(found)
+        for i in _where(map(is_, mended, repeat(None))):
+            mended[i] = card_of(trees[i], prefix)
+        cards = mended
+    rows = zip(names, cards, trees, stamps, commits, files, ins, dels, kinds, strict=True)
+    return list(map(tuple.__new__, repeat(StrandedBranch), rows))
 
 
 def list_stranded(cfg: Config) -> list[StrandedBranch]:
