@@ -93,6 +93,19 @@ def test_modified_tracked_file_is_saved_not_destroyed(r: Repo) -> None:
     assert res.saved is not None and res.saved.branch == name
 
 
+@pytest.mark.parametrize("space", ["\u00a0", "\u0085", "\u2028"])
+def test_a_commit_on_a_branch_named_with_a_unicode_space_is_work(r: Repo, space: str) -> None:
+    """git allows a no-break space in a branch name; the tree's branch must be read whole,
+    or the branch itself looks like another ref holding the commit and the commit no work."""
+    t = r.cfg.worktrees_dir / "feat-c-1-by-hand"
+    r.git("worktree", "add", "-q", "-b", f"by{space}hand", str(t), "main")
+    (t / "app.py").write_text("print('committed')\n")
+    git(t, "commit", "-qam", "the coder's commit")
+    work = snapshot.unpublished_work(r.cfg, t)
+    assert work.branch == f"refs/heads/by{space}hand", work.branch
+    assert [c.split(" ", 1)[1] for c in work.commits] == ["the coder's commit"], work.commits
+
+
 def test_staged_change_is_saved_not_destroyed(r: Repo) -> None:
     t = tree(r)
     (t / "staged.py").write_text("staged = True\n")
