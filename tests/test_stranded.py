@@ -104,6 +104,22 @@ def test_list_reads_a_hand_made_branch_without_stats(r: Repo) -> None:
     )
 
 
+@pytest.mark.parametrize("space", ["\u00a0", "\u0085", "\u2028", "\u3000"])
+def test_a_branch_name_with_a_unicode_space_is_listed_whole(r: Repo, space: str) -> None:
+    """git allows any non-ASCII character in a ref name, Unicode spaces included; the
+    listing's columns are split at git's own separators only, so such a name neither
+    shifts the next branch's commit nor stops the listing."""
+    other = r.git("commit-tree", "main^{tree}", "-p", "main", "-m", "other")
+    odd = f"stranded/feat{space}c-7/20250101T000000.000Z"
+    r.git("branch", odd, "main")
+    r.git("branch", "stranded/feat-c-8/20250102T000000.000Z", other)
+    listed = {b.branch: b for b in stranded.list_stranded(r.cfg)}
+    assert set(listed) == {odd, "stranded/feat-c-8/20250102T000000.000Z"}, listed
+    assert listed[odd].commit == r.git("rev-parse", "main")
+    assert listed[odd].tree == f"feat{space}c-7"
+    assert listed["stranded/feat-c-8/20250102T000000.000Z"].commit == other
+
+
 def test_list_reads_every_shape_of_name_and_stats_line_in_one_listing(r: Repo) -> None:
     """The listing reads its stats column by column; every odd row must still read as it
     does alone: a name with no tree dir, a tree dir of several parts, a save whose stats

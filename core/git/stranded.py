@@ -291,14 +291,17 @@ def read_refs(cfg: Config, newest: int | None = None, *, stats: bool = False) ->
     """
     limit = [] if newest is None else [f"--count={max(1, newest)}"]
     read: list[dict[str, _CachedStats]] = []
-    words = git(
+    listing = git(
         cfg.root,
         "for-each-ref",
         *_REF_ARGS,
         *limit,
         naming.STRANDED_REFS,
         meanwhile=(lambda: read.append(_read_stats(cfg))) if stats else None,
-    ).stdout.split()
+    ).stdout
+    # git's own separators only: a ref name may hold a Unicode space (split() cuts at
+    # U+00A0, U+0085, U+2028…), never an ASCII space or a newline
+    words = listing.rstrip("\n").replace("\n", " ").split(" ") if listing.strip() else []
     return StrandedRefs(cfg, words, read[0] if read else None)
 
 
