@@ -159,10 +159,6 @@ def short_ref(ref: str) -> str:
     return ref
 
 
-def has_remote(cwd: str | Path, remote: str = "origin") -> bool:
-    return remote in out(cwd, "remote").split()
-
-
 def check_branch_name(cwd: str | Path, name: str) -> None:
     """Refuse a name git would not accept as a branch."""
     if not name or git(cwd, "check-ref-format", "--branch", name, check=False).returncode != 0:
