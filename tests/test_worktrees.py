@@ -106,6 +106,16 @@ def test_a_commit_on_a_branch_named_with_a_unicode_space_is_work(r: Repo, space:
     assert [c.split(" ", 1)[1] for c in work.commits] == ["the coder's commit"], work.commits
 
 
+def test_a_commit_subject_with_a_unicode_line_break_is_one_commit(r: Repo) -> None:
+    """git keeps U+2028 and U+0085 in a subject; the commits read back are one each, whole
+    (split at those, a piece of a subject became a commit of its own)."""
+    t = tree(r)
+    (t / "app.py").write_text("print('committed')\n")
+    git(t, "commit", "-qam", "one\u2028two\u0085three")
+    work = snapshot.unpublished_work(r.cfg, t)
+    assert [c.split(" ", 1)[1] for c in work.commits] == ["one\u2028two\u0085three"], work.commits
+
+
 def test_staged_change_is_saved_not_destroyed(r: Repo) -> None:
     t = tree(r)
     (t / "staged.py").write_text("staged = True\n")

@@ -77,6 +77,18 @@ class CheckedGitOptions(GitOptions, total=False):
     check: bool
 
 
+def lines(text: str) -> list[str]:
+    """git's output as lines, split at its newlines only. `str.splitlines` also splits at
+    U+0085, U+2028 and other breaks that git allows inside a branch name, a path or a commit
+    subject, which would cut one ref or commit in two."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    if parts[-1] == "":
+        parts.pop()
+    return parts
+
+
 def out(cwd: str | Path, *args: str, **kw: Unpack[CheckedGitOptions]) -> str:
     """stdout of a git command, stripped of its final newline."""
     return git(cwd, *args, **kw).stdout.rstrip("\n")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from board.core.config import Config
 from board.core.errors import Refused
-from board.core.git.gitutil import out
+from board.core.git.gitutil import lines, out
 
 TREE_PREFIX = "feat-"
 BRANCH_PREFIX = "feat/"
@@ -141,7 +141,7 @@ def listed_trees(cfg: Config) -> list[ListedTree]:
     trees: list[ListedTree] = []
     path: Path | None = None
     branch = ""
-    for line in [*listing.splitlines(), ""]:
+    for line in [*lines(listing), ""]:
         if line.startswith("worktree "):
             path, branch = Path(line[len("worktree ") :]), ""
         elif line.startswith("branch refs/heads/"):

@@ -21,7 +21,7 @@ from typing import Any
 
 from board.core.config import Config
 from board.core.errors import BoardError, Conflict, NotFound, Refused
-from board.core.git import naming, removal, runbranch, snapshot
+from board.core.git import gitutil, naming, removal, runbranch, snapshot
 from board.core.git.gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
 from board.core.git.stranded import _STAMP, StrandedBranch, _branch, husk_dir, list_stranded
 from board.core.store import Store
@@ -160,7 +160,7 @@ def own_commits(cfg: Config, tip: str, target: str) -> list[tuple[str, list[str]
         base,
     )
     commits = []
-    for line in res.stdout.splitlines():
+    for line in gitutil.lines(res.stdout):
         parts = line.split("\0")
         if len(parts) == 3:
             commits.append((parts[0], parts[1].split(), parts[2]))
@@ -233,7 +233,7 @@ def pick(
                 continue
             if res.returncode != 0:
                 unmerged = git(tmp, "diff", "--name-only", "--diff-filter=U", check=False)
-                result.conflicts = [p for p in unmerged.stdout.splitlines() if p]
+                result.conflicts = [p for p in gitutil.lines(unmerged.stdout) if p]
                 result.failed_on = commit
                 if not result.conflicts:
                     why = (res.stderr.strip() or res.stdout.strip()).splitlines()

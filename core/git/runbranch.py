@@ -77,7 +77,7 @@ def base_ref(cfg: Config) -> str:
     else the local `<base>`; refused (NotFound) when neither exists. One git call."""
     names = [f"refs/remotes/{cfg.remote}/{cfg.base}"] if cfg.remote else []
     names.append(f"refs/heads/{cfg.base}")
-    found = set(gitutil.out(cfg.root, "for-each-ref", "--format=%(refname)", *names).splitlines())
+    found = set(gitutil.lines(gitutil.out(cfg.root, "for-each-ref", "--format=%(refname)", *names)))
     for name in names:
         if name in found:
             return name.removeprefix("refs/heads/").removeprefix("refs/remotes/")
@@ -108,7 +108,7 @@ def checked_out_at(cfg: Config, branch: str) -> str | None:
     """The worktree (main checkout included) that has `branch` checked out, if any."""
     want = f"branch refs/heads/{branch}"
     path = None
-    for line in gitutil.out(cfg.root, "worktree", "list", "--porcelain").splitlines():
+    for line in gitutil.lines(gitutil.out(cfg.root, "worktree", "list", "--porcelain")):
         if line.startswith("worktree "):
             path = line[len("worktree ") :]
         elif line.strip() == want:
@@ -265,7 +265,7 @@ def take_in_base(cfg: Config) -> TakeIn:
             base_tip,
             check=False,
         )
-        lines = res.stdout.splitlines()
+        lines = gitutil.lines(res.stdout)
         if res.returncode != 0:
             paths = sorted({p for p in lines[1:] if p}) if res.returncode == 1 else []
             return TakeIn(tip, base=base, conflicts=paths or [f"(git: {res.stderr.strip()})"])

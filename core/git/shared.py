@@ -34,7 +34,7 @@ def _tracking(cfg: Config, branch: str) -> str:
 def _refs(cfg: Config, pattern: str) -> dict[str, str]:
     out = gitutil.out(cfg.root, "for-each-ref", "--format=%(objectname) %(refname)", pattern)
     found = {}
-    for line in out.splitlines():
+    for line in gitutil.lines(out):
         oid, _, name = line.partition(" ")
         found[name] = oid
     return found
@@ -68,7 +68,7 @@ def push_stranded(cfg: Config, branches: list[str]) -> list[Pushed]:
         timeout=cfg.publish_timeout_s,
     )
     said = {}
-    for line in res.stdout.splitlines():
+    for line in gitutil.lines(res.stdout):
         parts = line.split("\t")
         if len(parts) >= 3 and parts[0] in ("*", "=", "+", " ", "!", "-"):
             ref = parts[1].split(":", 1)[0].removeprefix("refs/heads/")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from board.core.config import Config
 from board.core.errors import GitError
-from board.core.git import runbranch
+from board.core.git import gitutil, runbranch
 from board.core.git.gitutil import git, out
 from board.core.git.naming import NO_PARENT_TREE, STRANDED_REFS, _branch_of_tree_name, _gitfile_dir
 
@@ -87,7 +87,7 @@ def _refs(cwd: Path, patterns: Sequence[str]) -> dict[str, tuple[str, str, str]]
     fmt = "%(refname)%00%(objectname)%00%(tree)%00%(parent)"
     res = git(cwd, "for-each-ref", f"--format={fmt}", *patterns)
     found = {}
-    for line in res.stdout.splitlines():
+    for line in gitutil.lines(res.stdout):
         parts = line.split("\0")
         if len(parts) == 4:
             found[parts[0]] = (parts[1], parts[2], parts[3])
@@ -299,7 +299,7 @@ def _nested_repos(tree: Path, raw: list[tuple[str, str, str]]) -> list[str]:
             r"^submodule\..*\.path$",
             check=False,
         )
-        for line in res.stdout.splitlines():
+        for line in gitutil.lines(res.stdout):
             path = line.split(" ", 1)[-1].strip()
             if path and path not in nested and (tree / path / ".git").exists():
                 nested.append(path)
@@ -333,7 +333,7 @@ def _rev_list(
     if exclude:
         args.append(f"--exclude={exclude}")
     args.append("--glob=refs/*")
-    return [line for line in git(cwd, *args).stdout.splitlines() if line.strip()]
+    return [line for line in gitutil.lines(git(cwd, *args).stdout) if line.strip()]
 
 
 def _history(cfg: Config, tree: Path, work: Work) -> str | None:

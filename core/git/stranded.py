@@ -198,7 +198,7 @@ def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedSt
     )
     found: dict[str, _CachedStats] = {c: _NO_STATS for c in commits}
     lines = []
-    for line in res.stdout.splitlines():
+    for line in gitutil.lines(res.stdout):
         commit, _, trailer = line.partition("\0")
         fields = saves.parse_save_trailer(trailer)
         if commit not in found:

@@ -138,7 +138,7 @@ def apply_saved(cfg: Config, tree: Path, branch: str) -> list[str]:
     res = gitutil.git(
         tree, "merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", tip, check=False
     )
-    lines = res.stdout.splitlines()
+    lines = gitutil.lines(res.stdout)
     if res.returncode != 0:
         paths = sorted({p for p in lines[1:] if p}) if res.returncode == 1 else []
         return paths or [f"(git: {res.stderr.strip() or 'merge-tree failed'})"]

@@ -53,7 +53,7 @@ def run_branch_holders(cfg: Config) -> list[str]:
     want = f"branch refs/heads/{cfg.run_branch}"
     holders: list[str] = []
     current = ""
-    for line in text.splitlines():
+    for line in gitutil.lines(text):
         if line.startswith("worktree "):
             current = line[len("worktree ") :]
         elif line.strip() == want:
@@ -229,7 +229,7 @@ def other_side(cwd: Path, head: str, tip: str, paths: list[str]) -> list[str]:
         *paths,
         check=False,
     )
-    return [line for line in res.stdout.splitlines() if line.strip()]
+    return [line for line in gitutil.lines(res.stdout) if line.strip()]
 
 
 def conflict_note(
@@ -288,7 +288,7 @@ def drop_folded_branch(cfg: Config, branch: str) -> bool:
     if not gitutil.ok(cfg.root, "merge-base", "--is-ancestor", tip, f"refs/heads/{cfg.run_branch}"):
         return False
     holders = gitutil.out(cfg.root, "worktree", "list", "--porcelain")
-    if f"branch {ref}" in holders.splitlines():
+    if f"branch {ref}" in gitutil.lines(holders):
         return False
     return gitutil.ok(cfg.root, *gitutil.NO_HOOKS, "update-ref", "-d", ref, tip)
 
