@@ -79,6 +79,15 @@ def test_list_shows_every_save_with_its_diffstat_from_one_git_call(
     assert keys <= set(one.to_json())
 
 
+def test_list_words_one_file_as_one_file(r: Repo, capsys: pytest.CaptureFixture[str]) -> None:
+    one = save_dirty(r, "c-1")
+    two = save_dirty(r, "c-3", {"a.py": "a = 1\n", "b.py": "b = 2\n"})
+    code, out, _ = run(r, "stranded", "list", capsys=capsys)
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("stranded/")}
+    assert code == 0 and " 1 file +1 -1 " in lines[one], lines[one]
+    assert " 2 files +2 -0 " in lines[two], lines[two]
+
+
 def test_list_reads_the_trailers_when_the_stats_file_is_gone(
     r: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:

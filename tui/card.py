@@ -20,6 +20,7 @@ from board.core.errors import BoardError, NotFound
 from board.core.git import naming
 from board.core.model import Card, Drive, Event
 from board.core.store import Store
+from board.core.text import diffstat
 from rich.console import Group, RenderableType
 from rich.rule import Rule
 from rich.table import Table
@@ -67,7 +68,7 @@ def card_stranded(cfg: Config, card_id: str) -> list[str]:
             continue
         commit = item.commit[:10]
         files, ins, dels = item.files, item.insertions, item.deletions
-        stats = f"  {files} files +{ins} -{dels}" if files is not None else ""
+        stats = "  " + diffstat(files, ins, dels) if files is not None else ""
         attempt = "  (a failed attempt)" if item.is_attempt else ""
         lines.append(f"{item.branch}  {commit}{stats}{attempt}")
     return lines

@@ -10,7 +10,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from board.core.errors import Conflict, Refused
-from board.core.text import sanitize
+from board.core.text import diffstat, sanitize
 
 if TYPE_CHECKING:
     from board.cli.commands import Context, Subparsers
@@ -36,7 +36,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     for b in branches:
         stat = "(no stats)"
         if b.files is not None:
-            stat = f"{b.files} files +{b.insertions} -{b.deletions}"
+            stat = diffstat(b.files, b.insertions, b.deletions)
         what = "  (a failed attempt)" if b.is_attempt else ""
         print(_visible(f"{b.branch}  {b.card or '-':<8} {stat}  {b.commit[:12]}{what}"))
     for h in husks:

@@ -25,6 +25,7 @@ from board.core.git import gitutil, naming, removal, runbranch, snapshot
 from board.core.git.gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
 from board.core.git.stranded import _STAMP, StrandedBranch, _branch, husk_dir, list_stranded
 from board.core.store import Store
+from board.core.text import diffstat
 
 _REF_RE = re.compile(rf"^stranded/(?P<tree>[^/]+)/(?P<stamp>{_STAMP})(?:-\d+)?$")
 
@@ -302,7 +303,7 @@ class DiscardTarget:
         if self.kind == "branch":
             match = next((b for b in list_stranded(cfg) if b.branch == self.name), None)
             stat = (
-                f", {match.files} files +{match.insertions} -{match.deletions}"
+                ", " + diffstat(match.files, match.insertions, match.deletions)
                 if match and match.files is not None
                 else ""
             )
@@ -398,7 +399,7 @@ class PrunePlan:
         out = []
         for b in self.branches:
             stat = (
-                f", {b.files} files +{b.insertions} -{b.deletions}" if b.files is not None else ""
+                ", " + diffstat(b.files, b.insertions, b.deletions) if b.files is not None else ""
             )
             card = f"{b.card} {self.lanes.get(b.card or '', '?')}"
             out.append(f"{b.branch}  ({card}, {b.kind}{stat}, commit {b.commit[:12]})")
