@@ -90,6 +90,6 @@ def sanitize(
 __all__ = ["sanitize"]
 
 
-def diffstat(files: int, insertions: int, deletions: int) -> str:
+def diffstat(files: int, insertions: int | None, deletions: int | None) -> str:
     """`2 files +13 -0`, `1 file +1 -0`: a save's diffstat as every listing words it."""
     return f"{files} file{'s' * (files != 1)} +{insertions} -{deletions}"
