@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from board.core.cards import actions
@@ -20,13 +21,17 @@ from tests.support.race import WORKER
 pytestmark = pytest.mark.backends()
 
 
-def test_two_processes_500_transitions_each_lose_no_update(st: Store, store_url: str) -> None:
+def test_two_processes_500_transitions_each_lose_no_update(
+    st: Store, store_url: str, tmp_path: Path
+) -> None:
     where = str(st.path) if isinstance(st, SQLiteStore) else store_url
     for _ in range(20):
         actions.add_card(st, CardDraft(title="t", spec="s", lane="ready"))
+    gate = tmp_path / "gate"
+    gate.mkdir()
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, where, name, "500"],
+            [sys.executable, "-c", WORKER, where, name, "500", str(gate)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,

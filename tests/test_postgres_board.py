@@ -15,6 +15,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -223,9 +224,10 @@ def race(url: str, n: int = 500, planted: bool = False) -> list[str]:
     for _ in range(20):
         actions.add_card(st, CardDraft(title="t", spec="s", lane="ready"))
     env = {**os.environ, "BOARD_TEST_NO_CAS": "1" if planted else ""}
+    gate = tempfile.mkdtemp(prefix="board-race-gate-")
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, url, name, str(n)],
+            [sys.executable, "-c", WORKER, url, name, str(n), gate],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
@@ -240,6 +242,9 @@ def race(url: str, n: int = 500, planted: bool = False) -> list[str]:
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
         results.append(json.loads(out))
+    for marker in os.listdir(gate):
+        os.unlink(os.path.join(gate, marker))
+    os.rmdir(gate)
     problems = []
     for r in results:
         if sum(r["accepted"].values()) + len(r["refused"]) != n:

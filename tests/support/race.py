@@ -1,9 +1,12 @@
 """The worker two OS processes run to race read-modify-writes on 20 cards, on either store
 (a SQLite file path or a PostgreSQL URL as its first argument). With BOARD_TEST_NO_CAS set,
-the store's version check is planted off, so a test can show what it guards."""
+the store's version check is planted off, so a test can show what it guards. With a gate
+directory as a fourth argument, the two start writing together: each marks itself ready
+there and waits for the other, so a slow start under load cannot leave one finishing
+before the other begins (and the race not run at all)."""
 
 WORKER = r"""
-import json, os, random, sys
+import json, os, random, sys, time
 from board.core.errors import Conflict
 from board.core.model import Blocked
 from board.core.store import Expect, SQLiteStore
@@ -19,6 +22,12 @@ if where.startswith("postgresql://"):
     st = PostgresStore(where)
 else:
     st = SQLiteStore(where)
+if len(sys.argv) > 4:  # start together: both connected before either writes
+    gate = sys.argv[4]
+    open(os.path.join(gate, name), "w").close()
+    deadline = time.monotonic() + 60
+    while len(os.listdir(gate)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.002)
 rng = random.Random(name)
 accepted, refused = {}, []
 for i in range(n):
