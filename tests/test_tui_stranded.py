@@ -325,8 +325,8 @@ async def test_the_diff_file_keys_jump_between_files(fx) -> None:
         assert diff.view.top_line == diff.buffer.files[1].line, "enter on a file did not open it"
 
 
-async def test_leaving_the_diff_mid_load_kills_git(fx, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The operator leaves a huge diff while git still writes it: git must not run on."""
+def big_branch(fx) -> str:
+    """A stranded branch adding one 100,000-line file (a diff git takes a while to write)."""
     big = "stranded/feat-c-1/20260101T120000.000Z"
     body = b"".join(b"generated line %d with some words\n" % i for i in range(100_000))
     base = fx.repo.git("rev-parse", "main")
@@ -336,6 +336,12 @@ async def test_leaving_the_diff_mid_load_kills_git(fx, monkeypatch: pytest.Monke
     head += b"from %s\nM 100644 inline big.txt\ndata %d\n" % (base.encode(), len(body))
     res = proc.run(("git", "fast-import", "--quiet"), cwd=fx.cfg.root, input_bytes=head + body)
     assert res.returncode == 0, res.stderr
+    return big
+
+
+async def test_leaving_the_diff_mid_load_kills_git(fx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operator leaves a huge diff while git still writes it: git must not run on."""
+    big = big_branch(fx)
     gate_open = threading.Event()
     git_wrote = threading.Event()
     real_feed = DiffBuffer.feed
@@ -382,15 +388,7 @@ def test_a_held_buffer_reads_nothing_until_the_keys_stop() -> None:
 async def test_moving_keys_hold_the_diff_s_reading_only_while_git_writes(
     fx, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    big = "stranded/feat-c-1/20260101T120000.000Z"
-    body = b"".join(b"generated line %d with some words\n" % i for i in range(100_000))
-    base = fx.repo.git("rev-parse", "main")
-    head = b"commit refs/heads/%s\ncommitter t <t@t> 1767225600 +0000\ndata 3\nbig\n" % (
-        big.encode()
-    )
-    head += b"from %s\nM 100644 inline big.txt\ndata %d\n" % (base.encode(), len(body))
-    res = proc.run(("git", "fast-import", "--quiet"), cwd=fx.cfg.root, input_bytes=head + body)
-    assert res.returncode == 0, res.stderr
+    big = big_branch(fx)
     gate_open = threading.Event()
     git_wrote = threading.Event()
     real_feed = DiffBuffer.feed
