@@ -344,9 +344,8 @@ def _history(cfg: Config, tree: Path, work: Work) -> str | None:
     index: `_snapshot` runs it alongside the staging.
     """
     res = git(tree, "rev-parse", "HEAD", "--symbolic-full-name", "HEAD", check=False)
-    # one answer a line: a branch name may hold U+00A0, U+0085 or U+2028, which split()
-    # and splitlines() cut at; git ends its lines with \n alone
-    info = res.stdout.split("\n") if res.returncode == 0 else []
+    # one answer a line: a branch name may hold U+00A0, U+0085 or U+2028 (see gitutil.lines)
+    info = gitutil.lines(res.stdout) if res.returncode == 0 else []
     head = info[0] if info and re.fullmatch(r"[0-9a-f]{40,64}", info[0]) else None
     symbolic = info[1] if len(info) > 1 else ""
     if head is None:  # an unborn branch: no commit yet
