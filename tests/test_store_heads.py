@@ -10,12 +10,13 @@ file's own indexes and locks.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
 import pytest
-from board.core.errors import StoreError
+from board.core.errors import CorruptCard, StoreError
 from board.core.model import Blocked, CardDraft
 from board.core.store import Expect, SQLiteStore, Store
 from board.core.store.postgres import PostgresStore
@@ -314,3 +315,34 @@ def test_a_busy_older_store_opens_at_once_and_keeps_its_busy_timeout(
     store = SQLiteStore(path)  # free now: the next open adds them
     store.close()
     assert set(ORDER_INDEXES) <= _indexes(path)
+
+
+def test_a_listing_as_json_is_json_dumps_of_the_listing(store: Store) -> None:
+    """`board card list --json` is written by the store from its rows (`list_cards_json`):
+    the same text as json.dumps of `list_cards`, per lane, and as the interface's default
+    writes it; a hand-edited row is left out of both and named alike."""
+    raw(store, "UPDATE cards SET blocked_class = '' WHERE seq % 8 = 0")
+    raw(
+        store,
+        'UPDATE cards SET labels = \'["a", "b"]\', surface = \'["src/**"]\' WHERE seq % 3 = 0',
+    )
+    raw(store, "UPDATE cards SET not_before = '2026-02-01T00:00:00Z' WHERE seq % 11 = 0")
+    raw(store, "UPDATE cards SET kind = 'epic' WHERE seq = 42")
+    raw(store, "INSERT INTO deps (card, dep) VALUES ('c-10', 'c-2'), ('c-10', 'c-9')")
+    for lane in (None, "backlog", "ready", "working", "review", "done", "cancelled", "nowhere"):
+        want_bad: list[CorruptCard] = []
+        cards = store.list_cards(lane, unreadable=want_bad)
+        want = json.dumps([c.to_json() for c in cards], indent=2, ensure_ascii=False)
+        bad: list[CorruptCard] = []
+        assert store.list_cards_json(lane, unreadable=bad) == want, lane
+        assert [e.line() for e in bad] == [e.line() for e in want_bad], lane
+        default_bad: list[CorruptCard] = []
+        assert Store.list_cards_json(store, lane, unreadable=default_bad) == want, lane
+        if lane is None:
+            assert (
+                len(cards) == 699
+                and [e.line() for e in bad] == [e.line() for e in default_bad]
+                and "c-42" in bad[0].line()
+            )
+    with pytest.raises(CorruptCard, match="c-42"):
+        store.list_cards_json()

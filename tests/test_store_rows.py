@@ -10,6 +10,7 @@ kind of bad value the same CorruptCard.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from board.core import records
 from board.core.errors import CorruptCard
 from board.core.model import Blocked, Card
 from board.core.store import rows
-from board.core.store.rows import _card_from_row, _cards, _checked_card
+from board.core.store.rows import _card_from_row, _cards, _cards_json, _checked_card
 
 GOOD: tuple[Any, ...] = (
     "c-7", 7, "a title", "a spec", "it works", "feature", "ready", 2, "ann", "feat-c-7",
@@ -138,3 +139,86 @@ def test_a_listing_fills_each_card_s_dict_in_one_call() -> None:
     """The quick maker (one dict update per card) is in use, not the constructor it falls
     back to: its self-check passes for today's Card."""
     assert rows._make_card.__name__ == "make"
+
+
+def _dumped(
+    values: list[tuple[Any, ...]], deps: dict[str, list[str]]
+) -> tuple[str, list[str]] | str:
+    """What `card list --json` printed before `_cards_json`: each row's card as the
+    field-by-field checks make it (a bad one left out and named), then json.dumps."""
+    cards, unreadable = [], []
+    for values_ in values:
+        try:
+            cards.append(_checked_card(values_, deps.get(values_[0], ())))
+        except CorruptCard as exc:
+            unreadable.append(exc.line())
+    text = json.dumps([c.to_json() for c in cards], indent=2, ensure_ascii=False)
+    return text, unreadable
+
+
+def _written(
+    values: list[tuple[Any, ...]], deps: dict[str, list[str]]
+) -> tuple[str, list[str]] | str:
+    unreadable: list[CorruptCard] = []
+    try:
+        text = _cards_json(values, deps, unreadable)
+    except CorruptCard as exc:
+        return exc.line()
+    return text, [e.line() for e in unreadable]
+
+
+@pytest.mark.parametrize("deps", DEPS, ids=repr)
+@pytest.mark.parametrize("values", PLAIN + BAD, ids=repr)
+def test_a_row_s_json_is_what_json_dumps_wrote_of_its_card(
+    values: tuple[Any, ...], deps: tuple[Any, ...]
+) -> None:
+    """`card list --json` writes plain rows straight from their columns: the same text as
+    json.dumps of the card, and an odd row still left out and named (or the card that the
+    checks make of it, written by json.dumps)."""
+    listing = [values, row(id="c-8", seq=8)]
+    by_card = {"c-7": list(deps), "c-8": list(deps)}
+    assert _written(listing, by_card) == _dumped(listing, by_card)
+    assert _written([values], by_card) == _dumped([values], by_card)
+    # without `unreadable` a bad row raises, as the checks do
+    try:
+        want: Any = json.dumps(_checked_card(values, deps).to_json())
+    except CorruptCard as exc:
+        want = exc.line()
+    try:
+        got: Any = json.dumps(json.loads(_cards_json([values], by_card, None))[0])
+    except CorruptCard as exc:
+        got = exc.line()
+    assert got == want
+
+
+HOSTILE = [
+    "",
+    'a "quoted" word',
+    "back\\slash \\n not a newline",
+    "line\nbreak\r\ncarriage\ttab",
+    "\x00\x01\x08\x0b\x0c\x1b[31mred\x1b[0m\x1f\x7f",
+    "\u2028line sep\u2029para sep\u0085next line",
+    "ünïcödé, 中文, العربية, עברית, astral 😀 🏳️‍🌈",
+    "lone \ud800 surrogate",
+    ",\n    ",  # the layout's own separator, inside a value
+    '": [',
+]
+TEXT_FIELDS = [c for c in COLS if c not in ("id", "seq", "priority", "version", "lane", "kind")]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=repr)
+def test_hostile_text_in_any_field_is_written_as_json_dumps_wrote_it(text: str) -> None:
+    rows_ = []
+    for i, name in enumerate(TEXT_FIELDS, start=1):
+        value: Any = text
+        if name in ("labels", "surface"):
+            value = json.dumps([text, text, "x"])
+        if name == "blocked_class":
+            rows_.append(row(id=f"c-{i}", seq=i, blocked_class="held", blocked_reason="why"))
+            continue
+        rows_.append(row(id=f"c-{i}", seq=i, **{name: value}))
+    rows_.append(row(id="c-99", seq=99, blocked_class="held", blocked_reason=f"{text} why"))
+    rows_.append(row(id=f"{text}-5", seq=100))
+    deps = {"c-1": [f"{text}-2", f"{text}-10", "c-3"], "c-2": [text]}
+    assert _written(rows_, deps) == _dumped(rows_, deps)
+    assert _written([], {}) == _dumped([], {}) == ("[]", [])

@@ -454,11 +454,10 @@ def cmd_card_list(args: argparse.Namespace, ctx: Context) -> int:
     if args.lane and args.lane not in LANES:
         raise Refused(f"unknown lane {args.lane!r}: one of {', '.join(LANES)}")
     unreadable: list[CorruptCard] = []
-    cards = ctx.store.list_cards(args.lane, unreadable=unreadable)
-    if args.json:
-        ctx.emit_json([c.to_json() for c in cards])
+    if args.json:  # the store writes the JSON from its rows: the same text, several times quicker
+        ctx.out(ctx.store.list_cards_json(args.lane, unreadable=unreadable))
     else:
-        for card in cards:
+        for card in ctx.store.list_cards(args.lane, unreadable=unreadable):
             ctx.out(card_line(card))
     if unreadable:  # every other card is listed above; the one line says which was not
         raise StoreError(unreadable_line(unreadable))

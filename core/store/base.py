@@ -199,6 +199,17 @@ class Store(abc.ABC):
         CorruptCard, unless `unreadable` is given: then it is left out and appended
         there, so a listing shows every other card and says which could not be read."""
 
+    def list_cards_json(
+        self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
+    ) -> str:
+        """`list_cards` as `board card list --json` prints it: the same text as
+        `json.dumps([card.to_json() for card in cards], indent=2, ensure_ascii=False)`. A
+        store may write it straight from its rows, which is several times quicker."""
+        import json
+
+        cards = self.list_cards(lane, unreadable)
+        return json.dumps([card.to_json() for card in cards], indent=2, ensure_ascii=False)
+
     @abc.abstractmethod
     def timeline(self, card_id: str) -> list[Event]: ...
 

@@ -40,7 +40,14 @@ from board.core.store.base import (
     utc_now,
 )
 from board.core.store.queries import SqlQueries
-from board.core.store.rows import _CARD_COLS, _card_from_row, _cards, _id_key, _shown
+from board.core.store.rows import (
+    _CARD_COLS,
+    _card_from_row,
+    _cards,
+    _cards_json,
+    _id_key,
+    _shown,
+)
 from board.core.store.sqlite import (
     _CLOSED_ORDER,
     _DDL,
@@ -278,6 +285,11 @@ class _PgTx(Tx):
 def _read_cards(
     conn: Conn, lane: str | None, unreadable: list[CorruptCard] | None = None
 ) -> list[Card]:
+    return _cards(*_card_rows(conn, lane), unreadable)
+
+
+def _card_rows(conn: Conn, lane: str | None) -> tuple[list[tuple[Any, ...]], dict[str, list[str]]]:
+    """Every card's row (or one lane's) in seq order, and every card's deps."""
     if lane is None:
         rows = conn.execute(f"SELECT {_CARD_COLS} FROM cards ORDER BY seq").fetchall()
     else:
@@ -287,7 +299,7 @@ def _read_cards(
     deps: dict[str, list[str]] = {}
     for card, dep in conn.execute("SELECT card, dep FROM deps ORDER BY card, dep"):
         deps.setdefault(card, []).append(dep)
-    return _cards(rows, deps, unreadable)
+    return rows, deps
 
 
 class PostgresStore(SqlQueries, Store):
@@ -535,6 +547,11 @@ class PostgresStore(SqlQueries, Store):
         self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
     ) -> list[Card]:
         return self._in_read_tx(lambda conn: _read_cards(conn, lane, unreadable))
+
+    def list_cards_json(
+        self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
+    ) -> str:
+        return self._in_read_tx(lambda conn: _cards_json(*_card_rows(conn, lane), unreadable))
 
     def lane_heads(self, limit: int, unreadable: list[CorruptCard] | None = None) -> LaneHeads:
         """One snapshot: a GROUP BY for the counts, then each lane's first rows in board

@@ -33,7 +33,14 @@ from board.core.store.base import (
     utc_now,
 )
 from board.core.store.queries import SqlQueries
-from board.core.store.rows import _CARD_COLS, _card_from_row, _cards, _id_key, _shown
+from board.core.store.rows import (
+    _CARD_COLS,
+    _card_from_row,
+    _cards,
+    _cards_json,
+    _id_key,
+    _shown,
+)
 
 SCHEMA_VERSION = 3  # 2: cards.not_before, tier pauses, loop heartbeats; 3: the PR's polled state
 BUSY_TIMEOUT_MS = 5000
@@ -450,6 +457,12 @@ class SQLiteStore(SqlQueries, Store):
         lane: str | None,
         unreadable: list[CorruptCard] | None = None,
     ) -> list[Card]:
+        return _cards(*self._card_rows(conn, lane), unreadable)
+
+    def _card_rows(
+        self, conn: sqlite3.Connection, lane: str | None
+    ) -> tuple[list[tuple[Any, ...]], dict[str, list[str]]]:
+        """Every card's row (or one lane's) in seq order, and every card's deps."""
         if lane is None:
             rows = conn.execute(f"SELECT {_CARD_COLS} FROM cards ORDER BY seq").fetchall()
         else:
@@ -459,7 +472,7 @@ class SQLiteStore(SqlQueries, Store):
         deps: dict[str, list[str]] = {}
         for card, dep in conn.execute("SELECT card, dep FROM deps"):
             deps.setdefault(card, []).append(dep)
-        return _cards(rows, deps, unreadable)
+        return rows, deps
 
     def get(self, card_id: str) -> Card:
         rows = self._read(f"SELECT {_CARD_COLS} FROM cards WHERE id = ?", (card_id,))
@@ -485,6 +498,11 @@ class SQLiteStore(SqlQueries, Store):
     ) -> list[Card]:
         # one read transaction: cards and deps agree
         return self._in_read_tx(lambda conn: self._read_cards(conn, lane, unreadable))
+
+    def list_cards_json(
+        self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
+    ) -> str:
+        return self._in_read_tx(lambda conn: _cards_json(*self._card_rows(conn, lane), unreadable))
 
     def lane_heads(self, limit: int, unreadable: list[CorruptCard] | None = None) -> LaneHeads:
         """One read transaction: a GROUP BY for the counts, then an ORDER BY ... LIMIT per
