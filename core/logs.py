@@ -82,7 +82,7 @@ def list_attempts(cfg: Config, card_id: str) -> list[int]:
     attempts = []
     for name in names:
         stem, dot, suffix = name.partition(".")
-        if dot and "." + suffix == LOG_SUFFIX and stem.isdigit():
+        if dot and "." + suffix == LOG_SUFFIX and stem.isascii() and stem.isdigit():
             attempts.append(int(stem))
     return sorted(attempts)
 

@@ -739,7 +739,7 @@ class Loop:
 
 def _card_order(card_id: str) -> tuple[str, int]:
     prefix, _, n = card_id.rpartition("-")
-    return (prefix, int(n)) if n.isdigit() else (card_id, 0)
+    return (prefix, int(n)) if n.isascii() and n.isdigit() else (card_id, 0)
 
 
 def run_loop(

@@ -155,6 +155,8 @@ def test_log_paths_attempts_and_latest(tmp_path: Path) -> None:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("x\n")
     (tmp_path / ".board" / "logs" / "c-3" / "notes.txt").write_text("not a log")
+    for stray in ("².log", "٣.log"):  # digits to str.isdigit, not a log's attempt number
+        (tmp_path / ".board" / "logs" / "c-3" / stray).write_text("not a log")
     assert logs.list_attempts(cfg, "c-3") == [1, 2, 10], "attempts sorted as text, not numbers"
     assert logs.latest_log(cfg, "c-3") == logs.log_path(cfg, "c-3", 10)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from board.core.cards import actions
-from board.core.loop import BoardLock, Loop, globs_overlap, surfaces_overlap
+from board.core.loop import BoardLock, Loop, _card_order, globs_overlap, surfaces_overlap
 from board.core.model import Blocked
 from board.core.store import Expect
 
@@ -269,3 +269,10 @@ def test_a_planner_task_waits_when_no_planner_is_configured(tmp_path: Path) -> N
     loop.tick()
     assert len([x for x in _loop_log(cfg) if x["event"] == "skip"]) == 1, "skip logged twice"
     store.close()
+
+
+def test_card_ids_order_by_their_number_and_odd_digits_do_not_crash_the_loop() -> None:
+    """A hand-edited id whose tail is digits to str.isdigit but not to int() ('²') sorts as
+    text instead of stopping the loop's pass with a ValueError."""
+    ids = ["c-10", "c-²", "c-2", "c-٣", "c-1"]
+    assert sorted(ids, key=_card_order) == ["c-1", "c-2", "c-10", "c-²", "c-٣"]

@@ -83,7 +83,14 @@ BAD = [
     row(surface="[" * 100_000),
 ]
 
-DEPS = [(), ("c-2",), ("c-3", "c-1"), ("c-10", "c-9", "x-1", "c-2"), ("c-1", 5)]
+DEPS = [
+    (),
+    ("c-2",),
+    ("c-3", "c-1"),
+    ("c-10", "c-9", "x-1", "c-2"),
+    ("c-1", 5),
+    ("c-²", "c-1", "c-٣"),  # digits to str.isdigit, not to int(): a hand edit, not a crash
+]
 
 
 @pytest.mark.parametrize("deps", DEPS, ids=repr)

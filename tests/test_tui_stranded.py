@@ -22,7 +22,7 @@ from board.tui.dialogs import ConfirmDialog
 from board.tui.stranded.browser import StrandedScreen
 from board.tui.stranded.buffer import DiffBuffer
 from board.tui.stranded.diff_screen import DiffScreen
-from board.tui.stranded.rows import age_text
+from board.tui.stranded.rows import _card_key, age_text
 from board.tui.stranded.target import TargetDialog
 from textual.binding import Binding
 from textual.widgets import Input, Static
@@ -924,3 +924,9 @@ async def test_lines_arriving_below_the_screen_neither_redraw_it_nor_lay_it_out(
         assert not layouts, f"lines below the screen laid the screen out {len(layouts)} times"
         assert not draws, f"lines below the screen redrew its rows {len(draws)} times"
         assert view.text_lines()[-1].rstrip() == "+line 19"
+
+
+def test_card_order_is_numeric_and_odd_digits_sort_as_text() -> None:
+    """`c-2` before `c-10`; a tail of digits int() cannot read ('²') sorts, not crashes."""
+    ids = ["c-10", "c-²", "c-2", "c-1"]
+    assert sorted(ids, key=_card_key) == ["c-1", "c-2", "c-10", "c-²"]

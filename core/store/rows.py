@@ -344,4 +344,4 @@ def _cards(
 
 def _id_key(card_id: str) -> tuple[str, int]:
     prefix, _, num = card_id.rpartition("-")
-    return (prefix, int(num)) if num.isdigit() else (card_id, 0)
+    return (prefix, int(num)) if num.isascii() and num.isdigit() else (card_id, 0)

@@ -71,7 +71,7 @@ def age_text(seconds: float | None) -> str:
 def _card_key(card_id: str) -> tuple[str, int, str]:
     """`c-2` before `c-10`."""
     head, _, tail = card_id.rpartition("-")
-    return (head, int(tail), "") if tail.isdigit() else (card_id, -1, card_id)
+    return (head, int(tail), "") if tail.isascii() and tail.isdigit() else (card_id, -1, card_id)
 
 
 @dataclass(slots=True)
