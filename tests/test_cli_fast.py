@@ -168,3 +168,44 @@ def test_a_refusal_reads_the_same_either_way(tmp_path: Path) -> None:
         "board: card list: argument --lane: expected one argument (a value that starts with "
         "'-' is written --lane=VALUE); see `board card list --help`\n"
     )
+
+
+# the child runs the command line as the `board` program does (main() reads sys.argv), or
+# as a caller in the same process does (main(argv): never ends the process)
+AS_PROGRAM = (
+    "import atexit, sys\n"
+    "atexit.register(print, 'teardown ran', file=sys.stderr)\n"
+    "from board.cli import main\n"
+    "as_program = sys.argv.pop(1) == 'program'\n"
+    "sys.exit(main() if as_program else main(sys.argv[1:]))\n"
+)
+
+
+def test_the_program_leaves_at_once_after_a_listing_with_every_line_out(tmp_path: Path) -> None:
+    """After a quick `card list`, the `board` program ends without the interpreter's teardown
+    (atexit handlers, freeing every module) once its output is flushed: the same output and
+    exit code as a caller of main(argv) sees, which the interpreter tears down as usual."""
+    root = make_repo(tmp_path, init="cli").root
+    for i in range(40):
+        res = python_child(["-m", "board.cli", "card", "add", f"card {i}", "--spec", "s"], cwd=root)
+        assert res.returncode == 0, res.stderr
+    for argv, code in (
+        (["card", "list"], 0),
+        (["card", "list", "--json"], 0),
+        (["card", "list", "--lane", "backlog"], 0),
+        (["card", "list", "--lane", "nope"], 1),
+        (["-C", "nowhere", "card", "list"], 2),
+    ):
+        program = python_child(["-c", AS_PROGRAM, "program", *argv], cwd=root)
+        caller = python_child(["-c", AS_PROGRAM, "caller", *argv], cwd=root)
+        assert program.returncode == caller.returncode == code, program.stderr
+        assert program.stdout == caller.stdout, argv
+        assert caller.stderr.endswith("teardown ran\n")
+        assert program.stderr == caller.stderr.removesuffix("teardown ran\n"), argv
+    listing = python_child(["-c", AS_PROGRAM, "program", "card", "list"], cwd=root)
+    assert [line.split()[0] for line in listing.stdout.splitlines()] == [
+        f"c-{i}" for i in range(1, 41)
+    ]
+    # any other verb (and a form argparse reads) ends as it always has
+    other = python_child(["-c", AS_PROGRAM, "program", "card", "list", "--lan", "ready"], cwd=root)
+    assert other.returncode == 0 and other.stderr == "teardown ran\n"
