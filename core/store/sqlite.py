@@ -8,9 +8,9 @@ the indexes it lacks when it is opened, only if they can be had at once: nothing
 
 from __future__ import annotations
 
+import _thread
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -306,7 +306,7 @@ class SQLiteStore(SqlQueries, Store):
         self.path = Path(path)
         self.where = str(self.path)
         self.clock = clock
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()  # threading.RLock() is this; importing threading is not free
         existed = self.path.exists()
         if not create and not existed:
             raise StoreError(f"no store at {self.path}: run `board init` first")
