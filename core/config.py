@@ -8,13 +8,16 @@ import os
 import posixpath
 import re
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from board.core import tomlcache
 from board.core.errors import ConfigError
 from board.core.failures import CLASSES, DEFAULT_RULES, DEFAULT_STEPS, STEPS, Rule
 from board.core.records import FACTORY, Frozen
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_NAME = "board.toml"
 

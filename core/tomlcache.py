@@ -22,7 +22,10 @@ import marshal
 import os
 import sys
 from binascii import crc32
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "board.toml.cache"  # in .board/
 _MAGIC = b"board.toml cache 1\n"

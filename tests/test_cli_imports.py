@@ -129,8 +129,9 @@ def test_a_plain_card_listing_builds_no_parser(
     parser = ("argparse", "board.cli.parsing", "board.cli.run", "gettext", "locale")
     assert sorted(set(parser) & modules) == []
     # nor tomllib: board.toml's reading is kept in .board/ (tests/test_config_cache.py);
-    # nor shutil (with bz2 and lzma) for finding git, nor threading for the store's lock
-    assert sorted({"tomllib", "shutil", "bz2", "lzma", "threading"} & modules) == []
+    # nor shutil (with bz2 and lzma) for finding git, nor threading for the store's lock,
+    # nor typing (each module's hints are for the type check: TYPE_CHECKING = False)
+    assert sorted({"tomllib", "shutil", "bz2", "lzma", "threading", "typing"} & modules) == []
     # and a form it does not read plainly still works, through argparse
     _, modules = _run(board_repo, tmp_path / "modules.json", "card", "list", "--lan", "ready")
     assert "argparse" in modules

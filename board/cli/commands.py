@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
 
 from board.cli.show import visible
 from board.core.errors import ConfigError, CorruptCard, Refused, StoreError
@@ -16,8 +15,10 @@ from board.core.model import LANES, CardDraft
 # cards, must not pay for the loop, the drive or saved work (tests/test_cli_imports.py).
 # The parser itself is board.cli.parsing: the plain forms of `card list` need none.
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
     import argparse
+    from typing import Any, TypeAlias
 
     from board.core import config, discover
     from board.core.model import Card

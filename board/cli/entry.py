@@ -12,12 +12,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
 
 from board.cli.commands import Context, cmd_card_list
 from board.core.errors import BoardError
 from board.core.text import sanitize
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
     import argparse
 

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
 
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
 from board.core.model import (
@@ -34,6 +33,12 @@ from board.core.store.base import (
 )
 from board.core.store.queries import SqlQueries
 from board.core.store.rows import _CARD_COLS, _card_from_row, _cards, _id_key, _shown
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 SCHEMA_VERSION = 3  # 2: cards.not_before, tier pauses, loop heartbeats; 3: the PR's polled state
 BUSY_TIMEOUT_MS = 5000
@@ -155,8 +160,6 @@ _ORDER_INDEXES = {
     for name, order in (("cards_open_order", _OPEN_ORDER), ("cards_closed_order", _CLOSED_ORDER))
 }
 _DDL += _ORDER_INDEXES.values()
-
-T = TypeVar("T")
 
 
 def _whole(value: Any, what: str, path: Path) -> int:
