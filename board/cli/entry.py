@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return _run(given, parsing.parse(given))
     code = _run(given, args)
-    if argv is None:  # the `board` program listed cards: it has nothing left to do
+    if argv is None and code == 0:  # the `board` program listed cards: nothing left to do
         _leave(code)
     return code
 
@@ -39,8 +39,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _leave(code: int) -> None:
     """End the process now with `code`, once what it printed is flushed, skipping the
     interpreter's teardown: freeing every module and collecting their cycles was a tenth
-    of a card listing's instructions. Only after `card list`, which writes nothing, has
-    closed its store and starts no thread nor registers anything to run at exit. When the
+    of a card listing's instructions. Only after a `card list` that succeeded: it writes
+    nothing, has closed its store, and starts no thread nor registers anything to run at
+    exit. A refusal ends as always, since what it left open (a store refused while being
+    opened) is closed by the teardown, which removes SQLite's -wal and -shm files. When the
     output cannot be flushed (a closed pipe), this returns and the interpreter ends as it
     always has, saying so."""
     try:
