@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import posixpath
 import re
-import tomllib
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from board.core import tomlcache
 from board.core.errors import ConfigError
 from board.core.failures import CLASSES, DEFAULT_RULES, DEFAULT_STEPS, STEPS, Rule
 from board.core.records import FACTORY, Frozen
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_NAME = "board.toml"
 
@@ -526,12 +530,29 @@ class _Reader:
         return tuple(clean)
 
 
-def parse(path: Path, text: str, root: Path | None = None) -> Config:
-    """Parse and validate the text of a board.toml; raise ConfigError naming file, line and key."""
+def parse(path: Path, text: str, root: Path | None = None, cache: str | None = None) -> Config:
+    """Parse and validate the text of a board.toml; raise ConfigError naming file, line and key.
+    With `cache` (a file under .board/), tomllib's answer for this exact text is taken from
+    there when it is kept, and kept there once it reads as a valid board.toml when it was
+    not (core/tomlcache.py)."""
+    data = tomlcache.read(cache, text) if cache else None
+    if data is not None:
+        return _validated(path, text, root, data)
+    import tomllib  # here: its import is a fifth of a quick verb's start
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    kept = tomlcache.dumps(text, data) if cache else None  # before anything reads it
+    cfg = _validated(path, text, root, data)
+    if cache and kept:
+        tomlcache.write(cache, kept)
+    return cfg
+
+
+def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -> Config:
+    """The Config that tomllib's reading `data` of `text` says, or ConfigError."""
     reader = _Reader(path, text)
     values: dict[tuple[str, str], Any] = {}
     tiers: dict[str, Tier] = {}
@@ -767,4 +788,5 @@ def load(root: Path) -> Config:
         raise ConfigError(f"no {CONFIG_NAME} in {root}: run `board init` first") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    return parse(path, text, root)
+    cache = os.path.join(root, ".board", tomlcache.NAME)  # Config.board_dir
+    return parse(path, text, root, cache)

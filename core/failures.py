@@ -14,9 +14,10 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING
 
 from board.core.records import Frozen
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 
 # random and zoneinfo are imported where a back-off or a named zone is computed: every verb
 # reads board.toml, which makes the rules, and few ever classify a failure

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from board.core.records import FACTORY, Frozen, Record, as_dict
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 LANES: tuple[str, ...] = ("backlog", "ready", "working", "review", "done", "cancelled")
 TERMINAL: frozenset[str] = frozenset({"done", "cancelled"})

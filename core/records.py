@@ -12,9 +12,12 @@ equivalent `@dataclass` of every record and checks they behave the same.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any, ClassVar, TypeVar
 
-R = TypeVar("R", bound="Record")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
+
+    R = TypeVar("R", bound="Record")
 
 
 class _Factory:

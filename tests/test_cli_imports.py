@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from board.cli import commands
+from board.cli import parsing
 from tests.support.procs import python_child
 from tests.support.repos import GIT_ENV, make_repo
 
@@ -115,6 +115,28 @@ def test_a_card_listing_imports_no_loop_drive_or_stranded(
     assert _heavy(modules) == [], f"board {' '.join(argv)} imported them"
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [("card", "list"), ("card", "list", "--json"), ("-C", ".", "card", "list", "--lane=ready")],
+)
+def test_a_plain_card_listing_builds_no_parser(
+    board_repo: Path, tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    """The plain forms of `card list` are read without argparse (tests/test_cli_fast.py),
+    nor gettext and locale, nor the other verbs' modules."""
+    stdout, modules = _run(board_repo, tmp_path / "modules.json", *argv)
+    assert "first card" in stdout
+    parser = ("argparse", "board.cli.parsing", "board.cli.run", "gettext", "locale")
+    assert sorted(set(parser) & modules) == []
+    # nor tomllib: board.toml's reading is kept in .board/ (tests/test_config_cache.py);
+    # nor shutil (with bz2 and lzma) for finding git, nor threading for the store's lock,
+    # nor typing (each module's hints are for the type check: TYPE_CHECKING = False)
+    assert sorted({"tomllib", "shutil", "bz2", "lzma", "threading", "typing"} & modules) == []
+    # and a form it does not read plainly still works, through argparse
+    _, modules = _run(board_repo, tmp_path / "modules.json", "card", "list", "--lan", "ready")
+    assert "argparse" in modules
+
+
 def test_a_verb_still_imports_what_it_uses(board_repo: Path, tmp_path: Path) -> None:
     """The check sees an import made when a verb runs: `board status` loads the verbs on
     live work (its status module lives there), so the list above is not empty by accident."""
@@ -153,9 +175,9 @@ def _verbs(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser
 def test_a_verb_built_alone_reads_as_with_every_verb_built() -> None:
     """`main` builds only the verb the command line names; its help, its own verbs' help and
     the top level's help must read exactly as when every verb is built."""
-    full = commands.build_parser()
+    full = parsing.build_parser()
     for verb, parser in _verbs(full).items():
-        alone = commands.build_parser(only=verb)
+        alone = parsing.build_parser(only=verb)
         assert alone.format_help() == full.format_help()
         built = _verbs(alone)[verb]
         assert built.format_help() == parser.format_help(), verb
@@ -167,11 +189,11 @@ def test_a_verb_built_alone_reads_as_with_every_verb_built() -> None:
 
 def test_a_card_verb_built_alone_reads_as_with_every_card_verb_built() -> None:
     """`card list` builds only `list` of card's own verbs: every help reads the same."""
-    full = commands.build_parser()
+    full = parsing.build_parser()
     card = _verbs(full)["card"]
     assert sorted(_verbs(card)) == ["add", "edit", "list", "show"]
     for name, subparser in _verbs(card).items():
-        alone = commands.build_parser(only="card", only_card=name)
+        alone = parsing.build_parser(only="card", only_card=name)
         assert alone.format_help() == full.format_help()
         built = _verbs(alone)["card"]
         assert built.format_help() == card.format_help()
@@ -179,7 +201,7 @@ def test_a_card_verb_built_alone_reads_as_with_every_card_verb_built() -> None:
         others = [v for v in _verbs(built).values() if isinstance(v, argparse.ArgumentParser)]
         assert others == [_verbs(built)[name]], f"{name}: other card verbs were built too"
     # another verb's own verbs are all built: only_card is for `card`
-    stranded = _verbs(commands.build_parser(only="stranded", only_card="list"))["stranded"]
+    stranded = _verbs(parsing.build_parser(only="stranded", only_card="list"))["stranded"]
     assert len(_verbs(stranded)) > 1
     assert all(isinstance(v, argparse.ArgumentParser) for v in _verbs(stranded).values())
 
@@ -198,18 +220,18 @@ def test_a_card_verb_built_alone_reads_as_with_every_card_verb_built() -> None:
     ],
 )
 def test_the_verbs_named(argv: list[str], named: tuple[str | None, str | None]) -> None:
-    assert commands._verb_named(argv) == named
+    assert parsing._verb_named(argv) == named
 
 
 def test_a_verb_not_built_is_never_parsed_as_one() -> None:
     """A command line whose verb was guessed wrong is read again with every verb built."""
-    with pytest.raises(commands._Rebuild):
-        commands.build_parser(only="card").parse_args(["status"])
-    with pytest.raises(commands._Rebuild):
-        commands.build_parser(only="card", only_card="list").parse_args(["card", "show", "c-1"])
-    args = commands.build_parser().parse_args(["status"])
+    with pytest.raises(parsing._Rebuild):
+        parsing.build_parser(only="card").parse_args(["status"])
+    with pytest.raises(parsing._Rebuild):
+        parsing.build_parser(only="card", only_card="list").parse_args(["card", "show", "c-1"])
+    args = parsing.build_parser().parse_args(["status"])
     assert args.func.__name__ == "cmd_status"
-    args = commands.build_parser(only="card", only_card="list").parse_args(["card", "list"])
+    args = parsing.build_parser(only="card", only_card="list").parse_args(["card", "list"])
     assert args.func.__name__ == "cmd_card_list"
 
 

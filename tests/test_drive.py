@@ -17,7 +17,7 @@ from board.core.git import stranded
 from board.core.model import Card
 from board.core.store import SQLiteStore
 
-from board.cli import commands as cli
+from board.cli import entry as cli
 from tests.support.loop import (
     add_card,
     comments,

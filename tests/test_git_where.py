@@ -148,3 +148,49 @@ def test_another_user_s_repository_leaves_it_to_git(
     root = _repo(tmp_path / "repo")
     monkeypatch.setattr(os, "geteuid", lambda: os.stat(root).st_uid + 1)
     assert where._from_disk(root / "a") is None
+
+
+def test_git_on_path_is_shutil_which_s_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """where._on_path (no shutil import) answers as shutil.which over the PATHs that differ:
+    unset, empty, the current directory, files that are not executable, directories, links."""
+    import shutil
+
+    plain, folder, runs, linked, empty = (tmp_path / n for n in ("p", "f", "r", "l", "e"))
+    for d in (plain, folder, runs, linked, empty):
+        d.mkdir()
+    (plain / "git").write_text("")  # not executable
+    (folder / "git").mkdir()  # a directory, even executable
+    (runs / "git").write_text("#!/bin/sh\n")
+    (runs / "git").chmod(0o755)
+    (linked / "git").symlink_to(runs / "git")
+    (empty / "git").symlink_to(tmp_path / "missing")  # a dangling link
+    monkeypatch.chdir(runs)
+    paths: list[str | None] = [
+        None,
+        "",
+        ":",
+        ".",
+        "p",
+        str(plain),
+        f"{plain}:{folder}",
+        f"{plain}:{folder}:{empty}",
+        f"{plain}:{runs}",
+        f"{folder}:{linked}",
+        f"{empty}:{plain}:{plain}",
+        f"{plain}::",
+        f"{plain}:",
+        f"{tmp_path / 'nowhere'}",
+        os.environ.get("PATH", ""),
+    ]
+    answers = []
+    for value in paths:
+        if value is None:
+            monkeypatch.delenv("PATH", raising=False)
+        else:
+            monkeypatch.setenv("PATH", value)
+        want = shutil.which("git") is not None
+        assert where._on_path("git") == want, value
+        answers.append(want)
+    assert True in answers and False in answers  # both answers are checked

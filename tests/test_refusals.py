@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import marshal
 import os
 import re
 import shutil
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from board.core import tomlcache
 
 from tests.support.repos import GIT_ENV, git, make_repo, run_cli
 
@@ -48,14 +50,27 @@ def board(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.Compl
 
 def fingerprint(repo: Path) -> dict[str, str]:
     """sha256 of every file under the clone, by path (directories too): the store, the
-    config, git's refs, objects and index, the working tree."""
+    config, git's refs, objects and index, the working tree. Not the kept reading of
+    board.toml (core/tomlcache.py), which any verb that reads board.toml may write, refused
+    or not: it is not the board's state, and `kept_reading_is_tomllib_s` checks it instead."""
+    cache = repo / ".board" / tomlcache.NAME
     return {
         str(path.relative_to(repo)): (
             hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
         )
         for path in sorted(repo.rglob("*"))
-        if not path.is_symlink()
+        if not path.is_symlink() and path != cache
     }
+
+
+def kept_reading_is_tomllib_s(repo: Path) -> bool:
+    """The kept reading of board.toml, if any, is tomllib's reading of the text it keeps
+    (it is used only while board.toml is that text, tests/test_config_cache.py)."""
+    cache = repo / ".board" / tomlcache.NAME
+    if not cache.exists():
+        return True
+    _python, text, data = marshal.loads(cache.read_bytes()[len(b"board.toml cache 1\n") + 4 :])
+    return bool(tomllib.loads(text) == data)
 
 
 def set_config(repo: Path, section: str, key: str, value: str) -> None:
@@ -248,6 +263,7 @@ def test_refused_in_one_line_changing_nothing(row: Row, template: Path, tmp_path
     for card in row.lists:
         assert re.search(rf"^{card}\b", res.stdout, re.M), f"{card} not listed:\n{res.stdout}"
     assert fingerprint(repo) == before, "a refusal changed the store, board.toml or git"
+    assert kept_reading_is_tomllib_s(repo)
 
 
 # -- the base branch ----------------------------------------------------------------------

@@ -16,7 +16,7 @@ from board.core.git import naming, pick, saves, snapshot, stranded, worktrees
 from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 
-from board.cli import commands as cli
+from board.cli import entry as cli
 from tests.support.repos import Repo
 from tests.support.stranded import make_branches
 

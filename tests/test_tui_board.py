@@ -902,7 +902,7 @@ def test_the_early_read_and_core_import_without_textual(tmp_path) -> None:
         f"cfg = config.load(__import__('pathlib').Path({str(board.root)!r}))\n"
         "lanes, count = Preload(SQLiteStore(cfg.db_path)).result(10)\n"
         "print(len(lanes['ready']), count)\n"
-        "from board.cli.commands import main\n"
+        "from board.cli import main\n"
         f"sys.exit(main(['-C', {str(board.root)!r}, 'tui']))\n"
     )
     res = proc.run((sys.executable, "-c", code), timeout=60)

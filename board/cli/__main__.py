@@ -2,6 +2,6 @@
 
 import sys
 
-from board.cli.commands import main
+from board.cli.entry import main
 
 sys.exit(main())

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from board.core import logs, proc
 from board.core.cards import actions, waits
@@ -32,7 +32,10 @@ from board.core.errors import BoardError, Conflict, NotFound, Refused, StoreErro
 from board.core.git import gitutil
 from board.core.logs import LogWriter
 from board.core.model import TERMINAL, Blocked, Card, CardDraft
-from board.core.store import DriveFields, Expect, Store, Tx
+from board.core.store import Expect, Store, Tx
+
+if TYPE_CHECKING:
+    from board.core.store.base import DriveFields
 
 BUDGET_LABEL = actions.BUDGET_LABEL  # "budget:timeout=" + the count
 ASKED_LABEL = "decompose-asked"  # on the card: a decompose task was filed for it

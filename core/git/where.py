@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
 from pathlib import Path
 
@@ -59,7 +58,7 @@ def _from_disk(start: str | Path) -> Path | None:
     """The main working tree's root as the `.git` files say it, or None to ask git."""
     if any(name in os.environ for name in _GIT_ENV):
         return None
-    if shutil.which("git") is None:  # board needs git: git's lookup says so in one line
+    if not _on_path("git"):  # board needs git: git's lookup says so in one line
         return None
     try:
         here = os.path.realpath(start, strict=True)
@@ -138,3 +137,30 @@ def _owned(*paths: str) -> bool:
     safe.directory says otherwise, and that is for git to read."""
     uid = os.geteuid()
     return all(os.stat(path).st_uid == uid for path in paths)
+
+
+def _on_path(name: str) -> bool:
+    """`shutil.which(name) is not None` for a bare name on POSIX, step for step, without
+    importing shutil (which imports bz2, lzma and zlib: a few per cent of a quick verb's
+    start). tests/test_git_where.py holds the two equal."""
+    path = os.environ.get("PATH", None)
+    if path is None:
+        try:
+            path = os.confstr("CS_PATH")
+        except (AttributeError, ValueError):
+            path = os.defpath
+    if not path:  # PATH='' matches nothing, where PATH=':' looks in the current directory
+        return False
+    seen = set()
+    for directory in os.fsdecode(path).split(os.pathsep):
+        if directory in seen:
+            continue
+        seen.add(directory)
+        candidate = os.path.join(directory, name)
+        if (
+            os.path.exists(candidate)
+            and os.access(candidate, os.F_OK | os.X_OK)
+            and not os.path.isdir(candidate)
+        ):
+            return True
+    return False

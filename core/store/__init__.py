@@ -13,7 +13,6 @@ board.core.store import Expect`) and open the store with `open_store(cfg)`.
 
 from board.core.config import Config
 from board.core.store.base import (
-    DriveFields,
     Expect,
     LaneHeads,
     Store,
@@ -41,7 +40,6 @@ def open_store(cfg: Config, create: bool = False) -> Store:
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
-    "DriveFields",
     "SCHEMA_VERSION",
     "Expect",
     "LaneHeads",

@@ -13,11 +13,14 @@ import abc
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import Any, TypedDict, Unpack
 
 from board.core.errors import Conflict, CorruptCard, NotFound, StoreError
 from board.core.model import TERMINAL, Card, CardDraft, Drive, Event, LoopBeat, Pause
 from board.core.records import Frozen, replace
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any, TypedDict, Unpack
 
 
 def utc_now() -> str:
@@ -126,21 +129,23 @@ def board_order(lane: str, cards: Iterable[Card]) -> list[Card]:
     return rows
 
 
-class DriveFields(TypedDict, total=False):
-    """The fields of a drive row that `Store.update_drive` may set, with their types, so a
-    misspelt field or a wrong type shows in the type check, not at run time (the store
-    still refuses an unknown field, for callers the checker does not see)."""
+if TYPE_CHECKING:  # for the type check only: a TypedDict is of no use at run time
 
-    attempt: int
-    tier: str
-    status: str
-    started_at: str
-    ended_at: str
-    pgid: int
-    host: str
-    owner_pid: int
-    log: str
-    result: str
+    class DriveFields(TypedDict, total=False):
+        """The fields of a drive row that `Store.update_drive` may set, with their types, so a
+        misspelt field or a wrong type shows in the type check, not at run time (the store
+        still refuses an unknown field, for callers the checker does not see)."""
+
+        attempt: int
+        tier: str
+        status: str
+        started_at: str
+        ended_at: str
+        pgid: int
+        host: str
+        owner_pid: int
+        log: str
+        result: str
 
 
 class Tx(abc.ABC):

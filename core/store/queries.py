@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, Unpack
 
 from board.core import hosts
 from board.core.errors import NotFound, Refused
 from board.core.model import DRIVE_LIVE, Drive, Event, LoopBeat, Pause
-from board.core.store.base import DriveFields
 from board.core.store.rows import _DRIVE_COLS
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any, Unpack
+
+    from board.core.store.base import DriveFields
 
 _DRIVE_FIELDS = set(_DRIVE_COLS.replace(" ", "").split(",")) - {"id", "card"}
 

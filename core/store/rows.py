@@ -13,11 +13,14 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from json.encoder import encode_basestring as _quote  # json's C encoder, ensure_ascii=False
 from operator import itemgetter
-from typing import Any
 
 from board.core import records
 from board.core.errors import CorruptCard
 from board.core.model import BLOCK_CLASSES, KINDS, LANES, Blocked, Card
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 _CARD_COLS = (
     "id, seq, title, spec, acceptance, kind, lane, priority, assignee, branch, pr_url, "

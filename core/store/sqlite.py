@@ -8,14 +8,13 @@ the indexes it lacks when it is opened, only if they can be had at once: nothing
 
 from __future__ import annotations
 
+import _thread
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
 
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
 from board.core.model import (
@@ -41,6 +40,12 @@ from board.core.store.rows import (
     _id_key,
     _shown,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 SCHEMA_VERSION = 3  # 2: cards.not_before, tier pauses, loop heartbeats; 3: the PR's polled state
 BUSY_TIMEOUT_MS = 5000
@@ -162,8 +167,6 @@ _ORDER_INDEXES = {
     for name, order in (("cards_open_order", _OPEN_ORDER), ("cards_closed_order", _CLOSED_ORDER))
 }
 _DDL += _ORDER_INDEXES.values()
-
-T = TypeVar("T")
 
 
 def _whole(value: Any, what: str, path: Path) -> int:
@@ -313,7 +316,7 @@ class SQLiteStore(SqlQueries, Store):
         self.path = Path(path)
         self.where = str(self.path)
         self.clock = clock
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()  # threading.RLock() is this; importing threading is not free
         existed = self.path.exists()
         if not create and not existed:
             raise StoreError(f"no store at {self.path}: run `board init` first")

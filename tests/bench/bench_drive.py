@@ -39,7 +39,7 @@ from board.core.loop import Loop  # noqa: E402
 from board.core.model import CardDraft  # noqa: E402
 from board.core.store import SQLiteStore  # noqa: E402
 
-from board.cli.commands import main as board_main  # noqa: E402
+from board.cli import main as board_main  # noqa: E402
 
 TARGET = 2.0
 CODER = str(Path(__file__).resolve().parents[1] / "scripts" / "coder_edit.sh")

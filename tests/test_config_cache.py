@@ -1,0 +1,196 @@
+"""tomllib's answer for board.toml is kept in .board/ (core/tomlcache.py) so a quick verb need
+not import tomllib; it is used only for the very text it came from, and anything wrong with
+it means tomllib reads the file, as without it. These tests edit the file behind the cache's
+back (same size, same time stamps), corrupt and forge the cache, and take away .board's
+write permission, and check every read still says what the file says.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from binascii import crc32
+from pathlib import Path
+
+import pytest
+from board.core import config, tomlcache
+from board.core.errors import ConfigError
+
+from tests.support.procs import python_child
+
+
+def board_toml(root: Path, prefix: str) -> Path:
+    path = root / "board.toml"
+    path.write_text(f'[board]\nprefix = "{prefix}"\n[gate]\nargv = ["make", "test"]\n')
+    return path
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / ".board").mkdir()
+    board_toml(tmp_path, "aa")
+    return tmp_path
+
+
+def cache_of(root: Path) -> Path:
+    return root / ".board" / tomlcache.NAME
+
+
+def forge(root: Path, text: str, data: object, python: str = sys.version) -> None:
+    """A cache file as tomlcache writes it, holding whatever it is given."""
+    payload = marshal.dumps((python, text, data))
+    blob = b"board.toml cache 1\n" + crc32(payload).to_bytes(4, "big") + payload
+    cache_of(root).write_bytes(blob)
+
+
+def test_a_read_keeps_tomllib_s_answer_and_the_next_read_uses_it(root: Path) -> None:
+    assert config.load(root).prefix == "aa"
+    assert cache_of(root).is_file()
+    text = (root / "board.toml").read_text()
+    assert tomlcache.read(str(cache_of(root)), text) == {
+        "board": {"prefix": "aa"},
+        "gate": {"argv": ["make", "test"]},
+    }
+    # the next read takes the kept answer: a forged one for this very text shows through
+    forge(root, text, {"board": {"prefix": "zz"}})
+    assert config.load(root).prefix == "zz"
+
+
+def test_an_edit_is_seen_at_once_with_the_same_size_and_time_stamps(root: Path) -> None:
+    path = root / "board.toml"
+    assert config.load(root).prefix == "aa"
+    before = path.stat()
+    board_toml(root, "bb")  # the same length
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert config.load(root).prefix == "bb"
+    # and the cache now holds the new answer
+    assert tomlcache.read(str(cache_of(root)), path.read_text()) is not None
+
+
+@pytest.mark.parametrize(
+    "blob",
+    [
+        b"",
+        b"garbage",
+        b"board.toml cache 1\n",
+        b"board.toml cache 1\n\x00\x00\x00\x00",
+        b"board.toml cache 1\n\x00\x00\x00\x00\x00\x00\x00\x00",
+    ],
+    ids=["empty", "foreign", "magic only", "no payload", "zeros"],
+)
+def test_a_corrupt_cache_is_ignored_and_replaced(root: Path, blob: bytes) -> None:
+    cache_of(root).write_bytes(blob)
+    assert config.load(root).prefix == "aa"
+    assert cache_of(root).read_bytes() != blob
+
+
+def test_a_torn_or_flipped_cache_is_ignored(root: Path) -> None:
+    config.load(root)
+    good = cache_of(root).read_bytes()
+    text = (root / "board.toml").read_text()
+    forge(root, text, {"board": {"prefix": "zz"}})  # what a flip would turn it into
+    forged = cache_of(root).read_bytes()
+    for bad in (forged[:-1], forged[:-1] + bytes([forged[-1] ^ 1]), forged + b"x"):
+        cache_of(root).write_bytes(bad)
+        assert config.load(root).prefix == "aa"
+    assert cache_of(root).read_bytes() == good
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        ("another python", None, {"board": {"prefix": "zz"}}),
+        (sys.version, "another text", {"board": {"prefix": "zz"}}),
+        (sys.version, None, {"board": ("not", "a", "toml", "array")}),
+        (sys.version, None, {"board": {"prefix": b"zz"}}),
+        (sys.version, None, {"board": {1: "zz"}}),
+        (sys.version, None, {"board": {"prefix": {"zz"}}}),
+        (sys.version, None, ["not", "a", "table"]),
+        (sys.version, None, (lambda: None).__code__),
+    ],
+    ids=["python", "text", "tuple", "bytes", "int key", "set", "list", "code"],
+)
+def test_a_foreign_cache_is_ignored(root: Path, kept: tuple[str, str | None, object]) -> None:
+    python, text, data = kept
+    real = (root / "board.toml").read_text()
+    forge(root, real if text is None else text, data, python)
+    assert config.load(root).prefix == "aa"
+
+
+def test_an_unwritable_board_dir_is_fine(root: Path) -> None:
+    board_dir = root / ".board"
+    board_dir.chmod(0o555)
+    try:
+        if os.access(board_dir, os.W_OK):
+            pytest.skip("running as a user who writes anywhere (see the next test)")
+        assert config.load(root).prefix == "aa"
+        assert config.load(root).prefix == "aa"
+        assert list(board_dir.iterdir()) == []
+    finally:
+        board_dir.chmod(0o755)
+
+
+def test_a_cache_that_cannot_be_written_or_read_is_fine(root: Path) -> None:
+    """What root cannot be refused: the cache's name taken by a directory."""
+    cache_of(root).mkdir()
+    (cache_of(root) / "x").write_text("")
+    assert config.load(root).prefix == "aa"
+    board_toml(root, "bb")
+    assert config.load(root).prefix == "bb"
+    assert sorted(p.name for p in (root / ".board").iterdir()) == [tomlcache.NAME]
+    assert cache_of(root).is_dir()
+
+
+def test_no_board_dir_is_made(tmp_path: Path) -> None:
+    board_toml(tmp_path, "aa")
+    assert config.load(tmp_path).prefix == "aa"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["board.toml"]
+
+
+def test_a_document_marshal_cannot_hold_is_read_each_time(root: Path) -> None:
+    """A TOML date (refused by the schema, but tomllib reads it first) is not kept."""
+    (root / "board.toml").write_text("[board]\nbase = 1979-05-27\n")
+    with pytest.raises(ConfigError, match="base"):
+        config.load(root)
+    assert list((root / ".board").iterdir()) == []
+
+
+def test_a_refused_board_toml_is_not_kept(root: Path) -> None:
+    """Valid TOML that board refuses is read again (and refused again) each time."""
+    board_toml(root, "BAD!")
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="prefix"):
+            config.load(root)
+    assert list((root / ".board").iterdir()) == []
+
+
+def test_bad_toml_is_refused_as_before_and_not_kept(root: Path) -> None:
+    (root / "board.toml").write_text("[board\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        config.load(root)
+    assert list((root / ".board").iterdir()) == []
+    # the same refusal with a cache present for another text
+    board_toml(root, "aa")
+    config.load(root)
+    (root / "board.toml").write_text("[board\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        config.load(root)
+
+
+def test_a_read_with_the_cache_current_imports_no_tomllib(root: Path) -> None:
+    config.load(root)
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from board.core import config\n"
+        f"print(config.load(Path({str(root)!r})).prefix, 'tomllib' in sys.modules)\n"
+    )
+    res = python_child(["-c", code], cwd=root)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["aa", "False"]
+    board_toml(root, "cc")
+    res = python_child(["-c", code], cwd=root)
+    assert res.stdout.split() == ["cc", "True"]
