@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import posixpath
@@ -390,6 +389,8 @@ def write_default(root: Path, overrides: dict[str, dict[str, Any]] | None = None
 
 def _inline(value: Any) -> str:
     """A default as the README shows it, on one line (TOML's inline form)."""
+    import json
+
     return "{}" if isinstance(value, dict) else json.dumps(value)
 
 

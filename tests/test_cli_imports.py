@@ -10,6 +10,7 @@ PATH that logs each call before running the real one) which git commands it ran.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import shutil
@@ -286,3 +287,24 @@ def test_a_listing_compiles_the_sanitiser_pattern_only_when_it_shows_text(
     assert res.returncode == 0 and res.stderr.strip() == "[]", res.stderr
     res = python_child(["-c", code, "card", "list"], cwd=board_repo)
     assert res.returncode == 0 and res.stderr.strip() == "[True]", res.stderr
+
+
+def test_an_empty_board_s_listing_imports_no_json(tmp_path: Path) -> None:
+    """json is for reading cards' labels and writing them: a listing with no card to read
+    (every lane empty, the first thing a script asks) does not import it."""
+    root = make_repo(tmp_path, init="cli").root
+    # this child says what it imported without importing json itself
+    child = (
+        "import sys\n"
+        "from board.cli import main\n"
+        "code = main(sys.argv[2:])\n"
+        "with open(sys.argv[1], 'w') as fh:\n"
+        "    fh.write(repr((code, sorted(sys.modules))))\n"
+    )
+    out = tmp_path / "modules.txt"
+    for argv in (("card", "list"), ("card", "list", "--lane", "ready")):
+        res = python_child(["-c", child, str(out), *argv], cwd=root)
+        assert res.returncode == 0, res.stderr
+        code, modules = ast.literal_eval(out.read_text())
+        assert code == 0 and res.stdout == ""
+        assert [m for m in modules if m == "json" or m.startswith("json.")] == [], argv

@@ -9,9 +9,7 @@ SQL store can share it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
-from json.encoder import encode_basestring as _quote  # json's C encoder, ensure_ascii=False
 from operator import itemgetter
 
 from board.core import records
@@ -149,8 +147,10 @@ def _plain_list(raw: Any, lists: dict[str, tuple[str, ...]]) -> tuple[str, ...] 
     got = lists.get(raw)
     if got is not None:
         return got
+    from json import loads  # here: an empty board's listing need not import json
+
     try:
-        value = json.loads(raw)
+        value = loads(raw)
     except (TypeError, ValueError, RecursionError):
         return None
     if type(value) is not list or not (set(map(type, value)) <= _TEXT_ONLY):
@@ -242,12 +242,15 @@ def _cards_json(
     row whose every field is of its usual type is written straight from its columns with
     json's own C string encoder, in the layout json.dumps gives; any other row becomes its
     Card (or its CorruptCard) as in `_cards`, and is written by json.dumps itself."""
+    import json
+    from json.encoder import encode_basestring as quote  # json's C encoder, ensure_ascii=False
+
     texts = []
     lists: dict[str, tuple[str, ...]] = {}
     shown: dict[tuple[str, ...], str] = {}
     for row in rows:
         card_deps = tuple(deps.get(row[0], ()))
-        text = _plain_json(row, card_deps, lists, shown)
+        text = _plain_json(row, card_deps, lists, shown, quote)
         if text is None:
             try:
                 card = _checked_card(row, card_deps)
@@ -267,6 +270,7 @@ def _plain_json(
     deps: tuple[Any, ...],
     lists: dict[str, tuple[str, ...]],
     shown: dict[tuple[str, ...], str],
+    quote: Callable[[str], str],
 ) -> str | None:
     """`Card.to_json()` of a plain row as json.dumps lays it out one level into a list, or
     None for a row `_plain_parts` leaves to the field-by-field checks."""
@@ -280,38 +284,43 @@ def _plain_json(
     block = (
         "null"
         if blocked is None
-        else f'{{\n      "class": {_quote(blocked.cls)},\n      "reason": '
-        f"{_quote(blocked.reason)}\n    }}"
+        else f'{{\n      "class": {quote(blocked.cls)},\n      "reason": '
+        f"{quote(blocked.reason)}\n    }}"
     )
     return (
-        f'{{\n    "id": {_quote(cid)},\n    "title": {_quote(title)},\n    "spec": {_quote(spec)},'
-        f'\n    "acceptance": {_quote(acc)},\n    "kind": {_quote(kind)},'
-        f'\n    "lane": {_quote(lane)},\n    "priority": {int.__repr__(prio)},'
-        f'\n    "assignee": {_quote(assignee)},\n    "blocked": {block},'
-        f'\n    "labels": {_json_list(labels, shown)},\n    "deps": {_json_list(deps, shown)},'
-        f'\n    "surface": {_json_list(surface, shown)},\n    "branch": {_quote(branch)},'
-        f'\n    "pr_url": {_quote(pr_url)},'
-        f'\n    "not_before": {_quote(not_before) if not_before else "null"},'
-        f'\n    "pr_state": {_quote(pr_state) if pr_state else "null"},'
-        f'\n    "pr_polled_at": {_quote(pr_polled_at) if pr_polled_at else "null"},'
-        f'\n    "created_at": {_quote(created)},\n    "updated_at": {_quote(updated)},'
+        f'{{\n    "id": {quote(cid)},\n    "title": {quote(title)},\n    "spec": {quote(spec)},'
+        f'\n    "acceptance": {quote(acc)},\n    "kind": {quote(kind)},'
+        f'\n    "lane": {quote(lane)},\n    "priority": {int.__repr__(prio)},'
+        f'\n    "assignee": {quote(assignee)},\n    "blocked": {block},'
+        f'\n    "labels": {_json_list(labels, shown, quote)},'
+        f'\n    "deps": {_json_list(deps, shown, quote)},'
+        f'\n    "surface": {_json_list(surface, shown, quote)},\n    "branch": {quote(branch)},'
+        f'\n    "pr_url": {quote(pr_url)},'
+        f'\n    "not_before": {quote(not_before) if not_before else "null"},'
+        f'\n    "pr_state": {quote(pr_state) if pr_state else "null"},'
+        f'\n    "pr_polled_at": {quote(pr_polled_at) if pr_polled_at else "null"},'
+        f'\n    "created_at": {quote(created)},\n    "updated_at": {quote(updated)},'
         f'\n    "version": {int.__repr__(version)}\n  }}'
     )
 
 
-def _json_list(items: tuple[str, ...], shown: dict[tuple[str, ...], str]) -> str:
+def _json_list(
+    items: tuple[str, ...], shown: dict[tuple[str, ...], str], quote: Callable[[str], str]
+) -> str:
     """A list of text as json.dumps lays it out as a card's field, remembered per listing
     (most cards share their labels and surface)."""
     if not items:
         return "[]"
     text = shown.get(items)
     if text is None:
-        text = shown[items] = "[\n      " + ",\n      ".join(map(_quote, items)) + "\n    ]"
+        text = shown[items] = "[\n      " + ",\n      ".join(map(quote, items)) + "\n    ]"
     return text
 
 
 def _text_list(raw: Any, field: str, bad: Callable[[str, str], CorruptCard]) -> tuple[str, ...]:
     """A JSON list of text (labels, surface), or CorruptCard naming the field."""
+    import json
+
     try:
         value = json.loads(raw)
     except (TypeError, ValueError, RecursionError):

@@ -9,7 +9,6 @@ the indexes it lacks when it is opened, only if they can be had at once: nothing
 from __future__ import annotations
 
 import _thread
-import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -235,6 +234,8 @@ class _SQLiteTx(Tx):
         who: str,
         note: str = "",
     ) -> Card:
+        import json  # here: a listing never writes, and need not import it
+
         card = self.get(card_id)
         expect.check(card)
         unknown = set(changes) - set(_FIELDS) - {"deps"}
@@ -274,6 +275,8 @@ class _SQLiteTx(Tx):
         return self.get(card_id)
 
     def create(self, draft: CardDraft, prefix: str, who: str) -> Card:
+        import json
+
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()
         seq = _whole(row[0], "the next card number", self.store.path) if row else 1
         self.conn.execute("UPDATE meta SET value = ? WHERE key = 'next_seq'", (str(seq + 1),))
