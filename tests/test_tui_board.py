@@ -788,6 +788,40 @@ async def test_the_board_is_styled_once_as_it_starts(board, monkeypatch) -> None
         assert lane.rich_style != before, "the theme change did not reach the lanes"
 
 
+async def test_the_other_screens_rules_join_the_stylesheet_when_the_first_is_opened(
+    board, monkeypatch
+) -> None:
+    """The start parses the board's rules only (board.tcss): the card screen's, the
+    dialogs', the form's and the flow's (screens.tcss) join the stylesheet as the first
+    screen is pushed, parsed alone (no reparse of the rest), and style that screen, in the
+    theme chosen since."""
+    from textual.color import Color
+    from textual.css.stylesheet import Stylesheet
+    from textual.geometry import Spacing
+
+    reparsed: list[int] = []
+    original = Stylesheet.reparse
+    monkeypatch.setattr(Stylesheet, "reparse", lambda self: reparsed.append(1) or original(self))
+    app = make_app(board)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        names = {name for rule in app.stylesheet.rules for name in rule.selector_names}
+        assert "#lanes" in names and "#card-scroll" not in names and "CardForm" not in names
+        await pilot.press("T")  # a theme change before: the new rules are read in its colours
+        await settle(pilot)
+        reparsed.clear()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, CardScreen), what="the card")
+        await settle(pilot)
+        assert reparsed == [], "opening a screen parsed the whole stylesheet again"
+        scroll = app.screen.query_one("#card-scroll")
+        assert scroll.styles.padding == Spacing(0, 1, 0, 1)  # screens.tcss's rule
+        await pilot.press("escape", "question_mark")  # the help: a dialog's rules too
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        border = app.screen.query_one("#help").styles.border_top
+        assert app.theme == "light" and border == ("thick", Color.parse(app.current_theme.primary))
+
+
 async def test_the_lanes_draw_with_the_new_themes_component_colours(tmp_path) -> None:
     """The lanes share one holder of their component styles (LaneStyles); a theme that
     changes only those (here the cursor's colour) must still reach every lane's rows."""
