@@ -822,6 +822,44 @@ async def test_the_other_screens_rules_join_the_stylesheet_when_the_first_is_ope
         assert app.theme == "light" and border == ("thick", Color.parse(app.current_theme.primary))
 
 
+async def test_the_footer_joins_its_line_after_the_first_paint_and_shows_the_keys(board) -> None:
+    """Textual's footer draws no keys before the screen's bindings settle, after the first
+    paint: the board keeps its line blank in the footer's colours and mounts the footer
+    into it once the board is on screen, where it shows the keys as before."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(board)
+    at_paint: list[int] = []
+    original = app.board_painted
+
+    def painted() -> None:
+        at_paint.append(len(app.screen.query(Footer)))
+        original()
+
+    app.board_painted = painted  # type: ignore[method-assign]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        assert at_paint == [0], "the footer was built before the first paint"
+        await wait_for(pilot, lambda: app.screen.query(FooterKey), what="the footer's keys")
+        footer = app.screen.query_one(Footer)
+        assert footer.region.y == 47 and footer.region.height == 1
+        keys = {key.description for key in footer.query(FooterKey)}
+        assert {"open", "filter", "quit", "help"} <= keys, keys
+
+
+async def test_a_board_with_no_room_for_a_row_still_gets_its_footer(board) -> None:
+    """The first paint is the first board with a row drawn; a terminal too short for any
+    row never has one, and the footer comes a moment later anyway."""
+    from textual.widgets import Footer
+
+    app = make_app(board)
+    async with app.run_test(size=(80, 8)) as pilot:
+        screen = await loaded(pilot)
+        assert not screen.painted(), "the board drew a row: the test needs a shorter screen"
+        await wait_for(pilot, lambda: app.screen.query(Footer), what="the footer")
+
+
 async def test_the_lanes_draw_with_the_new_themes_component_colours(tmp_path) -> None:
     """The lanes share one holder of their component styles (LaneStyles); a theme that
     changes only those (here the cursor's colour) must still reach every lane's rows."""
