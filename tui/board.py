@@ -19,12 +19,12 @@ is needed (`rows.start_lane`).
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 from board.core.cards import waits
 from board.core.config import Config
 from board.core.errors import BoardError, CorruptCard
 from board.core.model import LANES, Card
+from board.core.records import replace
 from board.core.store import unreadable_line
 from rich.text import Text
 from textual import events, on, work
