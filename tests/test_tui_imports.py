@@ -29,6 +29,7 @@ LATER = (
     "importlib.resources",
     "pkgutil",
     "shlex",
+    "textual.widgets._footer",  # the keys' footer is mounted after the first paint
 )
 
 CHILD = """\

@@ -34,7 +34,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from .base import BoardAppScreen, PaletteActions
@@ -324,6 +324,8 @@ class BoardScreen(BoardAppScreen):
         """The keys' footer, in the line kept for it (`compose`), once."""
         slot = self.query_one(FooterSlot)
         if not slot.children and slot.is_attached:  # not while the app closes
+            from textual.widgets import Footer  # its module too: not at start
+
             slot.mount(Footer(compact=True))
             self.call_after_refresh(self.refresh_bindings)  # the footer draws its keys then
 
