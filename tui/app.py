@@ -110,7 +110,11 @@ class BoardApp(App[int]):
         clock: Clock = utc_now,
         live_interval: float = LIVE_INTERVAL_S,
     ) -> None:
+        # Textual's __init__ works out its default theme's variables for a stylesheet
+        # nothing parses before the chosen theme's are set below: not worth working out
+        self._variables_deferred = True
         super().__init__()
+        self._variables_deferred = False
         self.cfg = cfg
         self.store = store
         self.poll_interval = poll_interval
@@ -174,6 +178,12 @@ class BoardApp(App[int]):
     @property
     def theme_names(self) -> list[str]:
         return self.theme_set.names
+
+    def get_css_variables(self) -> dict[str, str]:
+        """Textual's, but none while __init__ is still choosing the theme (see there)."""
+        if self._variables_deferred:
+            return {}
+        return super().get_css_variables()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Fallbacks so a user theme without board's own variables still parses."""
