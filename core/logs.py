@@ -31,13 +31,13 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from board.core.errors import Refused
 from board.core.lineindex import LineEnds, line_lengths
+from board.core.records import Record
 
 if TYPE_CHECKING:  # logs sits beside config, not above it: the type only, no import
     from board.core.config import Config
@@ -233,12 +233,17 @@ class LineSplitter:
 # following appended bytes
 
 
-@dataclass
-class Chunk:
-    """What a follower read: new bytes, and whether the file was truncated or replaced first."""
+class Chunk(Record):
+    """What a follower read: new bytes, and whether the file was truncated or replaced first.
+    (A plain record, not a dataclass: the board's start imports this module; records.py.)"""
 
-    data: bytes = b""
-    truncated: bool = False
+    __match_args__ = ("data", "truncated")
+    data: bytes
+    truncated: bool
+
+    def __init__(self, data: bytes = b"", truncated: bool = False) -> None:
+        self.data = data
+        self.truncated = truncated
 
 
 class Follower:

@@ -15,16 +15,24 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from board.core import config, failures, model, presets, records
+from board.core import config, failures, logs, model, presets, proc, records
+from board.core.cards import waits
 from board.core.config import DEFAULT_TIER, Tier
 from board.core.failures import DEFAULT_RULES, DEFAULT_STEPS, Rule
-from board.core.model import PRIORITY_DEFAULT, Blocked, Card
+from board.core.model import PRIORITY_DEFAULT, Blocked, Card, LoopBeat, Pause
 from board.core.store import base
+from board.tui import base as tui_base
+from board.tui import commands, health, notify, preview, themes
+from board.tui.commands import VerbCall
+from board.tui.health import LiveDrive
+from textual.theme import Theme
 
 # the dataclasses as they were
 
@@ -233,6 +241,120 @@ class Config_:
     store_url: str = _d("store_url")
 
 
+# the control room's records, dataclasses until its start stopped paying for them (each
+# was some 4M instructions of the first paint): proc, waits, logs and tui/
+
+
+@dataclass
+class Result_:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    first_output_timed_out: bool = False
+    produced_output: bool = False
+    tail: list[str] = field(default_factory=list)
+    pid: int = 0
+    missing: bool = False
+
+
+@dataclass
+class ClaimView_:
+    lanes: dict[str, str]
+    working: list[tuple[str, tuple[str, ...]]]
+    pauses: list[Pause]
+    no_loop: str = ""
+    at: datetime = field(default_factory=lambda: waits.now())  # the clock as patched below
+    in_use: int = 0
+    limit: int = 0
+
+
+@dataclass
+class Chunk_:
+    data: bytes = b""
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class PaletteActions_:
+    open_card: Callable[[], Any] | None = None
+    toggle_cancelled: Callable[[], Any] | None = None
+    filter: Callable[[], Any] | None = None
+
+
+@dataclass(frozen=True)
+class Verb_:
+    name: str
+    key: str
+    help: str
+    ask: str = ""
+    question: str = ""
+    call: VerbCall | None = None
+    placeholder: str = "reason"
+    show: bool = False
+    required: str = ""
+    valid: Callable[[Card], bool] | None = None
+
+
+@dataclass(frozen=True)
+class PaletteEntry_:
+    text: str
+    run: Callable[[], Any]
+    help: str
+
+
+@dataclass(frozen=True)
+class LiveDrive_:
+    card: str
+    tier: str
+    attempt: int
+    elapsed: str
+    last: str
+
+
+@dataclass(frozen=True)
+class Health_:
+    at: datetime
+    max_concurrent: int
+    loops: tuple[LoopBeat, ...] = ()
+    last_beat: LoopBeat | None = None
+    drives: dict[str, LiveDrive] = field(default_factory=dict)
+    pauses: tuple[Pause, ...] = ()
+    silent: tuple[LoopBeat, ...] = ()
+    host_lease_s: float = 60.0
+
+
+@dataclass
+class Notices_:
+    known: dict[str, str] | None = None
+    idle: bool | None = None
+    told: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PreviewData_:
+    card: str
+    version: int
+    head: list[tuple[str, str]]
+    tree: str
+    log_name: str
+    log: list[str] = field(default_factory=list)
+    tree_read_at: float = 0.0
+
+
+@dataclass
+class ThemeSet_:
+    themes: dict[str, Theme] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(autouse=True)
+def fixed_claim_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ClaimView's `at` defaults to now: one fixed moment, so both twins default alike."""
+    monkeypatch.setattr(waits, "now", lambda: datetime(2026, 1, 1, tzinfo=UTC))  # each anew
+
+
 TWINS: list[tuple[type[records.Record], type]] = [
     (model.Blocked, Blocked_),
     (model.Event, Event_),
@@ -249,6 +371,17 @@ TWINS: list[tuple[type[records.Record], type]] = [
     (config.Key, Key_),
     (config.Tier, Tier_),
     (config.Config, Config_),
+    (proc.Result, Result_),
+    (waits.ClaimView, ClaimView_),
+    (logs.Chunk, Chunk_),
+    (tui_base.PaletteActions, PaletteActions_),
+    (commands.Verb, Verb_),
+    (commands.PaletteEntry, PaletteEntry_),
+    (health.LiveDrive, LiveDrive_),
+    (health.Health, Health_),
+    (notify.Notices, Notices_),
+    (preview.PreviewData, PreviewData_),
+    (themes.ThemeSet, ThemeSet_),
 ]
 IDS = [hand.__name__ for hand, _ in TWINS]
 
@@ -256,7 +389,8 @@ IDS = [hand.__name__ for hand, _ in TWINS]
 def test_every_record_has_its_twin_here() -> None:
     """A record added without a dataclass twin here goes unchecked: refuse that."""
     found = set()
-    for module in (model, failures, presets, base, config):
+    modules = (model, failures, presets, base, config, proc, waits, logs)
+    for module in (*modules, tui_base, commands, health, notify, preview, themes):
         for value in vars(module).values():
             if (
                 isinstance(value, type)

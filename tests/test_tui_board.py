@@ -750,6 +750,22 @@ async def test_the_stylesheet_is_parsed_once_at_start_with_the_chosen_theme(
     board.close()
 
 
+def test_the_theme_variables_are_worked_out_once_as_the_app_is_made(board, monkeypatch) -> None:
+    """Textual's __init__ works out its default theme's CSS variables, which the board's
+    __init__ replaces with the chosen theme's before anything reads them: only the
+    chosen theme's are worked out."""
+    from textual.design import ColorSystem
+
+    made: list[int] = []
+    generate = ColorSystem.generate
+    monkeypatch.setattr(ColorSystem, "generate", lambda self: made.append(1) or generate(self))
+    app = make_app(board, theme="light")
+    assert made == [1], f"the theme's variables were worked out {len(made)} times"
+    assert app.stylesheet._variables == app.get_css_variables()
+    light = app.available_themes["light"].background or ""
+    assert app.stylesheet._variables["background"].lower() == light.lower()
+
+
 async def test_the_board_is_styled_once_as_it_starts(board, monkeypatch) -> None:
     """Textual restyles a screen and every widget under it when the app first resumes it,
     moments after every widget was styled as it mounted; the board skips that one. Its
@@ -786,6 +802,78 @@ async def test_the_board_is_styled_once_as_it_starts(board, monkeypatch) -> None
         await pilot.press("T")
         await settle(pilot)
         assert lane.rich_style != before, "the theme change did not reach the lanes"
+
+
+async def test_the_other_screens_rules_join_the_stylesheet_when_the_first_is_opened(
+    board, monkeypatch
+) -> None:
+    """The start parses the board's rules only (board.tcss): the card screen's, the
+    dialogs', the form's and the flow's (screens.tcss) join the stylesheet as the first
+    screen is pushed, parsed alone (no reparse of the rest), and style that screen, in the
+    theme chosen since."""
+    from textual.color import Color
+    from textual.css.stylesheet import Stylesheet
+    from textual.geometry import Spacing
+
+    reparsed: list[int] = []
+    original = Stylesheet.reparse
+    monkeypatch.setattr(Stylesheet, "reparse", lambda self: reparsed.append(1) or original(self))
+    app = make_app(board)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        names = {name for rule in app.stylesheet.rules for name in rule.selector_names}
+        assert "#lanes" in names and "#card-scroll" not in names and "CardForm" not in names
+        await pilot.press("T")  # a theme change before: the new rules are read in its colours
+        await settle(pilot)
+        reparsed.clear()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, CardScreen), what="the card")
+        await settle(pilot)
+        assert reparsed == [], "opening a screen parsed the whole stylesheet again"
+        scroll = app.screen.query_one("#card-scroll")
+        assert scroll.styles.padding == Spacing(0, 1, 0, 1)  # screens.tcss's rule
+        await pilot.press("escape", "question_mark")  # the help: a dialog's rules too
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        border = app.screen.query_one("#help").styles.border_top
+        assert app.theme == "light" and border == ("thick", Color.parse(app.current_theme.primary))
+
+
+async def test_the_footer_joins_its_line_after_the_first_paint_and_shows_the_keys(board) -> None:
+    """Textual's footer draws no keys before the screen's bindings settle, after the first
+    paint: the board keeps its line blank in the footer's colours and mounts the footer
+    into it once the board is on screen, where it shows the keys as before."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(board)
+    at_paint: list[int] = []
+    original = app.board_painted
+
+    def painted() -> None:
+        at_paint.append(len(app.screen.query(Footer)))
+        original()
+
+    app.board_painted = painted  # type: ignore[method-assign]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        assert at_paint == [0], "the footer was built before the first paint"
+        await wait_for(pilot, lambda: app.screen.query(FooterKey), what="the footer's keys")
+        footer = app.screen.query_one(Footer)
+        assert footer.region.y == 47 and footer.region.height == 1
+        keys = {key.description for key in footer.query(FooterKey)}
+        assert {"open", "filter", "quit", "help"} <= keys, keys
+
+
+async def test_a_board_with_no_room_for_a_row_still_gets_its_footer(board) -> None:
+    """The first paint is the first board with a row drawn; a terminal too short for any
+    row never has one, and the footer comes a moment later anyway."""
+    from textual.widgets import Footer
+
+    app = make_app(board)
+    async with app.run_test(size=(80, 8)) as pilot:
+        screen = await loaded(pilot)
+        assert not screen.painted(), "the board drew a row: the test needs a shorter screen"
+        await wait_for(pilot, lambda: app.screen.query(Footer), what="the footer")
 
 
 async def test_the_lanes_draw_with_the_new_themes_component_colours(tmp_path) -> None:

@@ -29,11 +29,19 @@ LATER = (
     "importlib.resources",
     "pkgutil",
     "shlex",
+    "textual.widgets._footer",  # the keys' footer is mounted after the first paint
 )
 
 CHILD = """\
-import json, sys
+import dataclasses, json, sys
 from pathlib import Path
+
+made = []  # the dataclasses the board defines on its way to the first paint
+process = dataclasses._process_class
+def recording(cls, *args, **kwargs):
+    made.append(f"{cls.__module__}.{cls.__qualname__}")
+    return process(cls, *args, **kwargs)
+dataclasses._process_class = recording
 from board.core import config
 from board.core.store import open_store
 from board.tui.rows import Preload
@@ -45,7 +53,7 @@ from board.tui.app import BoardApp
 class FirstPaint(BoardApp):
     def board_painted(self):
         with open(sys.argv[1], "w") as fh:
-            json.dump(sorted(sys.modules), fh)
+            json.dump({"modules": sorted(sys.modules), "dataclasses": made}, fh)
         self.exit()
 
 FirstPaint(cfg, store, preload=preload).run(headless=True, size=(160, 48))
@@ -59,7 +67,12 @@ def test_the_first_paint_loads_no_verb_dialog_or_later_screen(tmp_path: Path) ->
     out = tmp_path / "modules.json"
     res = python_child(["-c", CHILD, str(out), str(board.cfg.root)], timeout=120)
     assert res.returncode == 0 and out.exists(), res.stderr[-2000:]
-    modules = set(json.loads(out.read_text()))
+    seen = json.loads(out.read_text())
+    modules = set(seen["modules"])
     assert "board.tui.board" in modules, "the child did not start the board"
     loaded = sorted(m for m in modules if m in LATER or m.startswith(tuple(x + "." for x in LATER)))
     assert loaded == [], f"the first paint imported what it does not use: {loaded}"
+    # each dataclass generated and compiled its methods at every start (some 4M
+    # instructions each, eleven of them): the board's records are plain (core/records.py)
+    ours = [name for name in seen["dataclasses"] if name.startswith("board.")]
+    assert ours == [], f"the first paint made dataclasses: {ours}"

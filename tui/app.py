@@ -44,6 +44,7 @@ from .text import one_line
 from .themes import load_themes, user_theme_dir
 from .widgets import StatusLine
 
+SCREENS_CSS = Path(__file__).with_name("screens.tcss")  # see BoardApp.screens_css
 POLL_INTERVAL_S = 0.5
 LIVE_INTERVAL_S = 0.5  # the header and the working rows: a second shows within half of one
 PUSH_WAIT_S = 1.0  # one wait of the pushed store watch (how soon it notices the app ended)
@@ -109,7 +110,11 @@ class BoardApp(App[int]):
         clock: Clock = utc_now,
         live_interval: float = LIVE_INTERVAL_S,
     ) -> None:
+        # Textual's __init__ works out its default theme's variables for a stylesheet
+        # nothing parses before the chosen theme's are set below: not worth working out
+        self._variables_deferred = True
         super().__init__()
+        self._variables_deferred = False
         self.cfg = cfg
         self.store = store
         self.poll_interval = poll_interval
@@ -174,6 +179,12 @@ class BoardApp(App[int]):
     def theme_names(self) -> list[str]:
         return self.theme_set.names
 
+    def get_css_variables(self) -> dict[str, str]:
+        """Textual's, but none while __init__ is still choosing the theme (see there)."""
+        if self._variables_deferred:
+            return {}
+        return super().get_css_variables()
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Fallbacks so a user theme without board's own variables still parses."""
         theme: Theme = self.current_theme
@@ -191,6 +202,24 @@ class BoardApp(App[int]):
 
     def get_default_screen(self) -> Screen[Any]:
         return BoardScreen()
+
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
+        """Textual's, once the stylesheet holds the other screens' rules (`screens_css`)."""
+        self.screens_css()
+        return super().push_screen(screen, *args, **kwargs)
+
+    def screens_css(self) -> None:
+        """Add the rules of the screens opened from the board (screens.tcss) to the
+        stylesheet, once, before the first of them is pushed. The start leaves them out:
+        the first paint shows none of them, and parsing them was a tenth of its styling.
+        Added as a source, as Textual adds a widget's DEFAULT_CSS when it first mounts, so
+        only this file is parsed (a screen's CSS_PATH would parse every file again and
+        restyle the board); its rules name only those screens' widgets, so nothing drawn
+        already needs restyling."""
+        path = str(SCREENS_CSS)
+        if not self.stylesheet.has_source(path, ""):
+            css = SCREENS_CSS.read_text(encoding="utf-8")
+            self.stylesheet.add_source(css, read_from=(path, ""), is_default_css=False)
 
     def on_mount(self) -> None:
         if self.poll_interval > 0 and self.store.pushes_changes:

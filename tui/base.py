@@ -18,23 +18,35 @@ and polls the drive list on its own.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from board.core.model import Card
+from board.core.records import Frozen
 from textual.screen import Screen
 
 if TYPE_CHECKING:
     from .app import BoardApp
 
 
-@dataclass(frozen=True)
-class PaletteActions:
-    """A screen's own commands the palette offers beside the card's verbs (None: not here)."""
+class PaletteActions(Frozen):
+    """A screen's own commands the palette offers beside the card's verbs (None: not here).
+    (A plain record, not a dataclass: the board's start imports it; core/records.py.)"""
 
-    open_card: Callable[[], Any] | None = None
-    toggle_cancelled: Callable[[], Any] | None = None
-    filter: Callable[[], Any] | None = None
+    __slots__ = __match_args__ = ("open_card", "toggle_cancelled", "filter")
+    open_card: Callable[[], Any] | None
+    toggle_cancelled: Callable[[], Any] | None
+    filter: Callable[[], Any] | None
+
+    def __init__(
+        self,
+        open_card: Callable[[], Any] | None = None,
+        toggle_cancelled: Callable[[], Any] | None = None,
+        filter: Callable[[], Any] | None = None,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "open_card", open_card)
+        set_(self, "toggle_cancelled", toggle_cancelled)
+        set_(self, "filter", filter)
 
 
 class BoardAppScreen(Screen[None]):

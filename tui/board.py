@@ -19,12 +19,12 @@ is needed (`rows.start_lane`).
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 from board.core.cards import waits
 from board.core.config import Config
 from board.core.errors import BoardError, CorruptCard
 from board.core.model import LANES, Card
+from board.core.records import replace
 from board.core.store import unreadable_line
 from rich.text import Text
 from textual import events, on, work
@@ -33,7 +33,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widget import Widget
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from .base import BoardAppScreen, PaletteActions
@@ -76,6 +77,13 @@ def derived(
     board could say a card is free when it is not)."""
     cards = all_cards(lanes)
     return needs_of(cfg, cards), waits.claim_view(None, cards, []) if totals is None else None
+
+
+class FooterSlot(Widget):
+    """The footer's line until the footer is mounted into it: blank, in its colours."""
+
+    def render(self) -> str:
+        return ""
 
 
 class BoardScreen(BoardAppScreen):
@@ -175,11 +183,17 @@ class BoardScreen(BoardAppScreen):
             preview.display = False
             yield preview
         yield StatusLine(id="status")
-        yield Footer(compact=True)
+        # The keys' footer is mounted into this line once the board is on screen: Textual's
+        # footer shows no keys before the screen's bindings settle, after the first paint,
+        # and styling it (its rules, its container) was a seventieth of that paint.
+        yield FooterSlot(id="footer-slot")
 
     def on_mount(self) -> None:
         self.watch_store()
         self.set_interval(PREVIEW_FOLLOW_S, self._preview_follow, name="preview-follow")
+        # the footer comes with the first paint (`first_painted`), or by then if the board
+        # cannot paint a row (no room) or another screen came first
+        self.set_timer(FULL_READ_FALLBACK_S, self._mount_footer)
         app = self.board_app
         app.health_changes.subscribe(self, self._health_changed, immediate=True)
         for lane in LANES:
@@ -303,7 +317,17 @@ class BoardScreen(BoardAppScreen):
     def first_painted(self) -> None:
         """The app saw the first board with cards on screen: read the rest, if any."""
         self.paint_pending = False
+        self._mount_footer()
         self._read_rest()
+
+    def _mount_footer(self) -> None:
+        """The keys' footer, in the line kept for it (`compose`), once."""
+        slot = self.query_one(FooterSlot)
+        if not slot.children and slot.is_attached:  # not while the app closes
+            from textual.widgets import Footer  # its module too: not at start
+
+            slot.mount(Footer(compact=True))
+            self.call_after_refresh(self.refresh_bindings)  # the footer draws its keys then
 
     def _read_rest(self) -> None:
         if not self.loaded and not self._reading_rest:

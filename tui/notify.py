@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from board.core.cards import waits
 from board.core.config import Config
 from board.core.model import Card
+from board.core.records import FACTORY, Record
 
 MODES = ("none", "bell", "osc9")
 _UNSAFE = re.compile(r"[^A-Za-z0-9 ._:-]")
@@ -47,13 +47,24 @@ def osc9(text: str) -> str:
     return f"\x1b]9;board: {_UNSAFE.sub('?', text)[:120]}\x07"
 
 
-@dataclass
-class Notices:
-    """What was last seen, so only what is new is told (the first look tells nothing)."""
+class Notices(Record):
+    """What was last seen, so only what is new is told (the first look tells nothing).
+    (A plain record, not a dataclass: the board's start imports it; core/records.py.)"""
 
-    known: dict[str, str] | None = None
-    idle: bool | None = None
-    told: list[str] = field(default_factory=list)  # every notice given, in order
+    __match_args__ = ("known", "idle", "told")
+    known: dict[str, str] | None
+    idle: bool | None
+    told: list[str]  # every notice given, in order
+
+    def __init__(
+        self,
+        known: dict[str, str] | None = None,
+        idle: bool | None = None,
+        told: list[str] = FACTORY,
+    ) -> None:
+        self.known = known
+        self.idle = idle
+        self.told = [] if told is FACTORY else told
 
     def new_needs(self, current: dict[str, str]) -> list[tuple[str, str]]:
         """The cards that need the operator now and did not (or for another class) before."""

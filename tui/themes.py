@@ -19,11 +19,11 @@ A broken user file is reported in one line and skipped; it never stops the app.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from board.core.errors import ConfigError
+from board.core.records import FACTORY, Record
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
@@ -47,12 +47,17 @@ _FLOAT_FIELDS = ("luminosity_spread", "text_alpha")
 _BOOL_FIELDS = ("dark", "ansi")
 
 
-@dataclass
-class ThemeSet:
-    """The themes found at start, in switching order, and what went wrong loading any."""
+class ThemeSet(Record):
+    """The themes found at start, in switching order, and what went wrong loading any.
+    (A plain record, not a dataclass: the board's start imports it; core/records.py.)"""
 
-    themes: dict[str, Theme] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
+    __match_args__ = ("themes", "problems")
+    themes: dict[str, Theme]
+    problems: list[str]
+
+    def __init__(self, themes: dict[str, Theme] = FACTORY, problems: list[str] = FACTORY) -> None:
+        self.themes = {} if themes is FACTORY else themes
+        self.problems = [] if problems is FACTORY else problems
 
     @property
     def names(self) -> list[str]:
