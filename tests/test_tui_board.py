@@ -5,6 +5,7 @@ appear without a key, and nothing a user wrote is obeyed by the terminal."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
 from board.tui.card import CardScreen
 from board.tui.dialogs import ConfirmDialog, ConfirmReasonDialog, HelpScreen, ReasonDialog
-from board.tui.themes import load_themes, parse_theme
+from board.tui.themes import ThemeSet, load_themes, parse_theme
 from board.tui.widgets import LaneView
 from textual.command import CommandPalette
 from textual.widgets import Input
@@ -1320,3 +1321,31 @@ async def test_card_screen_shows_a_waiting_cards_not_before_and_class_and_the_pr
         text = "\n".join(screen_lines(app))
         assert "not before 2026-01-01T00:05:00.000Z (rate-limit)" in text, text
         assert "pull/7  OPEN, polled 2026-01-01T00:01:00.000Z" in text, text
+
+
+def test_themes_read_through_their_kept_reading_as_without_it(tmp_path: Path) -> None:
+    """The themes' TOML readings kept in .board/ (load_themes' `cache`) give the same themes
+    and problems as reading the files, see an edit at once (same size), and keep nothing
+    while a file is not TOML."""
+    user = tmp_path / "themes"
+    user.mkdir()
+    (user / "mine.toml").write_text('primary = "#112233"\n', encoding="utf-8")
+    (user / "bad.toml").write_text('primary = "not a colour"\n', encoding="utf-8")
+    cache = str(tmp_path / "themes.toml.cache")
+
+    def seen(themes: ThemeSet) -> tuple[dict[str, str], list[str]]:
+        return {n: str(t.primary) for n, t in themes.themes.items()}, themes.problems
+
+    plain = seen(load_themes(user))
+    assert "mine" in plain[0] and len(plain[1]) == 1, plain
+    assert seen(load_themes(user, cache=cache)) == plain  # read, then kept
+    assert Path(cache).is_file()
+    assert seen(load_themes(user, cache=cache)) == plain  # from the kept reading
+    (user / "mine.toml").write_text('primary = "#445566"\n', encoding="utf-8")  # same size
+    assert seen(load_themes(user, cache=cache))[0]["mine"] == seen(load_themes(user))[0]["mine"]
+    assert seen(load_themes(user, cache=cache))[0]["mine"] != plain[0]["mine"]
+    # a file that is not TOML: the same problem line, and no reading kept for that text
+    Path(cache).unlink()
+    (user / "broken.toml").write_text("primary = \n", encoding="utf-8")
+    assert seen(load_themes(user, cache=cache)) == seen(load_themes(user))
+    assert not Path(cache).exists()

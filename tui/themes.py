@@ -14,20 +14,24 @@ table:
     block-cursor-background = "#005f87"
 
 A broken user file is reported in one line and skipped; it never stops the app.
+
+What tomllib makes of the files is kept in `.board/themes.toml.cache` with their exact text
+(core/tomlcache.py), so the start imports tomllib only when a file changed.
 """
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
+from board.core import tomlcache
 from board.core.errors import ConfigError
 from board.core.records import FACTORY, Record
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 DEFAULT_THEME = "dark"
+THEMES_CACHE = "themes.toml.cache"  # in .board/: what tomllib made of the theme files
 SHIPPED_ORDER = ("dark", "light", "high-contrast")
 
 _COLOR_FIELDS = (
@@ -85,10 +89,21 @@ def _check_color(where: str, key: str, value: Any) -> str:
 
 def parse_theme(text: str, where: str, default_name: str) -> Theme:
     """Build a Theme from a TOML text; a bad key or value names the file and the key."""
+    return _theme(_toml(text, where), where, default_name)
+
+
+def _toml(text: str, where: str) -> dict[str, Any]:
+    """tomllib's reading of a theme file, or ConfigError naming it."""
+    import tomllib  # here: with the reading kept (`load_themes`), the start does without
+
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+
+
+def _theme(data: dict[str, Any], where: str, default_name: str) -> Theme:
+    """The Theme a theme file's TOML `data` says; a bad key or value names file and key."""
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         if key == "name":
@@ -139,26 +154,46 @@ def user_theme_dir(root: Path, theme_dir: str) -> Path | None:
     return path if path.is_absolute() else root / path
 
 
-def load_themes(user_dir: Path | None = None) -> ThemeSet:
-    """Shipped themes first, then the user's (a user file may replace a shipped name)."""
+def load_themes(user_dir: Path | None = None, cache: str | None = None) -> ThemeSet:
+    """Shipped themes first, then the user's (a user file may replace a shipped name).
+
+    With `cache` (a file under .board/), tomllib's reading of every file is taken from there
+    while each file holds the very text it was read from, and kept there when it was not."""
     result = ThemeSet()
-    for stem, where, text in _shipped():
-        theme = parse_theme(text, where, stem)  # a broken shipped theme is our bug: raise
-        result.themes[theme.name] = theme
-    if user_dir is None:
-        return result
-    if not user_dir.is_dir():
+    # (stem, where, text or None when unreadable, shipped, why unreadable)
+    files = [(stem, where, text, True, "") for stem, where, text in _shipped()]
+    if user_dir is not None and not user_dir.is_dir():
         result.problems.append(f"theme directory {user_dir} does not exist; using shipped themes")
-        return result
-    for path in sorted(user_dir.glob("*.toml")):
-        try:
-            text = path.read_text(encoding="utf-8")
-            theme = parse_theme(text, str(path), path.stem)
-        except (OSError, UnicodeDecodeError) as exc:
-            result.problems.append(f"{path}: cannot read: {exc}")
+    elif user_dir is not None:
+        for path in sorted(user_dir.glob("*.toml")):
+            try:
+                files.append((path.stem, str(path), path.read_text(encoding="utf-8"), False, ""))
+            except (OSError, UnicodeDecodeError) as exc:
+                files.append((path.stem, str(path), None, False, f"{path}: cannot read: {exc}"))
+    readable = [(where, text) for _stem, where, text, _shipped_, _why in files if text is not None]
+    # every readable file's name and text, in order, each after its length: what a kept
+    # reading must match exactly
+    key = "".join(f"{len(where)}:{where}{len(text)}:{text}" for where, text in readable)
+    kept = tomlcache.read(cache, key) if cache else None
+    read: dict[str, Any] = {}
+    for stem, where, text, shipped, why in files:
+        if text is None:
+            result.problems.append(why)
             continue
+        try:
+            data = kept.get(where) if kept is not None else None
+            if type(data) is not dict:
+                data = _toml(text, where)
+            read[where] = data
+            theme = _theme(data, where, stem)
         except ConfigError as exc:
+            if shipped:  # a broken shipped theme is our bug: raise
+                raise
             result.problems.append(exc.line())
             continue
         result.themes[theme.name] = theme
+    if cache and kept is None and len(read) == len(readable):  # each file is TOML
+        blob = tomlcache.dumps(key, read)
+        if blob is not None:
+            tomlcache.write(cache, blob)
     return result
