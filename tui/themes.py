@@ -161,7 +161,9 @@ def load_themes(user_dir: Path | None = None, cache: str | None = None) -> Theme
     while each file holds the very text it was read from, and kept there when it was not."""
     result = ThemeSet()
     # (stem, where, text or None when unreadable, shipped, why unreadable)
-    files = [(stem, where, text, True, "") for stem, where, text in _shipped()]
+    files: list[tuple[str, str, str | None, bool, str]] = [
+        (stem, where, text, True, "") for stem, where, text in _shipped()
+    ]
     if user_dir is not None and not user_dir.is_dir():
         result.problems.append(f"theme directory {user_dir} does not exist; using shipped themes")
     elif user_dir is not None:
