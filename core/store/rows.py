@@ -10,7 +10,6 @@ SQL store can share it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from operator import itemgetter
 
 from board.core import records
 from board.core.errors import CorruptCard
@@ -110,11 +109,7 @@ def _checked_card(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
     )
 
 
-# a row's columns by kind, in _CARD_COLS order: what `_plain_card` checks in one pass each
-_INTS = itemgetter(1, 7, 18)  # seq, priority, version
-_TEXTS = itemgetter(0, 2, 3, 4, 8, 9, 10, 15, 16, 17, 19, 20, 21)
-_TEXT_ONLY = {str}
-_INT_ONLY = {int}
+_TEXT_ONLY = {str}  # the types a list of text (labels, deps) may hold
 
 
 def _card_maker() -> Callable[[dict[str, Any]], Card]:
@@ -163,22 +158,33 @@ def _plain_parts(
     row: tuple[Any, ...], deps: tuple[Any, ...], lists: dict[str, tuple[str, ...]]
 ) -> tuple[Blocked | None, tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
     """A row's block, labels, surface and sorted deps when its every field is of its usual
-    type, or None to check it field by field (which then names what is wrong)."""
-    if set(map(type, _INTS(row))) != _INT_ONLY or set(map(type, _TEXTS(row))) != _TEXT_ONLY:
+    type, or None to check it field by field (which then names what is wrong).
+
+    Each field's type is compared by name, inline: a listing checks 10,000 rows, and a set
+    of the types per row (two sets, two tuples) cost three times as much."""
+    (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
+     labels, surface, drive, created, updated, version, not_before, pr_state,
+     pr_polled_at) = row  # fmt: skip
+    if not (type(seq) is int and type(prio) is int and type(version) is int):
         return None
-    if row[6] not in LANES or row[5] not in KINDS:
+    if not (
+        type(cid) is str and type(title) is str and type(spec) is str and type(acc) is str
+        and type(assignee) is str and type(branch) is str and type(pr_url) is str
+        and type(drive) is str and type(created) is str and type(updated) is str
+        and type(not_before) is str and type(pr_state) is str and type(pr_polled_at) is str
+    ):  # fmt: skip
+        return None
+    if lane not in LANES or kind not in KINDS:
         return None
     blocked = None
-    bcls = row[11]
     if bcls:
-        breason = row[12]
         if bcls not in BLOCK_CLASSES or type(breason) is not str or not breason.strip():
             return None
         blocked = Blocked(bcls, breason)
     if deps and not (set(map(type, deps)) <= _TEXT_ONLY):
         return None
-    label_list = _plain_list(row[13], lists)
-    surface_list = _plain_list(row[14], lists)
+    label_list = _plain_list(labels, lists)
+    surface_list = _plain_list(surface, lists)
     if label_list is None or surface_list is None:
         return None
     return (
