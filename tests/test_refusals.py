@@ -26,8 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import board.themes as shipped_themes
 import pytest
 from board.core import tomlcache
+from board.tui.themes import THEMES_CACHE
 
 from tests.support.repos import GIT_ENV, git, make_repo, run_cli
 
@@ -50,27 +52,48 @@ def board(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.Compl
 
 def fingerprint(repo: Path) -> dict[str, str]:
     """sha256 of every file under the clone, by path (directories too): the store, the
-    config, git's refs, objects and index, the working tree. Not the kept reading of
-    board.toml (core/tomlcache.py), which any verb that reads board.toml may write, refused
-    or not: it is not the board's state, and `kept_reading_is_tomllib_s` checks it instead."""
-    cache = repo / ".board" / tomlcache.NAME
+    config, git's refs, objects and index, the working tree. Not the kept readings of
+    board.toml and of the theme files (core/tomlcache.py), which any verb that reads them
+    may write, refused or not (`board tui` reads its themes before it asks for a terminal,
+    so a bad theme is named first): they are not the board's state, and
+    `kept_reading_is_tomllib_s` checks them instead."""
+    kept = {repo / ".board" / tomlcache.NAME, repo / ".board" / THEMES_CACHE}
     return {
         str(path.relative_to(repo)): (
             hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
         )
         for path in sorted(repo.rglob("*"))
-        if not path.is_symlink() and path != cache
+        if not path.is_symlink() and path not in kept
     }
 
 
+def _kept(path: Path) -> tuple[str, str, dict]:
+    """(python, text, data) of a kept reading (core/tomlcache.py's layout)."""
+    python, text, data = marshal.loads(path.read_bytes()[len(b"board.toml cache 1\n") + 4 :])
+    return python, text, data
+
+
 def kept_reading_is_tomllib_s(repo: Path) -> bool:
-    """The kept reading of board.toml, if any, is tomllib's reading of the text it keeps
-    (it is used only while board.toml is that text, tests/test_config_cache.py)."""
+    """The kept readings, if any, are tomllib's: of the text board.toml's keeps (it is used
+    only while board.toml is that text, tests/test_config_cache.py), and of each theme
+    file as it is now (the themes' key is their text: tests/test_tui_board.py)."""
     cache = repo / ".board" / tomlcache.NAME
-    if not cache.exists():
-        return True
-    _python, text, data = marshal.loads(cache.read_bytes()[len(b"board.toml cache 1\n") + 4 :])
-    return bool(tomllib.loads(text) == data)
+    if cache.exists():
+        _python, text, data = _kept(cache)
+        if tomllib.loads(text) != data:
+            return False
+    themes = repo / ".board" / THEMES_CACHE
+    if themes.exists():
+        shipped = Path(shipped_themes.__file__).parent
+        for where, data in _kept(themes)[2].items():
+            path = (
+                shipped / where.split("/", 1)[1]
+                if where.startswith("board.themes/")
+                else Path(where)
+            )
+            if tomllib.loads(path.read_text(encoding="utf-8")) != data:
+                return False
+    return True
 
 
 def set_config(repo: Path, section: str, key: str, value: str) -> None:
