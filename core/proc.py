@@ -7,6 +7,7 @@ Invariant 3 lives here. Every git call, coder, gate and PR command goes through
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import subprocess
@@ -17,6 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from board.core.records import FACTORY, Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import IO
 
 KILL_GRACE_S = 2.0
 
@@ -233,6 +238,23 @@ def _env(env: Mapping[str, str] | None) -> dict[str, str]:
     return merged
 
 
+_MEANWHILE_PIPE = 1 << 20  # Linux's default most for a pipe (/proc/sys/fs/pipe-max-size)
+
+
+def _widen(pipe: IO[bytes] | None) -> None:
+    """Let the child write up to 1 MiB without waiting for us (best effort, Linux only).
+
+    While `meanwhile` runs nobody reads the child's stdout; a child with more to say than a
+    pipe's default 64 KiB (`git for-each-ref` over 2,000 stranded refs writes some 200 KiB)
+    would sit blocked for all that time instead of finishing alongside.
+    """
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if pipe is None or setsize is None:
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(pipe.fileno(), setsize, _MEANWHILE_PIPE)
+
+
 def run(
     argv: Sequence[str],
     cwd: str | Path | None = None,
@@ -263,6 +285,7 @@ def run(
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         return Result(argv, 127, "", str(exc), missing=True)
     if meanwhile is not None:
+        _widen(proc.stdout)
         try:
             meanwhile()
         except BaseException:

@@ -241,6 +241,31 @@ def test_a_listing_reads_its_stats_while_git_runs_and_a_failure_there_kills_git(
         proc.kill_group(pid)
 
 
+def test_a_child_with_more_than_a_pipe_to_say_finishes_while_meanwhile_runs(
+    tmp_path: Path,
+) -> None:
+    """`git for-each-ref` over 2,000 stranded refs writes some 200 KiB, and nobody reads it
+    while the stats file is read: with a pipe's default 64 KiB git sat blocked all that
+    time, and the listing paid git and the stats one after the other instead of together."""
+    said = 300_000  # more than the default pipe, less than the widened one
+    script = (
+        "import sys; sys.stdout.write('x' * int(sys.argv[2])); sys.stdout.flush();"
+        " open(sys.argv[1], 'w').close()"
+    )
+    done = tmp_path / "done"
+    finished: list[bool] = []
+
+    def meanwhile() -> None:
+        deadline = time.monotonic() + 10
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        finished.append(done.exists())
+
+    res = proc.run((sys.executable, "-c", script, str(done), str(said)), meanwhile=meanwhile)
+    assert finished == [True], "the child was blocked on a full pipe while meanwhile ran"
+    assert res.returncode == 0 and res.stdout == "x" * said
+
+
 def test_the_newest_screenful_is_the_head_of_the_whole_list_with_the_same_stats(r: Repo) -> None:
     """The browser paints `read_refs(newest=n).newest(n)` first: it must be what the whole
     list shows first (same order, stamp ties included, same stats, the last stats line
