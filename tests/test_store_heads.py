@@ -136,6 +136,39 @@ def test_an_empty_block_class_counts_as_not_blocked(store: Store) -> None:
     }, "a card with an empty block class was counted as blocked"
 
 
+def rows_of(store: Store, sql: str) -> list[tuple]:
+    """A query's rows, read beside the store (what a plain SQL client sees)."""
+    if isinstance(store, SQLiteStore):
+        return store.conn.execute(sql).fetchall()
+    assert isinstance(store, PostgresStore)
+    with psycopg.connect(store.url, autocommit=True) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_every_lane_in_the_table_is_counted_hand_edited_ones_too(store: Store) -> None:
+    """A hand-edited lane (empty, unknown, another case) is counted under its own name and
+    its head cards named as unreadable, as before: the counts are now read a lane at a time
+    (SQLite), and the empty lane sorts before any other."""
+    odd = ("", "Backlog", "zz not a lane")
+    for n, lane in enumerate(odd, start=1):
+        raw(store, f"UPDATE cards SET lane = '{lane}' WHERE seq % 50 = {n}")
+    plain = rows_of(
+        store,
+        "SELECT lane, COUNT(*), SUM(CASE WHEN blocked_class IS NULL OR blocked_class = '' "
+        "THEN 0 ELSE 1 END) FROM cards GROUP BY lane",
+    )
+    want = {lane: (total, int(blocked)) for lane, total, blocked in plain}
+    assert set(odd) <= want.keys(), want
+    unreadable: list[CorruptCard] = []
+    heads = store.lane_heads(3, unreadable=unreadable)
+    assert {lane: (heads.totals[lane], heads.blocked[lane]) for lane in heads.totals} == want, (
+        "the lanes' counts are not the table's"
+    )
+    edited = dict(rows_of(store, "SELECT id, lane FROM cards WHERE seq % 50 IN (1, 2, 3)"))
+    named = {c.card for c in unreadable}
+    assert named <= edited.keys() and {edited[c] for c in named} == set(odd), named
+
+
 def test_the_interface_default_agrees_with_the_stores_own_query(store: Store) -> None:
     """A store without its own query (the interface's default) gives the same answer."""
     for limit in (0, 4, 1000):
