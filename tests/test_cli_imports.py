@@ -308,3 +308,15 @@ def test_an_empty_board_s_listing_imports_no_json(tmp_path: Path) -> None:
         code, modules = ast.literal_eval(out.read_text())
         assert code == 0 and res.stdout == ""
         assert [m for m in modules if m == "json" or m.startswith("json.")] == [], argv
+    # nor does reading cards with the usual labels (as the store writes them): the board's
+    # first paint reads a screenful of them before Textual is up (core/store/rows.py)
+    for labels in ((), ("ui",), ("area-0", "x y")):  # other text is written with escapes
+        flags = [arg for label in labels for arg in ("--label", label)]
+        res = python_child(
+            ["-m", "board.cli", "card", "add", f"labels {labels}", "--spec", "s", *flags], cwd=root
+        )
+        assert res.returncode == 0, res.stderr
+    res = python_child(["-c", child, str(out), "card", "list"], cwd=root)
+    code, modules = ast.literal_eval(out.read_text())
+    assert code == 0 and "labels ('area-0', 'x y')" in res.stdout, res.stdout
+    assert [m for m in modules if m == "json" or m.startswith("json.")] == []

@@ -229,3 +229,44 @@ def test_hostile_text_in_any_field_is_written_as_json_dumps_wrote_it(text: str) 
     deps = {"c-1": [f"{text}-2", f"{text}-10", "c-3"], "c-2": [text]}
     assert _written(rows_, deps) == _dumped(rows_, deps)
     assert _written([], {}) == _dumped([], {}) == ("[]", [])
+
+
+def _list_texts() -> list[str]:
+    """Texts a labels or surface column may hold: the store's own (json.dumps of lists of
+    awkward text) and hand edits that are close to its form but not it."""
+    words = [
+        "", "a", "ui", "src/**", "a b", 'say "hi"', "back\\slash", "tab\there", "new\nline",
+        "\x7f", "é", "日本", "\u2028", "😀", '", "', "]", "[", ",", " ", "\ud800",
+    ]  # fmt: skip
+    texts = ["[]", "[ ]", '[""]', '["]', '[""', "", "[", '["a","b"]', '[ "a"]', '["a" ]']
+    texts += ['["a\tb"]', '["\x01"]', '["a\x7fb"]', '["a\u2028"]', '["\\"]', '["\\u0041"]']
+    texts += ['["a", 1]', '["a", null]', '{"a": 1}', '"a"', '["a"]x', '["a", "b",]', "[[]]"]
+    for size in range(1, 4):
+        for start in range(len(words)):
+            chosen = [words[(start + i * 7) % len(words)] for i in range(size)]
+            texts.append(json.dumps(chosen))
+            texts.append(json.dumps(chosen, ensure_ascii=False))
+            texts.append(json.dumps(chosen, separators=(",", ":")))
+    return texts
+
+
+@pytest.mark.parametrize("text", _list_texts())
+def test_the_usual_lists_are_read_without_json_exactly_as_json_reads_them(text: str) -> None:
+    """The first paint reads its cards' labels without importing json (`_usual_list`); what
+    it reads must be json's reading, and anything else must be left to json."""
+    got = rows._usual_list(text)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        assert got is None, f"{text!r} is not JSON, yet read as {got!r}"
+        return
+    if got is not None:
+        assert type(value) is list and got == tuple(value), f"{text!r}: {got!r}"
+
+
+def test_the_store_s_own_lists_take_the_quick_way() -> None:
+    """The usual labels (json.dumps of plain text) do not fall back to json: the quick
+    way is the one taken."""
+    for labels in ([], ["ui"], ["area-0", "x y"], ["é", "日本"]):
+        text = json.dumps(labels, ensure_ascii=False)
+        assert rows._usual_list(text) == tuple(labels), text

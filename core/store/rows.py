@@ -135,6 +135,25 @@ def _card_maker() -> Callable[[dict[str, Any]], Card]:
 _make_card = _card_maker()
 
 
+def _usual_list(raw: str) -> tuple[str, ...] | None:
+    """`json.loads`' reading of a list as the store writes it, `[]`, `["a"]`, `["a", "b"]`
+    (json.dumps' separators, printable text with no quote or backslash: the store writes
+    other text escaped), found without json; None for any other text, which json reads. The board's first paint reads
+    a screenful of cards before Textual is up, and importing json for their labels was a
+    two-hundredth of it."""
+    if raw == "[]":
+        return ()
+    if len(raw) < 4 or raw[:2] != '["' or raw[-2:] != '"]' or "\\" in raw:
+        return None
+    if not raw.isprintable():  # no control character (json refuses them raw), nor others
+        return None
+    parts = raw[2:-2].split('", "')
+    for part in parts:
+        if '"' in part:
+            return None
+    return tuple(parts)
+
+
 def _plain_list(raw: Any, lists: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:
     """A JSON list of text (labels, surface), or None to leave it to `_text_list`."""
     if type(raw) is not str:
@@ -142,7 +161,11 @@ def _plain_list(raw: Any, lists: dict[str, tuple[str, ...]]) -> tuple[str, ...] 
     got = lists.get(raw)
     if got is not None:
         return got
-    from json import loads  # here: an empty board's listing need not import json
+    got = _usual_list(raw)
+    if got is not None:
+        lists[raw] = got
+        return got
+    from json import loads  # here: the usual lists need no json (see _usual_list)
 
     try:
         value = loads(raw)
