@@ -138,9 +138,9 @@ _make_card = _card_maker()
 def _usual_list(raw: str) -> tuple[str, ...] | None:
     """`json.loads`' reading of a list as the store writes it, `[]`, `["a"]`, `["a", "b"]`
     (json.dumps' separators, printable text with no quote or backslash: the store writes
-    other text escaped), found without json; None for any other text, which json reads. The board's first paint reads
-    a screenful of cards before Textual is up, and importing json for their labels was a
-    two-hundredth of it."""
+    other text escaped), found without json; None for any other text, which json reads.
+    The board's first paint reads a screenful of cards before Textual is up, and importing
+    json for their labels was a two-hundredth of it."""
     if raw == "[]":
         return ()
     if len(raw) < 4 or raw[:2] != '["' or raw[-2:] != '"]' or "\\" in raw:
