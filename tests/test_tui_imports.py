@@ -20,6 +20,8 @@ LATER = (
     "board.core.loop",
     "board.core.drive",
     "board.core.git",
+    "board.core.logs",  # the preview reads the selected card's log once the cursor rests
+    "board.core.lineindex",
     "board.tui.dialogs",
     "board.tui.card",
     "board.tui.card_form",

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from board.core.config import Config
 from board.core.errors import BoardError
-from board.core.logs import latest_log, split_stamp, tail_lines
 from board.core.model import Card
 from board.core.records import FACTORY, Frozen
 from board.core.store import Store
@@ -99,6 +98,10 @@ def read_preview(
 ) -> PreviewData:
     """Read what the preview shows of `card` (in a worker): the log's tail each time, the
     tree's diffstat when it is older than TREE_EVERY_S or the card changed."""
+    # here, not at the top: the first paint does not read a log (the preview reads it once
+    # the cursor rests), and the log modules were a hundredth of the board's own imports
+    from board.core.logs import latest_log, split_stamp, tail_lines
+
     last_drive = ""
     log_path: Path | None = None
     try:
