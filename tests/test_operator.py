@@ -58,6 +58,17 @@ def _show(cfg, ref: str, path: str) -> str | None:
     return git_ok(cfg.root, "show", f"{ref}:{path}")
 
 
+def wrote(tree: Path, card_id: str) -> bool:
+    """The sleepy coder's line is in its file, not only its directory made or the file
+    opened: a stop or cancel between `mkdir` and `echo` saves a tree with no work in it,
+    rightly, and the test then found no work (a CI run did)."""
+    work = tree / "work" / f"{card_id}.txt"
+    try:
+        return bool(work.read_text())
+    except FileNotFoundError:
+        return False
+
+
 def git_ok(cwd: Path, *args: str) -> str | None:
     try:
         return git(cwd, *args)
@@ -95,7 +106,7 @@ def test_stop_mid_coder_leaves_no_process_and_the_work_on_a_branch(repo: Path, s
     card = add_card(store, "Runaway")
     run = DriveThread(cfg, store, card.id)
     tree = cfg.worktrees_dir / f"feat-{card.id}"
-    wait_for(lambda: store.get_drive(run.token).pgid and (tree / "work").exists())
+    wait_for(lambda: store.get_drive(run.token).pgid and wrote(tree, card.id))
     pgid = store.get_drive(run.token).pgid
     assert group_members(pgid), "the coder is not running"
 
@@ -214,7 +225,7 @@ def test_cancel_on_a_working_card_kills_saves_and_reaps(repo: Path, store):
     card = add_card(store, "Cancel me")
     run = DriveThread(cfg, store, card.id)
     tree = cfg.worktrees_dir / f"feat-{card.id}"
-    wait_for(lambda: store.get_drive(run.token).pgid and (tree / "work").exists())
+    wait_for(lambda: store.get_drive(run.token).pgid and wrote(tree, card.id))
     pgid = store.get_drive(run.token).pgid
 
     try:
