@@ -30,7 +30,7 @@ from tests.support.loop import (
 from tests.support.paths import script
 from tests.support.procs import group_members
 from tests.support.repos import GIT_ENV
-from tests.support.waiting import wait_for
+from tests.support.waiting import has_text, wait_for
 
 
 def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Path) -> None:
@@ -42,7 +42,7 @@ def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Pa
 
     run = board_run(cfg.root)
     try:
-        wait_for(lambda: (tree / "work" / "c-1.txt").exists(), what="the coder's edit")
+        wait_for(lambda: has_text(tree / "work" / "c-1.txt"), what="the coder's edit")
         wait_for(lambda: read_pids(pids), what="the coder's pid")
         run.send_signal(signal.SIGKILL)
         run.communicate(timeout=30)

@@ -27,7 +27,7 @@ from tests.support.loop import (
 from tests.support.paths import script
 from tests.support.procs import group_members
 from tests.support.repos import GIT_ENV, git
-from tests.support.waiting import wait_for
+from tests.support.waiting import has_text, wait_for
 
 
 def _loop_log(cfg) -> list[dict]:
@@ -212,7 +212,7 @@ def test_sigterm_saves_every_drive_tree_and_puts_each_card_back_in_ready(tmp_pat
         wait_for(lambda: len(read_pids(pids)) == 2, what="two coders running")
         for cid in (a.id, b.id):
             tree = cfg.worktrees_dir / f"feat-{cid}"
-            wait_for(lambda t=tree, c=cid: (t / "work" / f"{c}.txt").exists(), what="edits")
+            wait_for(lambda t=tree, c=cid: has_text(t / "work" / f"{c}.txt"), what="edits")
         run.send_signal(signal.SIGTERM)
         out, err = run.communicate(timeout=60)
     finally:

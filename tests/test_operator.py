@@ -40,7 +40,7 @@ from tests.support.operator import (
 )
 from tests.support.procs import group_members, kill_group_quietly, wait_gone
 from tests.support.repos import git, run_cli
-from tests.support.waiting import wait_for
+from tests.support.waiting import has_text, wait_for
 
 pytestmark = pytest.mark.backends()
 
@@ -56,17 +56,6 @@ def _refs(cfg):
 
 def _show(cfg, ref: str, path: str) -> str | None:
     return git_ok(cfg.root, "show", f"{ref}:{path}")
-
-
-def wrote(tree: Path, card_id: str) -> bool:
-    """The sleepy coder's line is in its file, not only its directory made or the file
-    opened: a stop or cancel between `mkdir` and `echo` saves a tree with no work in it,
-    rightly, and the test then found no work (a CI run did)."""
-    work = tree / "work" / f"{card_id}.txt"
-    try:
-        return bool(work.read_text())
-    except FileNotFoundError:
-        return False
 
 
 def git_ok(cwd: Path, *args: str) -> str | None:
@@ -106,7 +95,7 @@ def test_stop_mid_coder_leaves_no_process_and_the_work_on_a_branch(repo: Path, s
     card = add_card(store, "Runaway")
     run = DriveThread(cfg, store, card.id)
     tree = cfg.worktrees_dir / f"feat-{card.id}"
-    wait_for(lambda: store.get_drive(run.token).pgid and wrote(tree, card.id))
+    wait_for(lambda: store.get_drive(run.token).pgid and has_text(tree / "work" / f"{card.id}.txt"))
     pgid = store.get_drive(run.token).pgid
     assert group_members(pgid), "the coder is not running"
 
@@ -225,7 +214,7 @@ def test_cancel_on_a_working_card_kills_saves_and_reaps(repo: Path, store):
     card = add_card(store, "Cancel me")
     run = DriveThread(cfg, store, card.id)
     tree = cfg.worktrees_dir / f"feat-{card.id}"
-    wait_for(lambda: store.get_drive(run.token).pgid and wrote(tree, card.id))
+    wait_for(lambda: store.get_drive(run.token).pgid and has_text(tree / "work" / f"{card.id}.txt"))
     pgid = store.get_drive(run.token).pgid
 
     try:

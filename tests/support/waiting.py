@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import Any, TypeVar
 
 from textual.pilot import Pilot
@@ -24,6 +25,16 @@ T = TypeVar("T")
 
 TIMEOUT_S = 20.0
 POLL_S = 0.02
+
+
+def has_text(path: Path) -> bool:
+    """The file holds some text: a coder's line is written, not only its file opened (a
+    shell's `echo >> f` creates f, then writes). A test that stops or kills the coder once
+    the file merely exists can catch it between the two, and then finds its work empty."""
+    try:
+        return bool(path.read_bytes())
+    except FileNotFoundError:
+        return False
 
 
 def wait_for(first: Any, *args: Any, **kw: Any) -> Any:
