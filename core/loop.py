@@ -163,13 +163,18 @@ class Loop:
             self.log("start", pid=os.getpid(), once=once, until_idle=until_idle)
             self.boot()
             while not self.stopping.is_set():
+                # idle only after a tick that began with no drive running and claimed
+                # nothing: a drive that ends during or after a tick may free a card (its
+                # dependent) that this tick, seeing it still running, did not claim
+                was_running = bool(self.running)
                 claimed = self.tick()
                 if once:
                     self.wait()
                     break
-                if until_idle and not claimed and not self.running and not self._timed_waits():
-                    self.log("idle", touched=sorted(self.touched))
-                    break
+                if until_idle and not (claimed or was_running or self.running):
+                    if not self._timed_waits():
+                        self.log("idle", touched=sorted(self.touched))
+                        break
                 self.wake.wait(self.cfg.loop_interval_s)
                 self.wake.clear()
         finally:

@@ -276,3 +276,31 @@ def test_card_ids_order_by_their_number_and_odd_digits_do_not_crash_the_loop() -
     text instead of stopping the loop's pass with a ValueError."""
     ids = ["c-10", "c-²", "c-2", "c-٣", "c-1"]
     assert sorted(ids, key=_card_order) == ["c-1", "c-2", "c-10", "c-²", "c-٣"]
+
+
+def test_until_idle_does_not_stop_while_a_drive_that_just_ended_freed_the_next_card(
+    tmp_path: Path,
+) -> None:
+    """A chain c-1 -> c-2: a tick finds c-2 waiting on c-1 (still running) and claims
+    nothing; c-1's drive ends before the loop asks whether it is idle. The loop saw no claim
+    and no running drive, called itself idle and stopped with c-2 ready and never run, and
+    `--until-idle` exited 0: a replayed history ended short of upstream in a CI run. Here
+    the drive is made to end at exactly that moment (the tick waits for it before
+    returning); the drives, git and the store are real."""
+    cfg, store = make_board(tmp_path)
+    one = add_card(store, "step 1", surface=["work/**"])
+    two = add_card(store, "step 2", surface=["work/**"], deps=[one.id])
+
+    class DriveEndsAfterTheTick(Loop):
+        def tick(self) -> list[str]:
+            claimed = super().tick()
+            if not claimed:
+                for run in list(self.running.values()):
+                    run.thread.join(60)  # the drive ends between the tick and the idle check
+            return claimed
+
+    loop = DriveEndsAfterTheTick(cfg, store)
+    assert loop.run(until_idle=True) == 0
+    lanes = {c.id: store.get(c.id).lane for c in (one, two)}
+    assert lanes == {one.id: "done", two.id: "done"}, f"the loop stopped before c-2 ran: {lanes}"
+    store.close()
