@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CONFIG_NAME = "board.toml"
+BOARD_DIR = ".board"  # beside board.toml: the store, logs, locks and kept readings
 
 # The one declared schema. Each key is written here once, with its type, its default and
 # what it means; the defaults of `Config`, the validation, the file `board init` writes
@@ -278,7 +279,7 @@ class Config(Frozen):
 
     @property
     def board_dir(self) -> Path:
-        return self.root / ".board"
+        return self.root / BOARD_DIR
 
     @property
     def db_path(self) -> Path:
@@ -789,5 +790,5 @@ def load(root: Path) -> Config:
         raise ConfigError(f"no {CONFIG_NAME} in {root}: run `board init` first") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    cache = os.path.join(root, ".board", tomlcache.NAME)  # Config.board_dir
+    cache = os.path.join(root, BOARD_DIR, tomlcache.NAME)
     return parse(path, text, root, cache)

@@ -171,10 +171,10 @@ class Loop:
                 if once:
                     self.wait()
                     break
-                if until_idle and not (claimed or was_running or self.running):
-                    if not self._timed_waits():
-                        self.log("idle", touched=sorted(self.touched))
-                        break
+                idle = not (claimed or was_running or self.running)
+                if until_idle and idle and not self._timed_waits():
+                    self.log("idle", touched=sorted(self.touched))
+                    break
                 self.wake.wait(self.cfg.loop_interval_s)
                 self.wake.clear()
         finally:

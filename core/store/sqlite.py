@@ -72,16 +72,17 @@ _FIELDS = (
 # 1 for a blocked card (a block class that is set and not empty, as _card_from_row reads it)
 _IS_BLOCKED = "CASE WHEN blocked_class IS NULL OR blocked_class = '' THEN 0 ELSE 1 END"
 
-# The first lane from ? on (`{}` is > or >=, in the lane index's order), with its count and
-# its blocked cards' count: a lane at a time, each an index seek and two counts over index
-# entries. The first paint of a 10,000-card board reads these; a GROUP BY with SUM(blocked)
-# read every card's row for its block (twice the instructions), and a GROUP BY on the lane
-# index alone cannot give the blocked count.
+# The first lane after ? (in the lane index's order), with its count and its blocked cards'
+# count: a lane at a time, each an index seek and two counts over index entries. The first
+# paint of a 10,000-card board reads these; a GROUP BY with SUM(blocked) read every card's
+# row for its block (twice the instructions), and a GROUP BY on the lane index alone cannot
+# give the blocked count. The first lane is looked for from '' on: '' is a lane name too.
 _LANE_COUNTS = (
     "SELECT lane, (SELECT COUNT(*) FROM cards WHERE lane = x.lane), "
     f"(SELECT COUNT(*) FROM cards WHERE lane = x.lane AND {_IS_BLOCKED} = 1) "
-    "FROM (SELECT lane FROM cards WHERE lane {} ? ORDER BY lane LIMIT 1) AS x"
+    "FROM (SELECT lane FROM cards WHERE lane > ? ORDER BY lane LIMIT 1) AS x"
 )
+_FIRST_LANE_COUNTS = _LANE_COUNTS.replace("lane > ?", "lane >= ?")
 
 # added by schema version 2 (a version-1 store gets them, and cards.not_before, on open)
 _V2 = [
@@ -522,8 +523,9 @@ class SQLiteStore(SqlQueries, Store):
         return self._in_read_tx(lambda conn: _cards_json(*self._card_rows(conn, lane), unreadable))
 
     def lane_heads(self, limit: int, unreadable: list[CorruptCard] | None = None) -> LaneHeads:
-        """One read transaction: a GROUP BY for the counts, then an ORDER BY ... LIMIT per
-        lane (the lane index and a top-N sort), and the deps of only those cards."""
+        """One read transaction: the counts a lane at a time (`_LANE_COUNTS`), then an
+        ORDER BY ... LIMIT per lane (the lane index and a top-N sort), and the deps of only
+        those cards."""
         if limit < 0:
             raise StoreError(f"lane_heads: limit must be 0 or more, not {limit}")
         return self._in_read_tx(lambda conn: self._read_heads(conn, limit, unreadable))
@@ -535,10 +537,10 @@ class SQLiteStore(SqlQueries, Store):
         changes = _whole(row[0], "the change count", self.path) if row else 0
         totals: dict[str, int] = {}
         blocked: dict[str, int] = {}
-        found = conn.execute(_LANE_COUNTS.format(">="), ("",)).fetchone()  # "" is a lane too
+        found = conn.execute(_FIRST_LANE_COUNTS, ("",)).fetchone()
         while found:
             lane, totals[lane], blocked[lane] = found
-            found = conn.execute(_LANE_COUNTS.format(">"), (lane,)).fetchone()
+            found = conn.execute(_LANE_COUNTS, (lane,)).fetchone()
         rows: dict[str, list[tuple[Any, ...]]] = {}
         for lane in totals:  # served by _ORDER_INDEXES
             order = _CLOSED_ORDER if lane in TERMINAL else _OPEN_ORDER
