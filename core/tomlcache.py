@@ -36,26 +36,7 @@ _PYTHON = sys.version
 def read(path: str, text: str) -> dict[str, Any] | None:
     """tomllib's answer for `text` as kept at `path`, or None when it is not kept there
     for exactly this text and this Python (then parse it)."""
-    try:
-        with open(path, "rb") as fh:
-            blob = fh.read()
-    except (OSError, ValueError):
-        return None
-    head = len(_MAGIC) + 4
-    if not blob.startswith(_MAGIC) or len(blob) <= head:
-        return None
-    payload = blob[head:]
-    if crc32(payload).to_bytes(4, "big") != blob[len(_MAGIC) : head]:
-        return None
-    try:
-        kept = marshal.loads(payload)
-    except (EOFError, ValueError, TypeError):
-        return None
-    if type(kept) is not tuple or len(kept) != 3:
-        return None
-    python, kept_text, data = kept
-    if python != _PYTHON or type(kept_text) is not str or kept_text != text:
-        return None
+    data = load(path, _MAGIC, text)
     if type(data) is not dict or not _plain(data):
         return None
     return data
@@ -64,11 +45,45 @@ def read(path: str, text: str) -> dict[str, Any] | None:
 def dumps(text: str, data: dict[str, Any]) -> bytes | None:
     """The cache file's bytes for `data`, tomllib's answer for `text`; None when marshal
     cannot hold it (a TOML date or time: such a file is read with tomllib each time)."""
+    return pack(_MAGIC, text, data)
+
+
+def load(path: str, magic: bytes, key: str) -> object:
+    """What `pack(magic, key, …)` kept at `path`, or None when it was kept for another key
+    (a text read otherwise than now), by another Python or program, or is damaged.
+
+    The layout any kept reading uses (the stranded listing's too: core/git/stranded.py):
+    `magic`, a CRC-32 of the rest, then marshal's (Python, key, data)."""
     try:
-        payload = marshal.dumps((_PYTHON, text, data))
+        with open(path, "rb") as fh:
+            blob = fh.read()
+    except (OSError, ValueError):
+        return None
+    head = len(magic) + 4
+    if not blob.startswith(magic) or len(blob) <= head:
+        return None
+    payload = blob[head:]
+    if crc32(payload).to_bytes(4, "big") != blob[len(magic) : head]:
+        return None
+    try:
+        kept = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if type(kept) is not tuple or len(kept) != 3:
+        return None
+    python, kept_key, data = kept
+    if python != _PYTHON or type(kept_key) is not str or kept_key != key:
+        return None
+    return data
+
+
+def pack(magic: bytes, key: str, data: object) -> bytes | None:
+    """The bytes `load` reads `data` back from, for `key`; None when marshal cannot hold it."""
+    try:
+        payload = marshal.dumps((_PYTHON, key, data))
     except ValueError:
         return None
-    return _MAGIC + crc32(payload).to_bytes(4, "big") + payload
+    return magic + crc32(payload).to_bytes(4, "big") + payload
 
 
 def write(path: str, blob: bytes) -> None:

@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from board.core import proc
+from board.core import proc, tomlcache
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.git import naming, pick, saves, snapshot, stranded, worktrees
 from board.core.model import CardDraft
@@ -342,6 +342,149 @@ def test_a_save_reused_after_a_crash_keeps_the_kind_its_commit_records(r: Repo) 
     assert again.saved.kind == "attempt"
     (item,) = stranded.list_stranded(r.cfg)
     assert item.kind == "attempt", "the reuse recorded the attempt as an ordinary save"
+
+
+def _stats_text(*lines: str) -> tuple[str, list[str]]:
+    text = "".join(f"{line}\n" for line in lines)
+    return text, text.splitlines()
+
+
+def test_the_stats_file_read_column_by_column_makes_the_rows_the_line_reading_makes(
+    r: Repo,
+) -> None:
+    """`_read_plain_lines` (in C, for a file as saves write it today) must make exactly the
+    rows `_read_lines` makes, or decline: over every shape a line takes (a card or none,
+    "" for a card, each kind and an unknown one, no tree dir, a commit listed again), and
+    over near-misses it must leave to the line reading (a deep name, a sign, a digit `int`
+    refuses, no trailer, seven or nine fields, a blank line)."""
+    c = [f"{i:040x}" for i in range(1, 9)]
+    plain = [
+        f"{c[0]}\tfeat-c-1\tc-1\t1\t2\t3\tsaved\tstranded/feat-c-1/20250101T000000.000Z",
+        f"{c[1]}\tfeat-c-2\t-\t4\t0\t0\tattempt\tstranded/feat-c-2/20250102T000000.000Z",
+        f"{c[2]}\tfeat-c-3\t\t5\t6\t7\tsaved\tstranded/feat-c-3-fix/20250103T000000.000Z-2",
+        f"{c[3]}\tx\t-\t1\t1\t1\tlater\tstranded/20250104T000000.000Z",
+        f"{c[4]}\tfeat-c-5\tc-9\t10\t200\t3000\tsaved\tstranded/feat-c-5/20250105T000000.000Z",
+        f"{c[0]}\tfeat-c-1\tc-1\t8\t8\t8\tattempt\tstranded/feat-c-1/20250101T000000.000Z",
+        f"{c[5]}\tnot-a-card\t-\t1\t0\t0\tsaved\tstranded/not-a-card/20250106T000000.000Z",
+    ]
+    text, lines = _stats_text(*plain)
+    by_columns = stranded._read_plain_lines(r.cfg, text, lines)
+    by_lines = stranded._read_lines(r.cfg, text, lines)
+    assert by_columns is not None, "a file as saves write it was left to the line reading"
+    assert by_columns.ready == by_lines.ready, (by_columns.ready, by_lines.ready)
+    assert by_columns.ready[c[0]].files == 8, "the later line of a commit did not win"
+    assert by_columns.ready[c[1]].card == "c-2", "a save naming no card lost its tree's"
+    assert by_columns.ready[c[3]][1:4] == (None, "", "20250104T000000.000Z")
+    assert by_columns.cache == by_lines.cache
+    near_misses = [
+        f"{c[6]}\tfeat-c-7\tc-7\t1\t1\t1\tsaved\tstranded/feat-c-7/deep/20250107T000000.000Z",
+        f"{c[6]}\tfeat-c-7\tc-7\t+1\t1\t1\tsaved\tstranded/feat-c-7/20250107T000000.000Z",
+        f"{c[6]}\tfeat-c-7\tc-7\t1\t\u00b2\t1\tsaved\tstranded/feat-c-7/20250107T000000.000Z",
+        f"{c[6]}\t-\t-\t-\t-\t-\tsaved\tstranded/feat-c-7/20250107T000000.000Z",
+        f"{c[6]}\tfeat-c-7\tc-7\t1\t1\t1\tsaved",
+        f"{c[6]}\tfeat-c-7\tc-7\t1\t1\t1\tsaved\tstranded/feat-c-7/20250107T000000.000Z\tx",
+        "",
+    ]
+    for odd in near_misses:
+        text, lines = _stats_text(*plain, odd)
+        assert stranded._read_plain_lines(r.cfg, text, lines) is None, odd
+        if odd:  # what the line reading makes of it stands, whatever it is
+            assert stranded._read_lines(r.cfg, text, lines).ready.keys() <= set(c)
+
+
+def test_the_listing_s_kept_rows_serve_only_the_very_text_they_were_made_of(
+    r: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows made of the stats file are kept beside it (`stranded-stats.tsv.cache`) and
+    used while the file is that text: the next listing makes none; a hand edit is seen at
+    once; a damaged or foreign cache is read past, never trusted."""
+    make_branches(r.root, 6)
+    stranded.list_stranded(r.cfg)  # reads the trailers, writes the stats file
+    first = stranded.list_stranded(r.cfg)  # makes the rows, keeps them
+    kept = saves.stats_file(r.cfg).with_name(naming.STATS_KEPT)
+    assert kept.is_file(), "the rows made of the stats file were not kept"
+
+    def no_reading(*_a: object) -> None:
+        raise AssertionError("the stats file was read again although its text is unchanged")
+
+    with monkeypatch.context() as m:
+        m.setattr(stranded, "_read_plain_lines", no_reading)
+        m.setattr(stranded, "_read_lines", no_reading)
+        m.setattr(stranded, "_branches", no_reading)
+        assert stranded.list_stranded(r.cfg) == first
+    # a hand edit of one line's numbers, same length: seen at once
+    stats = saves.stats_file(r.cfg)
+    victim = first[2]
+    text = stats.read_text()
+    line = next(x for x in text.splitlines() if x.startswith(victim.commit))
+    fields = line.split("\t")
+    fields[3:6] = ["9" * len(fields[3]), "9" * len(fields[4]), "9" * len(fields[5])]
+    stats.write_text(text.replace(line, "\t".join(fields)))
+    edited = {b.commit: b for b in stranded.list_stranded(r.cfg)}[victim.commit]
+    want = (int(fields[3]), int(fields[4]), int(fields[5]))
+    assert (edited.files, edited.insertions, edited.deletions) == want, "the kept rows hid an edit"
+    stats.write_text(text)
+    assert stranded.list_stranded(r.cfg) == first
+    # damaged, foreign, or not ours at all: read past
+    good = kept.read_bytes()
+
+    def read_kept(blob: bytes | None = None) -> object:
+        if blob is not None:
+            kept.write_bytes(blob)
+        data = tomlcache.load(str(kept), stranded._KEPT_MAGIC, text)
+        assert data is not None, "no rows kept for the stats file's text"
+        return data
+
+    for bad in (
+        good[:-40] + bytes(40),
+        good[:30],
+        b"board.toml cache 1\n" + good[len(b"board stranded stats 1\n") :],
+        b"",
+    ):
+        kept.write_bytes(bad)
+        assert stranded.list_stranded(r.cfg) == first, bad[:40]
+        assert read_kept() == read_kept(good), "a damaged cache was not made again"
+
+
+def test_a_save_s_branch_copied_by_hand_is_listed_under_each_name(r: Repo) -> None:
+    """The stats file names a commit's branch; a second name for the same commit (a branch
+    copied by hand) must not be shown as the first, nor the first as the second."""
+    saved = save_dirty(r, "c-1")
+    copy = "stranded/feat-c-4/20991231T000000.000Z"
+    r.git("branch", copy, saved)
+    for _ in range(2):  # once making the rows, once from the kept ones
+        listed = {b.branch: b for b in stranded.list_stranded(r.cfg)}
+        assert set(listed) == {saved, copy}, listed
+        assert (listed[copy].tree, listed[copy].stamp, listed[copy].card) == (
+            "feat-c-4",
+            "20991231T000000.000Z",
+            "c-1",
+        ), listed[copy]
+        assert listed[saved].tree == "feat-c-1" and saved.endswith(listed[saved].stamp)
+
+
+def test_a_stats_file_from_before_branches_were_recorded_is_written_again_naming_them(
+    r: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A board upgraded from a version whose stats lines had seven fields lists as before,
+    and its file is written again with each line naming its branch, so the next listing
+    takes its rows as made (no row made after git)."""
+    make_branches(r.root, 4)
+    before = stranded.list_stranded(r.cfg)
+    stats = saves.stats_file(r.cfg)
+    old = "".join(
+        line.rsplit("\t", 1)[0] + "\n" for line in stats.read_text().splitlines()
+    )  # seven fields: the branch dropped
+    stats.write_text(old)
+    assert stranded.list_stranded(r.cfg) == before
+    lines = stats.read_text().splitlines()
+    assert sorted(line.split("\t")[7] for line in lines) == sorted(b.branch for b in before)
+
+    def made_after_git(*_a: object) -> None:
+        raise AssertionError("the rows were made after git: the file does not name branches")
+
+    monkeypatch.setattr(stranded, "_branches", made_after_git)
+    assert stranded.list_stranded(r.cfg) == before
 
 
 def test_list_also_lists_husks(r: Repo) -> None:

@@ -30,6 +30,7 @@ KIND_SAVED = "saved"  # a tree's work saved before an edge removed it
 KIND_ATTEMPT = "attempt"  # a drive's own failed attempt, saved before it climbed a rung
 KINDS = (KIND_SAVED, KIND_ATTEMPT)
 STATS_FILE = "stranded-stats.tsv"
+STATS_KEPT = "stranded-stats.tsv.cache"  # the listing's rows as read from the stats file
 MAX_NAME_TRIES = 100
 NO_PARENT_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 

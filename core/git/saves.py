@@ -115,17 +115,25 @@ def stats_file(cfg: Config) -> Path:
 
 
 def stats_line(
-    commit: str, tree_dir: str, card: str | None, stats: Stats | None, kind: str = KIND_SAVED
+    commit: str,
+    tree_dir: str,
+    card: str | None,
+    stats: Stats | None,
+    kind: str = KIND_SAVED,
+    branch: str = "",
 ) -> str:
-    """One stats-file line: commit, tree, card, files, insertions, deletions, kind.
+    """One stats-file line: commit, tree, card, files, insertions, deletions, kind, branch.
 
-    Lines written before kinds existed have six fields; they are all `saved`.
+    Lines written before kinds existed have six fields (all `saved`), lines written before
+    the branch was recorded seven. The branch (its short name, stranded/<tree>/<stamp>) lets
+    the listing make each row while git still reads the refs (stranded.py, `_read_stats`).
     """
+    tail = f"\t{branch}" if branch else ""
     if stats is None:  # known to carry no Board-Save trailer (a branch made by hand)
-        return f"{commit}\t-\t-\t-\t-\t-\t{KIND_SAVED}\n"
+        return f"{commit}\t-\t-\t-\t-\t-\t{KIND_SAVED}{tail}\n"
     return (
         f"{commit}\t{tree_dir}\t{card or '-'}\t{stats.files}\t{stats.insertions}\t"
-        f"{stats.deletions}\t{kind}\n"
+        f"{stats.deletions}\t{kind}{tail}\n"
     )
 
 
@@ -191,7 +199,7 @@ def _write_save(
         if tree_oid == snapshot and ps.split() == parents:
             _verify(cfg, ref, commit, snapshot)
             was = _kind_of(cfg, commit)
-            record_stats(cfg, [stats_line(commit, tree_dir, card, stats, was)])
+            record_stats(cfg, [stats_line(commit, tree_dir, card, stats, was, _short(ref))])
             return SaveResult(
                 _short(ref),
                 commit,
@@ -237,7 +245,7 @@ def _write_save(
         if res.returncode == 0:
             _fault("after-update-ref")
             _verify(cfg, ref, commit, snapshot)
-            record_stats(cfg, [stats_line(commit, tree_dir, card, stats, kind)])
+            record_stats(cfg, [stats_line(commit, tree_dir, card, stats, kind, _short(ref))])
             return SaveResult(
                 _short(ref), commit, tree_dir, card, name, stats, holds, base, kind=kind
             )

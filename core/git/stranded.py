@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import operator
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
@@ -22,7 +23,7 @@ from operator import is_
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from board.core import proc
+from board.core import proc, tomlcache
 from board.core.config import Config
 from board.core.errors import NotFound, Refused
 from board.core.git import gitutil, naming, runbranch, saves, snapshot
@@ -110,9 +111,9 @@ def _parse_stats_line(line: str) -> _CachedStats | None:
     """One stats-file line as (tree, card, files, insertions, deletions, kind); None if
     malformed (a number `int` cannot read included: the file is only a cache of the
     trailers, and a damaged line must not stop the listing). A six-field line was written
-    before kinds existed: `saved`."""
+    before kinds existed: `saved`. An eighth field, the branch, is `_read_stats`' alone."""
     f = line.split("\t")
-    if len(f) == 7:
+    if len(f) in (7, 8):
         kind = f[6] if f[6] in _KINDS else _SAVED
     elif len(f) == 6:
         kind = _SAVED
@@ -126,34 +127,168 @@ def _parse_stats_line(line: str) -> _CachedStats | None:
         return None
 
 
-def _read_stats(cfg: Config) -> dict[str, _CachedStats]:
-    """commit -> (tree, card, files, insertions, deletions, kind) from the stats file."""
+class _StatsFile:
+    """The stats file as the listing reads it.
+
+    `ready`: commit -> its whole listing row, for the lines that name their branch, made
+    while git reads the refs: a listing whose every commit is there, under the name git gives
+    it, then costs a lookup per branch and one comparison (`StrandedRefs.all`). A row whose
+    name git does not give is never shown. `cache`: commit -> (tree, card, files,
+    insertions, deletions, kind), from every line, read when a listing needs more than
+    `ready` (a commit the file does not know, a line from before the branch was recorded).
+    """
+
+    __slots__ = ("_cache", "_cfg", "_text", "ready")
+
+    def __init__(
+        self,
+        cfg: Config,
+        text: str,
+        ready: dict[str, StrandedBranch],
+        cache: dict[str, _CachedStats] | None = None,
+    ) -> None:
+        self._cfg, self._text, self.ready, self._cache = cfg, text, ready, cache
+
+    @property
+    def cache(self) -> dict[str, _CachedStats]:
+        if self._cache is None:
+            self._cache = _read_lines(self._cfg, self._text, self._text.splitlines()).cache
+        return self._cache
+
+    @property
+    def lines(self) -> int:
+        """About how many lines the file has (at least one per commit it knows)."""
+        return self._text.count("\n")
+
+
+_KEPT_MAGIC = b"board stranded stats 1\n"
+
+
+def _read_stats(cfg: Config) -> _StatsFile:
+    """The stats file read into `_StatsFile` (the last well-formed line of a commit wins).
+
+    The rows made of a text are kept beside it (`naming.STATS_KEPT`, core/tomlcache.py's
+    layout, keyed by that exact text) and taken from there while the file is that text: it
+    changes only when a save is made or a listing reads trailers or compacts it, and the
+    listing is read far more often (each `board stranded list`, the browser's refresh).
+    """
+    path = saves.stats_file(cfg)
+    kept_at = str(path.with_name(naming.STATS_KEPT))
     try:
-        text = saves.stats_file(cfg).read_text(encoding="utf-8", errors="replace")
+        changed = os.stat(path).st_mtime_ns
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return {}
-    # `_parse_stats_line` inlined: this loop runs once per save (2,000 lines), and the
-    # listing must not get slower for the kind it now reads
+        return _StatsFile(cfg, "", {}, {})
+    try:  # kept before the file last changed: surely for another text, so not even read
+        fresh = os.stat(kept_at).st_mtime_ns >= changed
+    except OSError:
+        fresh = False
+    rows = tomlcache.load(kept_at, _KEPT_MAGIC, text) if fresh else None
+    if (
+        type(rows) is list
+        and set(map(type, rows)) <= {tuple}
+        and set(map(len, rows)) <= {len(StrandedBranch._fields)}
+    ):
+        made = map(tuple.__new__, repeat(StrandedBranch), rows)
+        return _StatsFile(cfg, text, dict(zip(map(_COMMIT_OF, rows), made, strict=True)))
+    lines = text.splitlines()
+    read = _read_plain_lines(cfg, text, lines) or _read_lines(cfg, text, lines)
+    blob = tomlcache.pack(_KEPT_MAGIC, text, list(map(tuple, read.ready.values())))
+    if blob is not None:
+        tomlcache.write(kept_at, blob)
+    return read
+
+
+_COMMIT_OF = operator.itemgetter(StrandedBranch._fields.index("commit"))
+
+
+@functools.cache  # a diffstat's numbers repeat: a hit is a lookup in C, not a call
+def _count(text: str) -> int:
+    """A diffstat number as the line-by-line reading takes it: digits only (`_read_lines`)."""
+    if not text.isdigit():
+        raise ValueError(text)
+    return int(text)  # may raise too: a digit `int` refuses (`²`)
+
+
+_TAB = repeat("\t")
+_SLASH = repeat("/")
+_PLAIN_KIND = {k: k for k in naming.KINDS}
+_NO_CARD = {"-": None}
+_AFTER_PREFIX = operator.itemgetter(slice(len(naming.STRANDED), None))
+_FIRST, _LAST = operator.itemgetter(0), operator.itemgetter(2)
+
+
+def _read_plain_lines(cfg: Config, text: str, lines: list[str]) -> _StatsFile | None:
+    """The rows `_read_lines` makes, made column by column in C, when every line is as a save
+    writes it today (eight fields, the diffstat in digits, no `stranded/a/b/<stamp>`); None
+    for any other file, which `_read_lines` reads line by line.
+
+    It runs while git reads the refs (2,000 lines: the listing's whole cost but git's), so it
+    makes no Python call per line. The `cache` is left for when it is asked for.
+    """
+    if not lines or set(map(str.count, lines, _TAB)) != {7}:
+        return None
+    flat = "\t".join(lines).split("\t")
+    commits, names, trees = flat[0::8], flat[7::8], flat[1::8]
+    if "-" in trees:  # a branch with no trailer: `_read_lines` gives it no stats
+        return None
+    try:
+        counts = [list(map(_count, flat[i::8])) for i in (3, 4, 5)]
+    except ValueError:  # damaged: for `_read_lines` to skip
+        return None
+    kinds = map(_PLAIN_KIND.get, flat[6::8], repeat(_SAVED))
+    cards = flat[2::8]
+    found = list(map(_NO_CARD.get, cards, cards))  # "-" is None
+    # the tree dir is the part between stranded/ and the stamp, the name's last part
+    # ("" for stranded/<stamp>); a name of more parts is left to `_read_lines`
+    split = list(map(str.rpartition, names, _SLASH))
+    dirs = list(map(_AFTER_PREFIX, map(_FIRST, split)))
+    if any(map(operator.contains, dirs, _SLASH)):
+        return None
+    if None in found:  # a save that named no card: its tree's, as `_branches` reads it
+        for i in _where(map(is_, found, repeat(None))):
+            found[i] = naming.card_id_of(dirs[i], cfg.prefix)
+    rows = zip(names, found, dirs, map(_LAST, split), commits, *counts, kinds, strict=True)
+    ready = dict(zip(commits, map(tuple.__new__, repeat(StrandedBranch), rows), strict=True))
+    return _StatsFile(cfg, text, ready)
+
+
+def _read_lines(cfg: Config, text: str, lines: list[str]) -> _StatsFile:
+    """The stats file's lines read one by one: any line a save ever wrote, and damage."""
     cache: dict[str, _CachedStats] = {}
+    ready: dict[str, StrandedBranch] = {}
     kinds, saved, no_stats, number = _KINDS, _SAVED, _NO_STATS, _number
-    for line in text.splitlines():
+    card_of, prefix, new, row = naming.card_id_of, cfg.prefix, tuple.__new__, StrandedBranch
+    for line in lines:
         f = line.split("\t")
         n = len(f)
-        if n == 7:
+        if n == 7 or n == 8:
             kind = f[6] if f[6] in kinds else saved
         elif n == 6:
             kind = saved
         else:
             continue
+        commit = f[0]
         if f[1] == "-" or not f[3].isdigit():
-            cache[f[0]] = no_stats
-            continue
-        try:
-            files, ins, dels = number(f[3]), number(f[4]), number(f[5])
-        except ValueError:
-            continue  # damaged: malformed, as in `_parse_stats_line`
-        cache[f[0]] = (f[1], None if f[2] == "-" else f[2], files, ins, dels, kind)
-    return cache
+            stats = no_stats
+        else:
+            try:
+                files, ins, dels = number(f[3]), number(f[4]), number(f[5])
+            except ValueError:
+                continue  # damaged: malformed, as in `_parse_stats_line`
+            stats = (f[1], None if f[2] == "-" else f[2], files, ins, dels, kind)
+        cache[commit] = stats
+        if n == 8:
+            # the row `_branches` would make of this branch
+            name = f[7]
+            cut = name.find("/", 9)
+            tree = name[9:cut] if cut >= 0 else ""
+            card = card_of(tree, prefix) if stats[1] is None else stats[1]
+            stamp = name[name.rfind("/") + 1 :]
+            ready[commit] = new(row, (name, card, tree, stamp, commit, *stats[2:]))
+        elif commit in ready:  # a later line that names no branch wins over the earlier row
+            del ready[commit]
+    return _StatsFile(cfg, text, ready, cache)
 
 
 def _where(flags: Iterable[object]) -> list[int]:
@@ -185,8 +320,11 @@ def _lookup_stats(cfg: Config, commits: list[str]) -> dict[str, _CachedStats]:
     return found
 
 
-def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedStats]:
-    """Read the Board-Save trailers of commits the stats file does not know (one git call)."""
+def _stats_from_trailers(
+    cfg: Config, commits: list[str], names: Mapping[str, str]
+) -> dict[str, _CachedStats]:
+    """Read the Board-Save trailers of commits the stats file does not know (one git call),
+    and add their lines, each with its branch's name from `names` (commit -> branch)."""
     fmt = f"%H%x00%(trailers:key={naming.SAVE_TRAILER},valueonly,separator=%x3B)"
     res = git(
         cfg.root,
@@ -208,7 +346,7 @@ def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedSt
                 int(fields["files"]), int(fields["insertions"]), int(fields["deletions"])
             )
         except (KeyError, ValueError):
-            lines.append(saves.stats_line(commit, "", None, None))
+            lines.append(saves.stats_line(commit, "", None, None, branch=names.get(commit, "")))
             continue
         card = fields.get("card")
         card = None if card in (None, "-") else card
@@ -216,18 +354,19 @@ def _stats_from_trailers(cfg: Config, commits: list[str]) -> dict[str, _CachedSt
         kind = fields.get("kind", _SAVED)
         kind = kind if kind in naming.KINDS else _SAVED
         found[commit] = (tree, card, stats.files, stats.insertions, stats.deletions, kind)
-        lines.append(saves.stats_line(commit, tree, card, stats, kind))
+        lines.append(saves.stats_line(commit, tree, card, stats, kind, names.get(commit, "")))
     saves.record_stats(cfg, lines)
     return found
 
 
-def _compact_stats(cfg: Config, cache: dict[str, _CachedStats], live: set[str]) -> None:
-    """Rewrite the stats file with only live commits (a lost line is re-read from trailers)."""
+def _compact_stats(cfg: Config, cache: dict[str, _CachedStats], live: Mapping[str, str]) -> None:
+    """Rewrite the stats file with only the live commits (`live`: commit -> its branch), each
+    line naming its branch (a line lost to a save meanwhile is read again from the trailer)."""
     lines = []
-    for commit in sorted(live & cache.keys()):
+    for commit in sorted(live.keys() & cache.keys()):
         tree, card, files, ins, dels, kind = cache[commit]
         stats = None if files is None else snapshot.Stats(files, ins or 0, dels or 0)
-        lines.append(saves.stats_line(commit, tree, card, stats, kind))
+        lines.append(saves.stats_line(commit, tree, card, stats, kind, live[commit]))
     path = saves.stats_file(cfg)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):
@@ -246,7 +385,7 @@ class StrandedRefs:
 
     cfg: Config
     words: list[str]
-    stats: dict[str, _CachedStats] | None = None  # the stats file, when read with the refs
+    stats: _StatsFile | None = None  # the stats file, when read with the refs
 
     def __len__(self) -> int:
         return len(self.words) // 3
@@ -257,18 +396,31 @@ class StrandedRefs:
         cache = _lookup_stats(self.cfg, commits)
         missing = [c for c in commits if c not in cache]
         if missing:
-            cache.update(_stats_from_trailers(self.cfg, sorted(set(missing))))
+            named = dict(zip(head[2::3], head[1::3], strict=True))
+            cache.update(_stats_from_trailers(self.cfg, sorted(set(missing)), named))
         return _branches(self.cfg, head, cache)
 
     def all(self) -> list[StrandedBranch]:
-        cache = self.stats if self.stats is not None else _read_stats(self.cfg)
-        commits = self.words[2::3]
+        read = self.stats if self.stats is not None else _read_stats(self.cfg)
+        names, commits = self.words[1::3], self.words[2::3]
+        # every row made already, from lines naming the branch git names: a lookup each
+        rows = list(map(read.ready.get, commits))
+        if None not in rows and list(map(_BRANCH_OF, rows)) == names:
+            if read.lines > 2 * len(commits) + 200:  # mostly discarded branches
+                _compact_stats(self.cfg, read.cache, dict(zip(commits, names, strict=True)))
+            return rows
+        cache, ready, named = read.cache, read.ready, dict(zip(commits, names, strict=True))
+        # lines from before the branch was recorded: write the file again, naming it
+        unnamed = any(c in cache and c not in ready for c in named)
         if not all(map(cache.__contains__, commits)):  # in C: a commit the file does not know
             missing = [c for c in commits if c not in cache]
-            cache.update(_stats_from_trailers(self.cfg, sorted(set(missing))))
-        if len(cache) > 2 * len(commits) + 200:  # mostly discarded branches: keep it small
-            _compact_stats(self.cfg, cache, set(commits))
+            cache.update(_stats_from_trailers(self.cfg, sorted(set(missing)), named))
+        if unnamed or len(cache) > 2 * len(commits) + 200:
+            _compact_stats(self.cfg, cache, named)
         return _branches(self.cfg, self.words, cache)
+
+
+_BRANCH_OF = operator.itemgetter(0)  # a StrandedBranch's `branch`
 
 
 # What `read_refs` asks git for, space-separated (a ref name holds no space), newest first:
@@ -290,7 +442,7 @@ def read_refs(cfg: Config, newest: int | None = None, *, stats: bool = False) ->
     listing's time starting up and reading the refs, and the file costs nothing meanwhile.
     """
     limit = [] if newest is None else [f"--count={max(1, newest)}"]
-    read: list[dict[str, _CachedStats]] = []
+    read: list[_StatsFile] = []
     listing = git(
         cfg.root,
         "for-each-ref",
@@ -494,7 +646,7 @@ def _preview(cfg: Config, branch: str, timeout: float, pool: ThreadPoolExecutor)
     screenful waits for the slowest of them, not for their sum."""
     start = pool.submit(runbranch.start_ref, cfg)
     short, commit = _branch(cfg, branch)
-    counted_f = pool.submit(_saved_new_file_lines, cfg, commit)
+    counted_f = pool.submit(_saved_new_file_lines, cfg, commit, short)
     base = start.result()
     raw = proc.run(
         # the ids abbreviated as the patch's `index` line has them (the same git call)
@@ -549,7 +701,7 @@ def _preview(cfg: Config, branch: str, timeout: float, pool: ThreadPoolExecutor)
     return header + b"+" + bytes(head[:cut]).replace(b"\n", b"\n+") + b"\n"
 
 
-def _saved_new_file_lines(cfg: Config, commit: str) -> int | None:
+def _saved_new_file_lines(cfg: Config, commit: str, branch: str) -> int | None:
     """The line count of the one new file a save holds, from its stats (the stats file, or
     the commit's `Board-Save` trailer); None when the save is not exactly one new file.
 
@@ -557,7 +709,7 @@ def _saved_new_file_lines(cfg: Config, commit: str) -> int | None:
     range the diff view shows: one file, no deletions, N insertions is one new file of N
     lines. (Were it ever wrong, git's own bytes replace the preview.)
     """
-    stats = _lookup_stats(cfg, [commit]) or _stats_from_trailers(cfg, [commit])
+    stats = _lookup_stats(cfg, [commit]) or _stats_from_trailers(cfg, [commit], {commit: branch})
     _, _, files, insertions, deletions, _ = stats.get(commit, _NO_STATS)
     if files == 1 and deletions == 0 and insertions:
         return insertions
