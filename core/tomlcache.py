@@ -77,7 +77,7 @@ def load(path: str, magic: bytes, key: str) -> object:
     return data
 
 
-def pack(magic: bytes, key: str, data: object) -> bytes | None:
+def pack(magic: bytes, key: str, data: Any) -> bytes | None:
     """The bytes `load` reads `data` back from, for `key`; None when marshal cannot hold it."""
     try:
         payload = marshal.dumps((_PYTHON, key, data))

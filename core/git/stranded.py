@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import is_
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from board.core import proc, tomlcache
 from board.core.config import Config
@@ -404,11 +404,14 @@ class StrandedRefs:
         read = self.stats if self.stats is not None else _read_stats(self.cfg)
         names, commits = self.words[1::3], self.words[2::3]
         # every row made already, from lines naming the branch git names: a lookup each
-        rows = list(map(read.ready.get, commits))
-        if None not in rows and list(map(_BRANCH_OF, rows)) == names:
-            if read.lines > 2 * len(commits) + 200:  # mostly discarded branches
-                _compact_stats(self.cfg, read.cache, dict(zip(commits, names, strict=True)))
-            return rows
+        found = list(map(read.ready.get, commits))
+        if None not in found:
+            rows = cast(list[StrandedBranch], found)
+            if list(map(_BRANCH_OF, rows)) == names:
+                if read.lines > 2 * len(commits) + 200:  # mostly discarded branches
+                    named = dict(zip(commits, names, strict=True))
+                    _compact_stats(self.cfg, read.cache, named)
+                return rows
         cache, ready, named = read.cache, read.ready, dict(zip(commits, names, strict=True))
         # lines from before the branch was recorded: write the file again, naming it
         unnamed = any(c in cache and c not in ready for c in named)
