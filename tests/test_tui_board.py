@@ -20,6 +20,7 @@ from board.tui.card import CardScreen
 from board.tui.dialogs import ConfirmDialog, ConfirmReasonDialog, HelpScreen, ReasonDialog
 from board.tui.themes import ThemeSet, load_themes, parse_theme
 from board.tui.widgets import LaneView
+from textual import events
 from textual.command import CommandPalette
 from textual.widgets import Input
 
@@ -74,6 +75,37 @@ async def test_lanes_show_counts_and_blocked_cards_first(board) -> None:
         text = "\n".join(screen_lines(app))
         assert "!held" in text and "!gate-red" in text, "the block badge does not name its class"
         assert not screen.query_one("#lane-cancelled").display, "cancelled shows without a toggle"
+
+
+async def test_a_lane_longer_than_the_screen_scrolls_with_keys_and_wheel_and_starts_no_scrollbar(
+    tmp_path: Path,
+) -> None:
+    """The lane draws its own thumb; Textual's ScrollBar widget (started hidden for every
+    lane that overflowed, five at a full board's first paint) must not be started, yet the
+    lane scrolls as before: with the keys (the cursor stays in view) and the mouse wheel."""
+    b = make_board(tmp_path)
+    try:
+        for i in range(60):
+            add(b.store, f"card {i}", lane="ready")
+        app = make_app(b)
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await loaded(pilot)
+            await goto(pilot, "ready", lane(screen, "ready").rows[0].card.id)
+            view = lane(screen, "ready")
+            assert len(view.rows) == 60 and view.max_scroll_y > 0, "premise: the lane overflows"
+            await pilot.press("G")
+            await settle(pilot)
+            assert view.scroll_offset.y == view.max_scroll_y, "the end key did not scroll down"
+            assert "▐" in "\n".join(screen_lines(app)), "the lane's own thumb is not drawn"
+            for _ in range(3):
+                view.post_message(events.MouseScrollUp(view, 5, 5, 0, -1, 0, False, False, False))
+            await settle(pilot)
+            assert view.scroll_offset.y < view.max_scroll_y, "the mouse wheel did not scroll up"
+            # Textual keeps a lane's started scrollbar here (widget.py, `vertical_scrollbar`)
+            started = [v.lane for v in screen.query(LaneView) if v._vertical_scrollbar]
+            assert started == [], f"a ScrollBar widget was started for {started}"
+    finally:
+        b.close()
 
 
 async def test_a_corrupt_card_row_is_named_and_the_rest_of_the_board_shows(board) -> None:

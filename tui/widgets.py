@@ -324,6 +324,14 @@ class LaneView(LineList, inherit_bindings=False):
         # the heading: (text, bold) parts of `lane N !B`, or `lane shown/N` while filtered
         self._heading_parts: list[tuple[str, bool]] = [(lane, False)]
 
+    @property
+    def allow_vertical_scroll(self) -> bool:
+        """Whether its rows overflow it: the lane draws its own thumb (`_thumb`) and says
+        `overflow-y: hidden`, where Textual would ask whether its scrollbar shows. With
+        `overflow-y: auto` Textual started a hidden ScrollBar widget (registered, styled,
+        composed) for every lane that overflowed: five at the first paint of a full board."""
+        return not self._check_disabled() and self.max_scroll_y > 0
+
     # data ----------------------------------------------------------------------------------
 
     def key_of(self, item: Row) -> str:
