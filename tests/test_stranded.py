@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from board.core import proc, tomlcache
+from board.core import proc, records, tomlcache
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.git import naming, pick, saves, snapshot, stranded, worktrees
 from board.core.model import CardDraft
@@ -431,7 +431,7 @@ def test_the_listing_s_kept_rows_serve_only_the_very_text_they_were_made_of(
     def read_kept(blob: bytes | None = None) -> object:
         if blob is not None:
             kept.write_bytes(blob)
-        data = tomlcache.load(str(kept), stranded._KEPT_MAGIC, text)
+        data = tomlcache.load(str(kept), stranded._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}")
         assert data is not None, "no rows kept for the stats file's text"
         return data
 
@@ -444,6 +444,24 @@ def test_the_listing_s_kept_rows_serve_only_the_very_text_they_were_made_of(
         kept.write_bytes(bad)
         assert stranded.list_stranded(r.cfg) == first, bad[:40]
         assert read_kept() == read_kept(good), "a damaged cache was not made again"
+
+
+def test_the_kept_rows_follow_the_card_prefix(r: Repo) -> None:
+    """A save whose line names no card is its tree's card, read with the board's prefix:
+    rows kept under one prefix must not answer for another."""
+    make_branches(r.root, 2)
+    stranded.list_stranded(r.cfg)  # writes the stats file
+    stats = saves.stats_file(r.cfg)
+    stats.write_text(
+        "".join(
+            "\t".join(f[:2] + ["-"] + f[3:]) + "\n"  # the card left out: the tree's
+            for f in (line.split("\t") for line in stats.read_text().splitlines())
+        )
+    )
+    assert {b.card for b in stranded.list_stranded(r.cfg)} == {"c-0", "c-1"}
+    other = records.replace(r.cfg, prefix="t")
+    assert {b.card for b in stranded.list_stranded(other)} == {None}, "rows of prefix c answered"
+    assert {b.card for b in stranded.list_stranded(r.cfg)} == {"c-0", "c-1"}
 
 
 def test_a_save_s_branch_copied_by_hand_is_listed_under_each_name(r: Repo) -> None:

@@ -161,6 +161,8 @@ class _StatsFile:
         return self._text.count("\n")
 
 
+# what a kept row is: change it whenever a row is made otherwise (a field, a rule of
+# `naming.card_id_of`), so no row made the old way is read back
 _KEPT_MAGIC = b"board stranded stats 1\n"
 
 
@@ -168,9 +170,10 @@ def _read_stats(cfg: Config) -> _StatsFile:
     """The stats file read into `_StatsFile` (the last well-formed line of a commit wins).
 
     The rows made of a text are kept beside it (`naming.STATS_KEPT`, core/tomlcache.py's
-    layout, keyed by that exact text) and taken from there while the file is that text: it
-    changes only when a save is made or a listing reads trailers or compacts it, and the
-    listing is read far more often (each `board stranded list`, the browser's refresh).
+    layout, keyed by that exact text and the card prefix, which names a save's card when
+    its line names none) and taken from there while both are the same: the file changes
+    only when a save is made or a listing reads trailers or compacts it, and the listing
+    is read far more often (each `board stranded list`, the browser's refresh).
     """
     path = saves.stats_file(cfg)
     kept_at = str(path.with_name(naming.STATS_KEPT))
@@ -183,7 +186,8 @@ def _read_stats(cfg: Config) -> _StatsFile:
         fresh = os.stat(kept_at).st_mtime_ns >= changed
     except OSError:
         fresh = False
-    rows = tomlcache.load(kept_at, _KEPT_MAGIC, text) if fresh else None
+    key = f"{cfg.prefix}\n{text}"
+    rows = tomlcache.load(kept_at, _KEPT_MAGIC, key) if fresh else None
     if (
         type(rows) is list
         and set(map(type, rows)) <= {tuple}
@@ -193,7 +197,7 @@ def _read_stats(cfg: Config) -> _StatsFile:
         return _StatsFile(cfg, text, dict(zip(map(_COMMIT_OF, rows), made, strict=True)))
     lines = text.splitlines()
     read = _read_plain_lines(cfg, text, lines) or _read_lines(cfg, text, lines)
-    blob = tomlcache.pack(_KEPT_MAGIC, text, list(map(tuple, read.ready.values())))
+    blob = tomlcache.pack(_KEPT_MAGIC, key, list(map(tuple, read.ready.values())))
     if blob is not None:
         tomlcache.write(kept_at, blob)
     return read
