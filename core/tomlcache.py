@@ -54,6 +54,14 @@ def load(path: str, magic: bytes, key: str) -> object:
 
     The layout any kept reading uses (the stranded listing's too: core/git/stranded.py):
     `magic`, a CRC-32 of the rest, then marshal's (Python, key, data)."""
+    kept = load_keyed(path, magic)
+    return kept[1] if kept is not None and kept[0] == key else None
+
+
+def load_keyed(path: str, magic: bytes) -> tuple[str, object] | None:
+    """(key, data) as `pack(magic, key, data)` kept them at `path`, whatever the key; None
+    when kept by another Python or program, or damaged. For a caller that can use data kept
+    for an earlier key (the stranded listing, for a file appended to since)."""
     try:
         with open(path, "rb") as fh:
             blob = fh.read()
@@ -72,9 +80,9 @@ def load(path: str, magic: bytes, key: str) -> object:
     if type(kept) is not tuple or len(kept) != 3:
         return None
     python, kept_key, data = kept
-    if python != _PYTHON or type(kept_key) is not str or kept_key != key:
+    if python != _PYTHON or type(kept_key) is not str:
         return None
-    return data
+    return kept_key, data
 
 
 def pack(magic: bytes, key: str, data: Any) -> bytes | None:

@@ -446,6 +446,58 @@ def test_the_listing_s_kept_rows_serve_only_the_very_text_they_were_made_of(
         assert read_kept() == read_kept(good), "a damaged cache was not made again"
 
 
+def test_a_stats_file_appended_to_has_only_its_new_lines_read_over_the_kept_rows(
+    r: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a save the stats file has one more line: the listing reads that line over the
+    rows kept for the text before it, and must end where reading the whole file ends, line
+    after line of every kind: a new save, a later line for a known commit, one from before
+    branches were named, a damaged one, one with no trailer, a commit under a new name."""
+    make_branches(r.root, 4)
+    stranded.list_stranded(r.cfg)  # reads the trailers, writes the stats file
+    stats = saves.stats_file(r.cfg)
+    first = stats.read_text().splitlines()
+    one, two = first[0].split("\t"), first[1].split("\t")
+    new = f"{9:040x}"
+    appended = [
+        f"{new}\tfeat-c-9\tc-9\t3\t2\t1\tsaved\tstranded/feat-c-9/20250109T000000.000Z",
+        "\t".join([*one[:3], "7", "7", "7", "attempt", one[7]]),
+        "\t".join(two[:7]),  # seven fields: the row kept for it must go
+        f"{new}\tfeat-c-9\tc-9\tcut short",
+        f"{new}\t-\t-\t-\t-\t-\tsaved\tstranded/feat-c-9/20250109T000000.000Z",
+        "\t".join([*two[:7], "stranded/feat-c-2/20250110T000000.000Z"]),
+    ]
+    given: list[int] = []
+    real = stranded._read_lines
+
+    def counting(cfg, text, lines):  # a pass-through that notes how much it was given
+        given.append(len(text))
+        return real(cfg, text, lines)
+
+    text = kept_text = first_kept = stats.read_text()
+    stranded._read_stats(r.cfg)  # keeps the rows of this text
+    more = [  # enough further saves for the rows to be kept again
+        f"{i:040x}\tfeat-c-{i}\tc-{i}\t1\t1\t1\tsaved\tstranded/feat-c-{i}/20250111T000000.000Z"
+        for i in range(100, 100 + stranded._KEEP_AFTER)
+    ]
+    for line in appended + more:
+        text += line + "\n"
+        stats.write_text(text)
+        given.clear()
+        with monkeypatch.context() as m:
+            m.setattr(stranded, "_read_lines", counting)
+            m.setattr(stranded, "_read_plain_lines", lambda *_a: None)
+            got = stranded._read_stats(r.cfg).ready
+        assert given == [len(text) - len(kept_text)], f"not just the new lines were read: {given}"
+        want = stranded._read_lines(r.cfg, text, text.splitlines()).ready
+        assert got == want, f"after {line!r}: {got} != {want}"
+        kept_at = str(stats.with_name(naming.STATS_KEPT))
+        if tomlcache.load(kept_at, stranded._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}"):
+            kept_text = text
+    assert kept_text != first_kept, "the rows were not kept again after many new lines"
+    assert text[len(kept_text) :].count("\n") < stranded._KEEP_AFTER
+
+
 def test_the_kept_rows_follow_the_card_prefix(r: Repo) -> None:
     """A save whose line names no card is its tree's card, read with the board's prefix:
     rows kept under one prefix must not answer for another."""

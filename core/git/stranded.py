@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import is_
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypeGuard, cast
 
 from board.core import proc, tomlcache
 from board.core.config import Config
@@ -173,34 +173,64 @@ def _read_stats(cfg: Config) -> _StatsFile:
     layout, keyed by that exact text and the card prefix, which names a save's card when
     its line names none) and taken from there while both are the same: the file changes
     only when a save is made or a listing reads trailers or compacts it, and the listing
-    is read far more often (each `board stranded list`, the browser's refresh).
+    is read far more often (each `board stranded list`, the browser's refresh). A file
+    appended to since (a save's line) has only its new lines read, over the kept rows, and
+    those are kept again once there are `_KEEP_AFTER` such lines.
     """
     path = saves.stats_file(cfg)
     kept_at = str(path.with_name(naming.STATS_KEPT))
     try:
-        changed = os.stat(path).st_mtime_ns
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return _StatsFile(cfg, "", {}, {})
-    try:  # kept before the file last changed: surely for another text, so not even read
-        fresh = os.stat(kept_at).st_mtime_ns >= changed
-    except OSError:
-        fresh = False
     key = f"{cfg.prefix}\n{text}"
-    rows = tomlcache.load(kept_at, _KEPT_MAGIC, key) if fresh else None
-    if (
-        type(rows) is list
-        and set(map(type, rows)) <= {tuple}
-        and set(map(len, rows)) <= {len(StrandedBranch._fields)}
-    ):
-        made = map(tuple.__new__, repeat(StrandedBranch), rows)
-        return _StatsFile(cfg, text, dict(zip(map(_COMMIT_OF, rows), made, strict=True)))
-    lines = text.splitlines()
-    read = _read_plain_lines(cfg, text, lines) or _read_lines(cfg, text, lines)
+    kept = tomlcache.load_keyed(kept_at, _KEPT_MAGIC)
+    read: _StatsFile | None = None
+    if kept is not None and _rows(rows := kept[1]):
+        kept_key = kept[0]
+        if kept_key == key or (key.startswith(kept_key) and kept_key.endswith("\n")):
+            made = map(tuple.__new__, repeat(StrandedBranch), rows)
+            read = _StatsFile(cfg, text, dict(zip(map(_COMMIT_OF, rows), made, strict=True)))
+            if kept_key == key:
+                return read
+            tail = key[len(kept_key) :]
+            _read_after(cfg, read.ready, tail)
+            if tail.count("\n") < _KEEP_AFTER:  # a few saves' lines: read again next time
+                return read
+    if read is None:
+        lines = text.splitlines()
+        read = _read_plain_lines(cfg, text, lines) or _read_lines(cfg, text, lines)
     blob = tomlcache.pack(_KEPT_MAGIC, key, list(map(tuple, read.ready.values())))
     if blob is not None:
         tomlcache.write(kept_at, blob)
     return read
+
+
+# lines appended since the rows were kept that a listing reads over them before it keeps
+# them again: below this, reading them (a few microseconds each) costs less than writing
+_KEEP_AFTER = 64
+
+
+def _rows(data: object) -> TypeGuard[list[tuple[Any, ...]]]:
+    """Whether kept data has the shape of rows: a list of tuples of a row's length."""
+    return (
+        type(data) is list
+        and set(map(type, data)) <= {tuple}
+        and set(map(len, data)) <= {len(StrandedBranch._fields)}
+    )
+
+
+def _read_after(cfg: Config, ready: dict[str, StrandedBranch], tail: str) -> None:
+    """`ready` as read from a text, brought to that text + `tail` (whole lines): each
+    commit with a well-formed line in `tail` gets the row its last one makes, or none when
+    that line names no branch, as reading the whole text line by line would leave it."""
+    read = _read_lines(cfg, tail, tail.splitlines())
+    for commit in read.cache:
+        row = read.ready.get(commit)
+        if row is None:
+            ready.pop(commit, None)
+        else:
+            ready[commit] = row
 
 
 _COMMIT_OF = operator.itemgetter(StrandedBranch._fields.index("commit"))
