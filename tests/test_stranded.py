@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from board.core import proc, records, tomlcache
 from board.core.errors import Conflict, NotFound, Refused
-from board.core.git import naming, pick, saves, snapshot, stranded, worktrees
+from board.core.git import naming, pick, saves, savestats, snapshot, stranded, worktrees
 from board.core.model import CardDraft
 from board.core.store import Expect, SQLiteStore
 
@@ -61,6 +61,7 @@ def test_list_shows_every_save_with_its_diffstat_from_one_git_call(
         return real(cwd, *args, **kw)
 
     monkeypatch.setattr(stranded, "git", counting)
+    monkeypatch.setattr(savestats, "git", counting)  # the trailers' reading, were it made
     listed = {x.branch: x for x in stranded.list_stranded(r.cfg)}
     assert len(calls) == 1, f"stranded list made {len(calls)} git calls: {calls}"
     assert set(listed) == {a, b}, f"a saved branch is missing from the list: {listed}"
@@ -97,7 +98,9 @@ def test_list_reads_the_trailers_when_the_stats_file_is_gone(
     assert (item.branch, item.files, item.insertions, item.deletions) == (branch, 1, 2, 1), item
     calls: list[tuple[str, ...]] = []
     real = stranded.git
-    monkeypatch.setattr(stranded, "git", lambda cwd, *a, **k: calls.append(a) or real(cwd, *a, **k))
+    counting = lambda cwd, *a, **k: calls.append(a) or real(cwd, *a, **k)  # noqa: E731
+    monkeypatch.setattr(stranded, "git", counting)
+    monkeypatch.setattr(savestats, "git", counting)  # where the trailers are read
     assert stranded.list_stranded(r.cfg)[0].files == 1
     assert len(calls) == 1, f"the stats were not recorded again: {len(calls)} git calls"
 
@@ -327,7 +330,7 @@ def test_list_says_which_saves_are_failed_attempts_wherever_it_reads_the_stats(
     assert code == 0 and marked == [attempt], out
     # a stats line from before kinds existed (six fields) reads as `saved`
     line = saves.stats_line(r.rev(saved) or "", "feat-c-2", "c-2", snapshot.Stats(1, 1, 1))
-    assert stranded._parse_stats_line(line.rsplit("\t", 1)[0])[-1] == "saved"
+    assert savestats._parse_stats_line(line.rsplit("\t", 1)[0])[-1] == "saved"
 
 
 def test_a_save_reused_after_a_crash_keeps_the_kind_its_commit_records(r: Repo) -> None:
@@ -368,8 +371,8 @@ def test_the_stats_file_read_column_by_column_makes_the_rows_the_line_reading_ma
         f"{c[5]}\tnot-a-card\t-\t1\t0\t0\tsaved\tstranded/not-a-card/20250106T000000.000Z",
     ]
     text, lines = _stats_text(*plain)
-    by_columns = stranded._read_plain_lines(r.cfg, text, lines)
-    by_lines = stranded._read_lines(r.cfg, text, lines)
+    by_columns = savestats._read_plain_lines(r.cfg, text, lines)
+    by_lines = savestats._read_lines(r.cfg, text, lines)
     assert by_columns is not None, "a file as saves write it was left to the line reading"
     assert by_columns.ready == by_lines.ready, (by_columns.ready, by_lines.ready)
     assert by_columns.ready[c[0]].files == 8, "the later line of a commit did not win"
@@ -387,9 +390,9 @@ def test_the_stats_file_read_column_by_column_makes_the_rows_the_line_reading_ma
     ]
     for odd in near_misses:
         text, lines = _stats_text(*plain, odd)
-        assert stranded._read_plain_lines(r.cfg, text, lines) is None, odd
+        assert savestats._read_plain_lines(r.cfg, text, lines) is None, odd
         if odd:  # what the line reading makes of it stands, whatever it is
-            assert stranded._read_lines(r.cfg, text, lines).ready.keys() <= set(c)
+            assert savestats._read_lines(r.cfg, text, lines).ready.keys() <= set(c)
 
 
 def test_the_listing_s_kept_rows_serve_only_the_very_text_they_were_made_of(
@@ -408,8 +411,8 @@ def test_the_listing_s_kept_rows_serve_only_the_very_text_they_were_made_of(
         raise AssertionError("the stats file was read again although its text is unchanged")
 
     with monkeypatch.context() as m:
-        m.setattr(stranded, "_read_plain_lines", no_reading)
-        m.setattr(stranded, "_read_lines", no_reading)
+        m.setattr(savestats, "_read_plain_lines", no_reading)
+        m.setattr(savestats, "_read_lines", no_reading)
         m.setattr(stranded, "_branches", no_reading)
         assert stranded.list_stranded(r.cfg) == first
     # a hand edit of one line's numbers, same length: seen at once
@@ -431,7 +434,7 @@ def test_the_listing_s_kept_rows_serve_only_the_very_text_they_were_made_of(
     def read_kept(blob: bytes | None = None) -> object:
         if blob is not None:
             kept.write_bytes(blob)
-        data = tomlcache.load(str(kept), stranded._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}")
+        data = tomlcache.load(str(kept), savestats._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}")
         assert data is not None, "no rows kept for the stats file's text"
         return data
 
@@ -468,34 +471,34 @@ def test_a_stats_file_appended_to_has_only_its_new_lines_read_over_the_kept_rows
         "\t".join([*two[:7], "stranded/feat-c-2/20250110T000000.000Z"]),
     ]
     given: list[int] = []
-    real = stranded._read_lines
+    real = savestats._read_lines
 
     def counting(cfg, text, lines):  # a pass-through that notes how much it was given
         given.append(len(text))
         return real(cfg, text, lines)
 
     text = kept_text = first_kept = stats.read_text()
-    stranded._read_stats(r.cfg)  # keeps the rows of this text
+    savestats._read_stats(r.cfg)  # keeps the rows of this text
     more = [  # enough further saves for the rows to be kept again
         f"{i:040x}\tfeat-c-{i}\tc-{i}\t1\t1\t1\tsaved\tstranded/feat-c-{i}/20250111T000000.000Z"
-        for i in range(100, 100 + stranded._KEEP_AFTER)
+        for i in range(100, 100 + savestats._KEEP_AFTER)
     ]
     for line in appended + more:
         text += line + "\n"
         stats.write_text(text)
         given.clear()
         with monkeypatch.context() as m:
-            m.setattr(stranded, "_read_lines", counting)
-            m.setattr(stranded, "_read_plain_lines", lambda *_a: None)
-            got = stranded._read_stats(r.cfg).ready
+            m.setattr(savestats, "_read_lines", counting)
+            m.setattr(savestats, "_read_plain_lines", lambda *_a: None)
+            got = savestats._read_stats(r.cfg).ready
         assert given == [len(text) - len(kept_text)], f"not just the new lines were read: {given}"
-        want = stranded._read_lines(r.cfg, text, text.splitlines()).ready
+        want = savestats._read_lines(r.cfg, text, text.splitlines()).ready
         assert got == want, f"after {line!r}: {got} != {want}"
         kept_at = str(stats.with_name(naming.STATS_KEPT))
-        if tomlcache.load(kept_at, stranded._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}"):
+        if tomlcache.load(kept_at, savestats._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}"):
             kept_text = text
     assert kept_text != first_kept, "the rows were not kept again after many new lines"
-    assert text[len(kept_text) :].count("\n") < stranded._KEEP_AFTER
+    assert text[len(kept_text) :].count("\n") < savestats._KEEP_AFTER
 
 
 def test_the_kept_rows_follow_the_card_prefix(r: Repo) -> None:
