@@ -141,6 +141,73 @@ def test_a_password_in_board_toml_is_refused_naming_the_line(tmp_path: Path) -> 
         config.parse(path, text.replace(f"postgresql://bob:{SECRET}@", "mysql://"))
 
 
+def test_the_password_comes_from_pgpass_or_pgpassword_and_a_refused_login_says_where(
+    tmp_path: Path, pg_cluster: Any
+) -> None:
+    """What the README promises for a server that asks for a password: libpq reads it from
+    ~/.pgpass (mode 600) or PGPASSWORD, never board.toml. A role on the session's server
+    that must give a password (scram-sha-256, its own pg_hba line; every other role keeps
+    trust) and a database it owns; the CLI run with a HOME of the test's own."""
+    import uuid
+
+    role, db = f"pw_{uuid.uuid4().hex[:10]}", f"t_{uuid.uuid4().hex[:12]}"
+    hba = pg_cluster.data / "pg_hba.conf"
+    rule = f"host {db} {role} 127.0.0.1/32 scram-sha-256\n"
+    hba.write_text(rule + hba.read_text())  # first match wins: only this role, only here
+    pg_cluster.admin(f"CREATE ROLE {role} LOGIN PASSWORD '{SECRET}'")  # test-made names
+    pg_cluster.admin(f"CREATE DATABASE {db} OWNER {role}")
+    pg_cluster.admin("SELECT pg_reload_conf()")
+    home = tmp_path / "home"
+    home.mkdir()
+    pgpass = home / ".pgpass"
+    url = f"postgresql://{role}@127.0.0.1:{pg_cluster.port}/{db}"
+    repo = make_repo(tmp_path, init="").root
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    env.update(HOME=str(home), GIT_CONFIG_GLOBAL=os.devnull)
+
+    def board(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "board.cli", *args],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+            env={**env, **extra},
+        )
+
+    try:
+        # no password anywhere: refused, in one line that says where it is looked for
+        res = board("init", "--store", url)
+        assert res.returncode == 1, res.stdout + res.stderr
+        assert "refused the login" in res.stderr and "PGPASSWORD or ~/.pgpass" in res.stderr
+        assert res.stderr.count("\n") == 1 and not (repo / config.CONFIG_NAME).exists()
+        # ~/.pgpass readable by others: libpq ignores it, so still refused
+        pgpass.write_text(f"127.0.0.1:{pg_cluster.port}:{db}:{role}:{SECRET}\n")
+        pgpass.chmod(0o644)
+        res = board("init", "--store", url)
+        assert res.returncode == 1 and "refused the login" in res.stderr, res.stderr
+        # mode 600: the board is made, and the cards go to and come from that server
+        pgpass.chmod(0o600)
+        out = ok(board("init", "--store", url))
+        assert f"created store {url}" in out, out
+        assert "c-1" in ok(board("card", "add", "Behind a password", "--spec", "s"))
+        # PGPASSWORD alone does as well
+        pgpass.unlink()
+        listed = json.loads(ok(board("card", "list", "--json", PGPASSWORD=SECRET)))
+        assert [c["title"] for c in listed] == ["Behind a password"]
+        res = board("card", "list")
+        assert res.returncode != 0 and "refused the login" in res.stderr, res.stderr
+        text = (repo / config.CONFIG_NAME).read_text()
+        assert SECRET not in text and f'url = "{url}"' in text
+        assert SECRET not in res.stderr + res.stdout
+    finally:
+        hba.write_text(hba.read_text().replace(rule, "", 1))
+        pg_cluster.admin("SELECT pg_reload_conf()")
+        pg_cluster.drop_db(db)
+        pg_cluster.admin(f"DROP ROLE IF EXISTS {role}")
+
+
 def test_init_store_refuses_a_password_or_an_unreachable_server_writing_nothing(
     tmp_path: Path,
 ) -> None:
