@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -499,6 +500,37 @@ def test_a_stats_file_appended_to_has_only_its_new_lines_read_over_the_kept_rows
             kept_text = text
     assert kept_text != first_kept, "the rows were not kept again after many new lines"
     assert text[len(kept_text) :].count("\n") < savestats._KEEP_AFTER
+
+
+def test_a_listing_that_reads_a_save_s_line_half_written_writes_nothing_back(r: Repo) -> None:
+    """A save appends its stats line in one write, which a listing may see half done: a
+    line cut before or inside its kind reads as six or seven fields (an attempt then reads
+    as `saved`), one that names no branch, which would have the file rewritten naming it;
+    cut sooner, it is unread and the commit's trailer is. The listing must then write
+    nothing: rewritten, the file would keep the cut line for good, and the save's write,
+    still going to the old file, would be lost; a line added would join the cut one."""
+    t = worktrees.create_worktree(r.cfg, "c-1")
+    (t / "app.py").write_text("attempt 1\n")
+    res = worktrees.discard_worktree(r.cfg, t, why="test", kind=naming.KIND_ATTEMPT)
+    assert res.saved is not None
+    stats = saves.stats_file(r.cfg)
+    whole = stats.read_text()
+    good = {x.branch: x for x in stranded.list_stranded(r.cfg)}[res.saved.branch]
+    assert good.kind == "attempt" and whole == stats.read_text()
+    fields = whole.rstrip("\n").split("\t")
+    cuts = ("\t".join(fields[:5]), "\t".join(fields[:6]), "\t".join(fields[:6]) + "\tatt")
+    for torn in cuts:  # five fields (unread: the trailer is), six, seven
+        stats.write_text(torn)
+        fd = os.open(stats, os.O_WRONLY | os.O_APPEND)  # the save's write, half done
+        try:
+            stranded.list_stranded(r.cfg)
+            os.write(fd, whole[len(torn) :].encode())  # the write ends, in that file
+        finally:
+            os.close(fd)
+        assert stats.read_text() == whole, "the file was written while a save wrote to it"
+        for _ in range(2):
+            listed = {x.branch: x for x in stranded.list_stranded(r.cfg)}[res.saved.branch]
+            assert listed == good, f"{listed} != {good}"
 
 
 def test_the_kept_rows_follow_the_card_prefix(r: Repo) -> None:

@@ -119,6 +119,12 @@ class _StatsFile:
         return self._cache
 
     @property
+    def whole(self) -> bool:
+        """Whether the text ends with a whole line: a save appends its line in one write, and
+        a reader may see that write half done."""
+        return not self._text or self._text.endswith("\n")
+
+    @property
     def lines(self) -> int:
         """About how many lines the file has (at least one per commit it knows)."""
         return self._text.count("\n")
@@ -318,10 +324,11 @@ def _lookup_stats(cfg: Config, commits: list[str]) -> dict[str, _CachedStats]:
 
 
 def _stats_from_trailers(
-    cfg: Config, commits: list[str], names: Mapping[str, str]
+    cfg: Config, commits: list[str], names: Mapping[str, str], *, record: bool = True
 ) -> dict[str, _CachedStats]:
     """Read the Board-Save trailers of commits the stats file does not know (one git call),
-    and add their lines, each with its branch's name from `names` (commit -> branch)."""
+    and add their lines, each with its branch's name from `names` (commit -> branch),
+    unless not to `record` (the file was read ending inside a save's line)."""
     fmt = f"%H%x00%(trailers:key={naming.SAVE_TRAILER},valueonly,separator=%x3B)"
     res = git(
         cfg.root,
@@ -352,7 +359,8 @@ def _stats_from_trailers(
         kind = kind if kind in naming.KINDS else _SAVED
         found[commit] = (tree, card, stats.files, stats.insertions, stats.deletions, kind)
         lines.append(saves.stats_line(commit, tree, card, stats, kind, names.get(commit, "")))
-    saves.record_stats(cfg, lines)
+    if record:
+        saves.record_stats(cfg, lines)
     return found
 
 

@@ -105,7 +105,7 @@ class StrandedRefs:
         if None not in found:
             rows = cast(list[StrandedBranch], found)
             if list(map(_BRANCH_OF, rows)) == names:
-                if read.lines > 2 * len(commits) + 200:  # mostly discarded branches
+                if read.whole and read.lines > 2 * len(commits) + 200:  # mostly discarded
                     named = dict(zip(commits, names, strict=True))
                     _compact_stats(self.cfg, read.cache, named)
                 return rows
@@ -114,8 +114,14 @@ class StrandedRefs:
         unnamed = any(c in cache and c not in ready for c in named)
         if not all(map(cache.__contains__, commits)):  # in C: a commit the file does not know
             missing = [c for c in commits if c not in cache]
-            cache.update(_stats_from_trailers(self.cfg, sorted(set(missing)), named))
-        if unnamed or len(cache) > 2 * len(commits) + 200:
+            trailers = _stats_from_trailers(
+                self.cfg, sorted(set(missing)), named, record=read.whole
+            )
+            cache.update(trailers)
+        # Never while a save's line is being written (the text ends inside it): a line
+        # read cut short (a cut kind or number reads as six or seven fields) would be
+        # written back as if whole, and the save's own line would land in the old file.
+        if read.whole and (unnamed or len(cache) > 2 * len(commits) + 200):
             _compact_stats(self.cfg, cache, named)
         return _branches(self.cfg, self.words, cache)
 
