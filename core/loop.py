@@ -37,6 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -167,12 +168,13 @@ class Loop:
                 # nothing: a drive that ends during or after a tick may free a card (its
                 # dependent) that this tick, seeing it still running, did not claim
                 was_running = bool(self.running)
+                began = waits.now()
                 claimed = self.tick()
                 if once:
                     self.wait()
                     break
                 idle = not (claimed or was_running or self.running)
-                if until_idle and idle and not self._timed_waits():
+                if until_idle and idle and not self._timed_waits(began):
                     self.log("idle", touched=sorted(self.touched))
                     break
                 self.wake.wait(self.cfg.loop_interval_s)
@@ -211,14 +213,16 @@ class Loop:
         """Poll the forge from its own thread (see core/poller.py); set the event to stop."""
         return self.poller.start()
 
-    def _timed_waits(self) -> bool:
-        """Whether a ready card waits for a time (its back-off, its tier's timed pause): an
-        `--until-idle` run is not idle while one does, since it will claim it by itself."""
-        pauses = self._pauses()
+    def _timed_waits(self, at: datetime) -> bool:
+        """Whether a ready card waited for a time (its back-off, its tier's timed pause) when
+        the tick began (`at`): an `--until-idle` run is not idle while one does, since it
+        will claim it by itself. Judged at the tick's start, not now: a wait that lapsed
+        since then kept that tick from claiming the card, and the next tick will."""
+        pauses = self.store.pauses()  # lapsed ones too: the next tick lifts them
         for card in actions.ready_queue(self.store):
-            if waits.not_before(card) is not None:
+            if waits.not_before(card, at) is not None:
                 return True
-            pause = waits.active_pause(pauses, waits.rung(self.cfg, card))
+            pause = waits.active_pause(pauses, waits.rung(self.cfg, card), at)
             if pause is not None and pause.until:
                 return True
         return False

@@ -7,12 +7,15 @@ import os
 import signal
 import subprocess
 import sys
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from board.core import failures
 from board.core.cards import actions
 from board.core.loop import BoardLock, Loop, _card_order, globs_overlap, surfaces_overlap
-from board.core.model import Blocked
+from board.core.model import Blocked, Pause
 from board.core.store import Expect
 
 from tests.support.loop import (
@@ -276,6 +279,34 @@ def test_card_ids_order_by_their_number_and_odd_digits_do_not_crash_the_loop() -
     text instead of stopping the loop's pass with a ValueError."""
     ids = ["c-10", "c-²", "c-2", "c-٣", "c-1"]
     assert sorted(ids, key=_card_order) == ["c-1", "c-2", "c-10", "c-²", "c-٣"]
+
+
+def test_until_idle_does_not_stop_while_a_tier_pause_lapses_after_the_tick(
+    tmp_path: Path,
+) -> None:
+    """A tier paused until a time (a named rate-limit reset): a tick finds the only ready
+    card's tier still paused and claims nothing; the pause lapses before the loop asks
+    whether it is idle. The loop then lifted the pause, saw no card waiting for a time,
+    called itself idle and stopped with the card ready and never run (a CI run of
+    test_backoff's named reset). Here the pause is made to lapse at exactly that moment
+    (the tick sleeps past it before returning); the drive, git and the store are real."""
+    cfg, store = make_board(tmp_path)
+    card = add_card(store, "after the reset", surface=["work/**"])
+    until = datetime.now(UTC) + timedelta(seconds=0.5)
+    store.pause_tier(Pause("default", "rate-limit", "429", failures.stamp(until), "s"))
+
+    class PauseLapsesAfterTheTick(Loop):
+        def tick(self) -> list[str]:
+            claimed = super().tick()
+            if not claimed and not self.running:
+                time.sleep(max(0.0, (until - datetime.now(UTC)).total_seconds()) + 0.05)
+            return claimed
+
+    loop = PauseLapsesAfterTheTick(cfg, store)
+    assert loop.run(until_idle=True) == 0
+    lane = store.get(card.id).lane
+    assert lane == "done", f"the loop stopped with the card {lane}, its tier's pause lapsed"
+    store.close()
 
 
 def test_until_idle_does_not_stop_while_a_drive_that_just_ended_freed_the_next_card(
