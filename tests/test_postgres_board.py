@@ -166,15 +166,7 @@ def test_the_password_comes_from_pgpass_or_pgpassword_and_a_refused_login_says_w
     env.update(HOME=str(home), GIT_CONFIG_GLOBAL=os.devnull)
 
     def board(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "board.cli", *args],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=60,
-            env={**env, **extra},
-        )
+        return run_cli(repo, *args, env={**env, **extra})
 
     try:
         # no password anywhere: refused, in one line that says where it is looked for

@@ -54,9 +54,14 @@ def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = 
 
 
 def run_cli(
-    cwd: Path, *args: str, input_text: str | None = None, timeout: float = 60
+    cwd: Path,
+    *args: str,
+    input_text: str | None = None,
+    timeout: float = 60,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real `board` command line in a subprocess, as an operator would."""
+    """Run the real `board` command line in a subprocess, as an operator would (in `env`
+    when given, whole: a HOME of the test's own, no PG* variables)."""
     return subprocess.run(
         [sys.executable, "-m", "board.cli", *args],
         cwd=cwd,
@@ -65,7 +70,7 @@ def run_cli(
         input=input_text,
         stdin=None if input_text is not None else subprocess.DEVNULL,
         timeout=timeout,
-        env={**os.environ, **GIT_ENV},
+        env={**os.environ, **GIT_ENV} if env is None else env,
     )
 
 
