@@ -258,6 +258,51 @@ def test_the_first_read_is_as_tall_as_the_terminal_or_head_rows_without_one(
     assert int(res.stdout) == 37
 
 
+def test_the_first_read_of_a_file_store_ends_before_textual_loads_a_servers_runs_beside(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Preload` waits for a read of the SQLite file (its rows, read beside Textual's import,
+    would each wait on it for the GIL) and returns at once for a server's, whose read waits
+    on the network. The read is held on the header's clock, which the test lets go."""
+    import threading
+    import time
+
+    from board.core import config
+    from board.tui import rows
+    from board.tui.health import utc_now
+
+    config.write_default(tmp_path)
+    cfg = config.load(tmp_path)
+    monkeypatch.setattr(rows, "SETTLE_S", 30.0)  # long enough that only the read can end it
+    go = threading.Event()
+
+    def held_clock():
+        assert go.wait(60), "the test never let the read go"
+        return utc_now()
+
+    in_file = isinstance(store, SQLiteStore)
+    assert store.reads_in_process is in_file
+    if in_file:  # the wait ends when the read does: let it go from elsewhere, soon
+        threading.Timer(0.2, go.set).start()
+    began = time.monotonic()
+    preload = rows.Preload(store, rows=5, cfg=cfg, clock=held_clock)
+    took = time.monotonic() - began
+    try:
+        if in_file:
+            lanes, count = preload.result(timeout=0)  # read, before the constructor returned
+        else:  # still held, and the constructor did not sit out its 30 s
+            with pytest.raises(TimeoutError):
+                preload.result(timeout=0)
+            assert took < 15, f"the constructor waited {took:.1f} s for a server's read"
+            go.set()
+            lanes, count = preload.result(timeout=30)
+    finally:
+        go.set()
+    assert count == store.change_count() and preload.health is not None
+    assert preload.totals is not None and sum(n for n, _ in preload.totals.values()) == 700
+    assert [r.card.id for r in lanes["done"]] == [c.id for c in full_board(store)["done"][:5]]
+
+
 # -- the board-order indexes, on a store made before they existed ----------------------------
 
 ORDER_INDEXES = ("cards_open_order", "cards_closed_order")

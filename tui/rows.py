@@ -27,6 +27,12 @@ if TYPE_CHECKING:
     from .health import Clock, Health
 
 HEAD_ROWS = 200  # rows per lane in the first read when the terminal's height is unknown
+# How long `Preload` waits for a read of an embedded store before it returns. Run beside
+# Textual's import, such a read fetches each row with the GIL let go and taken back, and
+# each time waits on the import for it: a 10,000-card board's heads (about 6 ms alone) then
+# cost the first paint some 30 ms more than reading them first. A store on a server is
+# read beside the import: its read waits on the network, not on our CPU.
+SETTLE_S = 0.1
 
 
 def head_rows() -> int:
@@ -201,7 +207,8 @@ def _first_health(store: Store, cfg: Config, clock: Clock | None) -> Health | No
 
 class Preload:
     """The first read of the board (its lane heads), started in a thread at once;
-    `result()` waits for it. `totals` is set when the heads are not the whole board."""
+    `result()` waits for it. `totals` is set when the heads are not the whole board.
+    For an embedded store the constructor waits for the read (`SETTLE_S` at most)."""
 
     def __init__(
         self,
@@ -221,6 +228,8 @@ class Preload:
         threading.Thread(
             target=self._read, args=(store, cfg, clock), name="board-preload", daemon=True
         ).start()
+        if store.reads_in_process:
+            self._done.wait(SETTLE_S)
 
     def _read(self, store: Store, cfg: Config | None, clock: Clock | None) -> None:
         try:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def cmd_tui(args: argparse.Namespace, ctx: Context) -> int:
     store = ctx.store  # opened first: a missing store is refused before anything starts
     try:
-        # start reading the board now, in a thread, so it overlaps Textual's import
+        # read the board first (a store on a server: in a thread, beside Textual's import)
         from board.tui import rows
 
         preload = rows.Preload(store, cfg=ctx.cfg)  # the header's first reading too

@@ -183,6 +183,9 @@ class Store(abc.ABC):
     # True when the database itself wakes `wait_change` (PostgreSQL's LISTEN/NOTIFY), so a
     # watcher can block on it instead of polling `change_count`.
     pushes_changes: bool = False
+    # True when a read is this process's own work (an embedded file), not a wait on a server:
+    # such a read, run beside other Python, hands the GIL back and forth at every row
+    reads_in_process: bool = False
     # True when this open made a new, empty store (what `board init` reports)
     created: bool = False
     # where the store lives, for the operator's lines: a file path or a URL (no password)

@@ -321,6 +321,8 @@ class _SQLiteTx(Tx):
 class SQLiteStore(SqlQueries, Store):
     """The embedded store: WAL, a busy timeout, one connection shared by this process's threads."""
 
+    reads_in_process = True
+
     def __init__(
         self,
         path: str | Path,
