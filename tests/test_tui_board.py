@@ -1381,3 +1381,33 @@ def test_themes_read_through_their_kept_reading_as_without_it(tmp_path: Path) ->
     (user / "broken.toml").write_text("primary = \n", encoding="utf-8")
     assert seen(load_themes(user, cache=cache)) == seen(load_themes(user))
     assert not Path(cache).exists()
+
+
+def _cells(strips: list) -> list[list[tuple[str, Any]]]:
+    return [[(ch, seg.style) for seg in strip for ch in seg.text] for strip in strips]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_backdrops_draw_what_textual_would(board, size) -> None:
+    """The screen, the body and the lanes draw their lines as one blank strip repeated
+    (`backdrop_lines`), not through Textual's styles cache: cell for cell what Textual
+    draws for them, in each theme. (A border, padding or tint given to one of them in
+    board.tcss would show here.)"""
+    from board.tui.widgets import Backdrop
+    from textual.geometry import Region
+    from textual.widget import Widget
+
+    app = make_app(board)
+    async with app.run_test(size=size) as pilot:
+        screen = await loaded(pilot)
+        for theme in ("dark", "light", "high-contrast"):
+            app.theme = theme
+            await settle(pilot)
+            drawn = [screen, screen.query_one("#body"), screen.query_one("#lanes")]
+            assert all(isinstance(w, Backdrop) for w in drawn[1:])
+            for widget in drawn:
+                width, height = widget.size
+                for crop in (Region(0, 0, width, height), Region(3, 2, width - 5, 4)):
+                    widget._styles_cache.clear()
+                    theirs = Widget.render_lines(widget, crop)
+                    assert _cells(widget.render_lines(crop)) == _cells(theirs), (theme, widget)

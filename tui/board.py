@@ -30,8 +30,9 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Static
@@ -53,7 +54,16 @@ from .rows import (
     read_board,
     start_lane,
 )
-from .widgets import Detail, HealthBar, LaneStyles, LaneView, LineList, StatusLine
+from .widgets import (
+    Backdrop,
+    Detail,
+    HealthBar,
+    LaneStyles,
+    LaneView,
+    LineList,
+    StatusLine,
+    backdrop_lines,
+)
 from .work import work_bindings
 
 START_LANE = "backlog"  # until the first read says where the work is
@@ -163,16 +173,23 @@ class BoardScreen(BoardAppScreen):
             message.refresh_styles = False
         return super().post_message(message)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The screen's own lines: its widgets cover it (`backdrop_lines`), unless its
+        background lets the app show through (a theme's translucent one): Textual's."""
+        if self.styles.background.a < 1:
+            return super().render_lines(crop)
+        return backdrop_lines(self, crop)
+
     def compose(self) -> ComposeResult:
         # The lanes stay hidden until the first read lands, so the board is painted once,
         # with its cards, rather than empty and then again. Widgets the first paint does
         # not show (the "reading" line, the filter field) are mounted when first needed.
         # A lane is one widget, heading included: fewer widgets, a quicker first paint.
         yield HealthBar(id="health")
-        lanes = Vertical(id="lanes")
+        lanes = Backdrop(id="lanes")
         lanes.display = False
         parts = LaneStyles(id="lane-styles")
-        with Horizontal(id="body"):
+        with Backdrop(id="body"):
             with lanes:
                 yield parts
                 for lane in LANES:

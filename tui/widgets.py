@@ -271,6 +271,24 @@ LANE_PARTS = frozenset(
 )
 
 
+def backdrop_lines(widget: Widget, crop: Region) -> list[Strip]:
+    """A plain backdrop's lines (no border, padding, tint or content of its own): one
+    blank strip in its colours, repeated. Textual draws a container line by line through
+    its styles cache like any widget, and the board's three (the screen, the body, the
+    lanes) were 138 of the 231 lines its first paint drew, each then covered by the
+    widgets in front of it. What shows of them between those widgets is this strip."""
+    style = Style.from_color(bgcolor=widget.rich_style.bgcolor)  # spaces: no foreground
+    return [Strip.blank(crop.width, style)] * crop.height
+
+
+class Backdrop(Widget):
+    """A container the widgets it holds cover: the board's body and its lanes, laid out
+    by board.tcss (drawn by `backdrop_lines`)."""
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        return backdrop_lines(self, crop)
+
+
 class LaneStyles(Widget):
     """The lanes' component styles (`LaneStyles > .lane--cursor` and the rest), held once
     for every lane: they are the same for each. When each lane carried its own fourteen,
