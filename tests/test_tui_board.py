@@ -1411,3 +1411,33 @@ async def test_the_backdrops_draw_what_textual_would(board, size) -> None:
                     widget._styles_cache.clear()
                     theirs = Widget.render_lines(widget, crop)
                     assert _cells(widget.render_lines(crop)) == _cells(theirs), (theme, widget)
+
+
+async def test_the_first_paint_never_says_no_card_is_selected_while_one_is(board) -> None:
+    """The preview (on from 140 columns) reads its card once the cursor has rested; until
+    then the first paint left it saying "no card selected" with a card under the cursor.
+    It says nothing until the read, then the card."""
+    from board.tui.preview import Preview
+
+    app = make_app(board)
+    at_paint: list[tuple[str | None, str]] = []
+    original = app.board_painted
+
+    def painted() -> None:
+        screen = app.screen
+        assert isinstance(screen, BoardScreen)
+        card = screen.current_card()
+        at_paint.append((card.id if card else None, str(screen.query_one(Preview).render())))
+        original()
+
+    app.board_painted = painted  # type: ignore[method-assign]
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        [(selected, said)] = at_paint
+        assert selected is not None and said == "", (selected, said)
+        await wait_for(
+            pilot,
+            lambda: screen.query_one(Preview).data is not None,
+            what="the preview's read",
+        )
+        assert screen.query_one(Preview).data.card == selected

@@ -166,7 +166,9 @@ class Preview(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.data: PreviewData | None = None
-        self.empty = "no card selected"
+        # nothing until the board says what is selected (the first paint comes before its
+        # card's read, with that card under the cursor)
+        self.empty = ""
 
     def show(self, data: PreviewData | None, empty: str = "no card selected") -> None:
         self.data, self.empty = data, empty
