@@ -27,13 +27,18 @@
    twice a second in a worker while that card is selected. Target: at most 1.5x.
 
     /tmp/venv/bin/python tests/bench/bench_tui.py [--cards 10000] [--rounds 7] [--keys 200]
-        [--as-is] [--only-start | --only-preview]
+        [--as-is] [--only-start | --only-preview] [--installed PYTHON]
+
+`--installed PYTHON` times part 1 as an operator's install runs it: the children run
+under PYTHON, a venv's interpreter where `pip install .` put board (and compiled it), and
+import board from there, not from this checkout; its bytecode is its own (`--as-is`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -42,7 +47,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+INSTALLED = "BOARD_BENCH_INSTALLED"  # set for the children of --installed: board comes from there
+if not os.environ.get(INSTALLED):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 START_RATIO = 1.5  # issue 24 (the header's cost)
 START_LIMIT = 1.2  # issue 27 (toward the limit): printed, not part of the exit status
@@ -153,6 +160,7 @@ def make_board(root: Path, cards: int, lanes: dict[str, float]) -> None:
 
 
 CHILD_ENV: dict[str, str] = {}  # set by main: the children's shared bytecode cache
+CHILD_PYTHON = [sys.executable]  # the children's interpreter (--installed: another venv's)
 
 
 def spawn(*args: str) -> float:
@@ -160,7 +168,7 @@ def spawn(*args: str) -> float:
     from board.core import proc
 
     start = time.time()
-    res = proc.run((sys.executable, __file__, *args), timeout=120, env=CHILD_ENV)
+    res = proc.run((CHILD_PYTHON[0], __file__, *args), timeout=120, env=CHILD_ENV)
     stamps = [line.split()[1] for line in res.stdout.splitlines() if line.startswith("PAINTED ")]
     if res.returncode != 0 or not stamps or "NO HEADER" in res.stdout:
         raise SystemExit(f"child {args} failed: {res.stdout[-500:]} {res.stderr[-2000:]}")
@@ -294,6 +302,12 @@ def main() -> int:
         help="leave the children's bytecode caching to the environment (e.g. an editable "
         "checkout under PYTHONDONTWRITEBYTECODE compiles board's sources at every start)",
     )
+    ap.add_argument(
+        "--installed",
+        metavar="PYTHON",
+        help="part 1 with the children under this interpreter, board imported from its "
+        "install (a venv where `pip install .` put it), not from this checkout",
+    )
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if opts.child:
@@ -314,7 +328,19 @@ def main() -> int:
         # board's and Textual's alike, as on an installed board (pip compiles at install).
         # Without it, under PYTHONDONTWRITEBYTECODE an editable checkout recompiles board's
         # sources at every start while Textual's come precompiled from site-packages.
-        if not opts.as_is:
+        if opts.installed:
+            from board.core import proc
+
+            code = "import board.tui.app, textual; print(board.__file__)"
+            probe = (opts.installed, "-c", code)  # from tmp: not this checkout's board/
+            res = proc.run(probe, cwd=tmp, timeout=60, env={INSTALLED: "1"})
+            if res.returncode != 0:
+                raise SystemExit(f"--installed {opts.installed}: no board: {res.stderr[-500:]}")
+            print(f"children: {opts.installed}, board from {Path(res.stdout.strip()).parent}")
+            CHILD_PYTHON[0] = opts.installed
+            CHILD_ENV[INSTALLED] = "1"
+            opts.only_start, opts.only_preview = True, False
+        elif not opts.as_is:
             CHILD_ENV.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=str(Path(tmp) / "pyc"))
         # the size a terminal of SIZE would report (the first read is as tall as it)
         CHILD_ENV.update(COLUMNS=str(SIZE[0]), LINES=str(SIZE[1]))
