@@ -1391,16 +1391,22 @@ def _cells(strips: list) -> list[list[tuple[str, Any]]]:
 async def test_the_backdrops_draw_what_textual_would(board, size) -> None:
     """The screen, the body and the lanes draw their lines as one blank strip repeated
     (`backdrop_lines`), not through Textual's styles cache: cell for cell what Textual
-    draws for them, in each theme. (A border, padding or tint given to one of them in
+    draws for them, in each theme, and in a user's with a translucent background or the
+    terminal's own (left to Textual). (A border, padding or tint given to one of them in
     board.tcss would show here.)"""
     from board.tui.widgets import Backdrop
     from textual.geometry import Region
+    from textual.theme import Theme
     from textual.widget import Widget
 
     app = make_app(board)
     async with app.run_test(size=size) as pilot:
         screen = await loaded(pilot)
-        for theme in ("dark", "light", "high-contrast"):
+        dark = app.get_theme("dark")
+        assert dark is not None
+        for name, background in (("see-through", "#1c1c1c80"), ("terminal", "ansi_default")):
+            app.register_theme(Theme(name, dark.primary, background=background, dark=True))
+        for theme in ("dark", "light", "high-contrast", "see-through", "terminal"):
             app.theme = theme
             await settle(pilot)
             drawn = [screen, screen.query_one("#body"), screen.query_one("#lanes")]

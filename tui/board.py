@@ -174,11 +174,9 @@ class BoardScreen(BoardAppScreen):
         return super().post_message(message)
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        """The screen's own lines: its widgets cover it (`backdrop_lines`), unless its
-        background lets the app show through (a theme's translucent one): Textual's."""
-        if self.styles.background.a < 1:
-            return super().render_lines(crop)
-        return backdrop_lines(self, crop)
+        """The screen's own lines: its widgets cover it (`backdrop_lines`)."""
+        lines = backdrop_lines(self, crop)
+        return super().render_lines(crop) if lines is None else lines
 
     def compose(self) -> ComposeResult:
         # The lanes stay hidden until the first read lands, so the board is painted once,

@@ -271,12 +271,18 @@ LANE_PARTS = frozenset(
 )
 
 
-def backdrop_lines(widget: Widget, crop: Region) -> list[Strip]:
+def backdrop_lines(widget: Widget, crop: Region) -> list[Strip] | None:
     """A plain backdrop's lines (no border, padding, tint or content of its own): one
     blank strip in its colours, repeated. Textual draws a container line by line through
-    its styles cache like any widget, and the board's three (the screen, the body, the
+    its styles cache like any widget, and the board's three (the screen, the body and the
     lanes) were 138 of the 231 lines its first paint drew, each then covered by the
-    widgets in front of it. What shows of them between those widgets is this strip."""
+    widgets in front of it. What shows of them between those widgets is this strip.
+    None when Textual must draw them: under a translucent background, or one in the
+    terminal's own colours (which Textual's filters turn into the theme's)."""
+    for node, own in ((widget, True), (widget.screen, False)):
+        background = node.styles.background
+        if background.ansi is not None or (0 < background.a < 1 if own else background.a < 1):
+            return None
     style = Style.from_color(bgcolor=widget.rich_style.bgcolor)  # spaces: no foreground
     return [Strip.blank(crop.width, style)] * crop.height
 
@@ -286,7 +292,8 @@ class Backdrop(Widget):
     by board.tcss (drawn by `backdrop_lines`)."""
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        return backdrop_lines(self, crop)
+        lines = backdrop_lines(self, crop)
+        return super().render_lines(crop) if lines is None else lines
 
 
 class LaneStyles(Widget):
