@@ -9,11 +9,9 @@ commits the file does not know.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
 import operator
-import os
 from collections.abc import Iterable, Mapping
 from itertools import repeat
 from operator import is_
@@ -72,20 +70,33 @@ _number = functools.cache(int)
 
 def _parse_stats_line(line: str) -> _CachedStats | None:
     """One stats-file line as (tree, card, files, insertions, deletions, kind); None if
+    malformed. An eighth field, the branch, is `_read_lines`' alone."""
+    return _stats_of(line.split("\t"))
+
+
+def _stats_of(f: list[str]) -> _CachedStats | None:
+    """A stats-file line's fields as (tree, card, files, insertions, deletions, kind); None if
     malformed (a number `int` cannot read included: the file is only a cache of the
     trailers, and a damaged line must not stop the listing). A six-field line was written
-    before kinds existed: `saved`. An eighth field, the branch, is `_read_stats`' alone."""
-    f = line.split("\t")
-    if len(f) in (7, 8):
+    before kinds existed: `saved`."""
+    n = len(f)
+    if n == 7 or n == 8:
         kind = f[6] if f[6] in _KINDS else _SAVED
-    elif len(f) == 6:
+    elif n == 6:
         kind = _SAVED
     else:
         return None
     if f[1] == "-" or not f[3].isdigit():
         return _NO_STATS
     try:
-        return (f[1], None if f[2] == "-" else f[2], int(f[3]), int(f[4]), int(f[5]), kind)
+        return (
+            f[1],
+            None if f[2] == "-" else f[2],
+            _number(f[3]),
+            _number(f[4]),
+            _number(f[5]),
+            kind,
+        )
     except ValueError:
         return None
 
@@ -207,7 +218,7 @@ _COMMIT_OF = operator.itemgetter(StrandedBranch._fields.index("commit"))
 
 @functools.cache  # a diffstat's numbers repeat: a hit is a lookup in C, not a call
 def _count(text: str) -> int:
-    """A diffstat number as the line-by-line reading takes it: digits only (`_read_lines`)."""
+    """A diffstat number as the line-by-line reading takes it: digits only (`_stats_of`)."""
     if not text.isdigit():
         raise ValueError(text)
     return int(text)  # may raise too: a digit `int` refuses (`²`)
@@ -260,28 +271,16 @@ def _read_lines(cfg: Config, text: str, lines: list[str]) -> _StatsFile:
     """The stats file's lines read one by one: any line a save ever wrote, and damage."""
     cache: dict[str, _CachedStats] = {}
     ready: dict[str, StrandedBranch] = {}
-    kinds, saved, no_stats, number = _KINDS, _SAVED, _NO_STATS, _number
     card_of, prefix, new, row = naming.card_id_of, cfg.prefix, tuple.__new__, StrandedBranch
+    stats_of = _stats_of
     for line in lines:
         f = line.split("\t")
-        n = len(f)
-        if n == 7 or n == 8:
-            kind = f[6] if f[6] in kinds else saved
-        elif n == 6:
-            kind = saved
-        else:
-            continue
+        stats = stats_of(f)
+        if stats is None:
+            continue  # damaged
         commit = f[0]
-        if f[1] == "-" or not f[3].isdigit():
-            stats = no_stats
-        else:
-            try:
-                files, ins, dels = number(f[3]), number(f[4]), number(f[5])
-            except ValueError:
-                continue  # damaged: malformed, as in `_parse_stats_line`
-            stats = (f[1], None if f[2] == "-" else f[2], files, ins, dels, kind)
         cache[commit] = stats
-        if n == 8:
+        if len(f) == 8:
             # the row `_branches` would make of this branch
             name = f[7]
             cut = name.find("/", 9)
@@ -372,8 +371,4 @@ def _compact_stats(cfg: Config, cache: dict[str, _CachedStats], live: Mapping[st
         tree, card, files, ins, dels, kind = cache[commit]
         stats = None if files is None else snapshot.Stats(files, ins or 0, dels or 0)
         lines.append(saves.stats_line(commit, tree, card, stats, kind, live[commit]))
-    path = saves.stats_file(cfg)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(OSError):
-        tmp.write_text("".join(lines), encoding="utf-8")
-        os.replace(tmp, path)
+    tomlcache.write(str(saves.stats_file(cfg)), "".join(lines).encode())  # whole, by rename
