@@ -37,6 +37,7 @@ from textual.timer import Timer
 from .base import BoardAppScreen
 from .board import BoardScreen
 from .commands import VERBS, BoardCommands
+from .csscache import KeptCss
 from .health import Clock, Health, read_health, utc_now
 from .notify import IDLE_TEXT, Notices, notice_text, osc9
 from .rows import Preload, resume_gc
@@ -134,8 +135,13 @@ class BoardApp(App[int]):
         # stylesheet a second time. Before the first parse that is work for nothing: the
         # first parse reads this theme's variables, given here; the queued refresh is
         # skipped (see refresh_css).
-        self.stylesheet.set_variables(self.get_css_variables())
+        variables = self.get_css_variables()
+        self.stylesheet.set_variables(variables)
         self._theme_refresh_pending = True
+        # what an earlier start parsed these stylesheets to, for these variables (a first
+        # start, or another theme, parses them, and the first paint keeps them)
+        self.kept_css = KeptCss(self.stylesheet, variables)
+        self.kept_css.prime()
         self.problems: list[str] = list(self.theme_set.problems)
         self.problems += self._apply_keys(cfg.keys)
         self.seen_changes: int | None = None
@@ -220,6 +226,7 @@ class BoardApp(App[int]):
         already needs restyling."""
         path = str(SCREENS_CSS)
         if not self.stylesheet.has_source(path, ""):
+            self.kept_css.prime_later()  # what the other screens parsed to last time
             css = SCREENS_CSS.read_text(encoding="utf-8")
             self.stylesheet.add_source(css, read_from=(path, ""), is_default_css=False)
 
@@ -245,10 +252,12 @@ class BoardApp(App[int]):
             resume_gc()  # paused by the early read until this first paint
             self.board_painted()
             screen.first_painted()
+            self.kept_css.keep_start()  # if the start parsed a stylesheet the cache lacked
 
     def on_unmount(self) -> None:
         self._watch_stop.set()
         resume_gc()  # an app that ends before its first paint leaves the collector on
+        self.kept_css.keep_later()  # what was parsed after the first paint (other screens)
 
     # status --------------------------------------------------------------------------------
 

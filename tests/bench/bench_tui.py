@@ -344,6 +344,9 @@ def main() -> int:
             CHILD_ENV.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=str(Path(tmp) / "pyc"))
         # the size a terminal of SIZE would report (the first read is as tall as it)
         CHILD_ENV.update(COLUMNS=str(SIZE[0]), LINES=str(SIZE[1]))
+        # the parsed stylesheets an earlier start kept (tui/csscache.py): the warm-up
+        # rounds keep them here, as an operator's first start keeps them in their cache
+        CHILD_ENV["BOARD_CACHE_DIR"] = str(Path(tmp) / "cache")
         t = time.perf_counter()
         big = Path(tmp) / "big"
         make_board(big, opts.cards, spread)
