@@ -28,17 +28,15 @@ from tests.support.pg_cluster import (  # noqa: F401  (fixtures: a throwaway Pos
 )
 from tests.support.repos import GIT_ENV, Repo, make_repo
 
-_CSS_CACHE: list[str] = []  # the session's kept stylesheets (tui/csscache.py), shared by its tests
-
 
 def _pin_env(mp: pytest.MonkeyPatch, home: Path) -> None:
     for key, value in GIT_ENV.items():
         mp.setenv(key, value)
     mp.setenv("HOME", str(home))
-    # one cache of parsed stylesheets for the session, never the machine's own ~/.cache
+    # no kept stylesheets (tui/csscache.py): every test's app parses its CSS as Textual
+    # does, whatever ran before it; tests/test_tui_csscache.py turns them on
     mp.delenv("XDG_CACHE_HOME", raising=False)
-    if _CSS_CACHE:
-        mp.setenv("BOARD_CACHE_DIR", _CSS_CACHE[0])
+    mp.setenv("BOARD_CACHE_DIR", "")
     mp.delenv("GIT_DIR", raising=False)
     mp.delenv("GIT_WORK_TREE", raising=False)
 
@@ -46,7 +44,6 @@ def _pin_env(mp: pytest.MonkeyPatch, home: Path) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def _session_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The pinned environment for session- and module-wide fixtures too."""
-    _CSS_CACHE[:] = [str(tmp_path_factory.mktemp("css-cache"))]
     with pytest.MonkeyPatch.context() as mp:
         _pin_env(mp, tmp_path_factory.mktemp("home"))
         yield

@@ -226,7 +226,7 @@ class BoardApp(App[int]):
         already needs restyling."""
         path = str(SCREENS_CSS)
         if not self.stylesheet.has_source(path, ""):
-            self.kept_css.prime_later()  # what the other screens parsed to last time
+            self.kept_css.open_later()  # what the other screens parsed to last time
             css = SCREENS_CSS.read_text(encoding="utf-8")
             self.stylesheet.add_source(css, read_from=(path, ""), is_default_css=False)
 
@@ -257,7 +257,7 @@ class BoardApp(App[int]):
     def on_unmount(self) -> None:
         self._watch_stop.set()
         resume_gc()  # an app that ends before its first paint leaves the collector on
-        self.kept_css.keep_later()  # what was parsed after the first paint (other screens)
+        self.kept_css.keep_at_exit()  # what was parsed since the last keep
 
     # status --------------------------------------------------------------------------------
 

@@ -6,56 +6,78 @@ about 5 ms of a first paint of some 165 ms, a fifth of what the board adds to an
 Textual app. What a source parses to depends only on its text, where it was read from,
 its place among the sources and the theme's variables; Textual itself keeps it by those
 in the stylesheet's parse cache, for the life of the process. Here that cache is filled
-before the first parse with what an earlier start kept, and kept again after the first
-paint when the start parsed anything new (a first start, another theme, an upgrade).
+before the first parse with what an earlier start kept, and kept again when the start
+parsed anything new (a first start, another theme, an upgrade).
+
+Two files per theme: what the board screen parses (its first paint, its footer, a filter
+field), read at start; and what the other screens parse, read when the first of them
+opens, so the start loads no rules it does not draw with.
 
 Exact by construction: an entry is keyed by the source's whole text (and the rest of
 Textual's key), a file holds the rules of one set of variables, one Python and one
-installed Textual (its CSS modules' sizes and times), and anything else (missing, torn,
-another program's) is ignored, so Textual parses as it would without it.
+installed Textual (its version and its CSS modules' sizes and times), and anything else
+(missing, torn, another program's) is ignored, so Textual parses as it would without it.
+Only the sources the stylesheet holds now are written back, so an edited or upgraded
+source's old rules go with the next write; and only the 16 newest files are kept.
 
 The rules are Textual's own objects, so the file is a pickle, and a pickle can run code
 when loaded. So it is never read from the repository (a clone could bring a `.board/`),
-only from the user's own cache directory: `$BOARD_CACHE_DIR`, else
-`$XDG_CACHE_HOME/board`, else `~/.cache/board` (an empty `BOARD_CACHE_DIR` turns it off),
-and only when the directory and the file belong to this user and no one else may write
-them, as ssh checks its keys.
+only from the user's own cache directory, an absolute path: `$BOARD_CACHE_DIR`, else
+`$XDG_CACHE_HOME/board`, else `~/.cache/board` (an empty `BOARD_CACHE_DIR` turns it off);
+and only when that directory (not a symlink) and the file in it (a regular file, not a
+symlink) belong to this user and no one else may write them, as ssh checks its keys. A
+system without POSIX file modes never passes that check: there nothing is kept.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 from binascii import crc32
 from collections.abc import Hashable
 from typing import Any
 
-_MAGIC = "board css cache 1"
+_MAGIC = "board css cache 2"
 _ENV = "BOARD_CACHE_DIR"
 _FILE = "css-{:08x}"  # then -start.pickle, -later.pickle
 PARTS = ("start", "later")
+KEEP_FILES = 16  # the newest kept files a write leaves; older ones (old themes) go
+STALE_TMP_S = 600  # a write's temporary file older than this was left by a crash
+
+Entries = list[tuple[Hashable, list[Any]]]
 
 
 def cache_dir() -> str | None:
-    """Where kept stylesheets live; None when the operator turned it off."""
+    """Where kept stylesheets live; None when the operator turned it off, or the place
+    is not an absolute path (a relative one would land in whatever directory, a clone's
+    perhaps, `board tui` runs in; the XDG spec says to ignore it)."""
     given = os.environ.get(_ENV)
     if given is not None:
-        return given or None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "board")
+        folder = given
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or ""
+        if not os.path.isabs(base):
+            base = os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(base, "board")
+    return folder if os.path.isabs(folder) else None
 
 
 def _textual_stamp() -> tuple[Any, ...]:
-    """The installed Textual, as its CSS modules' sizes and times (a stat each; asking
-    importlib.metadata for its version would cost the start more than the cache saves)."""
+    """The installed Textual: its distribution's name and version (the dist-info beside
+    it) and its CSS modules' sizes and times, for an editable one (a listing and a stat
+    each; asking importlib.metadata would cost the start more than the cache saves)."""
     import textual.css.model as model
-    import textual.css.styles as styles
 
-    stamp: list[Any] = [model.__file__]
-    for path in (model.__file__, styles.__file__):
-        st = os.stat(path)
-        stamp += [st.st_size, st.st_mtime_ns]
+    css = os.path.dirname(model.__file__)
+    package = os.path.dirname(css)
+    site = os.path.dirname(package)
+    stamp: list[Any] = [package]
+    stamp += sorted(n for n in os.listdir(site) if n.lower().startswith("textual-"))
+    for name in ("model.py", "styles.py", "parse.py", "_styles_builder.py", "tokenize.py"):
+        st = os.stat(os.path.join(css, name))
+        stamp += [name, st.st_size, st.st_mtime_ns]
     return tuple(stamp)
 
 
@@ -65,19 +87,73 @@ def _own(st: os.stat_result) -> bool:
     return (getuid is None or st.st_uid == getuid()) and not st.st_mode & 0o022
 
 
-Entries = list[tuple[Hashable, list[Any]]]
+def _open_dir(folder: str) -> int | None:
+    """The cache directory, opened (not through a symlink) if it is the user's own; the
+    files are then opened relative to it, so it cannot be swapped after the check."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(folder, flags)
+    except OSError:
+        return None
+    try:
+        if _own(os.fstat(fd)):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _make_dir(folder: str) -> None:
+    """Make the cache directory (0700), but only under a directory of the user's own:
+    root running with another user's HOME must not leave root's directories there."""
+    missing: list[str] = []
+    path = folder
+    while not os.path.exists(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            return
+        path = parent
+    if not missing:
+        return
+    getuid = getattr(os, "getuid", None)
+    if getuid is not None and os.stat(path).st_uid != getuid():
+        return
+    for made in reversed(missing):
+        os.mkdir(made, 0o700)
+
+
+def _valid(entries: object) -> bool:
+    """A list of (Textual's parse key, a list of rule sets): anything else is not ours."""
+    from textual.css.model import RuleSet
+
+    if type(entries) is not list:
+        return False
+    for entry in entries:
+        if type(entry) is not tuple or len(entry) != 2:
+            return False
+        key, rules = entry
+        if type(key) is not tuple or len(key) != 5 or type(key[0]) is not str:
+            return False
+        if type(rules) is not list or not all(type(rule) is RuleSet for rule in rules):
+            return False
+    return True
 
 
 class KeptCss:
-    """The kept rules for one stylesheet and one set of its variables, in two files: what
-    the board's first paint parses (`prime` loads it at start, `keep_start` writes it) and
-    what later screens parse (`prime_later`, when the first of them opens; `keep_later`,
-    at exit), so the start loads no rules it does not draw with."""
+    """The kept rules for one stylesheet and one set of its variables, in two files.
+
+    `prime` at start fills the parse cache from the board screen's file; `keep_start` at
+    the first paint writes it if the start parsed anything new; `open_later`, as the
+    first other screen opens, writes it again (the footer and the like, parsed since) and
+    reads the other screens' file; `keep_at_exit` writes whichever part was last in use."""
 
     def __init__(self, stylesheet: Any, variables: dict[str, str]) -> None:
         self.stylesheet = stylesheet
         self.variables = dict(variables)
         self.kept: dict[str, set[Hashable] | None] = {"start": set(), "later": None}
+        self.later = False  # a screen other than the board's was opened
         folder = cache_dir()
         try:
             self.header: tuple[Any, ...] | None = (
@@ -88,10 +164,11 @@ class KeptCss:
             )
         except (OSError, ImportError, AttributeError, TypeError):
             self.header = None
-        self.paths: dict[str, str] = {}
+        self.folder = folder
+        self.names: dict[str, str] = {}
         if folder is not None and self.header is not None:
             stem = _FILE.format(crc32(repr(self.header).encode("utf-8", "replace")))
-            self.paths = {part: os.path.join(folder, f"{stem}-{part}.pickle") for part in PARTS}
+            self.names = {part: f"{stem}-{part}.pickle" for part in PARTS}
 
     @property
     def _cache(self) -> Any:
@@ -99,17 +176,38 @@ class KeptCss:
         or None if this Textual has none or the stylesheet's variables are no longer the
         ones kept here (the theme changed: its key holds no variables), and then nothing
         is read or kept."""
-        if not self.paths or getattr(self.stylesheet, "_variables", None) != self.variables:
+        if not self.names or getattr(self.stylesheet, "_variables", None) != self.variables:
             return None
         return getattr(self.stylesheet, "_parse_cache", None)
 
     def prime(self) -> int:
-        """Fill the parse cache with the first paint's kept rules; how many sources."""
+        """Fill the parse cache with the board screen's kept rules; how many sources."""
         return self._prime("start")
 
-    def prime_later(self) -> int:
-        """Fill it with the later screens' kept rules, once; how many sources."""
-        return self._prime("later") if self.kept["later"] is None else 0
+    def keep_start(self) -> bool:
+        """Keep what the board screen's stylesheets parsed to, if its file lacked any of
+        it (not once another screen opened: its rules are not the start's). True if
+        written."""
+        if self.later:
+            return False
+        return self._keep("start", self._entries(lambda key: True))
+
+    def open_later(self) -> int:
+        """The first screen other than the board's is opening: keep the start's part as
+        it stands, then fill the cache with the other screens' kept rules (once)."""
+        if self.later:
+            return 0
+        self.keep_start()
+        self.later = True
+        return self._prime("later")
+
+    def keep_at_exit(self) -> bool:
+        """At exit: keep the part in use, the later screens' if any opened. True if
+        written."""
+        if not self.later:
+            return self.keep_start()
+        start = self.kept["start"] or set()
+        return self._keep("later", self._entries(lambda key: key not in start))
 
     def _prime(self, part: str) -> int:
         cache = self._cache
@@ -122,50 +220,42 @@ class KeptCss:
         self.kept[part] = {key for key, _ in entries}
         return len(entries)
 
-    def keep_start(self) -> bool:
-        """At the first paint: keep what the stylesheets parsed to so far, if the first
-        paint's file lacked any of it. True if written."""
-        return self._keep("start", self._entries(lambda key: True))
-
-    def keep_later(self) -> bool:
-        """At exit: keep what was parsed after the first paint, with what the later file
-        held already, if it lacked any of it. True if written."""
-        if self._cache is None:
-            return False
-        start = self.kept["start"] or set()
-        entries = self._entries(lambda key: key not in start)
-        if self.kept["later"] is None:  # not read this time: keep what it holds too
-            held = self._read("later")
-            self.kept["later"] = {key for key, _ in held}
-            have = {key for key, _ in entries}
-            entries += [(key, rules) for key, rules in held if key not in have]
-        return self._keep("later", entries)
-
     def _entries(self, wanted: Any) -> Entries:
+        """The parse cache's entries for the texts the stylesheet holds now (an edited
+        source's old text is not kept), with no errors, that `wanted` takes."""
         cache = self._cache
         if cache is None:
             return []
+        sources = getattr(self.stylesheet, "source", {})
         entries: Entries = []
         for key in list(cache.keys()):
             rules = cache.get(key)
-            if wanted(key) and type(rules) is list and not any(r.errors for r in rules):
+            if not wanted(key) or type(rules) is not list or any(r.errors for r in rules):
+                continue
+            # the text the stylesheet holds now from that place (its tie breaker may have
+            # changed since: Textual parses a class's DEFAULT_CSS under each it had)
+            source = sources.get(key[1])
+            if source is not None and source[0] == key[0]:
                 entries.append((key, rules))
         return entries
 
     def _read(self, part: str) -> Entries:
-        path = self.paths.get(part)
-        if path is None:
+        if self.folder is None or part not in self.names:
             return []
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+        dir_fd = _open_dir(self.folder)
+        if dir_fd is None:
+            return []
         try:
-            if not _own(os.stat(os.path.dirname(path))):
-                return []
-            fd = os.open(path, flags)
+            flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+            fd = os.open(self.names[part], flags, dir_fd=dir_fd)
         except OSError:
             return []
+        finally:
+            os.close(dir_fd)
         try:
             with os.fdopen(fd, "rb") as fh:
-                if not _own(os.fstat(fh.fileno())):
+                st = os.fstat(fh.fileno())
+                if not stat.S_ISREG(st.st_mode) or not _own(st):
                     return []
                 import pickle
 
@@ -174,39 +264,67 @@ class KeptCss:
             return []
         if type(kept) is not tuple or len(kept) != 2 or kept[0] != self.header:
             return []
-        entries = kept[1]
-        if type(entries) is not list or not all(
-            type(e) is tuple and len(e) == 2 and type(e[1]) is list for e in entries
-        ):
-            return []
-        return entries
+        return kept[1] if _valid(kept[1]) else []
 
     def _keep(self, part: str, entries: Entries) -> bool:
         """Write `entries` as the part's file if they hold a source it lacks; best effort
         and atomic (a whole file or none)."""
         keys = {key for key, _ in entries}
-        if not entries or keys <= (self.kept[part] or set()):
+        if self.folder is None or not entries or keys <= (self.kept[part] or set()):
             return False
-        path = self.paths[part]
-        folder = os.path.dirname(path)
-        tmp = f"{path}.{os.getpid()}.tmp"
         try:
             import pickle
 
             data = pickle.dumps((self.header, entries), protocol=pickle.HIGHEST_PROTOCOL)
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            if not _own(os.stat(folder)):
+            _make_dir(self.folder)
+            dir_fd = _open_dir(self.folder)
+            if dir_fd is None:
                 return False
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+                self._write(dir_fd, self.names[part], data)
+                _tidy(dir_fd)
+            finally:
+                os.close(dir_fd)
         except Exception:  # unwritable, full, a rule pickle cannot hold: parse next time
             return False
         self.kept[part] = keys
         return True
+
+    @staticmethod
+    def _write(dir_fd: int, name: str, data: bytes) -> None:
+        tmp = f"{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
+
+
+def _tidy(dir_fd: int) -> None:
+    """Remove what a crash left (a write's temporary file) and all but the newest
+    KEEP_FILES kept files (themes, Pythons, Textuals no longer in use: each costs only a
+    parse if it comes back)."""
+    import time
+
+    now = time.time()
+    kept: list[tuple[float, str]] = []
+    for name in os.listdir(dir_fd):
+        if not name.startswith("css-"):
+            continue
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            continue
+        if name.endswith(".tmp"):
+            if now - st.st_mtime > STALE_TMP_S:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=dir_fd)
+        elif name.endswith(".pickle"):
+            kept.append((st.st_mtime, name))
+    for _, name in sorted(kept, reverse=True)[KEEP_FILES:]:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=dir_fd)
