@@ -871,6 +871,58 @@ async def test_the_other_screens_rules_join_the_stylesheet_when_the_first_is_ope
         assert app.theme == "light" and border == ("thick", Color.parse(app.current_theme.primary))
 
 
+async def test_the_stranded_browser_and_the_logs_add_their_own_rules_without_a_reparse(
+    board, monkeypatch
+) -> None:
+    """The stranded browser's and the logs' stylesheets join the app's as each screen first
+    composes, parsed alone: a CSS_PATH had Textual parse every source again, in a new
+    stylesheet no cache reaches, and restyle the board, at each first open. Their rules
+    still style their screens, in the theme chosen since."""
+    import textual.css.stylesheet as stylesheet_module
+    from board.tui.logs.screen import LogsScreen
+    from board.tui.stranded.browser import StrandedScreen
+    from textual.color import Color
+    from textual.css.stylesheet import Stylesheet
+    from textual.geometry import Spacing
+
+    reparsed: list[int] = []
+    original = Stylesheet.reparse
+    monkeypatch.setattr(Stylesheet, "reparse", lambda self: reparsed.append(1) or original(self))
+    parsed: list[str] = []
+    real = stylesheet_module.parse
+
+    def counted(scope: str, css: str, read_from: Any, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(str(read_from[0]))
+        return real(scope, css, read_from, *args, **kwargs)
+
+    monkeypatch.setattr(stylesheet_module, "parse", counted)
+    app = make_app(board)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await loaded(pilot)
+        parsed.clear()
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, StrandedScreen), what="stranded")
+        await settle(pilot)
+        assert reparsed == [], "opening the stranded browser parsed every stylesheet again"
+        sheets = [Path(p).name for p in parsed if p.endswith(".tcss")]
+        assert sheets == ["screens.tcss", "stranded.tcss"], "only the new rules are parsed"
+        title = app.screen.query_one("#stranded-title")
+        assert title.styles.padding == Spacing(0, 1, 0, 1)  # stranded.tcss's rule
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("T")  # the light theme: the logs' rules are read in its colours
+        await settle(pilot)
+        reparsed.clear()
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, LogsScreen), what="the logs")
+        await settle(pilot)
+        assert reparsed == [], "opening the logs parsed every stylesheet again"
+        log_title = app.screen.query_one("#log-title")
+        assert log_title.styles.padding == Spacing(0, 1, 0, 1)  # logs.tcss's rule
+        panel = Color.parse(app.current_theme.panel or "")
+        assert app.theme == "light" and log_title.styles.background == panel
+
+
 async def test_the_footer_joins_its_line_after_the_first_paint_and_shows_the_keys(board) -> None:
     """Textual's footer draws no keys before the screen's bindings settle, after the first
     paint: the board keeps its line blank in the footer's colours and mounts the footer

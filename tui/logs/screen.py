@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 from board.core.config import Config
 from board.core.errors import BoardError
@@ -20,9 +21,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..stylesheets import add_stylesheet
 from .drives import DriveRow, drive_rows
 from .view import POLL_S, REPAINT_S, LogView
 
+LOGS_CSS = Path(__file__).with_name("logs.tcss")
 STATUS_MARKS = {
     "running": "●",
     "passed": "✓",
@@ -53,7 +56,6 @@ class DriveList(OptionList):
 class LogsScreen(Screen[None]):
     """Drives on the left (live first, then recent), the selected drive's log on the right."""
 
-    CSS_PATH = "logs.tcss"
     BINDINGS = [
         Binding("escape", "back", "back", id="logs.back", tooltip="return to where you were"),
         Binding("slash", "search", "search", id="logs.search", tooltip="search the log"),
@@ -97,6 +99,7 @@ class LogsScreen(Screen[None]):
         self._status_shown: str | None = None  # the status line's text as last drawn
 
     def compose(self) -> ComposeResult:
+        add_stylesheet(self.app, LOGS_CSS)  # not a CSS_PATH: see add_stylesheet
         with Horizontal(id="logs-body"):
             yield DriveList(id="drives", markup=False)
             with Vertical(id="logs-main"):

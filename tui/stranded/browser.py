@@ -37,8 +37,9 @@ from ..base import BoardAppScreen, PaletteActions
 from ..card import CardScreen
 from ..dialogs import ConfirmDialog
 from ..rows import one_line
+from ..stylesheets import add_stylesheet
 from ..widgets import LineList, StatusLine
-from .diff_screen import DiffScreen
+from .diff_screen import STRANDED_CSS, DiffScreen
 from .rows import (
     SORTS,
     StrandedRow,
@@ -66,7 +67,6 @@ def _utc_now() -> datetime:
 class StrandedScreen(BoardAppScreen):
     """Every stranded branch and husk; one key to look, pick, salvage, discard or copy."""
 
-    CSS_PATH = "stranded.tcss"
     BINDINGS = [
         Binding(
             "enter",
@@ -213,6 +213,7 @@ class StrandedScreen(BoardAppScreen):
     # layout ---------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        add_stylesheet(self.app, STRANDED_CSS)  # not a CSS_PATH: see add_stylesheet
         yield Static(Text("stranded work  loading…"), id="stranded-title")
         yield StrandedTable(id="stranded-table")
         yield Static(Text(""), id="stranded-detail")

@@ -26,6 +26,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from ..rows import one_line
+from ..stylesheets import add_stylesheet
 from .buffer import DiffBuffer
 from .diff_view import DiffView, FileList
 from .rows import StrandedRow
@@ -37,12 +38,14 @@ def _start_name(cfg: Config) -> str:
     return cfg.run_branch if runbranch.folds(cfg) else cfg.base
 
 
+# the browser's and the diffs' rules (the live diff is opened from the board, not the browser)
+STRANDED_CSS = Path(__file__).with_name("stranded.tcss")
+
+
 class PatchScreen(Screen[None]):
     """A patch streamed as git writes it: its files, then its hunks. What git runs is the
     subclass's (`run_git`): a stranded branch against its start (`DiffScreen`), or a live
     tree's work against its start (`LiveDiffScreen`), in the same view with the same keys."""
-
-    CSS_PATH = "stranded.tcss"  # its own: the live diff is opened from the board, not the browser
 
     BINDINGS = [
         Binding("escape", "back", "back", tooltip="back to the stranded list", id="diff.back"),
@@ -66,6 +69,7 @@ class PatchScreen(Screen[None]):
         self._preview_thread: threading.Thread | None = None
 
     def compose(self) -> ComposeResult:
+        add_stylesheet(self.app, STRANDED_CSS)  # not a CSS_PATH: see add_stylesheet
         yield Static(self._title(), id="diff-title")
         yield FileList(id="diff-files")
         yield DiffView(id="diff-view")
