@@ -7,7 +7,6 @@ Invariant 3 lives here. Every git call, coder, gate and PR command goes through
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import signal
 import subprocess
@@ -21,7 +20,7 @@ from board.core.records import FACTORY, Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
-    from typing import IO
+    pass
 
 KILL_GRACE_S = 2.0
 
@@ -238,38 +237,17 @@ def _env(env: Mapping[str, str] | None) -> dict[str, str]:
     return merged
 
 
-_MEANWHILE_PIPE = 1 << 20  # Linux's default most for a pipe (/proc/sys/fs/pipe-max-size)
-
-
-def _widen(pipe: IO[bytes] | None) -> None:
-    """Let the child write up to 1 MiB without waiting for us (best effort, Linux only).
-
-    While `meanwhile` runs nobody reads the child's stdout; a child with more to say than a
-    pipe's default 64 KiB (`git for-each-ref` over 2,000 stranded refs writes some 200 KiB)
-    would sit blocked for all that time instead of finishing alongside.
-    """
-    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if pipe is None or setsize is None:
-        return
-    with contextlib.suppress(OSError):
-        fcntl.fcntl(pipe.fileno(), setsize, _MEANWHILE_PIPE)
-
-
 def run(
     argv: Sequence[str],
     cwd: str | Path | None = None,
     timeout: float = 120,
     env: Mapping[str, str] | None = None,
     input_bytes: bytes | None = None,
-    meanwhile: Callable[[], object] | None = None,
 ) -> Result:
     """Run to completion and capture stdout/stderr (for git and other short commands).
 
     `input_bytes`, when given, is fed through a pipe that is closed at once: the child
-    never sees the operator's terminal. `meanwhile`, when given, is called once the child
-    has started, before its output is read: work of the caller's own that then costs no
-    time of its own while the child starts up (`stranded.list_stranded` reads its stats
-    file while git reads the refs). A `meanwhile` that raises kills the child first.
+    never sees the operator's terminal.
     """
     argv = tuple(str(a) for a in argv)
     try:
@@ -284,14 +262,6 @@ def run(
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         return Result(argv, 127, "", str(exc), missing=True)
-    if meanwhile is not None:
-        _widen(proc.stdout)
-        try:
-            meanwhile()
-        except BaseException:
-            _terminate(proc)
-            proc.communicate()
-            raise
     try:
         out, err = proc.communicate(input=input_bytes, timeout=timeout or None)
         timed_out = False

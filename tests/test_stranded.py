@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
-import time
+import threading
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
-from board.core import proc, records, tomlcache
+from board.core import records, tomlcache
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.git import naming, pick, saves, savestats, snapshot, stranded, worktrees
 from board.core.model import CardDraft
@@ -206,68 +206,51 @@ def test_a_stats_line_whose_numbers_cannot_be_read_is_skipped_like_a_torn_one(
     assert f"{damaged.branch}  {damaged.card:<8} {damaged.files} files" in out, out
 
 
-def test_a_listing_reads_its_stats_while_git_runs_and_a_failure_there_kills_git(
-    tmp_path: Path,
+def test_a_listing_reads_its_stats_beside_git_and_a_failure_there_is_raised(
+    r: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`proc.run(meanwhile=…)`, which the listing uses to read its stats file while git
-    starts: it runs while the child does, its output is still all read, and if it raises the
-    child's group is killed rather than left running."""
-    script = (
-        "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid()));"
-        " time.sleep(float(sys.argv[2])); print('all of it')"
-    )
-    pid_file = tmp_path / "pid"
-    seen: list[bool] = []
+    """The listing reads its stats file in a thread started before git, so the two overlap
+    from git's start on: here each side waits (10 s at most) for the other to have begun,
+    which only two threads can both pass. The rows are those of a listing read in turn.
+    A failure reading the file is raised by the listing, once git is done."""
+    make_branches(r.root, 20)
+    expected = stranded.list_stranded(r.cfg)
+    real_git, real_read = stranded.git, stranded._read_stats
+    began = {"git": threading.Event(), "stats": threading.Event()}
+    met: list[str] = []
 
-    def started() -> int:
-        while not pid_file.exists() or not pid_file.read_text():
-            time.sleep(0.01)
-        return int(pid_file.read_text())
+    def git(*args: Any, **kwargs: Any) -> Any:
+        began["git"].set()
+        if began["stats"].wait(10):
+            met.append("git saw the stats being read")
+        return real_git(*args, **kwargs)
 
-    def meanwhile() -> None:
-        seen.append(proc.pid_alive(started()))
+    def read(cfg: Any) -> Any:
+        began["stats"].set()
+        if began["git"].wait(10):
+            met.append("the stats saw git begin")
+        return real_read(cfg)
 
-    res = proc.run((sys.executable, "-c", script, str(pid_file), "0.5"), meanwhile=meanwhile)
-    assert seen == [True] and res.stdout == "all of it\n", (seen, res)
+    monkeypatch.setattr(stranded, "git", git)
+    monkeypatch.setattr(stranded, "_read_stats", read)
+    assert stranded.list_stranded(r.cfg) == expected
+    assert sorted(met) == ["git saw the stats being read", "the stats saw git begin"], met
 
-    pid_file.unlink()
-
-    def failing() -> None:
-        started()
-        raise RuntimeError("the stats file could not be read")
-
-    with pytest.raises(RuntimeError):
-        proc.run((sys.executable, "-c", script, str(pid_file), "60"), meanwhile=failing)
-    pid = int(pid_file.read_text())
-    try:
-        assert not proc.pid_alive(pid), "the child was left running after meanwhile raised"
-    finally:
-        proc.kill_group(pid)
-
-
-def test_a_child_with_more_than_a_pipe_to_say_finishes_while_meanwhile_runs(
-    tmp_path: Path,
-) -> None:
-    """`git for-each-ref` over 2,000 stranded refs writes some 200 KiB, and nobody reads it
-    while the stats file is read: with a pipe's default 64 KiB git sat blocked all that
-    time, and the listing paid git and the stats one after the other instead of together."""
-    said = 300_000  # more than the default pipe, less than the widened one
-    script = (
-        "import sys; sys.stdout.write('x' * int(sys.argv[2])); sys.stdout.flush();"
-        " open(sys.argv[1], 'w').close()"
-    )
-    done = tmp_path / "done"
     finished: list[bool] = []
 
-    def meanwhile() -> None:
-        deadline = time.monotonic() + 10
-        while not done.exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        finished.append(done.exists())
+    def git_then_note(*args: Any, **kwargs: Any) -> Any:
+        res = real_git(*args, **kwargs)
+        finished.append(True)
+        return res
 
-    res = proc.run((sys.executable, "-c", script, str(done), str(said)), meanwhile=meanwhile)
-    assert finished == [True], "the child was blocked on a full pipe while meanwhile ran"
-    assert res.returncode == 0 and res.stdout == "x" * said
+    def failing(cfg: Any) -> Any:
+        raise RuntimeError("the stats file could not be read")
+
+    monkeypatch.setattr(stranded, "git", git_then_note)
+    monkeypatch.setattr(stranded, "_read_stats", failing)
+    with pytest.raises(RuntimeError, match="could not be read"):
+        stranded.list_stranded(r.cfg)
+    assert finished == [True], "git was not run to its end before the failure was raised"
 
 
 def test_the_newest_screenful_is_the_head_of_the_whole_list_with_the_same_stats(r: Repo) -> None:

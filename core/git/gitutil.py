@@ -37,11 +37,8 @@ def git(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     input_bytes: bytes | None = None,
-    meanwhile: Callable[[], object] | None = None,
 ) -> proc.Result:
-    """Run `git <args>` in `cwd`; raise GitError with git's own words when `check` and it fails.
-
-    `meanwhile` runs once git has started (see `proc.run`)."""
+    """Run `git <args>` in `cwd`; raise GitError with git's own words when `check` and it fails."""
     full_env = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
     if env:
         full_env.update(env)
@@ -51,7 +48,6 @@ def git(
         timeout=timeout,
         env=full_env,
         input_bytes=input_bytes,
-        meanwhile=meanwhile,
     )
     if res.missing:
         if not Path(cwd).is_dir():  # Popen says "not found" for a missing cwd too
