@@ -18,10 +18,6 @@ from pathlib import Path
 
 from board.core.records import FACTORY, Record
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
-if TYPE_CHECKING:
-    pass
-
 KILL_GRACE_S = 2.0
 
 

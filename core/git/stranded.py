@@ -15,7 +15,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from operator import is_
@@ -145,50 +145,37 @@ def read_refs(cfg: Config, newest: int | None = None, *, stats: bool = False) ->
 
     The age order is the stamp, the last part of the name: git sorts by it and cuts the
     list, so a first screenful costs git's read of the refs but only a screenful's output.
-    With `stats` (for `all()`), the stats file is read in a thread started before git
-    (`_StatsReading`): git takes most of a listing's time starting up and reading the
-    refs, and the file is read meanwhile, from git's start on.
+    With `stats` (for `all()`), the stats file is read in a thread started before git:
+    git takes most of a listing's time starting up and reading the refs, and the file is
+    read meanwhile, from git's start on.
     """
     limit = [] if newest is None else [f"--count={max(1, newest)}"]
-    reading = _StatsReading(cfg) if stats else None
+    # Started before git, not once git has started in this thread: then git's start (the
+    # fork and exec this thread waits on) and the reading of its output followed the file
+    # instead of overlapping it. With packed refs git answers in about 4 ms, and the
+    # listing took 1.2-1.7x that; read beside it, 1.0x (bench_stranded_list). A plain
+    # thread: a one-worker ThreadPoolExecutor's hand-off and shutdown cost 1.1-1.3x.
+    reading = _beside(_read_stats, cfg) if stats else None
     listing = git(cfg.root, "for-each-ref", *_REF_ARGS, *limit, naming.STRANDED_REFS).stdout
+    read = reading.result() if reading is not None else None  # raises what it raised
     # git's own separators only: a ref name may hold a Unicode space (split() cuts at
     # U+00A0, U+0085, U+2028…), never an ASCII space or a newline
     words = listing.rstrip("\n").replace("\n", " ").split(" ") if listing.strip() else []
-    return StrandedRefs(cfg, words, reading.result() if reading is not None else None)
+    return StrandedRefs(cfg, words, read)
 
 
-class _StatsReading:
-    """`_read_stats(cfg)` in a thread of its own, started at once; `result()` waits for it
-    and raises what it raised.
+def _beside(fn: Callable[[Config], _StatsFile], cfg: Config) -> Future[_StatsFile]:
+    """`fn(cfg)` in a daemon thread started now; its future holds the result or error."""
+    future: Future[_StatsFile] = Future()
 
-    It used to run in the listing's own thread once git had started (`proc.run`'s
-    "meanwhile"), which left git's start (the fork and exec the parent waits on) and the
-    reading of its output to follow the file, not overlap it: with packed refs git answers
-    in about 4 ms, and the listing took 1.2-1.7x that; from a thread of its own, 1.0x
-    (bench_stranded_list). The file's reading lets the GIL go in its I/O, and the waits on
-    git let it go in this thread."""
-
-    def __init__(self, cfg: Config) -> None:
-        self._value: _StatsFile | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._read, args=(cfg,), name="stranded-stats", daemon=True
-        )
-        self._thread.start()
-
-    def _read(self, cfg: Config) -> None:
+    def run() -> None:
         try:
-            self._value = _read_stats(cfg)
-        except BaseException as exc:  # raised where the listing waits for it
-            self._error = exc
+            future.set_result(fn(cfg))
+        except BaseException as exc:  # raised where the listing asks for the result
+            future.set_exception(exc)
 
-    def result(self) -> _StatsFile:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._value is not None
-        return self._value
+    threading.Thread(target=run, name="stranded-stats", daemon=True).start()
+    return future
 
 
 def _branches(
