@@ -41,6 +41,7 @@ from .csscache import KeptCss
 from .health import Clock, Health, read_health, utc_now
 from .notify import IDLE_TEXT, Notices, notice_text, osc9
 from .rows import Preload, resume_gc
+from .stylesheets import add_stylesheet
 from .text import one_line
 from .themes import THEMES_CACHE, load_themes, user_theme_dir
 from .widgets import StatusLine
@@ -223,12 +224,10 @@ class BoardApp(App[int]):
         Added as a source, as Textual adds a widget's DEFAULT_CSS when it first mounts, so
         only this file is parsed (a screen's CSS_PATH would parse every file again and
         restyle the board); its rules name only those screens' widgets, so nothing drawn
-        already needs restyling."""
-        path = str(SCREENS_CSS)
-        if not self.stylesheet.has_source(path, ""):
+        already needs restyling (`add_stylesheet`)."""
+        if not self.stylesheet.has_source(str(SCREENS_CSS), ""):
             self.kept_css.open_later()  # what the other screens parsed to last time
-            css = SCREENS_CSS.read_text(encoding="utf-8")
-            self.stylesheet.add_source(css, read_from=(path, ""), is_default_css=False)
+            add_stylesheet(self, SCREENS_CSS)
 
     def on_mount(self) -> None:
         if self.poll_interval > 0 and self.store.pushes_changes:

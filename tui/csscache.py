@@ -152,8 +152,9 @@ class KeptCss:
     def __init__(self, stylesheet: Any, variables: dict[str, str]) -> None:
         self.stylesheet = stylesheet
         self.variables = dict(variables)
+        # the parse keys each file gave or was written with; "later" is None until a
+        # screen other than the board's opens
         self.kept: dict[str, set[Hashable] | None] = {"start": set(), "later": None}
-        self.later = False  # a screen other than the board's was opened
         folder = cache_dir()
         try:
             self.header: tuple[Any, ...] | None = (
@@ -188,23 +189,23 @@ class KeptCss:
         """Keep what the board screen's stylesheets parsed to, if its file lacked any of
         it (not once another screen opened: its rules are not the start's). True if
         written."""
-        if self.later:
+        if self.kept["later"] is not None:
             return False
         return self._keep("start", self._entries(lambda key: True))
 
     def open_later(self) -> int:
         """The first screen other than the board's is opening: keep the start's part as
         it stands, then fill the cache with the other screens' kept rules (once)."""
-        if self.later:
+        if self.kept["later"] is not None:
             return 0
         self.keep_start()
-        self.later = True
+        self.kept["later"] = set()
         return self._prime("later")
 
     def keep_at_exit(self) -> bool:
         """At exit: keep the part in use, the later screens' if any opened. True if
         written."""
-        if not self.later:
+        if self.kept["later"] is None:
             return self.keep_start()
         start = self.kept["start"] or set()
         return self._keep("later", self._entries(lambda key: key not in start))
