@@ -30,6 +30,7 @@ from tests.support.tui import (
     OSC52,
     add,
     cli,
+    count_css,
     goto,
     loaded,
     make_app,
@@ -845,12 +846,9 @@ async def test_the_other_screens_rules_join_the_stylesheet_when_the_first_is_ope
     screen is pushed, parsed alone (no reparse of the rest), and style that screen, in the
     theme chosen since."""
     from textual.color import Color
-    from textual.css.stylesheet import Stylesheet
     from textual.geometry import Spacing
 
-    reparsed: list[int] = []
-    original = Stylesheet.reparse
-    monkeypatch.setattr(Stylesheet, "reparse", lambda self: reparsed.append(1) or original(self))
+    reparsed = count_css(monkeypatch).reparsed
     app = make_app(board)
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot)
@@ -878,24 +876,13 @@ async def test_the_stranded_browser_and_the_logs_add_their_own_rules_without_a_r
     composes, parsed alone: a CSS_PATH had Textual parse every source again, in a new
     stylesheet no cache reaches, and restyle the board, at each first open. Their rules
     still style their screens, in the theme chosen since."""
-    import textual.css.stylesheet as stylesheet_module
     from board.tui.logs.screen import LogsScreen
     from board.tui.stranded.browser import StrandedScreen
     from textual.color import Color
-    from textual.css.stylesheet import Stylesheet
     from textual.geometry import Spacing
 
-    reparsed: list[int] = []
-    original = Stylesheet.reparse
-    monkeypatch.setattr(Stylesheet, "reparse", lambda self: reparsed.append(1) or original(self))
-    parsed: list[str] = []
-    real = stylesheet_module.parse
-
-    def counted(scope: str, css: str, read_from: Any, *args: Any, **kwargs: Any) -> Any:
-        parsed.append(str(read_from[0]))
-        return real(scope, css, read_from, *args, **kwargs)
-
-    monkeypatch.setattr(stylesheet_module, "parse", counted)
+    css = count_css(monkeypatch)
+    parsed, reparsed = css.parsed, css.reparsed
     app = make_app(board)
     async with app.run_test(size=(120, 30)) as pilot:
         await loaded(pilot)

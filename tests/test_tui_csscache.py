@@ -16,7 +16,14 @@ import pytest
 import textual.css.stylesheet as stylesheet_module
 from board.tui import csscache
 
-from tests.support.tui import loaded, make_app, screen_segments, seeded_board, settle
+from tests.support.tui import (
+    count_css,
+    loaded,
+    make_app,
+    screen_segments,
+    seeded_board,
+    settle,
+)
 
 
 @pytest.fixture
@@ -28,16 +35,8 @@ def board(tmp_path):
 
 @pytest.fixture
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The CSS sources Textual parses (their locations), counted at its parser."""
-    seen: list[str] = []
-    real = stylesheet_module.parse
-
-    def counted(scope: str, css: str, read_from: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(read_from))
-        return real(scope, css, read_from, *args, **kwargs)
-
-    monkeypatch.setattr(stylesheet_module, "parse", counted)
-    return seen
+    """The CSS sources Textual parses (where each was read from), counted at its parser."""
+    return count_css(monkeypatch).parsed
 
 
 def plain(rules: dict[str, Any]) -> list[tuple[str, str]]:

@@ -306,3 +306,32 @@ async def goto(pilot: Pilot[Any], lane_name: str, card_id: str) -> None:
         await pilot.press("j")
     shown = [row.card.id for row in view.rows]
     raise AssertionError(f"could not reach {card_id} in {lane_name}: {shown}")
+
+
+@dataclass
+class CssWork:
+    """What Textual's stylesheets do, counted: each source parsed (where it was read
+    from) and each whole reparse (a new stylesheet parsing every source again)."""
+
+    parsed: list[str]
+    reparsed: list[int]
+
+
+def count_css(monkeypatch: Any) -> CssWork:
+    """Count Textual's CSS work at its parser and at `Stylesheet.reparse`, from now on."""
+    import textual.css.stylesheet as module
+
+    work = CssWork([], [])
+    parse, reparse = module.parse, module.Stylesheet.reparse
+
+    def counted(scope: str, css: str, read_from: Any, *args: Any, **kwargs: Any) -> Any:
+        work.parsed.append(str(read_from[0]))
+        return parse(scope, css, read_from, *args, **kwargs)
+
+    def reparsing(self: Any) -> None:
+        work.reparsed.append(1)
+        reparse(self)
+
+    monkeypatch.setattr(module, "parse", counted)
+    monkeypatch.setattr(module.Stylesheet, "reparse", reparsing)
+    return work
