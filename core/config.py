@@ -7,12 +7,12 @@ import os
 import posixpath
 import re
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 from board.core import tomlcache
 from board.core.errors import ConfigError
 from board.core.failures import CLASSES, DEFAULT_RULES, DEFAULT_STEPS, STEPS, Rule
 from board.core.records import FACTORY, Frozen
+from board.core.storeurl import store_url_problem
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ BOARD_DIR = ".board"  # beside board.toml: the store, logs, locks and kept readi
 # and the README's key table are all derived from it (tests/test_config.py checks that
 # they agree). Order is the order init writes.
 _ARGV = "argv"
+_ARGVS = "argvs"  # a list of argv lists: commands run in order
 _STRLIST = "strlist"
 
 
@@ -106,6 +107,14 @@ KEYS: tuple[Key, ...] = (
         "the merge command ({branch} {base} {pr_url} {merge_method})"),
     Key("publish", "merge_method", str, "squash", "merge_method", "squash, merge or rebase",
         ("squash", "merge", "rebase")),
+    Key("tree", "setup", _ARGVS, [], "tree_setup",
+        "commands run in order in every fresh tree before the coder, e.g. [[\"npm\", \"ci\"]] "
+        "({worktree} {card}; env BOARD_ROOT, BOARD_SLOT)"),
+    Key("tree", "copy", _STRLIST, [], "tree_copy",
+        "ignored files copied from your checkout into each tree (.gitignore lines, with "
+        ".worktreeinclude); never committed, saved or pushed"),
+    Key("tree", "setup_timeout_s", float, 900, "setup_timeout_s",
+        "each setup command's time limit"),
     Key("planner", "name", str, "planner", "planner_name", "who decompose tasks are for"),
     Key("planner", "argv", _ARGV, [], "planner_argv", "runs decompose tasks; empty: they wait"),
     Key("planner", "timeout_s", float, 1800, "planner_timeout_s", "the planner's time limit"),
@@ -127,6 +136,7 @@ SCHEMA: dict[str, dict[str, tuple[Any, Any]]] = {}
 for _k in KEYS:
     SCHEMA.setdefault(_k.section, {})[_k.name] = (_k.kind, _k.default)
 _BY_ATTR = {k.attr: k for k in KEYS}
+_BY_NAME = {(k.section, k.name): k.attr for k in KEYS}
 _CHOICES = {(k.section, k.name): k.choices for k in KEYS if k.choices}
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,9}$")
 
@@ -135,7 +145,7 @@ def _default(attr: str) -> Any:
     """A Config attribute's default, from KEYS (lists become tuples, tables are copied)."""
     value = _BY_ATTR[attr].default
     if isinstance(value, list):
-        return tuple(value)
+        return tuple(tuple(v) if isinstance(v, list) else v for v in value)
     if isinstance(value, dict):
         return FACTORY  # a new table for each Config
     return value
@@ -181,7 +191,8 @@ class Config(Frozen):
         "coder_timeout_s", "first_output_timeout_s", "timeout_split_after", "gate_format_argv",
         "gate_argv", "gate_timeout_s", "gate_retries", "publish_mode", "review", "remote",
         "pr_argv", "run_on_remote", "publish_timeout_s", "pr_state_argv", "poll_s", "auto_merge",
-        "merge_argv", "merge_method", "planner_argv", "planner_timeout_s", "max_backoff_s",
+        "merge_argv", "merge_method", "tree_setup", "tree_copy", "setup_timeout_s",
+        "planner_argv", "planner_timeout_s", "max_backoff_s",
         "failure_rules", "theme", "theme_dir", "keys", "notify", "store_url",
     )  # fmt: skip
     root: Path
@@ -215,6 +226,9 @@ class Config(Frozen):
     auto_merge: bool
     merge_argv: tuple[str, ...]
     merge_method: str
+    tree_setup: tuple[tuple[str, ...], ...]
+    tree_copy: tuple[str, ...]
+    setup_timeout_s: float
     planner_argv: tuple[str, ...]
     planner_timeout_s: float
     max_backoff_s: float
@@ -258,6 +272,9 @@ class Config(Frozen):
         auto_merge: bool = _default("auto_merge"),
         merge_argv: tuple[str, ...] = _default("merge_argv"),
         merge_method: str = _default("merge_method"),
+        tree_setup: tuple[tuple[str, ...], ...] = _default("tree_setup"),
+        tree_copy: tuple[str, ...] = _default("tree_copy"),
+        setup_timeout_s: float = _default("setup_timeout_s"),
         planner_argv: tuple[str, ...] = _default("planner_argv"),
         planner_timeout_s: float = _default("planner_timeout_s"),
         max_backoff_s: float = _default("max_backoff_s"),
@@ -448,6 +465,19 @@ class _Reader:
         return ConfigError(f"{where}: {name}: {why}")
 
     def value(self, section: list[str], key: str, kind: Any, raw: Any) -> Any:
+        if kind == _ARGVS:
+            if not isinstance(raw, list) or not all(
+                isinstance(cmd, list) and all(isinstance(x, str) for x in cmd) for cmd in raw
+            ):
+                raise self.fail(
+                    section,
+                    key,
+                    f'expected a list of argv lists (e.g. [["npm", "ci"]]), got {raw!r}',
+                )
+            for n, cmd in enumerate(raw, start=1):
+                if not cmd or not cmd[0]:
+                    raise self.fail(section, key, f"command {n}: the program (first item) is empty")
+            return tuple(tuple(cmd) for cmd in raw)
         if kind in (_ARGV, _STRLIST):
             if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
                 raise self.fail(section, key, f"expected a list of strings, got {raw!r}")
@@ -531,6 +561,24 @@ class _Reader:
             clean.append(norm)
         return tuple(clean)
 
+    def copy_patterns(self, raw: tuple[str, ...]) -> tuple[str, ...]:
+        """`[tree] copy` lines are .gitignore lines matched inside the checkout: one that
+        leads out of it, or is empty, would copy nothing a reader could predict."""
+        for entry in raw:
+            line = entry.strip()
+            why = ""
+            if not line or line.startswith("#"):
+                why = f"{entry!r} is empty or a comment: give a path or a glob"
+            elif line.startswith("!"):
+                why = f"{entry!r} is a negation: list only what to copy"
+            elif ".." in line.strip("/").split("/"):
+                why = f"{entry!r} leads out of the checkout"
+            elif line.strip("/").split("/")[0] == ".git":
+                why = f"{entry!r} is git's own directory"
+            if why:
+                raise self.fail(["tree"], "copy", why)
+        return tuple(e.strip() for e in raw)
+
 
 def parse(path: Path, text: str, root: Path | None = None, cache: str | None = None) -> Config:
     """Parse and validate the text of a board.toml; raise ConfigError naming file, line and key.
@@ -586,7 +634,7 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
         kind, default = SCHEMA[section][key]
         if isinstance(default, dict):
             return dict(default)
-        return tuple(default) if isinstance(default, list) else default
+        return _default(_BY_NAME[(section, key)]) if isinstance(default, list) else default
 
     prefix = get("board", "prefix")
     if not _PREFIX_RE.match(prefix):
@@ -597,6 +645,7 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
         if not get("board", key).strip():
             raise reader.fail(["board"], key, "must not be empty")
     scratch = reader.scratch(get("board", "scratch"))
+    copy = reader.copy_patterns(get("tree", "copy"))
     if get("board", "max_concurrent") < 1:
         raise reader.fail(["board"], "max_concurrent", "must be at least 1")
     if get("board", "base") == get("board", "run_branch"):
@@ -621,7 +670,7 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
     if why:
         raise reader.fail(["store"], "url", why)
     filled = {k.attr: get(k.section, k.name) for k in KEYS}
-    filled.update(prefix=prefix, scratch=scratch, ladder=ladder)
+    filled.update(prefix=prefix, scratch=scratch, ladder=ladder, tree_copy=copy)
     return Config(
         root=(root or path.parent).resolve(),
         tiers=tiers,
@@ -640,56 +689,6 @@ RULE_DOC = (
     "[[failures.rules]]: pattern (a regex, any case), class (rate-limit, transient, auth), "
     "optional steps, exit_codes, backoff_s, max_attempts; checked before the defaults"
 )
-
-
-def store_url_problem(url: str) -> str:
-    """Why `url` cannot be `[store] url`, or '' when it can (empty: the SQLite file).
-
-    board.toml is committed, copied and pasted into issues, so a password never lives
-    there: libpq reads it from PGPASSWORD or ~/.pgpass. The URL is not echoed back, in
-    case it holds one."""
-    if not url:
-        return ""
-    scheme, sep, rest = url.partition("://")
-    if not sep or scheme not in ("postgresql", "postgres"):
-        return "must be a postgresql://user@host:port/db URL (or empty for the SQLite file)"
-    try:
-        parts = urlsplit(url)
-        query = parse_qs(parts.query, keep_blank_values=True)
-        has_password = bool(parts.password)
-    except ValueError as exc:
-        return f"is not a valid URL: {exc}"
-    if has_password or "password" in query:
-        return (
-            "carries a password: keep it out of board.toml and give it in PGPASSWORD or "
-            "~/.pgpass (libpq reads both)"
-        )
-    return ""
-
-
-def with_store_url(text: str, url: str) -> str:
-    """board.toml's text with `[store] url` set to `url`, the rest kept as it was: the
-    url line replaced, or added under an existing `[store]`, or a `[store]` table added."""
-    line = _toml({"url": url}).rstrip("\n")
-    lines = text.splitlines()
-    start = next(
-        (i for i, raw in enumerate(lines) if re.match(r"^\s*\[\s*store\s*\]\s*(#.*)?$", raw)),
-        None,
-    )
-    if start is None:
-        tail = "" if not text or text.endswith("\n") else "\n"
-        return f"{text}{tail}\n[store]\n{line}\n"
-    end = next(
-        (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")),
-        len(lines),
-    )
-    for i in range(start + 1, end):
-        if re.match(r'^\s*"?url"?\s*=', lines[i]):
-            lines[i] = line
-            break
-    else:
-        lines.insert(start + 1, line)
-    return "\n".join(lines) + "\n"
 
 
 def _rules(reader: _Reader, raw: Any) -> tuple[Rule, ...]:

@@ -51,7 +51,7 @@ from board.core.drive import drive
 from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
 from board.core.git import runbranch, treestate
 from board.core.git.runbranch import lock_path
-from board.core.model import SELF_HEALING, TERMINAL, Blocked, Card, Drive, Pause
+from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Blocked, Card, Drive, Pause
 from board.core.poller import ForgePoller
 from board.core.proc import pid_alive
 from board.core.publish.owner import release_working
@@ -63,6 +63,7 @@ TOLD_LABEL = "told="
 JOIN_POLL_S = 0.05
 LEASE_LOST = "its host lost its lease"  # a drive row's result when another host gave it up
 TREES_SAVED = "its trees were saved when the host booted again"
+SETUP_FAILS_TO_PAUSE = 2  # cards in a row whose setup failed before claims stop
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,6 +137,7 @@ class Loop:
         self.base_problem = ""  # why nothing can be claimed board-wide ('' when nothing)
         self.poller = ForgePoller(cfg, store, self.log, self.wake)
         self._shared_at = float("-inf")  # monotonic time saves were last shared
+        self.setup_fails: list[str] = []  # cards whose setup failed since the last that worked
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -731,12 +733,38 @@ class Loop:
                 end = self._run_planner(card_id, token)
             self.ends.append(end)
             self.log("end", **end.to_json())
+            self._count_setup(end)
         except Exception as exc:  # never let a thread die silently
             self.log("end", card=card_id, drive=token, outcome="error", reason=repr(exc))
         finally:
             with self._mu:
                 self.running.pop(card_id, None)
             self.wake.set()
+
+    def _count_setup(self, end: drive.DriveEnd) -> None:
+        """Two cards in a row whose [tree] setup failed: the project's setup is broken, not
+        the cards, so claims stop (a `setup` pause) and the operator is told once; a setup
+        that worked starts the count again. `board resume setup` lifts it."""
+        with self._mu:
+            if end.setup == "ok":
+                self.setup_fails = []
+                return
+            if end.setup != "failed" or end.cls != "setup-failed":
+                return
+            self.setup_fails.append(end.card)
+            fails = list(self.setup_fails)
+        if len(fails) < SETUP_FAILS_TO_PAUSE:
+            return
+        if waits.active_pause(self.store.pauses(), SETUP_PAUSE) is not None:
+            return
+        reason = (
+            f"{len(fails)} cards in a row failed [tree] setup ({', '.join(fails[-3:])}; the "
+            f"last: {end.reason[:300]})"
+        )
+        self.store.pause_tier(
+            Pause(SETUP_PAUSE, "setup-failed", reason, "", failures.stamp(waits.now()), end.card)
+        )
+        self.log("setup-paused", cards=fails, reason=reason, resume="board resume setup")
 
     def _run_planner(self, card_id: str, token: str) -> drive.DriveEnd:
         from board.core.cards import split

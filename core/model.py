@@ -25,6 +25,8 @@ HUMAN_CLASSES: frozenset[str] = frozenset(
         "fold-conflict",
         "auth",  # a dead login: no stronger model fixes it, and every card would burn on it
         "pr-closed",  # its pull request was closed without a merge: a human decides
+        "setup-failed",  # its tree's [tree] setup failed: the project's, not the card's
+        "secret-leak",  # its change holds a copied file's value: never committed or saved
     }
 )
 BLOCK_CLASSES: frozenset[str] = SELF_HEALING | HUMAN_CLASSES
@@ -340,6 +342,7 @@ class Drive(Frozen):
 
 
 FORGE_PAUSE = "forge"  # the pause a dead forge login puts on PR polling (`board resume forge`)
+SETUP_PAUSE = "setup"  # the pause two failed setups in a row put on claims (`board resume setup`)
 
 
 class Pause(Frozen):

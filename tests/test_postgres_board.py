@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from board.core import config
+from board.core import config, storeurl
 from board.core.cards import actions
 from board.core.model import CardDraft
 from board.core.store import open_store
@@ -123,7 +123,7 @@ def test_init_store_adds_a_store_table_to_an_older_board_toml(tmp_path: Path, pg
 def test_a_password_in_board_toml_is_refused_naming_the_line(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, init="cli").root
     path = repo / config.CONFIG_NAME
-    text = config.with_store_url(path.read_text(), f"postgresql://bob:{SECRET}@db.example/board")
+    text = storeurl.with_store_url(path.read_text(), f"postgresql://bob:{SECRET}@db.example/board")
     path.write_text(text)
     line = text.splitlines().index(f'url = "postgresql://bob:{SECRET}@db.example/board"') + 1
     for verb in (("card", "list"), ("status",), ("init",)):
@@ -219,7 +219,7 @@ def test_a_verb_on_an_unreachable_server_says_so_in_one_line(tmp_path: Path) -> 
     repo = make_repo(tmp_path, init="cli").root
     path = repo / config.CONFIG_NAME
     url = closed_port_url()
-    path.write_text(config.with_store_url(path.read_text(), url))
+    path.write_text(storeurl.with_store_url(path.read_text(), url))
     res = run_cli(repo, "card", "list")
     assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
     assert res.stderr.startswith(f"board: store {url} is unreachable: connection")

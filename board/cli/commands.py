@@ -259,7 +259,7 @@ def _add_store(ctx: Context, path: Path, cfg: config.Config, url: str) -> bool:
     nothing else. A different URL already there is refused: moving a board to another
     database is a decision to make by hand, not a side effect of init. True when the
     database's tables were made here."""
-    from board.core import config
+    from board.core import config, storeurl
 
     if cfg.store_url == url:
         ctx.out(f"kept [store] url: {config.CONFIG_NAME} already names {url}")
@@ -270,7 +270,7 @@ def _add_store(ctx: Context, path: Path, cfg: config.Config, url: str) -> bool:
             "the board moves; nothing changed"
         )
     text = path.read_text(encoding="utf-8")
-    joined = config.with_store_url(text, url)
+    joined = storeurl.with_store_url(text, url)
     try:
         written = config.parse(path, joined, ctx.root)
     except ConfigError as exc:

@@ -29,10 +29,12 @@ def register(sub: Subparsers) -> None:
         help="lift a tier's pause (a rate limit or a dead login) so its cards are claimed",
         description=(
             "A tier paused by `auth` stays paused until you log in again and unblock one of "
-            "its cards, or run this; a rate-limit pause lifts by itself at its time."
+            "its cards, or run this; a rate-limit pause lifts by itself at its time. "
+            "`board resume setup` lets the loop claim again after two cards in a row failed "
+            "[tree] setup; `board resume forge` restarts PR polling after a dead forge login."
         ),
     )
-    p.add_argument("tier", metavar="TIER")
+    p.add_argument("tier", metavar="TIER|setup|forge")
     p.set_defaults(func=cmd_resume)
 
 
@@ -52,7 +54,10 @@ def cmd_resume(args: argparse.Namespace, ctx: Context) -> int:
     from board.core.ops import status
 
     if status.resume(ctx.store, ctx.cfg, args.tier):
-        ctx.out(f"tier {args.tier} resumed: its cards can be claimed again")
+        if args.tier == "setup":
+            ctx.out("setup resumed: the loop claims cards again")
+        else:
+            ctx.out(f"tier {args.tier} resumed: its cards can be claimed again")
     else:
         ctx.out(f"tier {args.tier} was not paused; nothing changed")
     return 0

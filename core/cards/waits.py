@@ -21,7 +21,7 @@ from fnmatch import fnmatchcase
 from board.core import hosts
 from board.core.config import Config
 from board.core.failures import parse_stamp
-from board.core.model import SELF_HEALING, TERMINAL, Card, LoopBeat, Pause
+from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Card, LoopBeat, Pause
 from board.core.proc import pid_alive
 from board.core.records import FACTORY, Record
 from board.core.store import Store
@@ -312,6 +312,9 @@ def why_waits(cfg: Config, card: Card, view: ClaimView) -> str:
         when = not_before(card, view.at)
         if when is not None:
             return f"a retry, not before {card.not_before}"
+        held = active_pause(view.pauses, SETUP_PAUSE, view.at)
+        if held is not None:
+            return f"claims are paused until the operator acts (board resume setup): {held.reason}"
         tier = rung(cfg, card)
         pause = active_pause(view.pauses, tier, view.at)
         if pause is not None:

@@ -53,6 +53,7 @@ from typing import Any, NoReturn
 from board.core import proc
 from board.core.cards import waits
 from board.core.config import Config
+from board.core.drive import setup
 from board.core.drive.backoff import BackOffSteps
 from board.core.drive.brief import (
     KeptAttempt,
@@ -66,7 +67,7 @@ from board.core.drive.gate import GateVerdict, run_gate
 from board.core.drive.harvest import Harvest, harvest, in_surface, tree_changes
 from board.core.drive.trees import TreeSteps
 from board.core.errors import BoardError, Conflict, StrandedWorkError
-from board.core.git import depwork, gitutil, treestate
+from board.core.git import depwork, gitutil, treefiles, treestate
 from board.core.logs import LogWriter, log_path
 from board.core.model import Card
 from board.core.publish.owner import Owner, StoodAside, block_owned, edge_update, release_working
@@ -94,6 +95,7 @@ class DriveEnd:
     cls: str = ""
     commit: str = ""
     harvest: Harvest | None = None
+    setup: str = ""  # ok | failed | "" (no setup ran): the loop counts failures in a row
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -144,6 +146,8 @@ class Drive(TreeSteps, BackOffSteps):
         self._pg_lock = threading.Lock()
         self._pending: tuple[str, str] = ("failed", "")  # how the current attempt's row ends
         self.kept_attempts: list[KeptAttempt] = []  # failed attempts saved, for the next brief
+        self.slot = 0  # BOARD_SLOT, held while the drive runs
+        self.setup = ""  # how the last [tree] setup ended: ok | failed
 
     # -- control from other threads ------------------------------------------------------
 
@@ -171,6 +175,7 @@ class Drive(TreeSteps, BackOffSteps):
     # -- the run -------------------------------------------------------------------------
 
     def run(self) -> DriveEnd:
+        self.slot = setup.take_slot()
         try:
             return self._run()
         except _Ended as ended:
@@ -179,6 +184,7 @@ class Drive(TreeSteps, BackOffSteps):
             return self._failed_internally(exc)
         finally:
             self._close_log()
+            setup.give_slot(self.slot)
 
     def _run(self) -> DriveEnd:
         fresh = True
@@ -225,6 +231,7 @@ class Drive(TreeSteps, BackOffSteps):
                     continue
             self._format()
             self._check_stop()
+            self._no_leak()
             if not self._has_work():
                 if res is not None:  # aider exits 0 when its calls failed: read what it said
                     self._not_its_fault("coder", res)
@@ -236,6 +243,7 @@ class Drive(TreeSteps, BackOffSteps):
                 self._edge_check("gate start")  # held while the coder or formatter ran
                 verdict = self._gate()
                 self._check_stop()
+                self._no_leak()
                 if verdict.red:
                     self._not_its_fault("gate", None, verdict.tail, verdict.exit_code)
                     if gate_round < self.cfg.gate_retries:
@@ -274,13 +282,16 @@ class Drive(TreeSteps, BackOffSteps):
         self._say(f"coder ended: {_describe(res)}")
         return res
 
+    def _env(self) -> dict[str, str]:
+        """What every child of the drive finds about its tree (setup, coder, gate)."""
+        assert self.tree is not None
+        env = setup.tree_env(self.cfg, self.tree, self.card_id, self.slot)
+        env["BOARD_DRIVE"] = self.token
+        return env
+
     def _stream(self, argv: list[str], timeout: float, first_output: float = 0) -> proc.Result:
         assert self.tree is not None
-        env = {
-            "BOARD_CARD": self.card_id,
-            "BOARD_WORKTREE": str(self.tree),
-            "BOARD_DRIVE": self.token,
-        }
+        env = self._env()
         try:
             return proc.stream(
                 argv,
@@ -292,9 +303,13 @@ class Drive(TreeSteps, BackOffSteps):
                 on_start=self._on_start,
             )
         finally:
-            with self._pg_lock:
-                self._pgid = 0
-            self.store.update_drive(self.token, pgid=0)
+            self._child_ended()
+
+    def _child_ended(self) -> None:
+        """The child's group is gone: nothing for an interrupt or a crashed loop to kill."""
+        with self._pg_lock:
+            self._pgid = 0
+        self.store.update_drive(self.token, pgid=0)
 
     def _on_start(self, pid: int) -> None:
         with self._pg_lock:
@@ -373,11 +388,9 @@ class Drive(TreeSteps, BackOffSteps):
             on_start=self._on_start,
             card=self.card_id,
             brief=str(self.brief or ""),
-            env={"BOARD_DRIVE": self.token},
+            env=self._env(),
         )
-        with self._pg_lock:
-            self._pgid = 0
-        self.store.update_drive(self.token, pgid=0)
+        self._child_ended()
         self._say(f"gate: {verdict.reason}")
         if verdict.status == "no-verdict":
             self._settle()
@@ -388,6 +401,20 @@ class Drive(TreeSteps, BackOffSteps):
                 WHO,
             )
         return verdict
+
+    def _no_leak(self) -> None:
+        """A copied secret in the change: block `secret-leak`, nothing committed, saved or
+        pushed, the tree kept as it is for the operator (core/git/treefiles.py)."""
+        assert self.tree is not None
+        leak = treefiles.leak_in(self.cfg, self.tree)
+        if leak is None:
+            return
+        self._block(
+            "secret-leak",
+            f"{leak.text()}: nothing was committed, saved or pushed. Its tree is kept at "
+            f"{self.tree}: take it out there, then unblock",
+            remove_tree=False,
+        )
 
     def _has_work(self) -> bool:
         assert self.tree is not None
@@ -620,6 +647,7 @@ class Drive(TreeSteps, BackOffSteps):
             cls=cls,
             commit=commit,
             harvest=h,
+            setup=self.setup,
         )
 
     def _comment(self, text: str, tail: str = "") -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NoReturn
 from board.core.config import Config
 from board.core.drive.brief import KeptAttempt
 from board.core.errors import BoardError, StrandedWorkError
-from board.core.git import gitutil, treestate
+from board.core.git import gitutil, treefiles, treestate
 from board.core.model import Card
 from board.core.store import Store
 
@@ -38,6 +38,7 @@ class TreeSteps:
     start: str
     resumed_from: str
     kept_attempts: list[KeptAttempt]
+    setup: str
 
     if TYPE_CHECKING:  # the drive's own, declared here so the steps are checked against them
 
@@ -49,6 +50,13 @@ class TreeSteps:
         ) -> NoReturn: ...
         def _comment(self, text: str, tail: str = "") -> None: ...
         def _say(self, text: str) -> None: ...
+        def _line(self, text: str) -> None: ...
+        def _env(self) -> dict[str, str]: ...
+        def _on_start(self, pid: int) -> None: ...
+        def _child_ended(self) -> None: ...
+        def _check_stop(self) -> None: ...
+        @property
+        def stopping(self) -> bool: ...
 
     def _fresh_build(self) -> bool:
         """Save every old tree the card owns, then create a fresh one (invariant 1) at the start
@@ -69,13 +77,57 @@ class TreeSteps:
             self.tree = Path(worktrees.create_worktree(self.cfg, self.card_id, store=self.store))
         except StrandedWorkError as exc:
             self.tree = None  # the old tree stays exactly as it is; no coder is dispatched
-            self._block("stranded-work", exc.line(), remove_tree=False)
+            cls = "secret-leak" if isinstance(exc, treefiles.SecretLeak) else "stranded-work"
+            self._block(cls, exc.line(), remove_tree=False)
         self.start = gitutil.out(self.tree, "rev-parse", "HEAD")
         self._say(f"fresh worktree {self.tree} at {self.start[:10]}")
         self.resumed_from = ""
         if resume:
             self._resume(resume)
+        self._ready_tree()
         return False
+
+    def _ready_tree(self) -> None:
+        """The fresh tree gets the ignored files it needs, then `[tree] setup`; a failure
+        blocks `setup-failed` (not the card's fault: no rung is climbed), the tree kept."""
+        from board.core.drive import setup
+
+        assert self.tree is not None
+        try:
+            plan = treefiles.copy_into(self.cfg, self.tree, self.start)
+        except (BoardError, OSError) as exc:
+            why = exc.line() if isinstance(exc, BoardError) else f"{type(exc).__name__}: {exc}"
+            self.setup = "failed"
+            self._block(
+                "setup-failed",
+                f"the files [tree] copy names could not be copied into {self.tree}: {why}",
+                remove_tree=False,
+            )
+        for line in plan.lines():
+            self._say(line)
+        if not self.cfg.tree_setup:
+            return
+        self._say(f"== setup: {len(self.cfg.tree_setup)} command(s) from [tree] setup ==")
+        end = setup.run_setup(
+            self.cfg,
+            self.tree,
+            self._env(),
+            self._line,
+            on_start=self._on_start,
+            stopping=lambda: self.stopping,
+        )
+        self._child_ended()
+        self._check_stop()
+        self.setup = "ok" if end.ok else "failed"
+        if not end.ok:
+            self._block(
+                "setup-failed",
+                f"{end.reason}. Not the card's fault: no rung was climbed. Its tree is kept at "
+                f"{self.tree}; fix [tree] setup (or what it installs), then unblock",
+                end.tail,
+                remove_tree=False,
+            )
+        self._say(f"== setup ended: ok ({end.seconds:.1f}s) ==")
 
     def _resume(self, branch: str) -> None:
         """Start this build from the work its interrupted build left (saved on `branch`

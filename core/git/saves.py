@@ -22,7 +22,7 @@ from typing import Any
 
 from board.core.config import Config
 from board.core.errors import BoardError, GitError, StrandedWorkError
-from board.core.git import naming
+from board.core.git import naming, treefiles
 from board.core.git.faults import _fault
 from board.core.git.gitutil import NO_HOOKS, git, identity_env, out
 from board.core.git.naming import (
@@ -288,6 +288,7 @@ def _preserve(
     if work.empty:
         return None, work
     assert work.snapshot is not None
+    treefiles.check_save(cfg, tree, work.snapshot)  # a copied secret never goes on a branch
     try:
         saved = _write_save(
             cfg,

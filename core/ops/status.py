@@ -16,7 +16,7 @@ from typing import Any
 from board.core.cards import waits
 from board.core.cards.waits import HEARTBEAT_S, STALE_AFTER_S, heartbeat_age, loop_running
 from board.core.config import Config
-from board.core.model import FORGE_PAUSE, LANES
+from board.core.model import FORGE_PAUSE, LANES, SETUP_PAUSE
 from board.core.store import Store
 
 
@@ -116,10 +116,11 @@ def status_lines(status: dict[str, Any]) -> list[str]:
 
 
 def resume(store: Store, cfg: Config, tier: str) -> bool:
-    """`board resume TIER`: lift the tier's pause, whatever its class. False if none."""
+    """`board resume TIER`: lift the tier's pause, whatever its class (`forge`: PR polling,
+    `setup`: the claims two failed setups in a row stopped). False if none."""
     from board.core.errors import Refused
 
-    if tier not in cfg.tiers and tier != FORGE_PAUSE:
+    if tier not in cfg.tiers and tier not in (FORGE_PAUSE, SETUP_PAUSE):
         known = ", ".join(sorted(cfg.tiers)) or "none"
         raise Refused(f"no tier {tier!r} in board.toml (tiers: {known})")
     return store.resume_tier(tier)

@@ -52,6 +52,7 @@ def make_board(
     gate_opts: dict[str, Any] | None = None,
     publish: dict[str, Any] | None = None,
     setup: Callable[[Path], None] | None = None,
+    tree: dict[str, Any] | None = None,
 ) -> tuple[config.Config, SQLiteStore]:
     """A repo with `board init` done and board.toml rewritten for this test.
 
@@ -74,6 +75,7 @@ def make_board(
         coder=coder,
         gate_opts=gate_opts,
         publish=publish,
+        tree=tree,
     )
     cfg = config.load(repo)
     return cfg, SQLiteStore(cfg.db_path)
@@ -88,6 +90,7 @@ def write_config(
     coder: dict[str, Any] | None = None,
     gate_opts: dict[str, Any] | None = None,
     publish: dict[str, Any] | None = None,
+    tree: dict[str, Any] | None = None,
 ) -> config.Config:
     tiers = tiers or {"default": edit_tier()}
     overrides: dict[str, dict[str, Any]] = {
@@ -102,6 +105,7 @@ def write_config(
         },
         "gate": {"argv": gate or [], "retries": 1, "timeout_s": 30, **(gate_opts or {})},
         "publish": {**(publish or {})},
+        "tree": {**(tree or {})},
     }
     config.write_default(repo, overrides)
     return config.load(repo)
