@@ -323,3 +323,52 @@ def test_a_coder_that_writes_a_copied_secret_is_blocked_and_the_value_is_on_no_r
     assert TOKEN in (tree / "app.py").read_text(), "a refused save removed the tree"
     assert _refs_holding(cfg.root, TOKEN) == []
     store.close()
+
+
+def test_the_boards_own_files_are_never_copied(tmp_path: Path) -> None:
+    """A repository's `.worktreeinclude` is input: `*` must not copy the store or the trees."""
+
+    def project(clone: Path) -> None:
+        (clone / ".worktreeinclude").write_text("*\n")
+        (clone / ".gitignore").write_text("node_modules/\n.env\n")
+
+    cfg, store = make_board(tmp_path, setup=project)
+    _write_env(cfg.root)
+    (cfg.worktrees_dir / "feat-c-9").mkdir(parents=True)
+    (cfg.worktrees_dir / "feat-c-9" / "x.txt").write_text("another tree's\n")
+    plan = treefiles.plan(cfg)
+    assert [p for p, _ in plan.files] == [".env"]
+    refused = dict(plan.refused)
+    assert refused[".board/board.db"].startswith("the board's own")
+    assert refused[".worktrees/feat-c-9/x.txt"].startswith("the board's own")
+    store.close()
+
+
+def test_a_copy_is_never_written_through_a_symlink_in_the_tree(tmp_path: Path) -> None:
+    """The run branch (a card folded it) has `conf` as a symlink to a folder outside the
+    tree, while the checkout has a real `conf/` with an ignored file: the copy is refused
+    rather than written wherever the link points."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+
+    def project(clone: Path) -> None:
+        (clone / ".gitignore").write_text("node_modules/\nconf/local.env\n")
+        (clone / ".worktreeinclude").write_text("conf/local.env\n")
+
+    cfg, store = make_board(tmp_path, setup=project)
+    (cfg.root / "conf").mkdir()
+    (cfg.root / "conf" / "local.env").write_text(f"API_TOKEN={TOKEN}\n")
+    side = tmp_path / "side"
+    git(cfg.root, "worktree", "add", "-q", str(side), "board/run")
+    (side / "conf").symlink_to(outside)
+    git(side, "add", "conf")
+    git(side, "commit", "-q", "-m", "conf is a link")
+    git(cfg.root, "worktree", "remove", "--force", str(side))
+    card = add_card(store, surface=["work/**"])
+    end = drive_one(cfg, store, card)
+    assert end.outcome == "done", f"{end.outcome}: {end.reason}"
+    assert list(outside.iterdir()) == [], "the copy was written through the tree's symlink"
+    assert "not copied conf/local.env: a folder on its path in the tree is a symlink" in _log(
+        cfg, card.id
+    )
+    store.close()

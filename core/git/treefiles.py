@@ -131,10 +131,13 @@ def plan(cfg: Config) -> CopyPlan:
     ignored = set(_ignored(root, untracked))
     total = 0
     venvs: dict[str, bool] = {}
+    own = _own_dirs(cfg)
     for p in sorted(untracked):
         why = ""
         parts = p.split("/")
-        if p not in ignored:
+        if any(p == d or p.startswith(d + "/") for d in own):
+            why = "the board's own (its store, its trees, its scratch)"
+        elif p not in ignored:
             why = "no ignore rule matches it: copying it would make it look like work"
         elif any(part in INSTALL_DIRS for part in parts[:-1]) or _in_venv(root, parts, venvs):
             why = "a copy is not an install: [tree] setup makes dependencies and environments"
@@ -150,6 +153,31 @@ def plan(cfg: Config) -> CopyPlan:
                 continue
         result.refused.append((p, why))
     return result
+
+
+def _own_dirs(cfg: Config) -> list[str]:
+    """The board's own places inside the checkout: never copied into a tree."""
+    from board.core.config import BOARD_DIR
+
+    own = [BOARD_DIR, ".git", *cfg.scratch]
+    try:
+        own.append(str(cfg.worktrees_dir.relative_to(cfg.root.resolve())))
+    except ValueError:
+        pass
+    return [d.strip("/") for d in own if d.strip("/")]
+
+
+def _through_link(tree: Path, rel: str) -> bool:
+    """Whether a folder on `rel`'s way inside the tree is a symlink (a copy would be written
+    wherever it points, outside the tree)."""
+    here = tree
+    for part in rel.split("/")[:-1]:
+        here = here / part
+        if here.is_symlink():
+            return True
+        if not here.exists():
+            return False
+    return False
 
 
 def _regular(mode: int) -> bool:
@@ -193,11 +221,15 @@ def copy_into(cfg: Config, tree: Path, start: str) -> CopyPlan:
     if not made.files:
         _write_manifest(tree, start, [])
         return made
-    want = [p for p, _ in made.files]
+    linked = {p for p, _ in made.files if _through_link(tree, p)}
+    want = [p for p, _ in made.files if p not in linked]
     tracked = set(_z(out(tree, "ls-files", "-z", "--cached", "--", *want))) if want else set()
     ignored = set(_ignored(tree, want))
     kept: list[tuple[str, int]] = []
     for p, size in made.files:
+        if p in linked:
+            made.refused.append((p, "a folder on its path in the tree is a symlink"))
+            continue
         if p in tracked:
             made.refused.append((p, "the tree's start point tracks it: it would be work"))
             continue
