@@ -120,6 +120,44 @@ def test_every_fresh_tree_runs_setup_a_climb_included(tmp_path: Path) -> None:
     assert len(_records(record)) == 2, "the next rung's fresh tree was not set up"
 
 
+def test_a_tree_resumed_after_stop_and_unblock_is_set_up_again(tmp_path: Path) -> None:
+    """A resumed tree is a fresh tree with the stopped work applied: it needs its
+    dependencies again, and the setup runs there over the resumed work."""
+    import threading
+
+    from board.core import ops as operator
+    from board.core.cards import actions
+    from board.core.drive import drive
+
+    from tests.support.waiting import wait_for
+
+    record = tmp_path / "setups.txt"
+    cfg, store = make_board(
+        tmp_path,
+        tiers={"default": [script("coder_resume.sh"), "{worktree}", "{card}"]},
+        gate=[script("gate_needs_setup.sh")],
+        tree={"setup": [[script("setup_record.sh"), "0", str(record)]]},
+    )
+    card = add_card(store, "two sittings", surface=["work/**"])
+    token = drive.claim(cfg, store, card)
+    ends: list = []
+    runner = threading.Thread(
+        target=lambda: ends.append(drive.Drive(cfg, store, card.id, token).run())
+    )
+    runner.start()
+    part = cfg.worktrees_dir / f"feat-{card.id}" / "work" / f"{card.id}.txt"
+    wait_for(lambda: part.exists() and "part 1" in part.read_text(), what="part 1")
+    operator.stop(store, cfg, card.id, "going home")
+    runner.join(30)
+    actions.unblock(store, card.id)
+    end = drive.Drive(cfg, store, card.id, drive.claim(cfg, store, store.get(card.id))).run()
+    assert end.outcome == "done", f"{end.outcome}: {end.reason}"
+    assert len(_records(record)) == 2, "the resumed tree was not set up again"
+    log = _log(cfg, card.id, 2)
+    assert log.index("continues from the interrupted build") < log.index("== setup:")
+    store.close()
+
+
 def test_a_failing_setup_blocks_setup_failed_climbs_no_rung_and_two_in_a_row_stop_claims(
     tmp_path: Path,
 ) -> None:

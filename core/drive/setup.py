@@ -68,6 +68,7 @@ class SetupEnd:
     reason: str = ""
     tail: str = ""
     seconds: float = 0.0
+    killed: bool = False  # a command was killed by a signal the setup did not send
     steps: list[tuple[str, float]] = field(default_factory=list)  # (command, seconds)
 
 
@@ -112,6 +113,7 @@ def run_setup(
         on_line(f"board: setup {n} of {total} ended: {what} ({took:.1f}s)")
         if res.killed_by_signal is not None and stopping():
             break
+        end.killed = res.killed_by_signal is not None and not res.timed_out
         if not res.ok:
             end.ok = False
             end.reason = f"setup command {n} of {total} {argv!r} {what}"

@@ -55,6 +55,7 @@ class TreeSteps:
         def _on_start(self, pid: int) -> None: ...
         def _child_ended(self) -> None: ...
         def _check_stop(self) -> None: ...
+        def _settle(self) -> None: ...
         @property
         def stopping(self) -> bool: ...
 
@@ -118,6 +119,9 @@ class TreeSteps:
         )
         self._child_ended()
         self._check_stop()
+        if end.killed:  # a kill we did not send: a `board stop` may be moving the card
+            self._settle()
+            self._edge_check("setup")
         self.setup = "ok" if end.ok else "failed"
         if not end.ok:
             self._block(
