@@ -191,7 +191,7 @@ def test_a_failing_setup_blocks_setup_failed_climbs_no_rung_and_two_in_a_row_sto
     told = [x for x in loop_log(cfg) if x["event"] == "setup-paused"]
     assert len(told) == 1, f"the operator was told {len(told)} times"
     why = waits.why_waits(cfg, third, waits.claim_view(store))
-    assert why.startswith("claims are paused until the operator acts (board resume setup)"), why
+    assert why.startswith("claims are paused (board resume setup): 2 cards in a row"), why
     lines = "\n".join(status.status_lines(status.board_status(cfg, store)))
     assert "setup: setup-failed until the operator acts" in lines, lines
     res = run_cli(cfg.root, "resume", "setup")

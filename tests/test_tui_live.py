@@ -33,6 +33,7 @@ from tests.support.loop import add_card, board_run, edit_tier, loop_log, skip_re
 from tests.support.loop import make_board as make_loop_board
 from tests.support.paths import script
 from tests.support.tui import (
+    FIXED_NOW,
     add,
     fixed_now,
     live_board,
@@ -158,6 +159,36 @@ async def test_the_header_counts_drives_pauses_and_the_cards_that_need_you(tmp_p
         assert len(text) <= 78, f"the header overflows 80 columns: {text!r}"
         for part in ("loop running", "drives 1/2", "smart paused 4m12s", "1 needs you"):
             assert part in text, f"{part!r} not in the header at 80 columns: {text!r}"
+    board.close()
+
+
+async def test_the_header_says_setup_stopped_the_claims_and_the_rows_say_why(tmp_path) -> None:
+    """Two cards in a row failed [tree] setup: the loop paused its claims (`setup`); the
+    operator sees it in the header, the blocked rows and every ready card's reason."""
+    from board.core.model import SETUP_PAUSE
+
+    board = live_board(tmp_path)
+    store = board.store
+    for title in ("Add a health check", "Add a version endpoint"):
+        add(
+            store,
+            title,
+            "ready",
+            blocked=Blocked("setup-failed", "setup command 1 of 1 ['npm', 'ci'] exited 1"),
+        )
+    store.pause_tier(
+        Pause(SETUP_PAUSE, "setup-failed", "2 cards in a row failed [tree] setup", "", FIXED_NOW)
+    )
+    app = make_app(board, poll=0)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await loaded(pilot)
+        text = header(app).text
+        assert "setup paused until you act" in text, text
+        await pilot.press("left")  # the ready lane
+        await settle(pilot)
+        lines = "\n".join(lane_lines(app))
+        assert "!setup-failed" in lines, lines
+        assert "claims are paused (board resume setup)" in lines, lines
     board.close()
 
 

@@ -314,7 +314,7 @@ def why_waits(cfg: Config, card: Card, view: ClaimView) -> str:
             return f"a retry, not before {card.not_before}"
         held = active_pause(view.pauses, SETUP_PAUSE, view.at)
         if held is not None:
-            return f"claims are paused until the operator acts (board resume setup): {held.reason}"
+            return f"claims are paused (board resume setup): {held.reason}"
         tier = rung(cfg, card)
         pause = active_pause(view.pauses, tier, view.at)
         if pause is not None:
