@@ -1,4 +1,4 @@
-"""`board init --coder NAME` and gate discovery.
+"""`board init --coder NAME`, and gate and setup discovery.
 
 Each preset is run against a STAND-IN of its CLI (tests/standins/agent_cli.py, put on PATH
 under the real program's name: the real CLIs need accounts and a network). The stand-in
@@ -221,3 +221,220 @@ def test_the_readme_shows_each_preset_as_it_is() -> None:
     start = readme.index("<!-- presets:")
     block = readme[readme.index("\n", start) + 1 : readme.index("<!-- /presets -->")]
     assert block == presets.readme_block(), "README's presets differ from core/presets.py"
+
+
+# setup discovery -----------------------------------------------------------------------
+
+PKG = '{"scripts": {"test": "node --test"}, "dependencies": {"greet": "file:deps/greet"}}'
+PYPROJECT = """[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "calc"
+version = "0"
+{extras}
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+VENV = "{worktree}/.board-scratch/venv"
+VENV_PY = f"{VENV}/bin/python"
+
+
+def _setup(root: Path) -> discover.Setup | None:
+    gate, _ = discover.discover(root)
+    return discover.tree_setup(root, gate, ".board-scratch")
+
+
+@pytest.mark.parametrize(
+    ("files", "argvs", "why"),
+    [
+        ({"pyproject.toml": "[tool.pytest.ini_options]\n", "uv.lock": ""},
+         (("uv", "sync", "--frozen"),), "uv.lock: a fresh tree has no environment"),
+        ({"pyproject.toml": "[tool.poetry]\nname = 'x'\n", "poetry.lock": ""},
+         (("poetry", "install"),), "poetry.lock"),
+        ({"package.json": PKG, "package-lock.json": "{}"},
+         (("npm", "ci"),), "package-lock.json: a fresh tree has no node_modules"),
+        ({"package.json": PKG, "pnpm-lock.yaml": ""},
+         (("pnpm", "install", "--frozen-lockfile"),), "pnpm-lock.yaml"),
+        ({"package.json": PKG, "yarn.lock": ""},
+         (("yarn", "install", "--frozen-lockfile"),), "yarn.lock"),
+        ({"package.json": PKG, "bun.lockb": ""},
+         (("bun", "install", "--frozen-lockfile"),), "bun.lockb"),
+        ({"package.json": PKG, "bun.lock": ""},
+         (("bun", "install", "--frozen-lockfile"),), "bun.lock"),
+        ({"package.json": PKG},
+         (("npm", "install", "--no-package-lock"),), "no lockfile"),
+        ({"uv.lock": "", "pyproject.toml": "[project]\nname = 'x'\n", "package.json": PKG,
+          "package-lock.json": "{}"},
+         (("uv", "sync", "--frozen"), ("npm", "ci")), "uv.lock"),
+        ({"Makefile": "test:\n\t./t\n", "package.json": PKG, "yarn.lock": ""},
+         (("yarn", "install", "--frozen-lockfile"),), "yarn.lock"),
+    ],
+)  # fmt: skip
+def test_setup_discovery_installs_from_each_lockfile(
+    tmp_path: Path, files: dict[str, str], argvs: tuple[tuple[str, ...], ...], why: str
+) -> None:
+    found = _setup(_tree(tmp_path, files))
+    assert found is not None and found.argvs == argvs and why in found.why, found
+    assert found.gate is None, "a lockfile's own tool keeps the gate found"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"Cargo.toml": "[package]\nname = 'x'\n"},
+        {"go.mod": "module x\n"},
+        {"package.json": '{"scripts": {"test": "node --test"}}'},  # nothing to install
+        {"tests/test_app.py": "def test(): pass\n"},  # nothing declared: python3 on PATH
+        {"Makefile": "test:\n\tpytest\n", "pyproject.toml": PYPROJECT.format(extras="")},
+        {},
+    ],
+)
+def test_setup_discovery_writes_none_where_nothing_is_installed(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    assert _setup(_tree(tmp_path, files)) is None
+
+
+@pytest.mark.parametrize(
+    ("extras", "target"),
+    [
+        ('[project.optional-dependencies]\ntest = ["pytest"]\ndev = ["ruff"]\n', ".[test]"),
+        ('[project.optional-dependencies]\ndocs = ["x"]\ntesting = ["pytest"]\n', ".[testing]"),
+        ('[project.optional-dependencies]\ndev = ["pytest"]\n', ".[dev]"),
+        ('[project.optional-dependencies]\ndocs = ["sphinx"]\n', "."),
+        ("", "."),
+    ],
+)
+def test_a_python_package_without_a_lockfile_gets_a_venv_of_the_trees_own(
+    tmp_path: Path, extras: str, target: str
+) -> None:
+    files = {"pyproject.toml": PYPROJECT.format(extras=extras), ".gitignore": "*.egg-info/\n"}
+    found = _setup(_tree(tmp_path, files))
+    assert found is not None, "no setup for an installable package"
+    assert found.argvs == (
+        ("python3", "-m", "venv", VENV),
+        (VENV_PY, "-m", "pip", "install", "-q", "-e", target, "pytest"),
+    )
+    assert found.gate is not None and found.gate.argv == (VENV_PY, "-m", "pytest", "-q")
+    assert "the gate tests the tree's code, not your checkout's" in found.why
+    assert found.notes == (), "a .gitignore naming *.egg-info/ was not read"
+
+
+def test_a_venv_setup_follows_the_scratch_name_and_setup_py(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {"setup.py": "from setuptools import setup\nsetup()\n",
+                            "requirements-dev.txt": "pytest\n",
+                            "tests/test_x.py": "def test(): pass\n"})  # fmt: skip
+    gate, _ = discover.discover(root)
+    found = discover.tree_setup(root, gate, "tmp/scratch/")
+    assert found is not None and found.argvs == (
+        ("python3", "-m", "venv", "{worktree}/tmp/scratch/venv"),
+        ("{worktree}/tmp/scratch/venv/bin/python", "-m", "pip", "install", "-q", "-e", ".",
+         "-r", "requirements-dev.txt", "pytest"),
+    )  # fmt: skip
+    assert "setup.py: an installable package" in found.why
+    assert any("egg-info" in note for note in found.notes), "setuptools' egg-info unnamed"
+    assert found.excludes == ("*.egg-info/",), "init would not exclude setuptools' egg-info"
+
+
+def test_requirements_alone_get_a_venv_and_no_install_of_the_project(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {"requirements.txt": "requests\n", "requirements-test.txt": "x\n",
+                            "tests/test_x.py": "def test(): pass\n"})  # fmt: skip
+    found = _setup(root)
+    assert found is not None and found.argvs[1] == (
+        VENV_PY, "-m", "pip", "install", "-q", "-r", "requirements.txt",
+        "-r", "requirements-test.txt", "pytest",
+    )  # fmt: skip
+    assert "-e" not in found.argvs[1] and found.notes == ()
+    assert found.gate is not None and found.gate.argv[0] == VENV_PY
+
+
+def test_a_hatchling_package_needs_no_egg_info_note(tmp_path: Path) -> None:
+    text = PYPROJECT.format(extras="").replace("setuptools.build_meta", "hatchling.build")
+    found = _setup(_tree(tmp_path, {"pyproject.toml": text}))
+    assert found is not None and found.notes == ()
+
+
+def test_node_modules_not_ignored_is_named(tmp_path: Path) -> None:
+    found = _setup(_tree(tmp_path, {"package.json": PKG, "package-lock.json": "{}"}))
+    assert found is not None and any("node_modules" in n for n in found.notes), found
+    (tmp_path / "repo" / ".gitignore").write_text("/node_modules\n")
+    again = _setup(tmp_path / "repo")
+    assert again is not None and again.notes == ()
+
+
+def test_init_writes_the_setup_it_found_and_says_why(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, init="").root  # its .gitignore names node_modules/
+    (repo / "package.json").write_text(PKG)
+    (repo / "package-lock.json").write_text("{}")
+    res = run_cli(repo, "init")
+    assert res.returncode == 0, res.stderr
+    assert "setup: npm ci — package-lock.json: a fresh tree has no node_modules" in res.stdout
+    assert "gate: npm test" in res.stdout and "note:" not in res.stdout, res.stdout
+    cfg = config.load(repo)
+    assert cfg.tree_setup == (("npm", "ci"),) and cfg.gate_argv == ("npm", "test")
+
+
+def test_init_writes_a_venv_setup_and_its_gate(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, init="").root
+    extras = '[project.optional-dependencies]\ntests = ["pytest"]\n'
+    (repo / "pyproject.toml").write_text(PYPROJECT.format(extras=extras))
+    res = run_cli(repo, "init")
+    assert res.returncode == 0, res.stderr
+    assert f"gate: {VENV_PY} -m pytest -q — pyproject.toml configures pytest" in res.stdout
+    assert f"setup: python3 -m venv {VENV}, then {VENV_PY} -m pip" in res.stdout, res.stdout
+    assert "note: pip install -e with setuptools makes a *.egg-info" in res.stdout
+    assert "init adds *.egg-info/ to .git/info/exclude" in res.stdout
+    cfg = config.load(repo)
+    assert cfg.gate_argv == (VENV_PY, "-m", "pytest", "-q")
+    assert cfg.tree_setup[1][-3:] == ("-e", ".[tests]", "pytest")
+    excluded = (repo / ".git" / "info" / "exclude").read_text().splitlines()
+    assert ".board-scratch/" in excluded and "*.egg-info/" in excluded, excluded
+
+
+def test_init_with_no_setup_found_says_so(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, init="").root
+    (repo / "go.mod").write_text("module x\n")
+    res = run_cli(repo, "init")
+    assert "setup: none" in res.stdout and "[tree] setup stays empty" in res.stdout
+    assert config.load(repo).tree_setup == ()
+
+
+def test_an_existing_tree_setup_is_never_overwritten(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, init="cli").root  # init done, [tree] setup empty
+    (repo / "package.json").write_text(PKG)
+    (repo / "package-lock.json").write_text("{}")
+    res = run_cli(repo, "init")
+    want = "setup: empty in board.toml; found npm ci (package-lock.json: a fresh tree has"
+    assert want in res.stdout and "set [tree] setup to use it" in res.stdout, res.stdout
+    assert config.load(repo).tree_setup == (), "an empty [tree] setup was filled in"
+
+    text = (repo / "board.toml").read_text()
+    text = text.replace("\nsetup = []\n", '\nsetup = [["./prepare.sh"]]\n', 1)
+    (repo / "board.toml").write_text(text)
+    res = run_cli(repo, "init")
+    assert res.returncode == 0, res.stderr
+    assert config.load(repo).tree_setup == (("./prepare.sh",),)
+    assert "setup:" not in res.stdout, "an existing setup was offered a replacement"
+    assert (repo / "board.toml").read_text() == text, "init changed an existing board.toml"
+
+
+def test_an_existing_board_hears_of_a_venv_setup_and_the_gate_it_goes_with(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path, init="cli").root  # init done before the package was there
+    (repo / "pyproject.toml").write_text(PYPROJECT.format(extras=""))
+    res = run_cli(repo, "init")
+    assert f"gate: empty in board.toml; found {VENV_PY} -m pytest -q" in res.stdout, res.stdout
+    assert f"setup: empty in board.toml; found python3 -m venv {VENV}" in res.stdout
+
+    text = (repo / "board.toml").read_text()
+    gate = text.index("\nargv = []", text.index("[gate]"))
+    text = text[:gate] + '\nargv = ["python3", "-m", "pytest", "-q"]' + text[gate + 10 :]
+    (repo / "board.toml").write_text(text)
+    res = run_cli(repo, "init")
+    assert "gate: empty" not in res.stdout
+    assert f"note: with that setup, [gate] argv would be {VENV_PY} -m pytest -q" in res.stdout
+    assert config.load(repo).gate_argv == ("python3", "-m", "pytest", "-q")
+    assert config.load(repo).tree_setup == ()

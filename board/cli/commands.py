@@ -124,6 +124,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
     root = ctx.root
     path = root / config.CONFIG_NAME
     made = False  # whether init made the store's tables (told as created, else kept)
+    setup: discover.Setup | None = None  # the [tree] setup init writes (a new board.toml)
     if path.exists():
         cfg = config.load(root)  # refuses a bad file, changing nothing
         added = _add_presets(ctx, path, cfg, coders)
@@ -150,6 +151,11 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
                 "tiers": {n: {"argv": list(presets.PRESETS[n].argv)} for n in coders},
             }
         gate, others = discover.discover(root)
+        scratch = config.SCHEMA["board"]["scratch"][1][0]  # init writes the default scratch
+        setup = discover.tree_setup(root, gate, scratch)
+        if setup is not None:
+            overrides["tree"] = {"setup": [list(argv) for argv in setup.argvs]}
+            gate = setup.gate or gate  # a gate run by the tree's own environment
         if gate is not None:
             overrides["gate"] = {"argv": list(gate.argv)}
         if url:
@@ -168,6 +174,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
         if coders:
             ctx.out(f"ladder: {', '.join(coders)} (the first is the first rung)")
         _say_found(ctx, gate, others)
+        _say_setup(ctx, setup)
         if url:
             ctx.out(f"store: PostgreSQL at {url} ([store] url in {config.CONFIG_NAME})")
     cfg.board_dir.mkdir(parents=True, exist_ok=True)  # logs and the loop's lock stay local
@@ -180,6 +187,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
     exclude.parent.mkdir(parents=True, exist_ok=True)
     lines = exclude.read_text().splitlines() if exclude.exists() else []
     wanted = [".board/", f"{cfg.worktrees.strip('/')}/", *(f"{s.strip('/')}/" for s in cfg.scratch)]
+    wanted += list(setup.excludes) if setup is not None else []
     missing = [w for w in wanted if w not in lines]
     if missing:
         with exclude.open("a") as fh:
@@ -335,18 +343,50 @@ def _say_found(ctx: Context, gate: discover.Found | None, others: list[discover.
         ctx.out(f"also found, not used: {' '.join(other.argv)} — {other.why}")
 
 
+def _say_setup(ctx: Context, setup: discover.Setup | None) -> None:
+    from board.core import discover
+
+    if setup is None:
+        ctx.out(
+            "setup: none (no lockfile, and no Python package or requirements for a tree's own "
+            "environment); [tree] setup stays empty: set it if a fresh tree must install "
+            "something first"
+        )
+        return
+    ctx.out(f"setup: {discover.shown(setup.argvs)} — {setup.why}")
+    for note in setup.notes:
+        ctx.out(f"note: {note}")
+
+
 def _say_gate(ctx: Context, root: Path, cfg: config.Config) -> None:
-    """An existing [gate] is never overwritten; an empty one hears what was found."""
+    """An existing [gate] or [tree] setup is never overwritten; an empty one hears what was
+    found."""
     from board.core import config, discover
 
-    if cfg.gate_argv:
+    if cfg.gate_argv and cfg.tree_setup:
         return
     gate, _ = discover.discover(root)
-    if gate is not None:
+    setup = None if cfg.tree_setup else discover.tree_setup(root, gate, cfg.scratch[0])
+    if setup is not None and setup.gate is not None:
+        gate = setup.gate
+    if gate is not None and not cfg.gate_argv:
         ctx.out(
             f"gate: empty in {config.CONFIG_NAME}; found {' '.join(gate.argv)} ({gate.why}): "
             "set [gate] argv to use it"
         )
+    if setup is None:
+        return
+    ctx.out(
+        f"setup: empty in {config.CONFIG_NAME}; found {discover.shown(setup.argvs)} "
+        f"({setup.why}): set [tree] setup to use it"
+    )
+    if setup.gate is not None and cfg.gate_argv and cfg.gate_argv != setup.gate.argv:
+        ctx.out(
+            f"note: with that setup, [gate] argv would be {' '.join(setup.gate.argv)} "
+            "(the tree's own environment)"
+        )
+    for note in setup.notes:
+        ctx.out(f"note: {note}")
 
 
 def _read_spec(args: argparse.Namespace) -> str:

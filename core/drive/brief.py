@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from board.core.config import Config
-from board.core.git import treestate
+from board.core.git import gitutil, treestate
 from board.core.model import FOLD_CONFLICT_EVENT, REQUEUE_EVENT, REQUEUED, Card
 from board.core.store import Store
 
@@ -137,8 +137,9 @@ def brief_text(
         "- Do not touch the scratch directory this brief lives in.",
     ]
     if cfg.gate_argv:
+        gate = gitutil.argv_with(cfg.gate_argv, worktree=str(tree), card=card.id)
         lines.append(
-            f"- When you exit, the board runs the gate `{' '.join(cfg.gate_argv)}` in the "
+            f"- When you exit, the board runs the gate `{' '.join(gate)}` in the "
             "worktree; a red gate sends you its output."
         )
     return "\n".join(lines) + "\n"
