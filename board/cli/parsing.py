@@ -234,9 +234,9 @@ def build_parser(only: str | None = None, only_card: str | None = None) -> argpa
         _add_json(p)
         p.set_defaults(func=_simple(verb))
 
-    from board.cli import demo, logs, ops, run, status, stranded, tui
+    from board.cli import demo, doctor, logs, ops, run, status, stranded, tui
 
-    for module in (stranded, logs, run, status, ops, tui, demo):
+    for module in (stranded, logs, run, status, doctor, ops, tui, demo):
         module.register(sub)
     return parser
 

@@ -380,7 +380,8 @@ class Drive(TreeSteps, BackOffSteps):
 
     def _gate(self) -> GateVerdict:
         assert self.tree is not None
-        self._say(f"gate: {list(self.cfg.gate_argv)}")
+        gate = gitutil.argv_with(self.cfg.gate_argv, worktree=str(self.tree), card=self.card_id)
+        self._say(f"gate: {gate}")
         verdict = run_gate(
             self.cfg,
             self.tree,

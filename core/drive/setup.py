@@ -74,7 +74,9 @@ class SetupEnd:
 
 def _status(tree: Path) -> set[str]:
     """`git status` entries of the tree: what git would commit (ignored files are not)."""
-    text = gitutil.out(tree, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    text = gitutil.out(
+        tree, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"
+    )
     return {p for p in text.split("\0") if p}
 
 
@@ -95,6 +97,7 @@ def run_setup(
     total = len(cfg.tree_setup)
     for n, cmd in enumerate(cfg.tree_setup, start=1):
         if stopping():
+            end.ok, end.reason = False, f"stopped before setup command {n} of {total}"
             break
         argv = gitutil.argv_with(cmd, worktree=str(tree), card=env.get("BOARD_CARD", ""))
         on_line(f"board: setup {n} of {total}: {argv}")
@@ -112,6 +115,7 @@ def run_setup(
         what = _describe(res, cfg.setup_timeout_s)
         on_line(f"board: setup {n} of {total} ended: {what} ({took:.1f}s)")
         if res.killed_by_signal is not None and stopping():
+            end.ok, end.reason = False, f"stopped during setup command {n} of {total}"
             break
         end.killed = res.killed_by_signal is not None and not res.timed_out
         if not res.ok:

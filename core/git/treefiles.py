@@ -128,14 +128,16 @@ def plan(cfg: Config) -> CopyPlan:
     for p in tracked:
         result.refused.append((p, "git tracks it: copying it would make it look like work"))
     untracked = _z(out(root, "ls-files", "-z", "--others", "--ignored", *_excludes(pats)))
-    ignored = set(_ignored(root, untracked))
+    ignored = set(_ignored(root, [p for p in untracked if not p.startswith(":")]))
     total = 0
     venvs: dict[str, bool] = {}
     own = _own_dirs(cfg)
     for p in sorted(untracked):
         why = ""
         parts = p.split("/")
-        if any(p == d or p.startswith(d + "/") for d in own):
+        if p.startswith(":"):
+            why = "a name git would read as pathspec magic"
+        elif any(p == d or p.startswith(d + "/") for d in own):
             why = "the board's own (its store, its trees, its scratch)"
         elif p not in ignored:
             why = "no ignore rule matches it: copying it would make it look like work"
@@ -223,7 +225,7 @@ def copy_into(cfg: Config, tree: Path, start: str) -> CopyPlan:
         return made
     linked = {p for p, _ in made.files if _through_link(tree, p)}
     want = [p for p, _ in made.files if p not in linked]
-    tracked = set(_z(out(tree, "ls-files", "-z", "--cached", "--", *want))) if want else set()
+    tracked = set(_z(out(tree, "--literal-pathspecs", "ls-files", "-z", "--cached", "--", *want)))
     ignored = set(_ignored(tree, want))
     kept: list[tuple[str, int]] = []
     for p, size in made.files:

@@ -1,7 +1,7 @@
 """Replay a real project's history as cards, and check the run branch ends equal to upstream.
 
     python tests/bench/replay_history.py SOURCE_REPO [--count 28] [--to REV]
-        [--gate "python -m unittest -q"] [--keep DIR]
+        [--gate "python -m unittest -q" | --init-tree] [--keep DIR]
 
 Each of the last `--count` first-parent commits up to `--to` (default HEAD) becomes one card,
 depending on the card before it; its coder (tests/scripts/coder_apply_commit.py) applies
@@ -72,6 +72,12 @@ def main() -> int:
     ap.add_argument("--to", default="HEAD")
     ap.add_argument("--gate", default="python -m unittest -q", help="split like argv, no shell")
     ap.add_argument("--keep", type=Path, help="build the board here and keep it")
+    ap.add_argument(
+        "--init-tree",
+        action="store_true",
+        help="keep the [tree] setup and the gate `board init` found (a tree-local "
+        "environment for a Python package), instead of --gate",
+    )
     args = ap.parse_args()
     source = args.source.resolve()
     shas = run(
@@ -93,6 +99,10 @@ def main() -> int:
         raise SystemExit(init.stderr)
     from board.core import config
 
+    found = config.load(clone)
+    gate_argv = list(found.gate_argv) if args.init_tree else gate
+    tree = {"setup": [list(a) for a in found.tree_setup]} if args.init_tree else {}
+    print(f"init: {init.stdout.strip()}" if args.init_tree else "", end="\n" * args.init_tree)
     config.write_default(
         clone,
         {
@@ -103,7 +113,8 @@ def main() -> int:
                 "ladder": ["replay"],
                 "timeout_split_after": 0,
             },
-            "gate": {"argv": gate, "retries": 0, "timeout_s": 1800},
+            "gate": {"argv": gate_argv, "retries": 0, "timeout_s": 1800},
+            "tree": tree,
             "board": {"loop_interval_s": 0.5},
         },
     )
