@@ -410,3 +410,25 @@ def test_a_copy_is_never_written_through_a_symlink_in_the_tree(tmp_path: Path) -
         cfg, card.id
     )
     store.close()
+
+
+def test_a_coder_that_plants_fifos_cannot_hang_the_leak_check(tmp_path: Path) -> None:
+    """Invariant 8: the copied file and a new file, both symlinks to a FIFO no one writes.
+    A read that follows the link (or blocks on it) never returns; the drive must end."""
+    import threading
+
+    cfg, store = make_board(
+        tmp_path,
+        tiers={"default": [script("coder_fifo.sh"), "{worktree}", str(tmp_path / "fifo")]},
+        setup=_with_env_file,
+    )
+    _write_env(cfg.root)
+    card = add_card(store)
+    ends: list = []
+    runner = threading.Thread(target=lambda: ends.append(drive_one(cfg, store, card)))
+    runner.daemon = True
+    runner.start()
+    runner.join(60)
+    assert not runner.is_alive(), "the drive hung on a FIFO the coder planted"
+    assert ends and ends[0].outcome == "done", ends
+    store.close()

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,12 +92,7 @@ class SecretLeak(StrandedWorkError):
 def patterns(cfg: Config) -> list[str]:
     """`[tree] copy`, then the checkout's `.worktreeinclude` lines (comments and blanks out)."""
     found = list(cfg.tree_copy)
-    path = cfg.root / INCLUDE_FILE
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_INCLUDE_BYTES + 1)
-    except OSError:
-        data = b""
+    data = read_regular(cfg.root / INCLUDE_FILE, MAX_INCLUDE_BYTES + 1)
     if len(data) > MAX_INCLUDE_BYTES:
         data = b""  # not a list of a few paths: read as none (doctor names it)
     for raw in data.decode("utf-8", "replace").splitlines():
@@ -183,8 +179,6 @@ def _through_link(tree: Path, rel: str) -> bool:
 
 
 def _regular(mode: int) -> bool:
-    import stat
-
     return stat.S_ISREG(mode)
 
 
@@ -249,6 +243,32 @@ def copy_into(cfg: Config, tree: Path, start: str) -> CopyPlan:
     return made
 
 
+def read_regular(path: Path, limit: int) -> bytes:
+    """Up to `limit` bytes of `path` when it is a regular file; b"" for anything else. A
+    tree and a repository are input: a symlink to a FIFO or a device must not hang a read
+    (invariant 8), so the link is not followed and the open does not block."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        chunks = []
+        left = limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
 def _manifest_path(tree: Path) -> Path | None:
     gitdir = _gitfile_dir(tree)
     return gitdir / MANIFEST if gitdir is not None else None
@@ -270,7 +290,7 @@ def copied(tree: Path) -> tuple[str, list[str]]:
     if path is None:
         return "", []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path, MAX_INCLUDE_BYTES))
     except (OSError, ValueError):
         return "", []
     if not isinstance(data, dict):
@@ -286,11 +306,7 @@ def secrets(root: Path, tree: Path, files: list[str]) -> list[tuple[str, str, st
     found: dict[str, tuple[str, str, str]] = {}
     for rel in files:
         for base in (root, tree):
-            try:
-                with (base / rel).open("rb") as fh:
-                    data = fh.read(MAX_SECRET_FILE_BYTES)
-            except OSError:
-                continue
+            data = read_regular(base / rel, MAX_SECRET_FILE_BYTES)
             for raw in data.decode("utf-8", "replace").splitlines():
                 m = _KEY_VALUE.match(raw)
                 if not m:
@@ -337,11 +353,10 @@ def leak_in(cfg: Config, tree: Path, snapshot: str | None = None) -> Leak | None
     others = _z(out(tree, "ls-files", "-z", "--others", "--exclude-standard"))
     read = 0
     for rel in others:
-        try:
-            with (tree / rel).open("rb") as fh:
-                data = fh.read(MAX_DIFF_BYTES - read)
-        except OSError:
-            continue
+        path = tree / rel
+        data = read_regular(path, MAX_DIFF_BYTES - read)
+        if path.is_symlink():  # git would commit the link's target as its content
+            data = os.fsencode(os.readlink(path))
         read += len(data)
         for number, text in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
             for source, key, value in values:
