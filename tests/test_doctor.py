@@ -119,6 +119,29 @@ def test_a_gate_red_in_a_fresh_tree_fails_and_the_tree_is_gone(tmp_path: Path) -
     assert [c["name"] for c in report["checks"] if not c["ok"]] == ["gate"]
 
 
+def test_a_node_tree_that_would_use_the_checkouts_node_modules_fails(tmp_path: Path) -> None:
+    """Trees live inside the checkout, and require() climbs parent folders: a tree with no
+    node_modules of its own runs its gate against the checkout's installed packages."""
+
+    def node(clone: Path) -> None:
+        (clone / "package.json").write_text('{"name": "x", "dependencies": {"a": "1"}}\n')
+
+    root = ready_board(tmp_path, tree={}, gate=[script("gate_pass.sh")], setup=node)
+    (root / "node_modules" / "a").mkdir(parents=True)
+    code, out, _ = doctor(root)
+    assert code == 1, out
+    line = line_of(out, "node-modules")
+    assert (
+        line.startswith("FAIL  node-modules: the tree has no node_modules")
+        and str(root / "node_modules") in line
+    ), line
+    write_config(root, gate=[script("gate_pass.sh")], tree={"setup": [[script("setup_record.sh")]]})
+    code, out, _ = doctor(root)
+    assert code == 0, out
+    assert line_of(out, "node-modules").startswith("ok    node-modules: the tree has")
+    no_doctor_tree(root)
+
+
 def test_a_failing_setup_fails_and_the_gate_is_not_run(tmp_path: Path) -> None:
     root = ready_board(tmp_path, tree={"setup": [[script("setup_record.sh"), "3"]]})
     code, out, _ = doctor(root)

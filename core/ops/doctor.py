@@ -464,6 +464,29 @@ def _tree_checks(
     imports = _imports(cfg, tree, env, child)
     if imports is not None:
         add(imports)
+    modules = _node_modules(cfg, tree)
+    if modules is not None:
+        add(modules)
+
+
+def _node_modules(cfg: Config, tree: Path) -> Check | None:
+    """The Node form of the editable trap: a tree with no node_modules of its own resolves
+    `require` up its parent folders, and trees live inside the checkout, so its gate runs
+    against the checkout's installed packages, not what the tree's lockfile says."""
+    if not (tree / "package.json").is_file():
+        return None
+    if (tree / "node_modules").is_dir():
+        return Check("node-modules", OK, "the tree has node_modules of its own (made by setup)")
+    theirs = cfg.root / "node_modules"
+    if not theirs.is_dir():
+        return None
+    return Check(
+        "node-modules",
+        FAIL,
+        f"the tree has no node_modules after setup, so require() finds the checkout's "
+        f"({theirs}): the gate would run against those, not the tree's lockfile; set [tree] "
+        'setup (e.g. [["npm", "ci"]]; `board init` writes it from the lockfile)',
+    )
 
 
 def _setup(cfg: Config, tree: Path, env: dict[str, str], child: _Child) -> Check:
