@@ -10,9 +10,10 @@ from pathlib import Path
 
 from board.core import tomlcache
 from board.core.errors import ConfigError
-from board.core.failures import CLASSES, DEFAULT_RULES, DEFAULT_STEPS, STEPS, Rule
+from board.core.failures import DEFAULT_RULES, Rule
 from board.core.records import FACTORY, Frozen
 from board.core.storeurl import store_url_problem
+from board.core.tomlrules import MAX_SECONDS, RULE_DOC, RULE_EXAMPLE, line_of, parse_rules
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
@@ -155,7 +156,6 @@ def _default(attr: str) -> Any:
 # loop's interval spins a core; no timeout at all breaks invariant 3 (every child process
 # has one); past a year, sleeps overflow and crash the loop.
 MIN_INTERVAL_S = 0.05
-MAX_SECONDS = 365 * 24 * 3600
 _INTERVALS = {("board", "loop_interval_s")}
 # where 0 has a documented meaning, kept: a tier's 0 means coder.timeout_s, and
 # first_output_timeout_s = 0 turns that check off. Every other timeout must be above 0.
@@ -434,25 +434,6 @@ _HEADER = (
 )
 
 
-def _line_of(text: str, section: list[str], key: str | None) -> int | None:
-    """Best-effort line number of `key` inside `[section]` (tomllib gives none for values)."""
-    header = ".".join(section)
-    current = ""
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        m = re.match(r"^\[+\s*([^\]]+?)\s*\]+", line)
-        if m:
-            current = m.group(1).replace('"', "").replace(" ", "")
-            if key is None and current == header:
-                return number
-            continue
-        if key is not None and current == header:
-            m = re.match(r'^"?([A-Za-z0-9_\-]+)"?\s*=', line)
-            if m and m.group(1) == key:
-                return number
-    return None
-
-
 class _Reader:
     def __init__(self, path: Path, text: str) -> None:
         self.path = path
@@ -460,7 +441,7 @@ class _Reader:
 
     def fail(self, section: list[str], key: str | None, why: str) -> ConfigError:
         name = ".".join([*section, key] if key else section)
-        line = _line_of(self.text, section, key)
+        line = line_of(self.text, section, key)
         where = f"{self.path}:{line}" if line else str(self.path)
         return ConfigError(f"{where}: {name}: {why}")
 
@@ -615,7 +596,7 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
         schema = SCHEMA[section]
         for key, raw in body.items():
             if section == "failures" and key == "rules":
-                rules = _rules(reader, raw)
+                rules = parse_rules(path, text, raw)
                 continue
             if section == "coder" and key == "tiers":
                 if not isinstance(raw, dict):
@@ -677,91 +658,6 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
         failure_rules=rules + DEFAULT_RULES,
         **filled,
     )
-
-
-RULE_EXAMPLE = (
-    "[[failures.rules]]",
-    'pattern = "credit balance is too low"',
-    'class = "auth"',
-)
-RULE_KEYS = ("pattern", "class", "steps", "exit_codes", "backoff_s", "max_attempts")
-RULE_DOC = (
-    "[[failures.rules]]: pattern (a regex, any case), class (rate-limit, transient, auth), "
-    "optional steps, exit_codes, backoff_s, max_attempts; checked before the defaults"
-)
-
-
-def _rules(reader: _Reader, raw: Any) -> tuple[Rule, ...]:
-    """`[[failures.rules]]`, in order; each refusal names the rule's own line."""
-    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
-        raise reader.fail(["failures"], "rules", "expected [[failures.rules]] tables")
-    out = []
-    for index, body in enumerate(raw):
-
-        def fail(key: str | None, why: str, index: int = index) -> ConfigError:
-            line = _rule_line(reader.text, index, key)
-            where = f"{reader.path}:{line}" if line else str(reader.path)
-            name = f"failures.rules[{index + 1}]" + (f".{key}" if key else "")
-            return ConfigError(f"{where}: {name}: {why}")
-
-        for key in body:
-            if key not in RULE_KEYS:
-                raise fail(key, f"unknown key (a rule has {', '.join(RULE_KEYS)})")
-        pattern = body.get("pattern")
-        if not isinstance(pattern, str) or not pattern.strip():
-            raise fail("pattern" if "pattern" in body else None, "needs a pattern (a regex)")
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise fail("pattern", f"not a valid regex: {exc}") from None
-        cls = body.get("class")
-        if cls not in CLASSES:
-            raise fail(
-                "class" if "class" in body else None,
-                f"class must be one of {', '.join(CLASSES)}, got {cls!r}",
-            )
-        steps = body.get("steps", list(DEFAULT_STEPS))
-        if (
-            not isinstance(steps, list)
-            or not steps
-            or not all(isinstance(x, str) and x in STEPS for x in steps)
-        ):
-            raise fail("steps", f"must be a list of {', '.join(STEPS)}, got {steps!r}")
-        codes = body.get("exit_codes", [])
-        if not isinstance(codes, list) or not all(
-            isinstance(c, int) and not isinstance(c, bool) for c in codes
-        ):
-            raise fail("exit_codes", f"must be a list of whole numbers, got {codes!r}")
-        backoff = body.get("backoff_s", 60)
-        if isinstance(backoff, bool) or not isinstance(backoff, (int, float)):
-            raise fail("backoff_s", f"expected a number of seconds, got {backoff!r}")
-        if not math.isfinite(backoff) or not 0 <= backoff <= MAX_SECONDS:
-            raise fail("backoff_s", f"must be 0 to {MAX_SECONDS} seconds, got {backoff!r}")
-        tries = body.get("max_attempts", 5)
-        if isinstance(tries, bool) or not isinstance(tries, int) or tries < 1:
-            raise fail("max_attempts", f"must be a whole number of at least 1, got {tries!r}")
-        out.append(Rule(pattern, cls, tuple(steps), tuple(codes), float(backoff), tries))
-    return tuple(out)
-
-
-def _rule_line(text: str, index: int, key: str | None) -> int | None:
-    """The line of the `index`-th `[[failures.rules]]` (or of `key` inside it)."""
-    seen = -1
-    inside = False
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if line.startswith("["):
-            inside = re.match(r"^\[\[\s*failures\s*\.\s*rules\s*\]\]", line) is not None
-            if inside:
-                seen += 1
-                if seen == index and key is None:
-                    return number
-            continue
-        if inside and seen == index and key is not None:
-            m = re.match(r'^"?([A-Za-z0-9_\-]+)"?\s*=', line)
-            if m and m.group(1) == key:
-                return number
-    return _line_of(text, ["failures"], "rules")
 
 
 def _tier(reader: _Reader, name: str, body: Any) -> Tier:

@@ -69,7 +69,7 @@ class Rule(Frozen):
         """The pattern compiled when a failure is first classified, not when the rule is
         made: every verb reads board.toml, which makes the rules, and most never classify
         (the defaults' alternations take milliseconds to compile). board.toml's own rules
-        are checked as regexes when it is read (config._rules)."""
+        are checked as regexes when it is read (tomlrules.parse_rules)."""
         return re.compile(self.pattern, re.IGNORECASE)
 
     def applies(self, step: str, exit_code: int | None) -> bool:
