@@ -395,6 +395,7 @@ def rule_table(rule: Rule) -> dict[str, Any]:
         "exit_codes": list(rule.exit_codes),
         "backoff_s": rule.backoff_s,
         "max_attempts": rule.max_attempts,
+        **({"live": True} if rule.live else {}),
     }
 
 

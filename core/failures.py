@@ -24,8 +24,11 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick
 if TYPE_CHECKING:
     import random
 
-# what a rule may classify a failure as: the self-healing pair and the operator's `auth`
-CLASSES: tuple[str, ...] = ("rate-limit", "transient", "auth")
+# what a rule may classify a failure as: the self-healing pair, the operator's `auth`, and
+# `dispatch-infra` (the coder refused the argv board.toml gives it: no card's fault)
+CLASSES: tuple[str, ...] = ("rate-limit", "transient", "auth", "dispatch-infra")
+# the classes that block the card and pause its tier until the operator acts
+OPERATOR_CLASSES: frozenset[str] = frozenset({"auth", "dispatch-infra"})
 STEPS: tuple[str, ...] = ("coder", "gate", "push", "pr")
 # test output often says "timed out" or "403" about the code under test, so a rule looks at
 # the gate's output only when it says so
@@ -36,16 +39,21 @@ JITTER = 0.2  # ± this share of a computed back-off, so drives that failed toge
 
 class Rule(Frozen):
     """One row of the table: a case-insensitive regex over the output's tail, the class it
-    means, the steps and exit codes it applies to, how long to wait and how often to try.
+    means, the steps and exit codes it applies to, how long to wait and how often to try,
+    and whether it is matched on each line as the coder prints it (`live`: the coder is
+    stopped at once, since it would only wait, e.g. for a login in a browser).
     No __slots__: `regex` is cached in the instance dict."""
 
-    __match_args__ = ("pattern", "cls", "steps", "exit_codes", "backoff_s", "max_attempts")
+    __match_args__ = (
+        "pattern", "cls", "steps", "exit_codes", "backoff_s", "max_attempts", "live"
+    )  # fmt: skip
     pattern: str
     cls: str
     steps: tuple[str, ...]
     exit_codes: tuple[int, ...]  # empty: any exit (aider exits 0 on a failed call)
     backoff_s: float
     max_attempts: int
+    live: bool
 
     def __init__(
         self,
@@ -55,6 +63,7 @@ class Rule(Frozen):
         exit_codes: tuple[int, ...] = (),
         backoff_s: float = 60.0,
         max_attempts: int = 5,
+        live: bool = False,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "pattern", pattern)
@@ -63,6 +72,7 @@ class Rule(Frozen):
         set_(self, "exit_codes", exit_codes)
         set_(self, "backoff_s", backoff_s)
         set_(self, "max_attempts", max_attempts)
+        set_(self, "live", live)
 
     @functools.cached_property
     def regex(self) -> re.Pattern[str]:
@@ -102,10 +112,34 @@ _AUTH = (
     r"|authentication[ _](?:error|method)|authenticate you|no auth credentials|invalid_grant"
     r"|credentials are not valid|set an auth method"
     r"|(?:token|credentials?|session) (?:has |have )?expired|expired (?:token|credentials)"
+    r"|no api keys? (?:were |was )?(?:provided|found|set)|open this url in your browser"
 )
+# an agent that waits for a human to log in (a browser, a key): matched as it prints, so the
+# coder is stopped at once instead of at its timeout
+_LOGIN_WAIT = (
+    r"open (?:this|the following) url in your browser|finish (?:logging in )?in (?:the|your) "
+    r"browser|waiting (?:up to \d+ \w+ )?for you to (?:finish|log ?in|sign ?in|authori[sz]e)"
+    r"|no api keys? (?:were |was )?(?:provided|found|set)|please (?:run )?/login"
+    r"|set an auth method|not logged in\W+please"
+)
+# the coder refused its own command line: the argv in board.toml is wrong (a flag renamed or
+# dropped by the CLI), not the card. Each CLI's parser says it its own way: clap ("unexpected
+# argument '--x' found", exit 2), commander ("unknown option '--x'"), yargs ("Unknown
+# arguments: x"), argparse ("unrecognized arguments: --x", exit 2)
+_USAGE = (
+    r"unexpected argument '|unknown option '|unknown (?:arguments?|options?|flags?)\s*:"
+    r"|unrecognized (?:arguments?|options?)\s*:|unrecognized option '|no such option\s*:"
+    r"|invalid option -- |error: invalid value '.*' for '"
+)
+# an agent that waits for the network to come back (Codex, after its reconnects) would wait
+# until its timeout: stopped at once, it backs off like any blip
+_NETWORK_WAIT = r"reconnecting\W{0,6}waiting for network"
 DEFAULT_RULES: tuple[Rule, ...] = (
+    Rule(_LOGIN_WAIT, "auth", ("coder",), backoff_s=0, max_attempts=1, live=True),
+    Rule(_NETWORK_WAIT, "transient", ("coder",), backoff_s=15, max_attempts=5, live=True),
     Rule(_RATE, "rate-limit", backoff_s=60, max_attempts=10),
     Rule(_AUTH, "auth", backoff_s=0, max_attempts=1),
+    Rule(_USAGE, "dispatch-infra", ("coder",), (1, 2), backoff_s=0, max_attempts=1),
     Rule(_TRANSIENT, "transient", backoff_s=15, max_attempts=5),
 )
 
@@ -129,6 +163,15 @@ class Failure(Frozen):
     @property
     def cls(self) -> str:
         return self.rule.cls
+
+
+def classify_line(rules: Iterable[Rule], step: str, line: str) -> Failure | None:
+    """The first `live` rule of `step` that matches one line as it is printed (the exit is
+    not known yet, so a rule's exit codes are not asked)."""
+    for rule in rules:
+        if rule.live and step in rule.steps and rule.regex.search(line) is not None:
+            return Failure(rule, line.strip()[:300])
+    return None
 
 
 def classify(

@@ -45,10 +45,11 @@ RULE_EXAMPLE = (
     'pattern = "credit balance is too low"',
     'class = "auth"',
 )
-RULE_KEYS = ("pattern", "class", "steps", "exit_codes", "backoff_s", "max_attempts")
+RULE_KEYS = ("pattern", "class", "steps", "exit_codes", "backoff_s", "max_attempts", "live")
 RULE_DOC = (
-    "[[failures.rules]]: pattern (a regex, any case), class (rate-limit, transient, auth), "
-    "optional steps, exit_codes, backoff_s, max_attempts; checked before the defaults"
+    "[[failures.rules]]: pattern (a regex, any case), class (rate-limit, transient, auth, "
+    "dispatch-infra), optional steps, exit_codes, backoff_s, max_attempts, live (matched on "
+    "each line as the coder prints it, which stops it); checked before the defaults"
 )
 
 
@@ -103,7 +104,10 @@ def parse_rules(path: Path, text: str, raw: Any) -> tuple[Rule, ...]:
         tries = body.get("max_attempts", 5)
         if isinstance(tries, bool) or not isinstance(tries, int) or tries < 1:
             raise fail("max_attempts", f"must be a whole number of at least 1, got {tries!r}")
-        out.append(Rule(pattern, cls, tuple(steps), tuple(codes), float(backoff), tries))
+        live = body.get("live", False)
+        if not isinstance(live, bool):
+            raise fail("live", f"expected true or false, got {live!r}")
+        out.append(Rule(pattern, cls, tuple(steps), tuple(codes), float(backoff), tries, live))
     return tuple(out)
 
 

@@ -64,7 +64,54 @@ REAL = [
     ("✕ [API Error: API key not valid. Please pass a valid API key. (Status: INVALID_ARGUMENT)]", "auth", GM + "4690"),
     ("Please set an Auth method in your /root/.gemini/settings.json or specify one of the following environment variables before running: GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA", "auth", GM + "28439"),
     ('"code": 403, "message": "The caller does not have permission", "status": "PERMISSION_DENIED"', "auth", GM + "25760"),
+    # printed by the real programs here, with no login and no network (tests/test_agents_real.py)
+    ("Not logged in · Please run /login", "auth", "claude 2.1.332"),
+    ("No LLM model was specified and no API keys were provided.", "auth", "aider 0.86.2"),
+    ("Please open this URL in your browser to connect Aider with OpenRouter:", "auth", "aider 0.86.2"),
+    ("warning: Falling back from WebSockets to HTTPS transport. stream disconnected before completion: failed to lookup address information: Name does not resolve", "transient", "codex 0.171.0"),
+    ("ERROR: Reconnecting... waiting for network", "transient", "codex 0.171.0"),
+    # a coder that refuses its own command line: the argv in board.toml, not the card
+    ("error: unexpected argument '--full-auto' found", "dispatch-infra", "codex 0.171.0 (clap)"),
+    ("error: unknown option '--output-fromat'", "dispatch-infra", "claude (commander)"),
+    ("Unknown arguments: approval-mod, approvalMod", "dispatch-infra", "gemini (yargs)"),
+    ("aider: error: unrecognized arguments: --no-strem", "dispatch-infra", "aider (argparse)"),
 ]  # fmt: skip
+
+# what a coder prints as it runs, and the class a `live` rule stops it with at once
+LIVE = [
+    ("Waiting up to 5 minutes for you to finish in the browser...", "auth"),
+    ("No LLM model was specified and no API keys were provided.", "auth"),
+    ("Not logged in · Please run /login", "auth"),
+    ("Please set an Auth method in your /root/.gemini/settings.json or specify one of the following environment variables before running: GEMINI_API_KEY", "auth"),
+    ("ERROR: Reconnecting... waiting for network", "transient"),
+]  # fmt: skip
+# what a working agent prints that must never stop it
+NOT_LIVE = [
+    "FAILED tests/test_login.py::test_redirect - AssertionError: user not logged in",
+    "HTTP 401 Unauthorized returned by /api/me when the token is missing",
+    "ERROR: Reconnecting... 2/5",
+    "error: unexpected argument '--foo' found",
+]
+
+
+@pytest.mark.parametrize(("line", "cls"), LIVE)
+def test_live_rules_stop_a_coder_that_waits_for_the_operator(line: str, cls: str) -> None:
+    found = failures.classify_line(failures.DEFAULT_RULES, "coder", line)
+    assert found is not None and found.cls == cls, found
+
+
+@pytest.mark.parametrize("line", NOT_LIVE)
+def test_no_live_rule_stops_a_coder_at_work(line: str) -> None:
+    assert failures.classify_line(failures.DEFAULT_RULES, "coder", line) is None
+
+
+def test_a_usage_error_needs_the_usage_exit() -> None:
+    """A usage error is the CLI's own refusal, with its usage status; printed by a tool the
+    agent ran, in a run that exited 0, it is nobody's refusal of board.toml."""
+    line = "error: unexpected argument '--full-auto' found"
+    assert failures.classify(failures.DEFAULT_RULES, "coder", line, 2).cls == "dispatch-infra"
+    assert failures.classify(failures.DEFAULT_RULES, "coder", line, 0) is None
+
 
 # what a coder prints when the card itself failed: these must climb as before
 THE_CARDS_OWN = [

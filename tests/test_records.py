@@ -135,6 +135,7 @@ class Rule_:
     exit_codes: tuple[int, ...] = ()
     backoff_s: float = 60.0
     max_attempts: int = 5
+    live: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from board.core.cards import waits
 from board.core.cards.drives import end_drives
 from board.core.config import Config
 from board.core.errors import Conflict, NotFound, Refused
+from board.core.failures import OPERATOR_CLASSES
 from board.core.model import (
     BLOCK_CLASSES,
     KINDS,
@@ -279,9 +280,11 @@ def unblock(store: Store, card_id: str, who: str = OPERATOR) -> Card:
 
     before = store.get(card_id)
     card = _mutate(store, card_id, fn, who)
-    if before.blocked is not None and before.blocked.cls == "auth":
+    if before.blocked is not None and before.blocked.cls in OPERATOR_CLASSES:
         for tier in waits.resume_tiers_of(store, before):
-            store.add_event(card_id, f"tier {tier} resumed: its auth pause lifted", who)
+            store.add_event(
+                card_id, f"tier {tier} resumed: its {before.blocked.cls} pause lifted", who
+            )
     return card
 
 
@@ -330,9 +333,11 @@ def requeue(store: Store, card_id: str, reason: str | None = None, who: str = OP
 
     before = store.get(card_id)
     card = _mutate(store, card_id, fn, who)
-    if before.blocked is not None and before.blocked.cls == "auth":
+    if before.blocked is not None and before.blocked.cls in OPERATOR_CLASSES:
         for tier in waits.resume_tiers_of(store, before):
-            store.add_event(card_id, f"tier {tier} resumed: its auth pause lifted", who)
+            store.add_event(
+                card_id, f"tier {tier} resumed: its {before.blocked.cls} pause lifted", who
+            )
     return card
 
 

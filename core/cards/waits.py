@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 
 from board.core import hosts
 from board.core.config import Config
-from board.core.failures import parse_stamp
+from board.core.failures import OPERATOR_CLASSES, parse_stamp
 from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Card, LoopBeat, Pause
 from board.core.proc import pid_alive
 from board.core.records import FACTORY, Record
@@ -100,14 +100,14 @@ def not_before(card: Card, at: datetime | None = None) -> datetime | None:
 
 
 def resume_tiers_of(store: Store, card: Card) -> list[str]:
-    """The operator unblocked an `auth` card: the login is taken to be fixed, so the auth
-    pause of its tier (the tier of its last drive, or the pause it caused) lifts.
-    Returns the tiers resumed."""
+    """The operator unblocked an `auth` (or `dispatch-infra`) card: the login (or the
+    tier's argv) is taken to be fixed, so that pause of its tier (the tier of its last
+    drive, or the pause it caused) lifts. Returns the tiers resumed."""
     drives = store.list_drives(card.id, limit=1)
     last = drives[0].tier if drives else ""
-    tiers = {p.tier for p in store.pauses() if p.cls == "auth" and p.card == card.id}
-    tiers |= {p.tier for p in store.pauses() if p.cls == "auth" and p.tier == last}
-    return [tier for tier in sorted(tiers) if store.resume_tier(tier, "auth")]
+    held = [p for p in store.pauses() if p.cls in OPERATOR_CLASSES]
+    found = {(p.tier, p.cls) for p in held if p.card == card.id or p.tier == last}
+    return sorted({tier for tier, cls in sorted(found) if store.resume_tier(tier, cls)})
 
 
 # ---------------------------------------------------------------------------------------------

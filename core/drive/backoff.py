@@ -24,6 +24,9 @@ from board.core.publish.owner import Owner, StoodAside, edge_update
 from board.core.store import Store
 
 TAIL_LINES = 20
+# a CLI that refuses its command line does so before it does anything: a usage error read
+# in the output of a coder that ran longer was printed by something it ran, not by the CLI
+USAGE_WINDOW_S = 60.0
 
 
 class BackOffSteps:
@@ -33,6 +36,7 @@ class BackOffSteps:
     store: Store
     card_id: str
     attempt: int
+    coder_seconds: float  # how long the last coder ran
 
     if TYPE_CHECKING:  # the drive's own, declared here so the steps are checked against them
 
@@ -64,8 +68,11 @@ class BackOffSteps:
             output = res.tail_text(200)
             exit_code = res.returncode
         failure = failures.classify(self.cfg.failure_rules, step, output, exit_code)
-        if failure is not None:
-            self._back_off(step, failure, output)
+        if failure is None:
+            return
+        if failure.cls == "dispatch-infra" and self.coder_seconds > USAGE_WINDOW_S:
+            return  # a CLI refuses its arguments at once; a coder that ran on did not
+        self._back_off(step, failure, output)
 
     def _back_off(self, step: str, failure: failures.Failure, output: str) -> NoReturn:
         """Back to `ready` on the same rung with a not-before time (a rate limit pauses the
@@ -75,15 +82,25 @@ class BackOffSteps:
         card = self._edge_check("back-off")
         cls, rule, tier = failure.cls, failure.rule, self.tier
         at = waits.now()
-        what = f"the {step} (tier {tier}) hit {cls}: {failure.line}"
+        what = (
+            f"the coder (tier {tier}) refused its command line: {failure.line}"
+            if cls == "dispatch-infra"
+            else f"the {step} (tier {tier}) hit {cls}: {failure.line}"
+        )
         tail = output.rstrip().splitlines()[-TAIL_LINES:]
         self._say(what)
         n = waits.tries(card, cls) + 1
-        if cls == "auth" or n > rule.max_attempts:
-            if cls == "auth":
+        if cls in failures.OPERATOR_CLASSES or n > rule.max_attempts:
+            if cls in failures.OPERATOR_CLASSES:
                 self.store.pause_tier(Pause(tier, cls, what, "", failures.stamp(at), self.card_id))
+                fix = (
+                    f"fix [coder.tiers.{tier}] argv in board.toml (`board doctor` checks each "
+                    "tier's flags against its program)"
+                    if cls == "dispatch-infra"
+                    else "log in again"
+                )
                 reason = (
-                    f"{what}; tier {tier} is paused for every card: log in again, then "
+                    f"{what}; tier {tier} is paused for every card: {fix}, then "
                     f"`board unblock {self.card_id}` (or `board resume {tier}`)"
                 )
             else:

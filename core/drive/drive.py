@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from board.core import proc
+from board.core import failures, proc
 from board.core.cards import waits
 from board.core.config import Config
 from board.core.drive import setup
@@ -147,6 +147,8 @@ class Drive(TreeSteps, BackOffSteps):
         self._pending: tuple[str, str] = ("failed", "")  # how the current attempt's row ends
         self.kept_attempts: list[KeptAttempt] = []  # failed attempts saved, for the next brief
         self.slot = 0  # BOARD_SLOT, held while the drive runs
+        self.waiting: failures.Failure | None = None  # a live rule stopped the coder
+        self.coder_seconds = 0.0
         self.setup = ""  # how the last [tree] setup ended: ok | failed
 
     # -- control from other threads ------------------------------------------------------
@@ -278,9 +280,27 @@ class Drive(TreeSteps, BackOffSteps):
         )
         timeout = tier.timeout_s or self.cfg.coder_timeout_s
         self._say(f"coder (tier {self.tier}, attempt {self.attempt}): {argv}")
-        res = self._stream(argv, timeout, self.cfg.first_output_timeout_s)
+        self.waiting = None
+        began = time.monotonic()
+        res = self._stream(argv, timeout, self.cfg.first_output_timeout_s, watch=True)
+        self.coder_seconds = time.monotonic() - began
         self._say(f"coder ended: {_describe(res)}")
         return res
+
+    def _watched_line(self, text: str) -> None:
+        """A coder's line: logged, and matched against the `live` failure rules, so a coder
+        that waits for a login in a browser is stopped now, not at its timeout."""
+        self._line(text)
+        if self.waiting is not None:
+            return
+        found = failures.classify_line(self.cfg.failure_rules, "coder", text)
+        if found is None:
+            return
+        self.waiting = found
+        self._say(f"the coder waits for the operator ({found.cls}): {found.line!r}; stopped")
+        with self._pg_lock:
+            if self._pgid:
+                proc.kill_group(self._pgid)
 
     def _env(self) -> dict[str, str]:
         """What every child of the drive finds about its tree (setup, coder, gate)."""
@@ -289,7 +309,9 @@ class Drive(TreeSteps, BackOffSteps):
         env["BOARD_DRIVE"] = self.token
         return env
 
-    def _stream(self, argv: list[str], timeout: float, first_output: float = 0) -> proc.Result:
+    def _stream(
+        self, argv: list[str], timeout: float, first_output: float = 0, watch: bool = False
+    ) -> proc.Result:
         assert self.tree is not None
         env = self._env()
         try:
@@ -297,7 +319,7 @@ class Drive(TreeSteps, BackOffSteps):
                 argv,
                 cwd=self.tree,
                 timeout=timeout,
-                on_line=self._line,
+                on_line=self._watched_line if watch else self._line,
                 first_output_timeout=first_output,
                 env=env,
                 on_start=self._on_start,
@@ -320,6 +342,8 @@ class Drive(TreeSteps, BackOffSteps):
 
     def _coder_failure(self, res: proc.Result, fresh: bool) -> str | None:
         """None when the coder succeeded; ends the drive for infra failures and the park."""
+        if self.waiting is not None:  # stopped as it waited for a login: never the card's
+            self._back_off("coder", self.waiting, res.tail_text(200))
         tail = res.tail_text(TAIL_LINES)
         if res.timed_out and res.produced_output:  # a coder hung on a limit: not its size
             self._not_its_fault("coder", res)
