@@ -23,13 +23,17 @@ class Preset(Frozen):
     """One agent CLI: its program, the argv of a headless run, the rules it needs, and
     where its flags are documented."""
 
-    __slots__ = __match_args__ = ("name", "title", "argv", "docs", "why", "rules")
+    __slots__ = __match_args__ = (
+        "name", "title", "argv", "docs", "why", "rules", "tested", "excludes"
+    )  # fmt: skip
     name: str
     title: str
     argv: tuple[str, ...]
     docs: str
     why: str  # one line: what the flags do
     rules: tuple[Rule, ...]
+    tested: str  # the CLI's version tests/test_agents_real.py runs this argv against
+    excludes: tuple[str, ...]  # what the CLI writes in the tree: init adds it to info/exclude
 
     def __init__(
         self,
@@ -39,6 +43,8 @@ class Preset(Frozen):
         docs: str,
         why: str,
         rules: tuple[Rule, ...] = (),
+        tested: str = "",
+        excludes: tuple[str, ...] = (),
     ) -> None:
         set_ = object.__setattr__
         set_(self, "name", name)
@@ -47,6 +53,8 @@ class Preset(Frozen):
         set_(self, "docs", docs)
         set_(self, "why", why)
         set_(self, "rules", rules)
+        set_(self, "tested", tested)
+        set_(self, "excludes", excludes)
 
     @property
     def program(self) -> str:
@@ -77,29 +85,36 @@ PRESETS: dict[str, Preset] = {
                 # a 500 from the API (the defaults take 502-504 only)
                 Rule(r"api error:? \(?5\d\d\b", "transient", ("coder",), (), 15, 5),
             ),
+            tested="2.1.332",
         ),
         Preset(
             "codex",
             "Codex CLI",
-            ("codex", "exec", "--full-auto", "--skip-git-repo-check", PROMPT),
+            ("codex", "exec", "--sandbox", "workspace-write", "--skip-git-repo-check", PROMPT),
             "https://github.com/openai/codex/blob/main/docs/exec.md",
-            "exec never asks for approval; --full-auto lets it edit the workspace (its "
-            "sandbox keeps it there); exits 1 when a turn fails",
+            "exec never asks for approval; --sandbox workspace-write lets it edit the "
+            "workspace and nothing outside it (--full-auto is gone since 0.171); exits 1 "
+            "when a turn fails",
             (
                 # its ChatGPT-plan limit: "You've hit your usage limit … try again in 2 days …"
                 Rule(r"you've hit your usage limit", "rate-limit", ("coder",), (), 600, 10),
             ),
+            tested="0.171.0",
         ),
         Preset(
             "aider",
             "Aider",
             (
                 "aider",
+                "--model",
+                "sonnet",
                 "--message-file",
                 "{brief}",
                 "--yes-always",
                 "--no-auto-commits",
                 "--no-dirty-commits",
+                "--no-gitignore",
+                "--no-show-model-warnings",
                 "--no-check-update",
                 "--no-show-release-notes",
                 "--analytics-disable",
@@ -107,12 +122,18 @@ PRESETS: dict[str, Preset] = {
             ),
             "https://aider.chat/docs/scripting.html",
             "--message-file runs one message and exits; --yes-always answers every question; "
-            "no commits of its own. It exits 0 even when its calls failed, so its messages "
-            "are matched on a run that changed nothing",
+            "no commits of its own. --model names the model (change it to yours): with none "
+            "and no key, aider offers an OpenRouter login and waits 5 minutes for a browser. "
+            "--no-gitignore: it does not edit .gitignore (init excludes .aider* in "
+            ".git/info/exclude); --no-show-model-warnings: a missing key's warning does not "
+            "open a browser. It exits 0 even when its calls failed, so its messages are "
+            "matched on a run that changed nothing",
             (
                 Rule(r"provider timed out without returning", "transient", ("coder",), (), 15, 5),
                 Rule(r"servers are down or overloaded", "transient", ("coder",), (), 30, 5),
             ),
+            tested="0.86.2",
+            excludes=(".aider*",),
         ),
         Preset(
             "gemini",
@@ -125,6 +146,7 @@ PRESETS: dict[str, Preset] = {
                 # its documented exit code 41: FatalAuthenticationError
                 Rule(r"^", "auth", ("coder",), (41,), 0, 1),
             ),
+            tested="0.61.0",
         ),
     )
 }
@@ -134,11 +156,23 @@ def preset(name: str) -> Preset | None:
     return PRESETS.get(name)
 
 
-def listing() -> str:
-    """What `board init --coder list` prints."""
+def listing(installed: dict[str, str] | None = None) -> str:
+    """What `board init --coder list` prints: each preset, the CLI version its argv was
+    tested with, and the version on PATH (`installed`, by preset name) when it differs."""
     lines = []
     for p in PRESETS.values():
-        lines.append(f"{p.name:<8} {p.title}: {' '.join(_shown(a) for a in p.argv)}")
+        found = (installed or {}).get(p.name, "")
+        have = ""
+        if installed is not None:
+            have = (
+                f"; not installed ({p.program} is not on PATH)"
+                if not found
+                else f"; {found} on PATH"
+                if found != p.tested
+                else "; the same on PATH"
+            )
+        lines.append(f"{p.name:<8} {p.title} (tested with {p.tested}{have})")
+        lines.append(f"         {' '.join(_shown(a) for a in p.argv)}")
         lines.append(f"         {p.why}")
         lines.append(f"         flags: {p.docs}")
     return "\n".join(lines)
@@ -154,7 +188,9 @@ def readme_block() -> str:
 
     out = []
     for p in PRESETS.values():
-        out.append(f"**{p.title}** (`--coder {p.name}`, flags: {p.docs}): {p.why}.")
+        out.append(
+            f"**{p.title}** (`--coder {p.name}`, tested with {p.tested}, flags: {p.docs}): {p.why}."
+        )
         out.append("")
         out.append("```toml")
         out.append(f"[coder.tiers.{p.name}]")

@@ -15,9 +15,11 @@ import os
 from pathlib import Path
 
 import pytest
-from board.core import config, discover, presets
+from board.core import config, discover, presets, proc
+from board.core.ops import probe
 from board.core.store import Expect, SQLiteStore
 
+from tests.support import agents
 from tests.support.loop import add_card, drive_one
 from tests.support.paths import ROOT, STANDINS
 from tests.support.repos import make_repo, run_cli
@@ -36,7 +38,23 @@ def standins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     state.mkdir()
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("STANDIN_DIR", str(state))
+    monkeypatch.setenv("STANDIN_FLAGS_DIR", str(_real_flags(tmp_path / "flags")))
     return state
+
+
+def _real_flags(where: Path) -> Path:
+    """Each preset program's flags as the REAL program's --help lists them (the help the
+    preset's argv needs, e.g. `codex exec --help`): the stand-in refuses any other, so a
+    preset can never pass here with a flag the real CLI refuses."""
+    where.mkdir()
+    for p in presets.PRESETS.values():
+        program = agents.real_agent(p.program)
+        ask = probe.help_argv([str(program), *p.argv[1:]])
+        res = proc.run(ask, cwd=where, timeout=120)
+        offered = probe.offered_flags(res.stdout + "\n" + res.stderr)
+        assert offered, f"{' '.join(ask)} listed no flags"
+        (where / f"{p.program}.flags").write_text("\n".join(sorted(offered)) + "\n")
+    return where
 
 
 def _calls(state: Path) -> list[dict]:

@@ -152,6 +152,8 @@ class Preset_:
     docs: str
     why: str
     rules: tuple[Rule, ...] = ()
+    tested: str = ""
+    excludes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

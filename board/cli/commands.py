@@ -107,7 +107,10 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
 
     coders: list[str] = args.coder or []
     if "list" in coders:
-        ctx.out(presets.listing())
+        from board.core.ops import probe
+
+        found = {name: probe.installed_version(p.program) for name, p in presets.PRESETS.items()}
+        ctx.out(presets.listing(found))
         return 0
     unknown = [name for name in coders if presets.preset(name) is None]
     if unknown:
@@ -188,6 +191,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
     lines = exclude.read_text().splitlines() if exclude.exists() else []
     wanted = [".board/", f"{cfg.worktrees.strip('/')}/", *(f"{s.strip('/')}/" for s in cfg.scratch)]
     wanted += list(setup.excludes) if setup is not None else []
+    wanted += [x for name in coders for x in presets.PRESETS[name].excludes]  # what they write
     missing = [w for w in wanted if w not in lines]
     if missing:
         with exclude.open("a") as fh:

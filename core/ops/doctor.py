@@ -38,7 +38,7 @@ from board.core.drive.gate import run_gate
 from board.core.errors import BoardError
 from board.core.git import gitutil, runbranch, treefiles
 from board.core.git.naming import common_dir, utc_stamp
-from board.core.ops import pytrap
+from board.core.ops import probe, pytrap
 from board.core.store import open_store
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
@@ -293,7 +293,26 @@ def _tier(cfg: Config, name: str, cwd: Path, env: dict[str, str]) -> Check:
             f"{program!r} is not installed or not on PATH: a drive on this tier would block "
             "dispatch-infra",
         )
-    return Check(f"tier:{name}", OK, program if found == program else f"{program} -> {found}")
+    shown = program if found == program else f"{program} -> {found}"
+    if probe.preset_of(program) is None:
+        return Check(f"tier:{name}", OK, shown)
+    argv = [str(found), *tier.argv[1:]]
+    t0 = time.monotonic()
+    asked = probe.probe(argv, cwd, env)
+    took = time.monotonic() - t0
+    version = f" {asked.version}" if asked.version else ""
+    if asked.why:
+        return Check(f"tier:{name}", WARN, f"{shown}{version}: {asked.why}", took)
+    if asked.unknown:
+        return Check(
+            f"tier:{name}",
+            FAIL,
+            f"{os.path.basename(program)}{version} does not offer {asked.unknown[0]} "
+            f"(`{asked.asked}`): every card on this tier would block dispatch-infra; fix "
+            f"[coder.tiers.{name}] argv",
+            took,
+        )
+    return Check(f"tier:{name}", OK, f"{shown}{version}: takes every flag of its argv", took)
 
 
 def _copy_check(cfg: Config, made: treefiles.CopyPlan | None) -> Check:

@@ -59,6 +59,19 @@ LIMITS = {
         1,
     ),
 }
+# the flags the real program offers (its --help, read by tests/test_presets.py from the real
+# CLI): a flag it does not offer is refused as its parser would, so the stand-in never takes
+# an argv the real program refuses
+flags_dir = os.environ.get("STANDIN_FLAGS_DIR")
+if flags_dir:
+    with open(os.path.join(flags_dir, f"{name}.flags")) as fh:
+        offered = set(fh.read().split())
+    for arg in argv:
+        flag = arg.split("=", 1)[0]
+        if re.fullmatch(r"--?[A-Za-z0-9][\w-]*", flag) and flag not in offered:
+            print(f"error: unexpected argument '{flag}' found", file=sys.stderr)
+            print(f"\nUsage: {name} [OPTIONS] [PROMPT]", file=sys.stderr)
+            sys.exit(2)
 mode = os.environ.get("STANDIN_MODE", "limit-then-edit")
 if mode == "auth" and name == "gemini":
     # its source's FatalAuthenticationError, exit code 41; no words the default rules know
