@@ -52,3 +52,15 @@ def test_a_version_is_read_past_a_warning() -> None:
     text = 'WARNING: proceeding, even though ... dir "/tmp"\ncodex-cli 0.171.0\n'
     assert probe.version_of(text) == "0.171.0"
     assert probe.version_of("2.1.332 (Claude Code)") == "2.1.332"
+
+
+def test_init_coder_list_shows_the_tested_version_beside_the_one_on_path() -> None:
+    from board.core import presets
+
+    found = {"claude": presets.PRESETS["claude"].tested, "codex": "0.172.3", "aider": ""}
+    text = presets.listing(found)
+    tested = {p.name: p.tested for p in presets.PRESETS.values()}
+    assert f"Claude Code (tested with {tested['claude']}; the same on PATH)" in text
+    assert f"Codex CLI (tested with {tested['codex']}; 0.172.3 on PATH)" in text
+    assert "Aider (tested with 0.86.2; not installed (aider is not on PATH))" in text
+    assert all(p.tested for p in presets.PRESETS.values()), "a preset names no tested version"
