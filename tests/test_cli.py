@@ -101,6 +101,8 @@ def test_init_twice_keeps_what_is_there(repo: Path) -> None:
         (("card", "list", "--lane", "limbo"), "unknown lane"),
         (("card", "add", "x", "--spec", "a", "--spec-file", "f"), "not both"),
         (("card", "add", "x", "--spec-file", "/nonexistent"), "cannot read --spec-file"),
+        (("card", "add", "x", "--spec-file", "/dev/zero"), "is over 4 MiB"),
+        (("card", "edit", "c-1", "--spec-file", "/dev/zero"), "is over 4 MiB"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_changes_nothing(
@@ -124,6 +126,13 @@ def test_a_1mb_spec_from_a_file_is_stored_whole(repo: Path, tmp_path: Path) -> N
     card = json.loads(board(repo, "card", "add", "big", "--spec-file", str(f), "--json").stdout)
     shown = json.loads(board(repo, "card", "show", card["id"], "--json").stdout)
     assert shown["spec"] == spec
+
+
+def test_a_spec_over_the_bound_from_stdin_is_refused_and_changes_nothing(repo: Path) -> None:
+    before = state(repo)
+    res = board(repo, "card", "add", "piped", "--spec-file", "-", input_text="x" * (5 << 20))
+    assert res.returncode != 0 and "--spec-file -: stdin is over 4 MiB" in res.stderr
+    assert state(repo) == before
 
 
 def test_spec_from_stdin(repo: Path) -> None:

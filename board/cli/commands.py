@@ -400,12 +400,28 @@ def _read_spec(args: argparse.Namespace) -> str:
         return args.spec or ""
     what = "--spec-file -: stdin" if args.spec_file == "-" else f"--spec-file {args.spec_file}"
     try:
-        data = (
-            sys.stdin.buffer.read() if args.spec_file == "-" else Path(args.spec_file).read_bytes()
-        )
+        if args.spec_file == "-":
+            data = _bounded(sys.stdin.buffer, what)
+        else:
+            with open(args.spec_file, "rb") as fh:
+                data = _bounded(fh, what)
     except OSError as exc:
         raise Refused(f"cannot read {what}: {exc.strerror or exc}") from None
     return _utf8(data, what)
+
+
+MAX_SPEC_BYTES = 4 * 1024 * 1024  # a spec is prose, not a file dump: /dev/zero ends
+
+
+def _bounded(fh: Any, what: str) -> bytes:
+    """At most MAX_SPEC_BYTES from `fh` (a pipe too); more is refused, and nothing is kept."""
+    data = fh.read(MAX_SPEC_BYTES + 1)
+    if len(data) > MAX_SPEC_BYTES:
+        raise Refused(
+            f"{what} is over {MAX_SPEC_BYTES // 2**20} MiB: a spec is the task in words; "
+            "point it at the files instead; nothing changed"
+        )
+    return bytes(data)
 
 
 def _utf8(data: bytes, what: str) -> str:
