@@ -515,6 +515,25 @@ class _Reader:
             )
         return float(raw)
 
+    def worktrees(self, raw: str) -> None:
+        """The trees' folder holds what the sweep may remove: one that names the checkout, a
+        place outside it or git's own directory would put the repository's siblings (or
+        its history) in the sweep's way."""
+        norm = posixpath.normpath(raw.strip())
+        why = ""
+        if raw.strip().startswith("/"):
+            why = f"{raw!r} is absolute: the trees live inside the repository"
+        elif norm == ".":
+            why = f"{raw!r} is the repository itself"
+        elif norm == ".." or norm.startswith("../"):
+            why = f"{raw!r} leads out of the repository"
+        elif norm.split("/")[0] == ".git":
+            why = f"{raw!r} is git's own directory"
+        elif norm.split("/")[0] == BOARD_DIR:
+            why = f"{raw!r} is the board's own directory"
+        if why:
+            raise self.fail(["board"], "worktrees", why)
+
     def scratch(self, raw: tuple[str, ...]) -> tuple[str, ...]:
         """Scratch directories never count as work, so one that names the whole tree (or
         a place outside it) would silently turn every save off: refuse those."""
@@ -560,6 +579,31 @@ class _Reader:
             if why:
                 raise self.fail(["tree"], "copy", why)
         return tuple(e.strip() for e in raw)
+
+
+def bad_branch_name(name: str) -> str:
+    """Why git would refuse `name` as a branch (`git check-ref-format --branch`), or ''.
+    Checked when board.toml is read: a loop that idles on git's error at every tick tells
+    the operator nothing."""
+    if name.startswith("-"):
+        return "it starts with '-'"
+    if name == "@" or "@{" in name:
+        return "it is '@' or holds '@{'"
+    if name.startswith("/") or name.endswith("/") or "//" in name:
+        return "it has an empty part between slashes"
+    if ".." in name:
+        return "it holds '..'"
+    if name.endswith("."):
+        return "it ends with '.'"
+    bad = next((c for c in name if ord(c) < 0x20 or ord(c) == 0x7F or c in " ~^:?*[\\"), "")
+    if bad:
+        return f"it holds {bad!r}"
+    for part in name.split("/"):
+        if part.startswith("."):
+            return f"its part {part!r} starts with '.'"
+        if part.endswith(".lock"):
+            return f"its part {part!r} ends with '.lock'"
+    return ""
 
 
 def parse(path: Path, text: str, root: Path | None = None, cache: str | None = None) -> Config:
@@ -626,6 +670,11 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
     for key in ("base", "run_branch", "worktrees"):
         if not get("board", key).strip():
             raise reader.fail(["board"], key, "must not be empty")
+    for key in ("base", "run_branch"):
+        why = bad_branch_name(get("board", key))
+        if why:
+            raise reader.fail(["board"], key, f"{get('board', key)!r} is not a branch name: {why}")
+    reader.worktrees(get("board", "worktrees"))
     scratch = reader.scratch(get("board", "scratch"))
     copy = reader.copy_patterns(get("tree", "copy"))
     if get("board", "max_concurrent") < 1:

@@ -133,3 +133,44 @@ def test_one_schema_gives_the_defaults_the_validation_the_template_and_the_readm
         bad = '"text"' if k.kind is not str else "3"
         with pytest.raises(ConfigError, match=rf"{k.section}\.{k.name}"):
             parse(f"[{k.section}]\n{k.name} = {bad}\n")
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ('worktrees = ".."', "leads out of the repository"),
+        ('worktrees = "../elsewhere"', "leads out of the repository"),
+        ('worktrees = "."', "is the repository itself"),
+        ('worktrees = "./"', "is the repository itself"),
+        ('worktrees = ".git"', "git's own directory"),
+        ('worktrees = ".git/trees"', "git's own directory"),
+        ('worktrees = "/tmp/trees"', "is absolute"),
+        ('worktrees = ".board/trees"', "the board's own directory"),
+        ('run_branch = "bad..name"', "not a branch name: it holds '..'"),
+        ('run_branch = "board/run.lock"', "ends with '.lock'"),
+        ('base = "-main"', "not a branch name: it starts with '-'"),
+        ('base = "ma in"', "it holds ' '"),
+    ],
+)
+def test_settings_that_would_do_damage_are_refused_with_file_line_and_key(
+    line: str, needle: str
+) -> None:
+    """`worktrees = ".."` made the sweep offer to remove the repository's siblings, and
+    `run_branch = "bad..name"` left the loop idling on git's error at every tick."""
+    key = line.split(" ", 1)[0]
+    with pytest.raises(ConfigError, match=rf"board\.toml:2: board\.{key}: ") as caught:
+        parse(f"[board]\n{line}\n")
+    assert needle in str(caught.value), caught.value
+
+
+def test_every_verb_refuses_a_board_toml_with_a_damaging_setting(tmp_path: Path) -> None:
+    from tests.support.repos import make_repo, run_cli
+
+    repo = make_repo(tmp_path, init="cli").root
+    path = repo / "board.toml"
+    path.write_text(path.read_text().replace('worktrees = ".worktrees"', 'worktrees = ".."'))
+    for verb in (("run", "--once"), ("status",), ("card", "list"), ("doctor",)):
+        res = run_cli(repo, *verb)
+        assert res.returncode != 0, verb
+        assert "board.worktrees: '..' leads out of the repository" in res.stderr + res.stdout
+    assert not (tmp_path / ".trash").exists()
