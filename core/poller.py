@@ -13,7 +13,6 @@ dependency's merged code.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -58,8 +57,12 @@ class ForgePoller:
 
         def run() -> None:
             while not done.wait(min(self.cfg.poll_s, 1.0)):
-                with contextlib.suppress(BoardError):
+                try:
                     self.poll_prs()
+                except BoardError:
+                    pass
+                except Exception as exc:  # never die silently: say it, and poll again
+                    self.log("poll-error", error=f"{type(exc).__name__}: {exc}"[:500])
 
         threading.Thread(target=run, name="forge-poll", daemon=True).start()
         return done

@@ -294,3 +294,36 @@ def test_a_429_from_the_forge_backs_polling_off_and_blocks_nothing(tmp_path: Pat
     assert poller.poll_prs() == [], "polled again during the back-off"
     assert store.get(card.id).blocked is None and store.get(card.id).lane == "review"
     store.close()
+
+
+def test_a_forge_answer_nested_100000_deep_is_a_logged_poll_and_a_merge_after_it_is_done(
+    tmp_path: Path,
+) -> None:
+    """Such an answer killed the poll thread with a RecursionError: the card stayed in review
+    after the forge said MERGED, and nothing said why."""
+    cfg, store, state = board(tmp_path)
+    path = cfg.root / "board.toml"
+    path.write_text(path.read_text().replace("max_backoff_s = 3600", "max_backoff_s = 0.5"))
+    cfg = config.load(cfg.root)
+    card = in_review(cfg, store, "hostile forge")
+    edit_forge(state, card.branch, raw="[" * 100_000 + "]" * 100_000)
+    with Running(cfg) as loop:
+        wait_for(
+            lambda: any("nested too deep" in x for x in _loop_lines(cfg)),
+            timeout=30,
+            what="the unreadable answer logged",
+        )
+        data = forge_state(state)
+        del data[card.branch]["raw"]
+        data[card.branch].update(state="MERGED", mergedAt="2026-12-01T00:00:00Z")
+        state.write_text(json.dumps(data))
+        wait_for(lambda: store.get(card.id).lane == "done", timeout=30, what="done after MERGED")
+        assert loop.poller is not None
+    said = [x for x in _loop_lines(cfg) if "nested too deep" in x]
+    assert said and "forge-backoff" in "\n".join(_loop_lines(cfg)), said
+    store.close()
+
+
+def _loop_lines(cfg: config.Config) -> list[str]:
+    path = cfg.board_dir / "loop.log"
+    return path.read_text().splitlines() if path.exists() else []

@@ -74,6 +74,11 @@ class PrState:
         return ""
 
 
+MAX_STATE_BYTES = 4 * 1024 * 1024  # a PR's state is a few KB; more is not an answer
+# an answer that cannot be read backs polling off as a blip would (capped by max_backoff_s)
+UNREADABLE = failures.Rule("unreadable", "transient", ("pr",), (), 60, 5)
+
+
 def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
@@ -83,9 +88,17 @@ def _author(value: Any) -> str:
 
 
 def parse_state(text: str) -> PrState:
-    """Read the state command's JSON; ValueError names what is wrong."""
+    """Read the state command's JSON; ValueError names what is wrong. A forge's output is
+    input: past MAX_STATE_BYTES, or nested past what the parser can follow (a RecursionError
+    killed the poll thread), it is refused like any other bad answer."""
+    if len(text) > MAX_STATE_BYTES:
+        raise ValueError(
+            f"the PR state command printed {len(text)} characters, over {MAX_STATE_BYTES}"
+        )
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ValueError("the PR state command printed JSON nested too deep to read") from None
     except ValueError as exc:
         raise ValueError(f"the PR state command printed no JSON object ({exc})") from None
     if not isinstance(data, dict):
@@ -169,7 +182,8 @@ def poll(cfg: Config, store: Store, card: Card) -> Poll:
     try:
         state = parse_state(res.stdout)
     except ValueError as exc:
-        return Poll(card.id, "failed", f"{card.id}: {exc}")
+        line = f"{card.id}: {exc}"
+        return Poll(card.id, "failed", line, failure=failures.Failure(UNREADABLE, line))
     stamp = failures.stamp(waits.now())
     try:
         card = store.update(

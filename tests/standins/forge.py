@@ -63,6 +63,9 @@ if pr.get("fail"):
     print(message, file=sys.stderr)
     sys.exit(code)
 if verb == "view":
+    if "raw" in pr:  # a forge answering garbage, or a hostile one
+        print(pr["raw"])
+        sys.exit(0)
     print(json.dumps({k: v for k, v in pr.items() if k not in ("hang", "fail")}))
     sys.exit(0)
 if verb == "merge":
