@@ -76,7 +76,7 @@ def test_edit_changes_every_field_add_takes(repo: Path) -> None:
         (("card", "edit", "c-2", "--surface", " "), "empty surface glob"),
         (("card", "edit", "c-2", "--spec", ""), "a ready card needs a spec"),
         (("card", "edit", "c-2"), "nothing to change"),
-        (("card", "edit", "c-2", "--version", "0", "--title", "t"), "expects version 0"),
+        (("card", "edit", "c-2", "--version", "0", "--title", "t"), "(version 0 → 1, now"),
         (("card", "edit", "c-3", "--title", "t"), "is done; only a card not yet started"),
         (("card", "edit", "c-404", "--title", "t"), "no card 'c-404'"),
     ],
@@ -122,3 +122,31 @@ def test_an_edit_that_changes_nothing_writes_nothing(store: Store) -> None:
     card = actions.add_card(store, CardDraft("same", spec="s"))
     after = actions.edit_card(store, card.id, actions.CardEdit(title="same", spec="s"), seen=card)
     assert after.version == card.version
+
+
+def test_the_readme_quotes_the_edit_race_refusals_as_they_read(
+    cfg: config.Config, store: Store, repo: Path
+) -> None:
+    """Each quoted refusal in the README's `card edit` paragraph, its `…` standing for any
+    text, matches the line the board really prints (issue 39: they had drifted apart)."""
+    import re
+
+    from tests.support.paths import ROOT
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    para = text[text.index("`board card edit ID` changes a card not yet started") :]
+    quotes = re.findall(r"`(c-3: changed since it was shown [^`]*)`", para[:1500])
+    assert len(quotes) == 2, quotes
+
+    def pattern(quote: str) -> str:
+        return ".*".join(re.escape(part) for part in quote.replace("c-3", "c-1").split("…"))
+
+    card = actions.add_card(store, CardDraft("build", spec="old", lane="ready"))
+    seen = store.get(card.id)
+    claim(cfg, store, seen)
+    with pytest.raises(Conflict) as refused:
+        actions.edit_card(store, card.id, actions.CardEdit(spec="new"), seen=seen)
+    assert re.fullmatch(pattern(quotes[0]), refused.value.line()), refused.value.line()
+    res = board(repo, "card", "edit", card.id, "--version", "1", "--title", "t")
+    line = res.stderr.strip().removeprefix("board: ")
+    assert re.fullmatch(pattern(quotes[1]).replace("2", r"\d+"), line), line  # its version

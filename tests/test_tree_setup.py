@@ -8,6 +8,7 @@ stub PR service (pr_ok.py), the one thing that cannot run here.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -284,6 +285,8 @@ def test_a_copied_file_is_on_no_ref_after_a_failed_attempts_save(tmp_path: Path)
     assert end.outcome == "done", f"{end.outcome}: {end.reason}"
     assert stranded_branches(cfg), "the failed attempt was not saved"
     assert _refs_holding(cfg.root, TOKEN) == []
+    said = "\n".join(comments(store, card.id))
+    assert re.search(r"Saved to stranded/\S+ \(a failed attempt\): 1 file changed", said), said
 
 
 def test_a_copied_file_is_on_no_ref_after_a_push(tmp_path: Path) -> None:

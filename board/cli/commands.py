@@ -466,9 +466,8 @@ def cmd_card_edit(args: argparse.Namespace, ctx: Context) -> int:
     if args.version is not None and args.version != seen.version:
         block = f", blocked {seen.blocked.cls}" if seen.blocked else ""
         raise Refused(
-            f"{seen.id}: expects version {args.version}, got {seen.version} (changed since "
-            f"it was shown; now {seen.lane}{block}: see `board card show {seen.id}`); "
-            "nothing edited"
+            f"{seen.id}: changed since it was shown (version {args.version} → {seen.version}, "
+            f"now {seen.lane}{block}); nothing edited: see `board card show {seen.id}`"
         )
     spec = _read_spec(args) if args.spec is not None or args.spec_file is not None else None
     edit = actions.CardEdit(

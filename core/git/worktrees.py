@@ -206,7 +206,7 @@ def _rel(cfg: Config, path: Path) -> str:
 def _save_lines(cfg: Config, save: SaveResult) -> list[str]:
     b = save.branch
     again = " (an earlier save of exactly this state, verified)" if save.reused else ""
-    what = ", a failed attempt," if save.kind == KIND_ATTEMPT else ""
+    what = " (a failed attempt)" if save.kind == KIND_ATTEMPT else ""
     lines = [f"Saved to {b}{what}{again}: {save.stats.text()} ({save.holds})."]
     commands = saves.recovery_commands(
         b, save.base_ref, runbranch.pick_target(cfg), save.tree_dir, delete=True
