@@ -24,6 +24,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick
 if TYPE_CHECKING:
     import random
 
+    from regex import Match, Pattern
+
 # what a rule may classify a failure as: the self-healing pair, the operator's `auth`, and
 # `dispatch-infra` (the coder refused the argv board.toml gives it: no card's fault)
 CLASSES: tuple[str, ...] = ("rate-limit", "transient", "auth", "dispatch-infra")
@@ -34,6 +36,7 @@ STEPS: tuple[str, ...] = ("coder", "gate", "push", "pr")
 # the gate's output only when it says so
 DEFAULT_STEPS: tuple[str, ...] = ("coder", "push", "pr")
 TAIL_CHARS = 8000  # how much of a failed step's output the rules see (its end)
+LINE_CHARS = 2000  # how much of one line a live rule sees
 JITTER = 0.2  # ± this share of a computed back-off, so drives that failed together spread out
 
 
@@ -75,12 +78,29 @@ class Rule(Frozen):
         set_(self, "live", live)
 
     @functools.cached_property
-    def regex(self) -> re.Pattern[str]:
+    def regex(self) -> Pattern[str]:
         """The pattern compiled when a failure is first classified, not when the rule is
         made: every verb reads board.toml, which makes the rules, and most never classify
         (the defaults' alternations take milliseconds to compile). board.toml's own rules
-        are checked as regexes when it is read (tomlrules.parse_rules)."""
-        return re.compile(self.pattern, re.IGNORECASE)
+        are checked as regexes when it is read (tomlrules.parse_rules). Compiled by the
+        `regex` package, which matches under a time limit and lets other threads run."""
+        import regex
+
+        return regex.compile(self.pattern, regex.IGNORECASE | regex.VERSION0)
+
+    def search(self, text: str) -> Match[str] | None:
+        """The rule's first match in `text`, or None; a rule that runs past RULE_TIMEOUT_S
+        (a pattern that backtracks without end) is skipped from then on, and named once
+        through `slow_rules`."""
+        if self.pattern in _SLOW:
+            return None
+        try:
+            return self.regex.search(text, timeout=RULE_TIMEOUT_S, concurrent=True)
+        except TimeoutError:
+            if self.pattern not in _SLOW:  # set.add and list.append hold under the GIL
+                _SLOW.add(self.pattern)
+                _UNTOLD.append(self)
+            return None
 
     def applies(self, step: str, exit_code: int | None) -> bool:
         if step not in self.steps:
@@ -144,6 +164,19 @@ DEFAULT_RULES: tuple[Rule, ...] = (
 )
 
 
+RULE_TIMEOUT_S = 0.5  # the longest one rule may take over one output (a tail is 8000 chars)
+_SLOW: set[str] = set()  # patterns that ran past it: skipped for the life of the process
+_UNTOLD: list[Rule] = []
+
+
+def slow_rules() -> list[Rule]:
+    """The rules skipped since the last call, for the caller to name once."""
+    told = []
+    while _UNTOLD:
+        told.append(_UNTOLD.pop(0))
+    return told
+
+
 class Failure(Frozen):
     """A failed step classified: the rule that matched, and the line it matched in."""
 
@@ -169,7 +202,7 @@ def classify_line(rules: Iterable[Rule], step: str, line: str) -> Failure | None
     """The first `live` rule of `step` that matches one line as it is printed (the exit is
     not known yet, so a rule's exit codes are not asked)."""
     for rule in rules:
-        if rule.live and step in rule.steps and rule.regex.search(line) is not None:
+        if rule.live and step in rule.steps and rule.search(line[:LINE_CHARS]) is not None:
             return Failure(rule, line.strip()[:300])
     return None
 
@@ -183,7 +216,7 @@ def classify(
     for rule in rules:
         if not rule.applies(step, exit_code):
             continue
-        m = rule.regex.search(tail)
+        m = rule.search(tail)
         if m is not None:
             start = tail.rfind("\n", 0, m.start()) + 1
             end = tail.find("\n", m.end())

@@ -68,11 +68,23 @@ class BackOffSteps:
             output = res.tail_text(200)
             exit_code = res.returncode
         failure = failures.classify(self.cfg.failure_rules, step, output, exit_code)
+        self._tell_slow_rules()
         if failure is None:
             return
         if failure.cls == "dispatch-infra" and self.coder_seconds > USAGE_WINDOW_S:
             return  # a CLI refuses its arguments at once; a coder that ran on did not
         self._back_off(step, failure, output)
+
+    def _tell_slow_rules(self) -> None:
+        """A rule that ran past its time limit is skipped from now on: said once, naming it."""
+        for rule in failures.slow_rules():
+            note = (
+                f"failure rule {rule.pattern[:80]!r} ({rule.cls}) took over "
+                f"{failures.RULE_TIMEOUT_S:g}s on a coder's output and is skipped from now on: "
+                "fix its pattern in [[failures.rules]] (nested quantifiers backtrack without end)"
+            )
+            self._say(note)
+            self._comment(note)
 
     def _back_off(self, step: str, failure: failures.Failure, output: str) -> NoReturn:
         """Back to `ready` on the same rung with a not-before time (a rate limit pauses the

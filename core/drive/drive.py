@@ -294,6 +294,7 @@ class Drive(TreeSteps, BackOffSteps):
         if self.waiting is not None:
             return
         found = failures.classify_line(self.cfg.failure_rules, "coder", text)
+        self._tell_slow_rules()
         if found is None:
             return
         self.waiting = found

@@ -1,0 +1,83 @@
+"""Failure rules cannot hang the loop (invariant 8): a rule is board.toml's regex over a
+coder's output, and both are input. `(a+)+$` (or `(a|aa)+$`) over a line of a's and a '!'
+backtracks for ages; under `re` it pinned a core inside the drive's thread, the card stayed
+`working`, the heartbeat went stale and SIGTERM waited for SIGKILL. Rules are matched by
+the `regex` package under RULE_TIMEOUT_S; one that runs past it is named once and skipped.
+Real processes: the board's own `board run`, a real coder script, the real store."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+
+from board.core import failures
+
+from tests.support.loop import add_card, board_run, drive_one, make_board
+from tests.support.paths import script
+from tests.support.waiting import wait_for
+
+HOSTILE = "a" * 60 + "!"
+
+
+def _with_rule(cfg, pattern: str, live: bool = False) -> None:
+    path = cfg.root / "board.toml"
+    rule = f'\n[[failures.rules]]\npattern = "{pattern}"\nclass = "transient"\n'
+    path.write_text(path.read_text() + rule + ("live = true\n" if live else ""))
+
+
+def test_a_backtracking_rule_is_skipped_within_its_time_limit_and_named_once() -> None:
+    rule = failures.Rule("(a|aa)+$", "transient")
+    began = time.monotonic()
+    assert failures.classify([rule], "coder", HOSTILE, 1) is None
+    assert failures.classify([rule], "coder", HOSTILE, 1) is None
+    took = time.monotonic() - began
+    assert took < 3 * failures.RULE_TIMEOUT_S, f"the rule ran {took:.1f}s"
+    assert failures.slow_rules() == [rule] and failures.slow_rules() == [], "named twice"
+
+
+def test_the_issues_rule_and_coder_leave_working(tmp_path: Path) -> None:
+    cfg, store = make_board(
+        tmp_path, tiers={"default": [sys.executable, script("coder_backtrack.py")]}
+    )
+    _with_rule(cfg, "(a+)+$")
+    from board.core import config
+
+    cfg = config.load(cfg.root)
+    card = add_card(store, surface=["work/**"])
+    began = time.monotonic()
+    end = drive_one(cfg, store, card)
+    assert time.monotonic() - began < 30
+    assert store.get(card.id).lane != "working", end
+    store.close()
+
+
+def test_sigterm_stops_the_loop_within_2s_whatever_a_live_rule_meets(tmp_path: Path) -> None:
+    cfg, store = make_board(
+        tmp_path, tiers={"default": [sys.executable, script("coder_backtrack.py"), "60"]}
+    )
+    _with_rule(cfg, "(a|aa)+$", live=True)
+    card = add_card(store, surface=["work/**"])
+    run = board_run(cfg.root)
+    log = cfg.logs_dir / card.id / "1.log"
+    try:
+        wait_for(
+            lambda: log.exists() and "is skipped from now on" in log.read_text(),
+            timeout=60,
+            what="the slow rule named in the drive log",
+        )
+        beats = [b.heartbeat_at for b in store.loops()]
+        time.sleep(2.5)
+        assert [b.heartbeat_at for b in store.loops()] != beats, "the heartbeat stopped"
+        run.send_signal(signal.SIGTERM)
+        began = time.monotonic()
+        run.communicate(timeout=30)
+        took = time.monotonic() - began
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert took < 2.0, f"board run took {took:.1f}s to answer SIGTERM"
+    assert store.get(card.id).lane == "ready"
+    assert "(a|aa)+$" in log.read_text()
+    store.close()
