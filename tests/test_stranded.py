@@ -159,14 +159,14 @@ def test_list_reads_every_shape_of_name_and_stats_line_in_one_listing(r: Repo) -
     listed = stranded.list_stranded(r.cfg)
     shown = [(b.branch, b.card, b.tree, b.stamp, b.files, b.kind) for b in listed]
     assert shown[:2] == [
-        ("stranded/20991231T000000.000Z", None, "", "20991231T000000.000Z", None, "saved"),
+        ("stranded/20991231T000000.000Z", None, "", "20991231T000000.000Z", None, "foreign"),
         (
             "stranded/feat-c-8/deep/20991230T000000.000Z",
             "c-8",
             "feat-c-8",
             "20991230T000000.000Z",
             None,
-            "saved",
+            "foreign",  # made by hand: no Board-Save trailer
         ),
     ], shown[:2]
     got = {b.commit: (b.card, b.files, b.insertions, b.deletions, b.kind) for b in listed}

@@ -38,6 +38,8 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         if b.files is not None:
             stat = diffstat(b.files, b.insertions, b.deletions)
         what = "  (a failed attempt)" if b.is_attempt else ""
+        if b.is_foreign:
+            what = "  (not made by the board: no save trailer)"
         print(_visible(f"{b.branch}  {b.card or '-':<8} {stat}  {b.commit[:12]}{what}"))
     for h in husks:
         print(_visible(f"husk {h.path}  {h.card or '-':<8} (moved aside, bytes intact)"))
@@ -88,7 +90,13 @@ def cmd_discard(args: argparse.Namespace, ctx: Context) -> int:
 
     target = pick.discard_target(ctx.cfg, args.name)
     what = target.describe(ctx.cfg)
-    if not args.yes and not ctx.confirm(f"Delete {what}? This cannot be undone."):
+    if target.foreign:  # not the board's: --yes does not answer for someone else's branch
+        if not ctx.confirm(f"Delete {what}? This cannot be undone."):
+            raise Refused(
+                f"not discarded: {what}; answer yes at a terminal to delete it "
+                "(--yes answers only for the board's own saves)"
+            )
+    elif not args.yes and not ctx.confirm(f"Delete {what}? This cannot be undone."):
         raise Refused(f"not discarded: {what} (pass --yes to delete without asking)")
     pick.discard(ctx.cfg, args.name)
     print(_visible(f"deleted {what}"))
@@ -150,7 +158,11 @@ def register(sub: Subparsers) -> None:
 
     p = verbs.add_parser("discard", help="delete a stranded branch or a husk (asks first)")
     p.add_argument("name", metavar="BRANCH|HUSK")
-    p.add_argument("--yes", action="store_true", help="do not ask")
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="do not ask (a branch the board did not make is always asked about)",
+    )
     p.set_defaults(func=cmd_discard)
 
     p = verbs.add_parser(

@@ -29,6 +29,9 @@ SAVE_TRAILER = "Board-Save"
 KIND_SAVED = "saved"  # a tree's work saved before an edge removed it
 KIND_ATTEMPT = "attempt"  # a drive's own failed attempt, saved before it climbed a rung
 KINDS = (KIND_SAVED, KIND_ATTEMPT)
+# a branch under stranded/ with no Board-Save trailer: the board did not make it, so prune
+# never deletes it and discard asks about it by name (a save's kinds are KINDS)
+KIND_FOREIGN = "foreign"
 STATS_FILE = "stranded-stats.tsv"
 STATS_KEPT = "stranded-stats.tsv.cache"  # the listing's rows as read from the stats file
 MAX_NAME_TRIES = 100

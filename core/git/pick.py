@@ -21,7 +21,7 @@ from typing import Any
 
 from board.core.config import Config
 from board.core.errors import BoardError, Conflict, NotFound, Refused
-from board.core.git import gitutil, naming, removal, runbranch, snapshot
+from board.core.git import gitutil, naming, removal, runbranch, saves, snapshot
 from board.core.git.gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
 from board.core.git.stranded import _STAMP, StrandedBranch, _branch, husk_dir, list_stranded
 from board.core.store import Store
@@ -146,8 +146,10 @@ def _identity_env(cfg: Config) -> dict[str, str]:
 
 
 def own_commits(cfg: Config, tip: str, target: str) -> list[tuple[str, list[str], str]]:
-    """The branch's own commits, oldest first: (commit, parents, tree), minus target and base."""
+    """The branch's own commits, oldest first: (commit, parents, tree), minus target and base
+    and, for a save that records it, what came before the commit its tree started from."""
     base = snapshot.base_ref(cfg)
+    began = saves.start_of(cfg, tip)
     res = git(
         cfg.root,
         "rev-list",
@@ -159,6 +161,7 @@ def own_commits(cfg: Config, tip: str, target: str) -> list[tuple[str, list[str]
         "--not",
         target,
         base,
+        *([began] if began else []),
     )
     commits = []
     for line in gitutil.lines(res.stdout):
@@ -298,8 +301,14 @@ class DiscardTarget:
     name: str
     commit: str = ""
     path: Path | None = None
+    foreign: bool = False  # a branch with no Board-Save trailer: not a save of the board's
 
     def describe(self, cfg: Config) -> str:
+        if self.foreign:
+            return (
+                f"branch {self.name} (commit {self.commit[:12]}), which the board did not "
+                "make: it carries no Board-Save trailer"
+            )
         if self.kind == "branch":
             match = next((b for b in list_stranded(cfg) if b.branch == self.name), None)
             stat = (
@@ -317,7 +326,8 @@ def discard_target(cfg: Config, name: str) -> DiscardTarget:
     bare = text[len("refs/heads/") :] if text.startswith("refs/heads/") else text
     if bare.startswith(naming.STRANDED):
         short, commit = _branch(cfg, bare)
-        return DiscardTarget("branch", short, commit=commit)
+        foreign = saves.trailer_of(cfg, commit) is None
+        return DiscardTarget("branch", short, commit=commit, foreign=foreign)
     root = husk_dir(cfg)
     parts = Path(text).parts
     husk = parts[-1] if parts else ""
@@ -439,6 +449,9 @@ def prune_plan(
     left = 0
     for b in every:
         if card is not None and b.card != card:
+            continue
+        if b.is_foreign:  # not a save: made by someone, kept for them (discard asks)
+            left += 1
             continue
         if not b.card or lanes.get(b.card) not in PRUNABLE:
             left += 1

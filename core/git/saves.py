@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from board.core.git.snapshot import (
     _short,
     _snapshot,
     _start_names,
+    own_start,
 )
 
 
@@ -63,6 +65,7 @@ class SaveResult:
     base_ref: str
     reused: bool = False  # an earlier save of exactly this state was found and verified
     kind: str = KIND_SAVED  # KIND_ATTEMPT: a drive's own failed attempt
+    start: str = ""  # the commit its tree started from (the trailer's `start=`); "" unknown
 
     @property
     def ref(self) -> str:
@@ -81,6 +84,7 @@ class SaveResult:
             "deletions": self.stats.deletions,
             "holds": self.holds,
             "reused": self.reused,
+            "start": self.start or None,
         }
 
 
@@ -88,17 +92,26 @@ class SaveResult:
 
 
 def _message(
-    tree_dir: str, card: str | None, holds: str, stats: Stats, why: str, kind: str = KIND_SAVED
+    tree_dir: str,
+    card: str | None,
+    holds: str,
+    stats: Stats,
+    why: str,
+    kind: str = KIND_SAVED,
+    start: str = "",
 ) -> str:
     """The save commit's message; its `Board-Save:` trailer is what `stranded list` reads.
 
     `kind=attempt` marks a drive's own failed attempt. It lives in the trailer (and the
     stats file), not the branch name, so the name keeps its one format and a listing
     learns the kind from the same line that gives the diffstat, at no extra cost.
+    `start=` is the commit the tree's work started from (`snapshot.own_start`): the diff,
+    the stats and the recovery commands compare with it.
     """
     fields = (
         f"tree={tree_dir} card={card or '-'} files={stats.files} "
         f"insertions={stats.insertions} deletions={stats.deletions} kind={kind}"
+        + (f" start={start}" if start else "")
     )
     because = f" before {why}" if why else ""
     what = "the failed attempt" if kind == KIND_ATTEMPT else "the work"
@@ -130,7 +143,7 @@ def stats_line(
     """
     tail = f"\t{branch}" if branch else ""
     if stats is None:  # known to carry no Board-Save trailer (a branch made by hand)
-        return f"{commit}\t-\t-\t-\t-\t-\t{KIND_SAVED}{tail}\n"
+        return f"{commit}\t-\t-\t-\t-\t-\t{naming.KIND_FOREIGN}{tail}\n"
     return (
         f"{commit}\t{tree_dir}\t{card or '-'}\t{stats.files}\t{stats.insertions}\t"
         f"{stats.deletions}\t{kind}{tail}\n"
@@ -171,12 +184,39 @@ def _verify(cfg: Config, ref: str, commit: str, snapshot: str) -> None:
         )
 
 
+def trailer_of(cfg: Config, commit: str) -> dict[str, str] | None:
+    """A commit's `Board-Save:` trailer fields; None when it has none (no save of ours)."""
+    fmt = f"%(trailers:key={SAVE_TRAILER},valueonly,separator=%x3B)"
+    res = git(cfg.root, "log", "-1", f"--format={fmt}", commit, "--", check=False)
+    text = res.stdout.strip() if res.returncode == 0 else ""
+    return parse_save_trailer(text) if text else None
+
+
 def _kind_of(cfg: Config, commit: str) -> str:
     """The kind a save commit's trailer records (`saved` when it records none)."""
-    fmt = f"%(trailers:key={SAVE_TRAILER},valueonly,separator=%x3B)"
-    text = git(cfg.root, "log", "-1", f"--format={fmt}", commit, check=False).stdout
-    kind = parse_save_trailer(text).get("kind", KIND_SAVED)
+    kind = (trailer_of(cfg, commit) or {}).get("kind", KIND_SAVED)
     return kind if kind in KINDS else KIND_SAVED
+
+
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def named_start(cfg: Config, commit: str, start: str, name: str) -> str:
+    """What a save's recovery commands compare with, as the operator reads it: `name` (the
+    run branch, the base) while `name...save` still means `start...save` (their merge base
+    is the start), else the start commit itself."""
+    if not start:
+        return name
+    res = git(cfg.root, "merge-base", name, commit, "--", check=False)
+    return name if res.returncode == 0 and res.stdout.strip() == start else start
+
+
+def start_of(cfg: Config, commit: str) -> str | None:
+    """The commit a save's tree started from, as its trailer records it; None for a save
+    made before saves recorded it (or a branch the board did not make): the caller then
+    compares with where trees start today (`runbranch.start_ref`)."""
+    start = (trailer_of(cfg, commit) or {}).get("start", "")
+    return start if _COMMIT_ID.fullmatch(start) else None
 
 
 def _write_save(
@@ -191,6 +231,7 @@ def _write_save(
     existing: dict[str, tuple[str, str, str]],
     why: str,
     kind: str = KIND_SAVED,
+    start: str = "",
 ) -> SaveResult:
     """Commit the snapshot and put it on a new stranded branch; verified, never overwriting."""
     # an earlier save of exactly this state (a save killed before its tree went): reuse it,
@@ -199,6 +240,7 @@ def _write_save(
         if tree_oid == snapshot and ps.split() == parents:
             _verify(cfg, ref, commit, snapshot)
             was = _kind_of(cfg, commit)
+            began = start_of(cfg, commit) or ""
             record_stats(cfg, [stats_line(commit, tree_dir, card, stats, was, _short(ref))])
             return SaveResult(
                 _short(ref),
@@ -211,6 +253,7 @@ def _write_save(
                 base,
                 reused=True,
                 kind=was,
+                start=began,
             )
     parent_args = [a for p in parents for a in ("-p", p)]
     commit = out(
@@ -222,7 +265,7 @@ def _write_save(
         "-F",
         "-",
         env=identity_env(),
-        input_bytes=_message(tree_dir, card, holds, stats, why, kind).encode(),
+        input_bytes=_message(tree_dir, card, holds, stats, why, kind, start).encode(),
     )
     _fault("after-commit-tree")
     stamp = naming.utc_stamp()
@@ -247,7 +290,16 @@ def _write_save(
             _verify(cfg, ref, commit, snapshot)
             record_stats(cfg, [stats_line(commit, tree_dir, card, stats, kind, _short(ref))])
             return SaveResult(
-                _short(ref), commit, tree_dir, card, name, stats, holds, base, kind=kind
+                _short(ref),
+                commit,
+                tree_dir,
+                card,
+                name,
+                stats,
+                holds,
+                base,
+                kind=kind,
+                start=start,
             )
         last = ((res.stderr.strip() or res.stdout.strip()).splitlines()[-1:] or ["failed"])[0]
         if "reference already exists" not in last and "File exists" not in last:
@@ -302,6 +354,7 @@ def _preserve(
             work.existing,
             why,
             kind,
+            work.start,
         )
     except (GitError, OSError) as exc:
         raise StrandedWorkError(str(tree), work.describe(), _why(exc), work.base_ref) from exc
@@ -344,16 +397,20 @@ def _save_branch(
         return None
     base_name = next((n for n in _start_names(cfg) if n in refs), None)
     base = _short(base_name) if base_name else cfg.base
-    mb = (
-        git(cfg.root, "merge-base", refs[base_name][0], tip, check=False).stdout.strip()
-        if base_name
-        else ""
-    )
+    start = own_start(cfg, cfg.root, [tip], branch_ref)
+    if start:
+        mb = start
+    elif base_name:
+        mb = git(cfg.root, "merge-base", refs[base_name][0], tip, check=False).stdout.strip()
+    else:
+        mb = ""
     stats = _numstat(cfg.root, mb or NO_PARENT_TREE, tip_tree)
     n = len(commits)
     holds = f"{n} unpushed commit{'s' if n != 1 else ''} on {short}"
     existing = {r: v for r, v in refs.items() if r.startswith(f"{STRANDED_REFS}{tree_dir}/")}
-    return _write_save(cfg, tree_dir, card, tip_tree, [tip], stats, holds, base, existing, why)
+    return _write_save(
+        cfg, tree_dir, card, tip_tree, [tip], stats, holds, base, existing, why, start=start
+    )
 
 
 def recovery_commands(

@@ -39,11 +39,16 @@ class StrandedBranch(NamedTuple):
     files: int | None
     insertions: int | None
     deletions: int | None
-    kind: str = naming.KIND_SAVED  # or KIND_ATTEMPT: a drive's own failed attempt
+    kind: str = naming.KIND_SAVED  # KIND_ATTEMPT: a drive's own failed attempt; KIND_FOREIGN
 
     @property
     def is_attempt(self) -> bool:
         return self.kind == naming.KIND_ATTEMPT
+
+    @property
+    def is_foreign(self) -> bool:
+        """Not a save of the board's (no Board-Save trailer): prune leaves it alone."""
+        return self.kind == naming.KIND_FOREIGN
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +67,7 @@ class StrandedBranch(NamedTuple):
 _CachedStats = tuple[str, str | None, int | None, int | None, int | None, str]
 _SAVED = naming.KIND_SAVED
 _NO_STATS: _CachedStats = ("", None, None, None, None, _SAVED)
+_FOREIGN: _CachedStats = ("", None, None, None, None, naming.KIND_FOREIGN)  # no trailer
 _KINDS = frozenset(naming.KINDS)
 # `int`, remembered: a diffstat's numbers repeat (2,000 saves hold a few hundred distinct
 # ones), and a string is looked up faster than it is parsed. It raises as `int` does.
@@ -86,7 +92,9 @@ def _stats_of(f: list[str]) -> _CachedStats | None:
         kind = _SAVED
     else:
         return None
-    if f[1] == "-" or not f[3].isdigit():
+    if f[1] == "-":  # a branch whose commit has no Board-Save trailer (`saves.stats_line`)
+        return _FOREIGN
+    if not f[3].isdigit():
         return _NO_STATS
     try:
         return (
@@ -348,7 +356,8 @@ def _stats_from_trailers(
             stats = snapshot.Stats(
                 int(fields["files"]), int(fields["insertions"]), int(fields["deletions"])
             )
-        except (KeyError, ValueError):
+        except (KeyError, ValueError):  # no trailer of ours: a branch the board did not make
+            found[commit] = _FOREIGN
             lines.append(saves.stats_line(commit, "", None, None, branch=names.get(commit, "")))
             continue
         card = fields.get("card")

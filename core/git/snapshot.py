@@ -56,6 +56,7 @@ class Work:
     parents: list[str] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)  # what `git diff <base>...<save>` shows
     base_ref: str = ""  # short name of the base the stats and the diff command use
+    start: str = ""  # the commit the tree's own work starts from (`own_start`); "" if a root
     existing: dict[str, tuple[str, str, str]] = field(default_factory=dict, repr=False)
 
     @property
@@ -336,6 +337,44 @@ def _rev_list(
     return [line for line in gitutil.lines(git(cwd, *args).stdout) if line.strip()]
 
 
+def own_start(cfg: Config, cwd: Path, tips: Sequence[str], branch: str | None) -> str:
+    """The commit a tree's (or a branch's) own work starts from: the first parent of the
+    oldest commit that only `tips`, the tree's branch (and its copy on the remote) or saved
+    work hold; the first tip itself when every commit is held elsewhere; "" when that work
+    reaches a root commit.
+
+    A save records it (`start=` in its trailer) and its diff, stats and recovery commands
+    compare with it, so a tree made by hand from `origin/main` while the run branch lagged
+    shows only its own change, not the base's commits as if the coder had written them.
+    For a tree a drive started this is the drive's start point: the run branch's tip (or
+    the base, or a dependency's branch) is held by a ref of its own.
+    """
+    if not tips:
+        return ""
+    short = _short(branch) if branch else ""
+    mine = ["--exclude=refs/heads/stranded/*", "--exclude=refs/remotes/*/stranded/*"]
+    if branch:
+        mine.append(f"--exclude={branch}")
+        if cfg.remote and short:
+            mine.append(f"--exclude=refs/remotes/{cfg.remote}/{short}")
+    res = git(
+        cwd,
+        "rev-list",
+        "--topo-order",
+        "--no-commit-header",
+        "--format=%P",
+        *tips,
+        "--not",
+        *mine,
+        "--glob=refs/*",
+    )
+    rows = res.stdout.split("\n")[:-1]  # one a commit, children first; a root's is empty
+    if not rows:
+        return tips[0]
+    oldest = rows[-1].split()
+    return oldest[0] if oldest else ""
+
+
 def _history(cfg: Config, tree: Path, work: Work) -> str | None:
     """HEAD, the tree's branch, the refs the save compares with, and the commits that HEAD
     or the branch hold and no other ref does, minus published content; into `work`.
@@ -400,6 +439,7 @@ def _history(cfg: Config, tree: Path, work: Work) -> str | None:
         if _rev_list(tree, [tip], work.branch, extra_not=[head])[:1]:
             parents.append(tip)  # the branch tip a moved detached HEAD left behind
     work.parents = parents
+    work.start = own_start(cfg, tree, [t for t in dict.fromkeys([head, tip]) if t], work.branch)
     return base_commit
 
 
@@ -488,10 +528,15 @@ def _snapshot(cfg: Config, tree: Path) -> Work:
                 with contextlib.suppress(FileNotFoundError):
                     leftover.unlink()
 
-    # the diffstat `git diff <base>...<save>` will show, recorded in the save's message
+    # the diffstat `git diff <start>...<save>` will show, recorded in the save's message
     parents = work.parents
     if not work.empty:
-        if base_commit and parents and not (len(parents) == 1 and base_commit == parents[0]):
+        if work.start:
+            if parents != [work.start]:
+                work.stats = _numstat(tree, work.start, work.snapshot)
+            else:
+                work.stats = stats
+        elif base_commit and parents and not (len(parents) == 1 and base_commit == parents[0]):
             mb = git(tree, "merge-base", base_commit, *parents, check=False).stdout.strip()
             work.stats = _numstat(tree, mb or NO_PARENT_TREE, work.snapshot)
         else:

@@ -292,11 +292,17 @@ def _branch(cfg: Config, name: str) -> tuple[str, str]:
     return short, commit.stdout.strip()
 
 
+def start_of(cfg: Config, commit: str) -> str:
+    """What a save's diff compares with: the commit its tree started from, as its trailer
+    records it (`saves.start_of`), else where trees start today (`runbranch.start_ref`)."""
+    return saves.start_of(cfg, commit) or runbranch.start_ref(cfg)
+
+
 def show(cfg: Config, branch: str) -> str:
     """The saved work as a diff against the point its tree started from:
-    `git diff --stat --patch <start>...<branch>` (`runbranch.start_ref`)."""
-    short, _ = _branch(cfg, branch)
-    base = runbranch.start_ref(cfg)
+    `git diff --stat --patch <start>...<branch>` (`start_of`)."""
+    short, commit = _branch(cfg, branch)
+    base = start_of(cfg, commit)
     return git(
         cfg.root,
         "diff",
@@ -333,8 +339,8 @@ def diff_args(cfg: Config, branch: str) -> list[str]:
 
     Refuses, running nothing, what `show` refuses. The bench runs the same arguments bare.
     """
-    short, _ = _branch(cfg, branch)
-    base = runbranch.start_ref(cfg)
+    short, commit = _branch(cfg, branch)
+    base = start_of(cfg, commit)
     return ["diff", "--patch", *_DIFF_OPTS, f"{base}...refs/heads/{short}"]
 
 
@@ -365,8 +371,8 @@ def diff_preview(cfg: Config, branch: str, timeout: float = 60.0) -> bytes | Non
 def _preview(cfg: Config, branch: str, timeout: float, pool: ThreadPoolExecutor) -> bytes | None:
     """`diff_preview`, its independent git calls run side by side in `pool`: the first
     screenful waits for the slowest of them, not for their sum."""
-    start = pool.submit(runbranch.start_ref, cfg)
     short, commit = _branch(cfg, branch)
+    start = pool.submit(start_of, cfg, commit)
     counted_f = pool.submit(_saved_new_file_lines, cfg, commit, short)
     base = start.result()
     raw = proc.run(

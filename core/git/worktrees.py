@@ -209,7 +209,11 @@ def _save_lines(cfg: Config, save: SaveResult) -> list[str]:
     what = " (a failed attempt)" if save.kind == KIND_ATTEMPT else ""
     lines = [f"Saved to {b}{what}{again}: {save.stats.text()} ({save.holds})."]
     commands = saves.recovery_commands(
-        b, save.base_ref, runbranch.pick_target(cfg), save.tree_dir, delete=True
+        b,
+        saves.named_start(cfg, save.commit, save.start, save.base_ref),
+        runbranch.pick_target(cfg),
+        save.tree_dir,
+        delete=True,
     )
     for label, command, by_git in commands:
         lines.append(f"  {label + ':':<13}{command}" + (f"   (or: {by_git})" if by_git else ""))

@@ -98,6 +98,7 @@ class StrandedRow:
     path: str = ""  # a husk's directory
     hay: str = ""
     attempt: bool = False  # a branch saved from a drive's own failed attempt
+    foreign: bool = False  # a branch under stranded/ the board did not make (no trailer)
     fold: list[StrandedRow] = field(default_factory=list)  # a fold's attempts, in list order
     opened: bool = False  # a fold whose attempts are shown below it
 
@@ -120,6 +121,8 @@ class StrandedRow:
         if self.is_fold:
             n = len(self.fold)
             return f"{n} failed attempt{'s' * (n != 1)}"
+        if self.foreign:
+            return "no save trailer"
         if self.files is None:
             return "no stats recorded"
         s = "" if self.files == 1 else "s"
@@ -136,6 +139,8 @@ class StrandedRow:
             how = "enter closes them" if self.opened else "folded: enter opens them"
             return f"{self.stat_text()} of {card}, each saved to a branch ({how})"
         what = "a failed attempt, " if self.attempt else ""
+        if self.foreign:
+            what = "not made by the board, "
         return f"{self.label} ({what}{card}, {self.stat_text()}, commit {self.commit[:10]})"
 
 
@@ -222,6 +227,9 @@ def _rows_of(
         if b.is_attempt:
             row.attempt = True
             row.hay += " attempt"
+        elif b.is_foreign:
+            row.foreign = True
+            row.hay += " foreign"
         rows.append(row)
     for h in husks:
         row = _row("husk", h.name, h.card, cards, h.tree, h.stamp, now)

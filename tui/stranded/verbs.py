@@ -28,7 +28,12 @@ def recovery_commands(cfg: Config, row: StrandedRow) -> list[str]:
             f"cp -a {q(row.path)} {q(rescue)}",
         ]
     commands = saves.recovery_commands(
-        row.name, runbranch.start_ref(cfg), runbranch.pick_target(cfg), row.tree
+        row.name,
+        saves.named_start(
+            cfg, row.commit, saves.start_of(cfg, row.commit) or "", runbranch.start_ref(cfg)
+        ),
+        runbranch.pick_target(cfg),
+        row.tree,
     )
     return [f"# {row.name}: {row.stat_text()}", *(command for _, command, _ in commands)]
 
