@@ -632,6 +632,27 @@ async def test_discard_asks_naming_the_branch_and_deletes_only_that_ref(fx) -> N
     assert all(after[r] == before[r] for r in after), "discard moved a ref it should not touch"
 
 
+async def test_a_branch_the_board_did_not_make_is_marked_and_discard_names_it(fx) -> None:
+    foreign = "stranded/feat-c-1/20250101T000000.000Z"
+    fx.repo.git("branch", foreign, "main")  # somebody's, under the board's prefix
+    before = fx.refs()
+    app = make_app(fx)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, foreign)
+        row = next(r for r in screen.table.items if r.name == foreign)
+        assert row.foreign and not row.attempt
+        painted = "\n".join(screen_lines(app))
+        assert "not made by the board" in painted and "not a save" in painted, painted
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        question = str(app.screen.query_one("#question", Static).render())
+        assert foreign in question and "not made by the board" in question, question
+        await pilot.press("n")
+        await pilot.pause()
+    assert fx.refs() == before, "saying no deleted something"
+
+
 async def test_discard_of_a_husk_deletes_only_that_directory(fx) -> None:
     husk = fx.husk
     assert husk is not None and (husk / "draft.txt").exists()

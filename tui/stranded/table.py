@@ -180,6 +180,8 @@ class StrandedTable(LineList):
             files, changes = "husk", "moved aside"
         elif row.is_fold:
             files, changes = "", ""
+        elif row.foreign:
+            files, changes = "-", "not a save"
         elif row.files is None:
             files, changes = "?", "no stats"
         else:
@@ -189,6 +191,8 @@ class StrandedTable(LineList):
             title = f"{'▾' if row.opened else '▸'} {row.stat_text()} · {title}"
         elif row.attempt:
             title = f"  ↳ attempt · {title}"
+        elif row.foreign:
+            title = f"not made by the board · {title}"
         values = {
             "card": row.card_id or "—",
             "lane": row.lane or "—",
