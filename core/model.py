@@ -409,3 +409,43 @@ class LoopBeat(Frozen):
 
     def to_json(self) -> dict[str, Any]:
         return as_dict(self)
+
+
+class BoardShape(Frozen):
+    """How a board publishes, as the store records it for every host: board.toml's
+    `[publish] mode`, `[board] run_branch` and `base`, and `[publish] run_on_remote`, with the
+    host that recorded it (the one host a board with a local run branch runs on) and when.
+
+    Kept in the store, not only in each clone's board.toml, so that hosts whose files say
+    different things cannot each fold onto a run branch of their own (docs/lifecycle.md,
+    "One board, one shape")."""
+
+    __slots__ = __match_args__ = (
+        "mode", "run_branch", "base", "run_on_remote", "host", "recorded_at",
+    )  # fmt: skip
+    mode: str
+    run_branch: str
+    base: str
+    run_on_remote: bool
+    host: str
+    recorded_at: str
+
+    def __init__(
+        self,
+        mode: str,
+        run_branch: str,
+        base: str,
+        run_on_remote: bool,
+        host: str = "",
+        recorded_at: str = "",
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "mode", mode)
+        set_(self, "run_branch", run_branch)
+        set_(self, "base", base)
+        set_(self, "run_on_remote", bool(run_on_remote))
+        set_(self, "host", host)
+        set_(self, "recorded_at", recorded_at)
+
+    def to_json(self) -> dict[str, Any]:
+        return as_dict(self)

@@ -420,7 +420,9 @@ def test_claims_racing_from_two_threads_never_hand_a_card_to_both(
 
 # -- the schema: one shape, migrated from older boards ------------------------------------------
 
-TABLES = ("cards", "deps", "drives", "events", "loops", "meta", "pauses")
+TABLES = (
+    "board_shape", "cards", "deps", "drives", "events", "loops", "meta", "pauses", "tombstones",
+)  # fmt: skip
 
 
 def columns(store: Store) -> dict[str, list[str]]:

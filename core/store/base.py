@@ -15,7 +15,16 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 
 from board.core.errors import Conflict, CorruptCard, NotFound, StoreError
-from board.core.model import TERMINAL, Card, CardDraft, Drive, Event, LoopBeat, Pause
+from board.core.model import (
+    TERMINAL,
+    BoardShape,
+    Card,
+    CardDraft,
+    Drive,
+    Event,
+    LoopBeat,
+    Pause,
+)
 from board.core.records import Frozen, replace
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
@@ -190,6 +199,9 @@ class Store(abc.ABC):
     created: bool = False
     # where the store lives, for the operator's lines: a file path or a URL (no password)
     where: str = ""
+    # True when several machines may open this store, each in its own clone (a database
+    # server); the SQLite file lives in one clone's .board/, so only that clone's runs see it
+    spans_hosts: bool = False
 
     @abc.abstractmethod
     def transaction(self) -> AbstractContextManager[Tx]:
@@ -298,6 +310,26 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def loops(self) -> list[LoopBeat]:
         """Every loop's last heartbeat, newest first (a dead loop's row stays, going stale)."""
+
+    @abc.abstractmethod
+    def shape(self) -> BoardShape | None:
+        """The publishing shape every host of this board runs with; None before the first
+        `board run` recorded one."""
+
+    @abc.abstractmethod
+    def record_shape(self, shape: BoardShape, replace: bool = False) -> BoardShape:
+        """Record `shape` (its `recorded_at` is now) if none is recorded yet, or over the
+        recorded one with `replace`; returns the shape recorded after the write, which is
+        another's when a host recorded first and `replace` is off."""
+
+    @abc.abstractmethod
+    def bury(self, saves: list[tuple[str, str]], host: str) -> None:
+        """Record saves (branch, commit) deleted on purpose (a discard, a prune, a salvage),
+        so no host pushes or fetches them back and each deletes its own copy."""
+
+    @abc.abstractmethod
+    def tombstones(self) -> set[tuple[str, str]]:
+        """Every (branch, commit) buried: a save at that branch with another commit is not."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

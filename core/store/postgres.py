@@ -308,6 +308,7 @@ class PostgresStore(SqlQueries, Store):
     PARAM = "%s"  # psycopg's parameter mark
 
     pushes_changes = True
+    spans_hosts = True
 
     def __init__(
         self,

@@ -1,4 +1,5 @@
-"""The queries both SQL stores run the same way: drive rows, tier pauses, loop heartbeats.
+"""The queries both SQL stores run the same way: drive rows, tier pauses, loop heartbeats,
+the board's publishing shape and the tombstones of deleted saves.
 
 SQLite and PostgreSQL differ in how they connect, lock and listen, not in these statements,
 so they are written once here with `?` for a parameter; a store whose driver spells it
@@ -13,7 +14,7 @@ from collections.abc import Callable
 
 from board.core import hosts
 from board.core.errors import NotFound, Refused
-from board.core.model import DRIVE_LIVE, Drive, Event, LoopBeat, Pause
+from board.core.model import DRIVE_LIVE, BoardShape, Drive, Event, LoopBeat, Pause
 from board.core.store.rows import _DRIVE_COLS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
@@ -26,7 +27,8 @@ _DRIVE_FIELDS = set(_DRIVE_COLS.replace(" ", "").split(",")) - {"id", "card"}
 
 
 class SqlQueries:
-    """Drive, pause and heartbeat verbs of the `Store` interface, over `_read`/`_write`."""
+    """Drive, pause, heartbeat, shape and tombstone verbs of the `Store` interface, over
+    `_read`/`_write`."""
 
     PARAM = "?"
     clock: Callable[[], str]
@@ -166,3 +168,53 @@ class SqlQueries:
             "SELECT host, pid, started_at, heartbeat_at FROM loops ORDER BY heartbeat_at DESC"
         )
         return [LoopBeat(*r) for r in rows]
+
+    # the board's publishing shape, and the tombstones of deleted saves ------------------
+
+    def shape(self) -> BoardShape | None:
+        rows = self._read(
+            "SELECT mode, run_branch, base, run_on_remote, host, recorded_at FROM board_shape"
+        )
+        if not rows:
+            return None
+        mode, run_branch, base, on_remote, host, at = rows[0]
+        return BoardShape(mode, run_branch, base, bool(on_remote), host, at)
+
+    def record_shape(self, shape: BoardShape, replace: bool = False) -> BoardShape:
+        """One statement, so two hosts starting at once cannot both record a first shape:
+        the second finds the first's row and is compared with it."""
+        keep = "DO NOTHING"
+        if replace:
+            keep = (
+                "DO UPDATE SET mode = excluded.mode, run_branch = excluded.run_branch, "
+                "base = excluded.base, run_on_remote = excluded.run_on_remote, "
+                "host = excluded.host, recorded_at = excluded.recorded_at"
+            )
+        self._write(
+            self._q(
+                "INSERT INTO board_shape (id, mode, run_branch, base, run_on_remote, host, "
+                f"recorded_at) VALUES (1, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) {keep}"
+            ),
+            (shape.mode, shape.run_branch, shape.base, int(shape.run_on_remote), shape.host,
+             self.clock()),
+        )  # fmt: skip
+        now = self.shape()
+        assert now is not None, "the shape row was just written"
+        return now
+
+    def bury(self, saves: list[tuple[str, str]], host: str) -> None:
+        at = self.clock()
+        saves = sorted(set(saves))
+        for start in range(0, len(saves), 200):  # under SQLite's bound-parameter limit
+            chunk = saves[start : start + 200]
+            marks = ", ".join(["(?, ?, ?, ?)"] * len(chunk))
+            self._write(
+                self._q(
+                    f"INSERT INTO tombstones (branch, sha, host, at) VALUES {marks} "
+                    "ON CONFLICT (branch, sha) DO NOTHING"
+                ),
+                tuple(x for branch, sha in chunk for x in (branch, sha, host, at)),
+            )
+
+    def tombstones(self) -> set[tuple[str, str]]:
+        return {(b, s) for b, s in self._read("SELECT branch, sha FROM tombstones")}

@@ -46,7 +46,9 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-SCHEMA_VERSION = 3  # 2: cards.not_before, tier pauses, loop heartbeats; 3: the PR's polled state
+# 2: cards.not_before, tier pauses, loop heartbeats; 3: the PR's polled state; 4: the board's
+# publishing shape and the tombstones of deleted saves (a board on several hosts)
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 5000
 WAIT_POLL_S = 0.1  # how often wait_change reads the change count
 
@@ -102,6 +104,26 @@ _V2 = [
         PRIMARY KEY (host, pid)
     )""",
 ]
+# added by schema version 4: the publishing shape every host must agree with (one row), and
+# the saves deleted on purpose, so that no host pushes or fetches them back (core/git/shared.py)
+_V4 = [
+    """CREATE TABLE IF NOT EXISTS board_shape (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        mode TEXT NOT NULL,
+        run_branch TEXT NOT NULL,
+        base TEXT NOT NULL,
+        run_on_remote INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        recorded_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS tombstones (
+        branch TEXT NOT NULL,
+        sha TEXT NOT NULL,
+        host TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (branch, sha)
+    )""",
+]
 # what each version adds to the one before: _MIGRATIONS[n] takes a store from n to n + 1
 _MIGRATIONS: dict[int, list[str]] = {
     1: ["ALTER TABLE cards ADD COLUMN not_before TEXT NOT NULL DEFAULT ''", *_V2],
@@ -109,6 +131,7 @@ _MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE cards ADD COLUMN pr_state TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE cards ADD COLUMN pr_polled_at TEXT NOT NULL DEFAULT ''",
     ],
+    3: _V4,
 }
 _DDL = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -167,6 +190,7 @@ _DDL = [
     "CREATE INDEX IF NOT EXISTS drives_card ON drives (card, attempt)",
     "CREATE INDEX IF NOT EXISTS drives_status ON drives (status)",
     *_V2,
+    *_V4,
 ]
 # Board order per lane (see `board_order`): open lanes, closed lanes. An index for each,
 # so a lane's first rows are read without sorting the lane (the first paint of a
