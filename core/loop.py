@@ -490,9 +490,9 @@ class Loop:
             self.store.update_drive(row.id, result=f"{row.result}; {TREES_SAVED}")
 
     def _share_saves(self) -> None:
-        """With the run branch on the remote: push every stranded branch the remote lacks
-        (each tick until it lands, told on its card once it has) and fetch the other hosts'
-        saves, at most every publish.poll_s (see core/git/shared.py)."""
+        """With the run branch on the remote, at most every publish.poll_s: push this host's
+        saves, fetch the others', obey the tombstones (see core/git/shared.py); a save
+        that reached the remote is told on its card."""
         from board.core.git import pick, runbranch, shared
 
         if not runbranch.on_remote(self.cfg):
@@ -502,13 +502,8 @@ class Loop:
             return
         self._shared_at = now
         try:
-            for made in shared.fetch_stranded(self.cfg):
-                self.log("fetched-save", branch=made)
-            for res in shared.push_stranded(self.cfg, shared.unpushed(self.cfg)):
+            for res in shared.sweep(self.cfg, self.store, self.log):
                 card = pick.card_of_branch(self.cfg, res.branch)
-                if not res.ok:
-                    self.log("push-save-failed", branch=res.branch, reason=res.why)
-                    continue
                 self.log("pushed-save", branch=res.branch, card=card or "")
                 if card and self.store.find(card) is not None:
                     self.store.add_event(

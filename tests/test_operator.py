@@ -429,6 +429,7 @@ def _run_commits_touching(cfg, path: str) -> int:
 def test_salvage_of_a_stranded_branch_lands_its_commits_exactly_once(repo: Path, store):
     cfg = configure(repo, gate=gate("gate_pass.sh"))
     card, branch = _stranded_card(cfg, store)
+    saved_at = git(repo, "rev-parse", branch)
 
     res = run_cli(repo, "stranded", "salvage", branch)
 
@@ -439,6 +440,7 @@ def test_salvage_of_a_stranded_branch_lands_its_commits_exactly_once(repo: Path,
     assert _show(cfg, cfg.run_branch, "notes.txt") == "saved work"
     assert _run_commits_touching(cfg, "notes.txt") == 1
     assert branch not in stranded(cfg), "the salvaged branch is still listed as stranded"
+    assert store.tombstones() == {(branch, saved_at)}, "no host may fetch it back to salvage"
     tip = git(repo, "rev-parse", cfg.run_branch)
 
     again = run_cli(repo, "stranded", "salvage", branch)

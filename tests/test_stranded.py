@@ -672,12 +672,17 @@ def test_pick_refuses_a_target_that_is_checked_out(r: Repo) -> None:
 def test_discard_deletes_only_branches_under_stranded(r: Repo) -> None:
     branch = save_dirty(r)
     r.git("branch", "feat/c-8", "main")
+    store = r.store()
     for name in ("main", "feat/c-8", "refs/heads/main", "../main", "board/run"):
         with pytest.raises((Refused, NotFound)):
-            pick.discard(r.cfg, name)
+            pick.discard(r.cfg, name, store)
     assert r.rev("main") and r.rev("feat/c-8") and r.rev("board/run"), "discard deleted a branch"
-    pick.discard(r.cfg, branch)
+    assert store.tombstones() == set(), "a refused discard buried something"
+    commit = r.rev(branch)
+    pick.discard(r.cfg, branch, store)
     assert r.rev(branch) is None and stranded.list_stranded(r.cfg) == []
+    assert store.tombstones() == {(branch, commit)}, "the discard was not buried"
+    store.close()
 
 
 def test_discard_deletes_a_husk_only_under_the_husk_directory(r: Repo, tmp_path: Path) -> None:
@@ -687,12 +692,15 @@ def test_discard_deletes_a_husk_only_under_the_husk_directory(r: Repo, tmp_path:
     assert res.husk_to is not None
     outside = tmp_path / "precious"
     outside.mkdir()
+    store = r.store()
     for name in (str(outside), "../../precious", ".", "..", str(r.cfg.worktrees_dir)):
         with pytest.raises((Refused, NotFound)):
-            pick.discard(r.cfg, name)
+            pick.discard(r.cfg, name, store)
     assert outside.is_dir()
-    pick.discard(r.cfg, f".worktrees/.stranded/{res.husk_to.name}")
+    pick.discard(r.cfg, f".worktrees/.stranded/{res.husk_to.name}", store)
     assert not res.husk_to.exists()
+    assert store.tombstones() == set(), "a husk is not a save any host fetches"
+    store.close()
 
 
 # the command line --------------------------------------------------------------------------
@@ -702,6 +710,7 @@ def test_cli_list_json_and_discard_asks_unless_yes(
     r: Repo, capsys: pytest.CaptureFixture[str]
 ) -> None:
     branch = save_dirty(r)
+    r.store().close()  # a board has its store (`board init` makes it): a discard buries there
     code, out, _ = run(r, "stranded", "list", "--json", capsys=capsys)
     assert code == 0
     (item,) = json.loads(out)
@@ -785,6 +794,9 @@ def test_prune_refuses_a_working_card_and_deletes_only_what_it_named(
     assert after == {k: v for k, v in before.items() if k[len("refs/heads/") :] not in done}, (
         "prune deleted something it did not name, or kept something it named"
     )
+    assert store.tombstones() == {(b, before[f"refs/heads/{b}"]) for b in done}, (
+        "the pruned saves are not buried, so another host would bring them back"
+    )
     store.close()
 
 
@@ -803,6 +815,7 @@ def test_prune_deletes_nothing_when_a_named_branch_moved_or_its_card_reopened(r:
     with pytest.raises(Conflict, match="c-1 is ready now"):
         pick.prune(r.cfg, store, plan)
     assert r.rev(a), "the save of a reopened card was pruned"
+    assert store.tombstones() == set(), "a prune that deleted nothing buried something"
     store.close()
 
 

@@ -90,6 +90,7 @@ def cmd_discard(args: argparse.Namespace, ctx: Context) -> int:
 
     target = pick.discard_target(ctx.cfg, args.name)
     what = target.describe(ctx.cfg)
+    store = ctx.store  # opened first: a store that cannot be opened refuses before a delete
     if target.foreign:  # not the board's: --yes does not answer for someone else's branch
         if not ctx.confirm(f"Delete {what}? This cannot be undone."):
             raise Refused(
@@ -98,7 +99,7 @@ def cmd_discard(args: argparse.Namespace, ctx: Context) -> int:
             )
     elif not args.yes and not ctx.confirm(f"Delete {what}? This cannot be undone."):
         raise Refused(f"not discarded: {what} (pass --yes to delete without asking)")
-    pick.discard(ctx.cfg, args.name)
+    pick.discard(ctx.cfg, args.name, store)
     print(_visible(f"deleted {what}"))
     return 0
 

@@ -342,8 +342,9 @@ def discard_target(cfg: Config, name: str) -> DiscardTarget:
     return DiscardTarget("husk", husk, path=path)
 
 
-def discard(cfg: Config, name: str) -> DiscardTarget:
-    """Delete a stranded branch (compare-and-swap on its commit) or a husk directory."""
+def discard(cfg: Config, name: str, store: Store) -> DiscardTarget:
+    """Delete a stranded branch (compare-and-swap on its commit) or a husk directory. A
+    branch is buried in the store too (core/git/shared.py), so no host brings it back."""
     target = discard_target(cfg, name)
     if target.kind == "branch":
         res = git(
@@ -359,9 +360,10 @@ def discard(cfg: Config, name: str) -> DiscardTarget:
         )
         if res.returncode != 0:
             raise Conflict(f"{target.name} changed or vanished meanwhile; nothing was deleted")
-        if runbranch.on_remote(cfg):  # or the next fetch brings it back
-            from board.core.git import shared
+        from board.core.git import shared
 
+        shared.bury(cfg, store, [(target.name, target.commit)])
+        if runbranch.on_remote(cfg):  # or the next fetch brings it back
             shared.delete_remote(cfg, target.name, target.commit)
         return target
     assert target.path is not None
@@ -496,9 +498,10 @@ def prune(cfg: Config, store: Store, plan: PrunePlan) -> list[str]:
         raise Conflict(
             f"a stranded branch changed or vanished meanwhile ({why[0]}); nothing was pruned"
         )
-    if runbranch.on_remote(cfg):
-        from board.core.git import shared
+    from board.core.git import shared
 
+    shared.bury(cfg, store, [(b.branch, b.commit) for b in plan.branches])
+    if runbranch.on_remote(cfg):
         for b in plan.branches:
             shared.delete_remote(cfg, b.branch, b.commit)
     return [b.branch for b in plan.branches]

@@ -5,19 +5,33 @@ itself, visible on that machine only; when that machine dies, so does the operat
 of the work. With the run branch on the remote (`publish.run_on_remote`) every stranded
 branch is pushed there too (the loop retries until it lands and says so on the card), and
 each host fetches the others' into its own `stranded/` branches, so the browser on any
-host lists, diffs and picks work saved anywhere. A discard or prune deletes the remote
-copy as well (at the commit it saw), so a fetch does not bring it back.
+host lists, diffs and picks work saved anywhere.
+
+A discard, prune or salvage deletes the save where it ran, records a tombstone in the store
+(the branch and the save's commit), then deletes the remote copy (at the commit it saw). A
+deletion on the remote alone did not stick: another host still held its fetched copy, saw
+it missing from the remote and pushed it back, and every host fetched it again. So each
+sweep reads the tombstones after its fetch: a buried save is neither pushed nor fetched,
+the host deletes its own copy, and a copy someone pushed back is deleted from the remote.
+A tombstone names a commit: a new save at the same branch name with another commit is not
+buried.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from board.core import hosts
 from board.core.config import Config
-from board.core.git import gitutil
+from board.core.errors import BoardError
+from board.core.git import gitutil, runbranch
 from board.core.git.naming import STRANDED as STRANDED_PREFIX
+from board.core.store import Store
 
 _ZERO = "0" * 40
+Buried = set[tuple[str, str]]  # (branch, commit) of every save deleted on purpose
 
 
 @dataclass(frozen=True)
@@ -40,14 +54,15 @@ def _refs(cfg: Config, pattern: str) -> dict[str, str]:
     return found
 
 
-def unpushed(cfg: Config) -> list[str]:
-    """Local stranded branches the remote does not hold (as this clone last saw it)."""
+def unpushed(cfg: Config, buried: Buried | None = None) -> list[str]:
+    """Local stranded branches the remote does not hold (as this clone last saw it), but
+    for a buried save (it is deleted at this sweep, never pushed back)."""
     local = _refs(cfg, f"refs/heads/{STRANDED_PREFIX}")
     remote = _refs(cfg, f"refs/remotes/{cfg.remote}/{STRANDED_PREFIX}")
     out = []
     for ref, oid in sorted(local.items()):
         branch = ref.removeprefix("refs/heads/")
-        if remote.get(_tracking(cfg, branch)) != oid:
+        if remote.get(_tracking(cfg, branch)) != oid and (branch, oid) not in (buried or ()):
             out.append(branch)
     return out
 
@@ -80,9 +95,9 @@ def push_stranded(cfg: Config, branches: list[str]) -> list[Pushed]:
     return out
 
 
-def fetch_stranded(cfg: Config) -> list[str]:
-    """Fetch the remote's stranded branches (pruning the ones deleted there) and make a
-    local branch for each this clone lacks; returns the branches it made."""
+def fetch_stranded(cfg: Config) -> bool:
+    """Fetch the remote's stranded branches into this clone's tracking refs, pruning the ones
+    deleted there; False when the fetch failed (the remote is out of reach: next sweep)."""
     prefix = STRANDED_PREFIX
     res = gitutil.git(
         cfg.root,
@@ -94,13 +109,18 @@ def fetch_stranded(cfg: Config) -> list[str]:
         check=False,
         timeout=cfg.publish_timeout_s,
     )
-    if res.returncode != 0:
-        return []
+    return res.returncode == 0
+
+
+def adopt_fetched(cfg: Config, buried: Buried | None = None) -> list[str]:
+    """Make a local branch for each fetched stranded branch this clone lacks, but for a
+    buried save; returns the branches it made."""
+    prefix = STRANDED_PREFIX
     local = _refs(cfg, f"refs/heads/{prefix}")
     made = []
     for ref, oid in sorted(_refs(cfg, f"refs/remotes/{cfg.remote}/{prefix}").items()):
         branch = ref.removeprefix(f"refs/remotes/{cfg.remote}/")
-        if f"refs/heads/{branch}" in local:
+        if f"refs/heads/{branch}" in local or (branch, oid) in (buried or ()):
             continue
         made_ok = gitutil.git(
             cfg.root,
@@ -118,6 +138,52 @@ def fetch_stranded(cfg: Config) -> list[str]:
     return made
 
 
+@dataclass(frozen=True)
+class Dropped:
+    """The copies of buried saves a sweep deleted: this clone's, and the remote's."""
+
+    here: list[str]
+    remote: list[str]
+
+
+def drop_buried(cfg: Config, buried: Buried) -> Dropped:
+    """Delete this clone's copy of every buried save (at the buried commit, compare-and-swap;
+    a branch checked out somewhere is left alone), and the remote's copy of any still there
+    as this clone last fetched it (someone pushed it back before they knew)."""
+    here = []
+    for ref, oid in sorted(_refs(cfg, f"refs/heads/{STRANDED_PREFIX}").items()):
+        branch = ref.removeprefix("refs/heads/")
+        if (branch, oid) not in buried or runbranch.checked_out_at(cfg, branch):
+            continue
+        if gitutil.ok(
+            cfg.root, *gitutil.NO_HOOKS, "update-ref", "-m", "board: buried save", "-d", ref, oid
+        ):
+            here.append(branch)
+    remote = []
+    if cfg.remote:
+        tracking = _refs(cfg, f"refs/remotes/{cfg.remote}/{STRANDED_PREFIX}")
+        for ref, oid in sorted(tracking.items()):
+            branch = ref.removeprefix(f"refs/remotes/{cfg.remote}/")
+            if (branch, oid) in buried and delete_remote(cfg, branch, oid):
+                remote.append(branch)
+    return Dropped(here, remote)
+
+
+def bury(cfg: Config, store: Store, saves: list[tuple[str, str]]) -> None:
+    """Record saves just deleted here (branch, commit) as tombstones; called after the local
+    delete and before the remote one, so a host that fetches after the remote delete reads
+    the tombstone too. A store that fails leaves the save deleted here only, and says so:
+    another host may bring it back, nothing is lost, the discard can be done again."""
+    try:
+        store.bury(saves, hosts.this_host())
+    except BoardError as exc:
+        names = ", ".join(b for b, _ in saves)
+        raise BoardError(
+            f"deleted {names} here, but the store did not record it ({exc.line()}): another "
+            "host may bring it back; delete it again once the store answers"
+        ) from exc
+
+
 def delete_remote(cfg: Config, branch: str, commit: str) -> bool:
     """Delete the remote copy of a discarded stranded branch, if it is still at `commit`."""
     res = gitutil.git(
@@ -132,3 +198,27 @@ def delete_remote(cfg: Config, branch: str, commit: str) -> bool:
         timeout=cfg.publish_timeout_s,
     )
     return res.returncode == 0
+
+
+def sweep(cfg: Config, store: Store, log: Callable[..., Any]) -> list[Pushed]:
+    """One sweep of the saves shared through the remote: fetch the others', read the
+    tombstones (after the fetch: a save is buried before its remote copy is deleted, so a
+    fetch that no longer sees it sees its tombstone), delete the copies of buried saves,
+    adopt the others' saves, push this host's. Each step is logged with `log(event,
+    **fields)`; returns the pushes that landed."""
+    fetched = fetch_stranded(cfg)
+    buried = store.tombstones()
+    dropped = drop_buried(cfg, buried)
+    for branch in dropped.here:
+        log("dropped-save", branch=branch, reason="buried in the store")
+    for branch in dropped.remote:
+        log("dropped-save", branch=branch, where=cfg.remote)
+    for made in adopt_fetched(cfg, buried) if fetched else []:
+        log("fetched-save", branch=made)
+    landed = []
+    for res in push_stranded(cfg, unpushed(cfg, buried)):
+        if res.ok:
+            landed.append(res)
+        else:
+            log("push-save-failed", branch=res.branch, reason=res.why)
+    return landed

@@ -26,7 +26,16 @@ from board.core.drive.brief import brief_text, write_brief
 from board.core.drive.gate import GateVerdict, run_gate
 from board.core.drive.harvest import git_commit, tree_changes
 from board.core.errors import BoardError, Conflict, NotFound, Refused
-from board.core.git import gitutil, naming, pick, runbranch, snapshot, stranded, treestate
+from board.core.git import (
+    gitutil,
+    naming,
+    pick,
+    runbranch,
+    shared,
+    snapshot,
+    stranded,
+    treestate,
+)
 from board.core.logs import LogWriter, log_path
 from board.core.model import Card, Drive
 from board.core.ops.live import BOARD, WHO, after_fold, card_lock, save_trees, tail
@@ -640,6 +649,14 @@ class _Salvage:
         )  # fmt: skip
         if gone:
             self.say(f"{self.t.branch} was salvaged and deleted (its content is published)")
+            # buried, and deleted from the remote, so no host fetches it back to salvage twice
+            try:
+                shared.bury(self.cfg, self.store, [(self.t.branch, self.t.tip)])
+            except BoardError as exc:
+                self.say(exc.line())
+                return
+            if runbranch.on_remote(self.cfg):
+                shared.delete_remote(self.cfg, self.t.branch, self.t.tip)
 
 
 __all__ = ["SalvageResult", "replay_conflicts", "salvage", "stranded_of"]

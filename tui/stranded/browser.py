@@ -615,7 +615,7 @@ class StrandedScreen(BoardAppScreen):
                 return
 
             def call() -> Outcome:
-                target = pick.discard(self.cfg, row.name)
+                target = pick.discard(self.cfg, row.name, self.store)
                 what = f"stranded branch {row.label}" if target.kind == "branch" else row.describe()
                 return Outcome(f"discarded {what}")
 
