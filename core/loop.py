@@ -54,6 +54,7 @@ from board.core.git.runbranch import lock_path
 from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Blocked, Card, Drive, Pause
 from board.core.poller import ForgePoller
 from board.core.proc import pid_alive
+from board.core.publish import shape
 from board.core.publish.owner import release_working
 from board.core.store import Expect, Store, utc_now
 
@@ -154,16 +155,22 @@ class Loop:
 
     # -- running -------------------------------------------------------------------------
 
-    def run(self, once: bool = False, until_idle: bool = False) -> int:
-        """Hold the board's lock, boot, then tick until stopped (or once, waiting for drives;
-        or until idle: nothing running and nothing left to claim, see `idle_report`)."""
+    def run(self, once: bool = False, until_idle: bool = False, reshape: bool = False) -> int:
+        """Hold the board's lock, check board.toml's shape (core/publish/shape.py; `reshape`
+        records it as the board's), boot, then tick until stopped (or once, waiting for
+        drives; or until idle: nothing running and nothing left to claim, see `idle_report`)."""
         self.check_base()
         self.lock.acquire()
+        try:
+            said = shape.check(self.cfg, self.store, self.host, reshape=reshape)
+        except BaseException:
+            self.lock.release()
+            raise
         restore = self._install_signals()
         beating = self._start_heartbeat()
         polling = self._start_poller()
         try:
-            self.log("start", pid=os.getpid(), once=once, until_idle=until_idle)
+            self.log("start", pid=os.getpid(), once=once, until_idle=until_idle, shape=said)
             self.boot()
             while not self.stopping.is_set():
                 # idle only after a tick that began with no drive running and claimed

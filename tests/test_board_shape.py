@@ -1,11 +1,14 @@
-"""One board, one truth, across hosts (issue 39, item 7).
+"""One board, one truth, across hosts (issue 39, items 6 and 7).
 
-A discard on one host did not stick: another host's next sweep pushed its fetched copy
-back, so the branch was back on the remote and on every host. The store now keeps a
-tombstone (branch and commit) that every host's sweep obeys.
+Two hosts on one PostgreSQL board without `publish.run_on_remote` each folded onto their own
+local run branch and nothing said so; hosts whose board.toml files disagreed published each
+their own way. The store now records the board's publishing shape at its first `board run`,
+and a host that disagrees, or a second host on a board with a local run branch, refuses in one
+line. A discard on one host did not stick: another host's next sweep pushed its fetched copy
+back. The store now keeps a tombstone (branch and commit) that every host's sweep obeys.
 
-Real parts: a bare origin, two clones as two hosts (the loop's sweep in-process under
-BOARD_HOST, as tests/test_hosts.py does), one throwaway PostgreSQL.
+Real parts: a bare origin, two clones as two hosts (`board run --host NAME`, or the loop's
+sweep in-process under BOARD_HOST, as tests/test_hosts.py does), one throwaway PostgreSQL.
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ from typing import Any
 
 import pytest
 from board.core import config, hosts
+from board.core.errors import Refused
 from board.core.git import worktrees
 from board.core.loop import Loop
 from board.core.store import Store, open_store
 
 from tests.support.loop import add_card
 from tests.support.repos import git, make_repo, run_cli
+
+RUN = ("run", "--once", "--quiet")
 
 
 def ok(res: Any) -> str:
@@ -51,6 +57,122 @@ def two_hosts(
     config.write_default(second, _settings(pg_url, publish or {}, second_board or {}))
     ok(run_cli(second, "init"))
     return first, second
+
+
+def starts(clone: Path) -> int:
+    """How many loops started in this clone (its loop.log's start lines)."""
+    log = clone / ".board" / "loop.log"
+    return log.read_text().count('"event": "start"') if log.exists() else 0
+
+
+def test_a_second_host_without_run_on_remote_refuses_naming_the_setting(
+    tmp_path: Path, pg_url: str
+) -> None:
+    first, second = two_hosts(tmp_path, pg_url)
+    ok(run_cli(first, *RUN, "--host", "h1"))
+    res = run_cli(second, *RUN, "--host", "h2")
+    assert res.returncode == 1, "a second host ran a board whose run branch is h1's, local"
+    assert res.stderr == (
+        "board: host h1 runs this board folding onto its own local board/run ([publish] "
+        "run_on_remote = false), so host h2 would fold onto another and split the board's "
+        "work; set [publish] run_on_remote = true in board.toml on every host (after pushing "
+        "h1's board/run to origin), then run `board run --reshape` once\n"
+    )
+    store = open_store(config.load(first))
+    try:
+        shape = store.shape()
+        assert shape is not None and (shape.host, shape.run_on_remote) == ("h1", False)
+        assert starts(second) == 0 and "h2" not in {b.host for b in store.loops()}
+        ok(run_cli(first, *RUN, "--host", "h1"))  # the board's own host runs on as before
+        # the way out the line names: run_on_remote on every host, one reshape
+        for clone in (first, second):
+            text = (clone / "board.toml").read_text()
+            (clone / "board.toml").write_text(
+                text.replace("run_on_remote = false", "run_on_remote = true")
+            )
+        assert "run_on_remote = true here, false on the board" in (
+            run_cli(second, *RUN, "--host", "h2").stderr
+        )
+        ok(run_cli(second, *RUN, "--host", "h2", "--reshape"))
+        ok(run_cli(first, *RUN, "--host", "h1"))
+        shape = store.shape()
+        assert shape is not None and (shape.host, shape.run_on_remote) == ("h2", True)
+    finally:
+        store.close()
+
+
+def test_a_host_is_refused_while_another_runs_a_board_with_no_shape_yet(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A board made before shapes were recorded, with h1's loop beating right now: h2's
+    first run would record a local run branch of its own; it refuses instead."""
+    first, second = two_hosts(tmp_path, pg_url)
+    store = open_store(config.load(second))
+    try:
+        store.beat("h1", 4242, "2020-01-01T00:00:00.000Z")  # beating now
+        monkeypatch.setenv(hosts.ENV, "h2")
+        with pytest.raises(Refused) as exc:
+            Loop(config.load(second), store).run(once=True)
+        assert "host h1 is running this board folding onto its own local board/run" in str(
+            exc.value
+        )
+        assert store.shape() is None, "a refused run (or board init) recorded a shape"
+    finally:
+        store.close()
+
+
+def test_a_host_whose_board_toml_disagrees_refuses_naming_the_difference(
+    tmp_path: Path, pg_url: str
+) -> None:
+    first, second = two_hosts(
+        tmp_path, pg_url, publish={"run_on_remote": True}, second_board={"run_branch": "b/other"}
+    )
+    ok(run_cli(first, *RUN, "--host", "h1"))
+    res = run_cli(second, *RUN, "--host", "h2")
+    assert res.returncode == 1, "a host folded onto a run branch of its own"
+    line = res.stderr
+    assert line.count("\n") == 1 and line.startswith(
+        "board: board.toml disagrees with the board's recorded shape (by host h1 at "
+    ), line
+    assert (
+        '[board] run_branch = "b/other" here, "board/run" on the board; edit '
+        f"{second / 'board.toml'} to match, or run `board run --reshape` to make this "
+        "board.toml's shape the board's\n"
+    ) in line
+    assert starts(second) == 0
+
+
+def test_one_host_records_its_shape_at_its_first_run_and_a_changed_board_toml_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A single host on the SQLite file: its first run records the shape (`board init` does
+    not: board.toml is still being edited then); the file is one clone's, so a new host name
+    is the same host; a board.toml edited since refuses until `--reshape` makes it the
+    board's."""
+    repo = make_repo(tmp_path, init="cli").root
+    ok(run_cli(repo, *RUN))
+    ok(run_cli(repo, *RUN, "--host", "renamed"))
+    text = (repo / "board.toml").read_text()
+    (repo / "board.toml").write_text(text.replace('mode = "fold"', 'mode = "push"'))
+    res = run_cli(repo, *RUN)
+    assert res.returncode == 1, "a board.toml changed since the board's first run was run"
+    assert res.stderr.count("\n") == 1 and (
+        '[publish] mode = "push" here, "fold" on the board' in res.stderr
+    ), res.stderr
+    assert starts(repo) == 2, "a refused run started a loop"
+    store = open_store(config.load(repo))
+    try:
+        shape = store.shape()
+        assert shape is not None
+        assert (shape.mode, shape.base, shape.run_branch, shape.run_on_remote) == (
+            "fold", "main", "board/run", False,
+        )  # fmt: skip
+        ok(run_cli(repo, *RUN, "--reshape"))
+        after = store.shape()
+        assert after is not None and after.mode == "push"
+        ok(run_cli(repo, *RUN))
+    finally:
+        store.close()
 
 
 def _refs(where: Path, branch: str) -> str:

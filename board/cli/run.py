@@ -40,6 +40,12 @@ def register(sub: Subparsers) -> None:
         metavar="NAME",
         help="the name this machine's drives and heartbeat carry (default: the hostname)",
     )
+    p.add_argument(
+        "--reshape",
+        action="store_true",
+        help="make this board.toml's publishing shape (mode, base, run branch, run_on_remote) "
+        "the board's, replacing the one recorded, then run",
+    )
     p.set_defaults(func=cmd_run)
 
 
@@ -72,7 +78,7 @@ def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
         except ValueError as exc:
             raise Refused(str(exc)) from None
     loop = Loop(ctx.cfg, ctx.store, echo=None if args.quiet else _echo)
-    code = loop.run(once=args.once, until_idle=args.until_idle)
+    code = loop.run(once=args.once, until_idle=args.until_idle, reshape=args.reshape)
     if loop.stopping.is_set():
         print("board: stopped; every live drive's tree was saved", file=sys.stderr)
         return code or 1 if args.until_idle else code
