@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-import os
 import posixpath
 import re
 from pathlib import Path
 
-from board.core import tomlcache
+from board.core import cachedir, tomlcache
 from board.core.errors import ConfigError
 from board.core.failures import DEFAULT_RULES, Rule
 from board.core.records import FACTORY, Frozen
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CONFIG_NAME = "board.toml"
-BOARD_DIR = ".board"  # beside board.toml: the store, logs, locks and kept readings
+BOARD_DIR = ".board"  # beside board.toml: the store, logs, locks (caches: core/cachedir.py)
 
 # The one declared schema. Each key is written here once, with its type, its default and
 # what it means; the defaults of `Config`, the validation, the file `board init` writes
@@ -297,6 +296,12 @@ class Config(Frozen):
     @property
     def board_dir(self) -> Path:
         return self.root / BOARD_DIR
+
+    @property
+    def cache_folder(self) -> cachedir.Folder | None:
+        """This repository's folder in the user's cache directory (never in `.board/`: a
+        clone brings what its repository committed there); None when caching is off."""
+        return cachedir.for_repo(self.root)
 
     @property
     def db_path(self) -> Path:
@@ -606,12 +611,14 @@ def bad_branch_name(name: str) -> str:
     return ""
 
 
-def parse(path: Path, text: str, root: Path | None = None, cache: str | None = None) -> Config:
+def parse(
+    path: Path, text: str, root: Path | None = None, cache: cachedir.Folder | None = None
+) -> Config:
     """Parse and validate the text of a board.toml; raise ConfigError naming file, line and key.
-    With `cache` (a file under .board/), tomllib's answer for this exact text is taken from
-    there when it is kept, and kept there once it reads as a valid board.toml when it was
-    not (core/tomlcache.py)."""
-    data = tomlcache.read(cache, text) if cache else None
+    With `cache` (the repository's folder in the user's cache directory, never `.board/`),
+    tomllib's answer for this exact text is taken from there when it is kept, and kept there
+    once it reads as a valid board.toml when it was not (core/tomlcache.py)."""
+    data = tomlcache.read(cache, tomlcache.NAME, text) if cache else None
     if data is not None:
         return _validated(path, text, root, data)
     import tomllib  # here: its import is a fifth of a quick verb's start
@@ -623,7 +630,7 @@ def parse(path: Path, text: str, root: Path | None = None, cache: str | None = N
     kept = tomlcache.dumps(text, data) if cache else None  # before anything reads it
     cfg = _validated(path, text, root, data)
     if cache and kept:
-        tomlcache.write(cache, kept)
+        tomlcache.write(cache, tomlcache.NAME, kept)
     return cfg
 
 
@@ -735,5 +742,4 @@ def load(root: Path) -> Config:
         raise ConfigError(f"no {CONFIG_NAME} in {root}: run `board init` first") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    cache = os.path.join(root, BOARD_DIR, tomlcache.NAME)
-    return parse(path, text, root, cache)
+    return parse(path, text, root, cachedir.for_repo(root))

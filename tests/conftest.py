@@ -33,8 +33,9 @@ def _pin_env(mp: pytest.MonkeyPatch, home: Path) -> None:
     for key, value in GIT_ENV.items():
         mp.setenv(key, value)
     mp.setenv("HOME", str(home))
-    # no kept stylesheets (tui/csscache.py): every test's app parses its CSS as Textual
-    # does, whatever ran before it; tests/test_tui_csscache.py turns them on
+    # no caches (core/cachedir.py): every test's app parses its CSS as Textual does,
+    # whatever ran before it, and every listing reads the saves' trailers; a test of a
+    # cache turns them on (`kept_caches`), never in the user's own cache directory
     mp.delenv("XDG_CACHE_HOME", raising=False)
     mp.setenv("BOARD_CACHE_DIR", "")
     mp.delenv("GIT_DIR", raising=False)
@@ -55,6 +56,15 @@ def _git_identity(
 ) -> None:
     """Every test gets a pinned git identity and a HOME of its own, with no git config."""
     _pin_env(monkeypatch, tmp_path_factory.mktemp("home"))
+
+
+@pytest.fixture
+def kept_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The board's caches on (the suite turns them off), in this test's own directory: the
+    stats file of the saves, board.toml's and the themes' readings, the stylesheets."""
+    folder = tmp_path / "user-cache"
+    monkeypatch.setenv("BOARD_CACHE_DIR", str(folder))
+    return folder
 
 
 BACKENDS = ("sqlite", "postgres")

@@ -121,15 +121,17 @@ def test_a_card_listing_imports_no_loop_drive_or_stranded(
     [("card", "list"), ("card", "list", "--json"), ("-C", ".", "card", "list", "--lane=ready")],
 )
 def test_a_plain_card_listing_builds_no_parser(
-    board_repo: Path, tmp_path: Path, argv: tuple[str, ...]
+    kept_caches: Path, board_repo: Path, tmp_path: Path, argv: tuple[str, ...]
 ) -> None:
     """The plain forms of `card list` are read without argparse (tests/test_cli_fast.py),
-    nor gettext and locale, nor the other verbs' modules."""
+    nor gettext and locale, nor the other verbs' modules. The caches are on, as an
+    operator's are (`kept_caches`, before the board is made: its verbs keep board.toml's
+    reading)."""
     stdout, modules = _run(board_repo, tmp_path / "modules.json", *argv)
     assert "first card" in stdout
     parser = ("argparse", "board.cli.parsing", "board.cli.run", "gettext", "locale")
     assert sorted(set(parser) & modules) == []
-    # nor tomllib: board.toml's reading is kept in .board/ (tests/test_config_cache.py);
+    # nor tomllib: board.toml's reading is kept in the user's cache (tests/test_config_cache.py);
     # nor shutil (with bz2 and lzma) for finding git, nor threading for the store's lock,
     # nor typing (each module's hints are for the type check: TYPE_CHECKING = False)
     assert sorted({"tomllib", "shutil", "bz2", "lzma", "threading", "typing"} & modules) == []

@@ -1,8 +1,10 @@
-"""tomllib's answer for board.toml is kept in .board/ (core/tomlcache.py) so a quick verb need
-not import tomllib; it is used only for the very text it came from, and anything wrong with
-it means tomllib reads the file, as without it. These tests edit the file behind the cache's
-back (same size, same time stamps), corrupt and forge the cache, and take away .board's
-write permission, and check every read still says what the file says.
+"""tomllib's answer for board.toml is kept in the user's cache directory (core/tomlcache.py,
+core/cachedir.py) so a quick verb need not import tomllib; it is used only for the very text
+it came from, only when the file is the user's own, never from `.board/`, and anything wrong
+with it means tomllib reads the file, as without it. These tests edit the file behind the
+cache's back (same size, same time stamps), corrupt and forge the cache, put one in
+`.board/`, open the cache to others, turn it off, and check every read still says what the
+file says.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from binascii import crc32
 from pathlib import Path
 
 import pytest
-from board.core import config, tomlcache
+from board.core import cachedir, config, tomlcache
 from board.core.errors import ConfigError
 
 from tests.support.procs import python_child
@@ -27,28 +29,46 @@ def board_toml(root: Path, prefix: str) -> Path:
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    (tmp_path / ".board").mkdir()
-    board_toml(tmp_path, "aa")
-    return tmp_path
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("BOARD_CACHE_DIR", str(tmp_path / "cache"))
+    repo = tmp_path / "repo"
+    (repo / ".board").mkdir(parents=True)
+    board_toml(repo, "aa")
+    return repo
+
+
+def folder_of(root: Path) -> Path:
+    """The repository's folder in the user's cache directory."""
+    folder = cachedir.for_repo(root)
+    assert folder is not None
+    return Path(folder.path)
 
 
 def cache_of(root: Path) -> Path:
-    return root / ".board" / tomlcache.NAME
+    return folder_of(root) / tomlcache.NAME
+
+
+def blob_of(text: str, data: object, python: str = sys.version) -> bytes:
+    """A cache file's bytes as tomlcache writes them, holding whatever it is given."""
+    payload = marshal.dumps((python, text, data))
+    return b"board.toml cache 1\n" + crc32(payload).to_bytes(4, "big") + payload
 
 
 def forge(root: Path, text: str, data: object, python: str = sys.version) -> None:
     """A cache file as tomlcache writes it, holding whatever it is given."""
-    payload = marshal.dumps((python, text, data))
-    blob = b"board.toml cache 1\n" + crc32(payload).to_bytes(4, "big") + payload
-    cache_of(root).write_bytes(blob)
+    folder_of(root).mkdir(mode=0o700, parents=True, exist_ok=True)
+    cache_of(root).write_bytes(blob_of(text, data, python))
+    cache_of(root).chmod(0o600)
 
 
 def test_a_read_keeps_tomllib_s_answer_and_the_next_read_uses_it(root: Path) -> None:
     assert config.load(root).prefix == "aa"
     assert cache_of(root).is_file()
+    assert list((root / ".board").iterdir()) == [], "a cache was kept in the repository"
     text = (root / "board.toml").read_text()
-    assert tomlcache.read(str(cache_of(root)), text) == {
+    folder = cachedir.for_repo(root)
+    assert folder is not None
+    assert tomlcache.read(folder, tomlcache.NAME, text) == {
         "board": {"prefix": "aa"},
         "gate": {"argv": ["make", "test"]},
     }
@@ -67,7 +87,9 @@ def test_an_edit_is_seen_at_once_with_the_same_size_and_time_stamps(root: Path) 
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
     assert config.load(root).prefix == "bb"
     # and the cache now holds the new answer
-    assert tomlcache.read(str(cache_of(root)), path.read_text()) is not None
+    folder = cachedir.for_repo(root)
+    assert folder is not None
+    assert tomlcache.read(folder, tomlcache.NAME, path.read_text()) is not None
 
 
 @pytest.mark.parametrize(
@@ -82,6 +104,7 @@ def test_an_edit_is_seen_at_once_with_the_same_size_and_time_stamps(root: Path) 
     ids=["empty", "foreign", "magic only", "no payload", "zeros"],
 )
 def test_a_corrupt_cache_is_ignored_and_replaced(root: Path, blob: bytes) -> None:
+    config.load(root)
     cache_of(root).write_bytes(blob)
     assert config.load(root).prefix == "aa"
     assert cache_of(root).read_bytes() != blob
@@ -120,34 +143,85 @@ def test_a_foreign_cache_is_ignored(root: Path, kept: tuple[str, str | None, obj
     assert config.load(root).prefix == "aa"
 
 
-def test_an_unwritable_board_dir_is_fine(root: Path) -> None:
-    board_dir = root / ".board"
-    board_dir.chmod(0o555)
+def test_an_unwritable_cache_directory_is_fine(root: Path) -> None:
+    config.load(root)
+    folder = folder_of(root)
+    cache_of(root).unlink()
+    folder.chmod(0o555)
     try:
-        if os.access(board_dir, os.W_OK):
+        if os.access(folder, os.W_OK):
             pytest.skip("running as a user who writes anywhere (see the next test)")
         assert config.load(root).prefix == "aa"
         assert config.load(root).prefix == "aa"
-        assert list(board_dir.iterdir()) == []
+        assert list(folder.iterdir()) == []
     finally:
-        board_dir.chmod(0o755)
+        folder.chmod(0o700)
 
 
 def test_a_cache_that_cannot_be_written_or_read_is_fine(root: Path) -> None:
     """What root cannot be refused: the cache's name taken by a directory."""
-    cache_of(root).mkdir()
+    cache_of(root).mkdir(parents=True)
     (cache_of(root) / "x").write_text("")
     assert config.load(root).prefix == "aa"
     board_toml(root, "bb")
     assert config.load(root).prefix == "bb"
-    assert sorted(p.name for p in (root / ".board").iterdir()) == [tomlcache.NAME]
+    assert sorted(p.name for p in folder_of(root).iterdir()) == [tomlcache.NAME]
     assert cache_of(root).is_dir()
 
 
-def test_no_board_dir_is_made(tmp_path: Path) -> None:
-    board_toml(tmp_path, "aa")
-    assert config.load(tmp_path).prefix == "aa"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["board.toml"]
+def test_no_board_dir_is_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOARD_CACHE_DIR", str(tmp_path / "cache"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    board_toml(repo, "aa")
+    assert config.load(repo).prefix == "aa"
+    assert sorted(p.name for p in repo.iterdir()) == ["board.toml"]
+
+
+def test_a_cache_in_the_repository_is_never_read(root: Path) -> None:
+    """A clone brings whatever its repository committed in .board/: a kept reading there,
+    for board.toml's very text, would name another coder (issue 39). It is not read, and
+    nothing is written beside it."""
+    text = (root / "board.toml").read_text()
+    forged = blob_of(text, {"board": {"prefix": "zz"}})
+    for name in (tomlcache.NAME, "themes.toml.cache"):
+        (root / ".board" / name).write_bytes(forged)
+    assert config.load(root).prefix == "aa"
+    assert config.load(root).prefix == "aa"  # and again, from the user's own cache
+    assert cache_of(root).is_file()
+    assert (root / ".board" / tomlcache.NAME).read_bytes() == forged
+
+
+@pytest.mark.parametrize(
+    "damage", ["others may write the file", "others may write the folder", "a symlink"]
+)
+def test_a_cache_that_is_not_the_users_own_is_not_read(root: Path, damage: str) -> None:
+    config.load(root)
+    text = (root / "board.toml").read_text()
+    forge(root, text, {"board": {"prefix": "zz"}})
+    assert config.load(root).prefix == "zz"  # the forge reads as a kept answer …
+    if damage == "others may write the file":
+        cache_of(root).chmod(0o666)
+    elif damage == "others may write the folder":
+        folder_of(root).chmod(0o777)
+    else:
+        elsewhere = root.parent / "elsewhere"
+        elsewhere.write_bytes(cache_of(root).read_bytes())
+        elsewhere.chmod(0o600)
+        cache_of(root).unlink()
+        cache_of(root).symlink_to(elsewhere)
+    assert config.load(root).prefix == "aa"  # … but not once another may have written it
+
+
+def test_turned_off_nothing_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOARD_CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    repo = tmp_path / "repo"
+    (repo / ".board").mkdir(parents=True)
+    board_toml(repo, "aa")
+    assert cachedir.for_repo(repo) is None
+    assert config.load(repo).prefix == "aa"
+    assert not (tmp_path / "xdg").exists() and list((repo / ".board").iterdir()) == []
 
 
 def test_a_document_marshal_cannot_hold_is_read_each_time(root: Path) -> None:
@@ -155,7 +229,7 @@ def test_a_document_marshal_cannot_hold_is_read_each_time(root: Path) -> None:
     (root / "board.toml").write_text("[board]\nbase = 1979-05-27\n")
     with pytest.raises(ConfigError, match="base"):
         config.load(root)
-    assert list((root / ".board").iterdir()) == []
+    assert not cache_of(root).exists()
 
 
 def test_a_refused_board_toml_is_not_kept(root: Path) -> None:
@@ -164,14 +238,14 @@ def test_a_refused_board_toml_is_not_kept(root: Path) -> None:
     for _ in range(2):
         with pytest.raises(ConfigError, match="prefix"):
             config.load(root)
-    assert list((root / ".board").iterdir()) == []
+    assert not cache_of(root).exists()
 
 
 def test_bad_toml_is_refused_as_before_and_not_kept(root: Path) -> None:
     (root / "board.toml").write_text("[board\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         config.load(root)
-    assert list((root / ".board").iterdir()) == []
+    assert not cache_of(root).exists()
     # the same refusal with a cache present for another text
     board_toml(root, "aa")
     config.load(root)

@@ -84,7 +84,7 @@ def test_the_preview_is_exactly_the_start_of_git_diff(r: Repo, files) -> None:
 
 @pytest.mark.parametrize("end", [b"\n", b""], ids=["new-file", "no-newline-at-end"])
 def test_a_saves_one_new_file_is_previewed_from_its_first_bytes_and_its_stats(
-    r: Repo, end: bytes, monkeypatch: pytest.MonkeyPatch
+    kept_caches: Path, r: Repo, end: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A real save of one big new file: its stats count the file's lines, so the preview
     reads only the blob's first bytes (never all of it, which takes git as long as the
@@ -108,6 +108,7 @@ def test_a_saves_one_new_file_is_previewed_from_its_first_bytes_and_its_stats(
         f"the preview is not git's first bytes:\n{preview[:400]!r}\n{full[:400]!r}"
     )
     saves_stats = stranded.saves.stats_file(r.cfg)
+    assert saves_stats is not None and saves_stats.is_file(), "the save kept no stats line"
     saves_stats.unlink()  # a save made in another clone: its trailer is read instead
     assert stranded.diff_preview(r.cfg, saved.branch) == preview
 

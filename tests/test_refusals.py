@@ -28,7 +28,7 @@ from pathlib import Path
 
 import board.themes as shipped_themes
 import pytest
-from board.core import tomlcache
+from board.core import cachedir, tomlcache
 from board.tui.themes import THEMES_CACHE
 
 from tests.support.repos import GIT_ENV, git, make_repo, run_cli
@@ -52,18 +52,17 @@ def board(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.Compl
 
 def fingerprint(repo: Path) -> dict[str, str]:
     """sha256 of every file under the clone, by path (directories too): the store, the
-    config, git's refs, objects and index, the working tree. Not the kept readings of
+    config, git's refs, objects and index, the working tree. The kept readings of
     board.toml and of the theme files (core/tomlcache.py), which any verb that reads them
     may write, refused or not (`board tui` reads its themes before it asks for a terminal,
-    so a bad theme is named first): they are not the board's state, and
-    `kept_reading_is_tomllib_s` checks them instead."""
-    kept = {repo / ".board" / tomlcache.NAME, repo / ".board" / THEMES_CACHE}
+    so a bad theme is named first), are in the user's cache directory, not the clone
+    (core/cachedir.py): `kept_reading_is_tomllib_s` checks them."""
     return {
         str(path.relative_to(repo)): (
             hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
         )
         for path in sorted(repo.rglob("*"))
-        if not path.is_symlink() and path not in kept
+        if not path.is_symlink()
     }
 
 
@@ -77,12 +76,14 @@ def kept_reading_is_tomllib_s(repo: Path) -> bool:
     """The kept readings, if any, are tomllib's: of the text board.toml's keeps (it is used
     only while board.toml is that text, tests/test_config_cache.py), and of each theme
     file as it is now (the themes' key is their text: tests/test_tui_board.py)."""
-    cache = repo / ".board" / tomlcache.NAME
+    folder = cachedir.for_repo(repo)
+    assert folder is not None, "the test turns the caches on"
+    cache = Path(folder.path, tomlcache.NAME)
     if cache.exists():
         _python, text, data = _kept(cache)
         if tomllib.loads(text) != data:
             return False
-    themes = repo / ".board" / THEMES_CACHE
+    themes = Path(folder.path, THEMES_CACHE)
     if themes.exists():
         shipped = Path(shipped_themes.__file__).parent
         for where, data in _kept(themes)[2].items():
@@ -272,7 +273,11 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
-def test_refused_in_one_line_changing_nothing(row: Row, template: Path, tmp_path: Path) -> None:
+def test_refused_in_one_line_changing_nothing(
+    row: Row, template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the caches on (the suite turns them off), outside the clone: the clone must not change
+    monkeypatch.setenv("BOARD_CACHE_DIR", str(tmp_path / "cache"))
     shutil.copytree(template, tmp_path / "t", symlinks=True)
     repo = tmp_path / "t" / "clone"
     row.setup(repo)

@@ -21,6 +21,16 @@ from board.cli import entry as cli
 from tests.support.repos import Repo
 from tests.support.stranded import make_branches
 
+# the stats file and the listing's kept rows are caches, which the suite turns off: on here,
+# in each test's own cache directory (core/cachedir.py)
+pytestmark = pytest.mark.usefixtures("kept_caches")
+
+
+def stats_path(r: Repo) -> Path:
+    path = saves.stats_file(r.cfg)
+    assert path is not None, "the caches are on"
+    return path
+
 
 def save_dirty(r: Repo, card: str = "c-1", files: dict[str, str] | None = None) -> str:
     t = worktrees.create_worktree(r.cfg, card)
@@ -94,7 +104,7 @@ def test_list_reads_the_trailers_when_the_stats_file_is_gone(
     r: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     branch = save_dirty(r, "c-1", {"app.py": "x\ny\n"})
-    saves.stats_file(r.cfg).unlink()  # a save made in another clone, or a lost file
+    stats_path(r).unlink()  # a save made in another clone, or a lost file
     (item,) = stranded.list_stranded(r.cfg)
     assert (item.branch, item.files, item.insertions, item.deletions) == (branch, 1, 2, 1), item
     calls: list[tuple[str, ...]] = []
@@ -192,8 +202,8 @@ def test_a_stats_line_whose_numbers_cannot_be_read_is_skipped_like_a_torn_one(
     stranded.list_stranded(r.cfg)  # writes the stats file
     before = stranded.list_stranded(r.cfg)
     damaged, only = before[0], before[1]
-    text = saves.stats_file(r.cfg).read_text()
-    saves.stats_file(r.cfg).write_text(
+    text = stats_path(r).read_text()
+    stats_path(r).write_text(
         "".join(x for x in text.splitlines(keepends=True) if not x.startswith(only.commit))
         + f"{damaged.commit}\tfeat-c-2\tc-2\t1\tmany\t2\tsaved\n"
         + f"{only.commit}\tfeat-c-1\tc-1\t\u00b2\t1\t1\tsaved\n"  # a digit int refuses
@@ -269,13 +279,13 @@ def test_the_newest_screenful_is_the_head_of_the_whole_list_with_the_same_stats(
         r.cfg,
         [saves.stats_line(newest_saved.commit, newest_saved.tree, "c-99", snapshot.Stats(9, 8, 7))],
     )
-    with saves.stats_file(r.cfg).open("a") as f:
+    with stats_path(r).open("a") as f:
         f.write(f"{newest_saved.commit}\tbroken line\n")  # malformed: ignored by both
     unknown = listed[5].commit  # not in the file: its trailer is read
 
     def forget_unknown() -> None:
-        text = saves.stats_file(r.cfg).read_text()
-        saves.stats_file(r.cfg).write_text(
+        text = stats_path(r).read_text()
+        stats_path(r).write_text(
             "".join(x for x in text.splitlines(keepends=True) if not x.startswith(unknown))
         )
 
@@ -303,7 +313,7 @@ def test_list_says_which_saves_are_failed_attempts_wherever_it_reads_the_stats(
     saved = save_dirty(r, "c-2")
     kinds = {b.branch: b.kind for b in stranded.list_stranded(r.cfg)}
     assert kinds == {attempt: "attempt", saved: "saved"}, kinds
-    saves.stats_file(r.cfg).unlink()  # another clone's saves: read from the trailers
+    stats_path(r).unlink()  # another clone's saves: read from the trailers
     kinds = {b.branch: b.kind for b in stranded.list_stranded(r.cfg)}
     assert kinds == {attempt: "attempt", saved: "saved"}, f"the trailer lost the kind: {kinds}"
     code, out, _ = run(r, "stranded", "list", "--json", capsys=capsys)
@@ -388,7 +398,9 @@ def test_the_listing_s_kept_rows_serve_only_the_very_text_they_were_made_of(
     make_branches(r.root, 6)
     stranded.list_stranded(r.cfg)  # reads the trailers, writes the stats file
     first = stranded.list_stranded(r.cfg)  # makes the rows, keeps them
-    kept = saves.stats_file(r.cfg).with_name(naming.STATS_KEPT)
+    kept = stats_path(r).with_name(naming.STATS_KEPT)
+    folder = r.cfg.cache_folder
+    assert folder is not None
     assert kept.is_file(), "the rows made of the stats file were not kept"
 
     def no_reading(*_a: object) -> None:
@@ -400,7 +412,7 @@ def test_the_listing_s_kept_rows_serve_only_the_very_text_they_were_made_of(
         m.setattr(stranded, "_branches", no_reading)
         assert stranded.list_stranded(r.cfg) == first
     # a hand edit of one line's numbers, same length: seen at once
-    stats = saves.stats_file(r.cfg)
+    stats = stats_path(r)
     victim = first[2]
     text = stats.read_text()
     line = next(x for x in text.splitlines() if x.startswith(victim.commit))
@@ -418,7 +430,9 @@ def test_the_listing_s_kept_rows_serve_only_the_very_text_they_were_made_of(
     def read_kept(blob: bytes | None = None) -> object:
         if blob is not None:
             kept.write_bytes(blob)
-        data = tomlcache.load(str(kept), savestats._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}")
+        data = tomlcache.load(
+            folder, naming.STATS_KEPT, savestats._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}"
+        )
         assert data is not None, "no rows kept for the stats file's text"
         return data
 
@@ -442,7 +456,7 @@ def test_a_stats_file_appended_to_has_only_its_new_lines_read_over_the_kept_rows
     branches were named, a damaged one, one with no trailer, a commit under a new name."""
     make_branches(r.root, 4)
     stranded.list_stranded(r.cfg)  # reads the trailers, writes the stats file
-    stats = saves.stats_file(r.cfg)
+    stats = stats_path(r)
     first = stats.read_text().splitlines()
     one, two = first[0].split("\t"), first[1].split("\t")
     new = f"{9:040x}"
@@ -478,8 +492,11 @@ def test_a_stats_file_appended_to_has_only_its_new_lines_read_over_the_kept_rows
         assert given == [len(text) - len(kept_text)], f"not just the new lines were read: {given}"
         want = savestats._read_lines(r.cfg, text, text.splitlines()).ready
         assert got == want, f"after {line!r}: {got} != {want}"
-        kept_at = str(stats.with_name(naming.STATS_KEPT))
-        if tomlcache.load(kept_at, savestats._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}"):
+        folder = r.cfg.cache_folder
+        assert folder is not None
+        if tomlcache.load(
+            folder, naming.STATS_KEPT, savestats._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}"
+        ):
             kept_text = text
     assert kept_text != first_kept, "the rows were not kept again after many new lines"
     assert text[len(kept_text) :].count("\n") < savestats._KEEP_AFTER
@@ -496,7 +513,7 @@ def test_a_listing_that_reads_a_save_s_line_half_written_writes_nothing_back(r: 
     (t / "app.py").write_text("attempt 1\n")
     res = worktrees.discard_worktree(r.cfg, t, why="test", kind=naming.KIND_ATTEMPT)
     assert res.saved is not None
-    stats = saves.stats_file(r.cfg)
+    stats = stats_path(r)
     whole = stats.read_text()
     good = {x.branch: x for x in stranded.list_stranded(r.cfg)}[res.saved.branch]
     assert good.kind == "attempt" and whole == stats.read_text()
@@ -521,7 +538,7 @@ def test_the_kept_rows_follow_the_card_prefix(r: Repo) -> None:
     rows kept under one prefix must not answer for another."""
     make_branches(r.root, 2)
     stranded.list_stranded(r.cfg)  # writes the stats file
-    stats = saves.stats_file(r.cfg)
+    stats = stats_path(r)
     stats.write_text(
         "".join(
             "\t".join(f[:2] + ["-"] + f[3:]) + "\n"  # the card left out: the tree's
@@ -559,7 +576,7 @@ def test_a_stats_file_from_before_branches_were_recorded_is_written_again_naming
     takes its rows as made (no row made after git)."""
     make_branches(r.root, 4)
     before = stranded.list_stranded(r.cfg)
-    stats = saves.stats_file(r.cfg)
+    stats = stats_path(r)
     old = "".join(
         line.rsplit("\t", 1)[0] + "\n" for line in stats.read_text().splitlines()
     )  # seven fields: the branch dropped

@@ -48,7 +48,9 @@ def test_a_longer_card_id_is_not_the_cards_tree(r: Repo) -> None:
     assert naming.card_worktree(r.cfg, "c-3", "feat/c-3") is None
 
 
-def test_the_refs_signature_moves_with_every_save_and_drop_and_only_then(r: Repo) -> None:
+def test_the_refs_signature_moves_with_every_save_and_drop_and_only_then(
+    kept_caches: Path, r: Repo
+) -> None:
     head = r.rev("HEAD")
     assert head is not None
     seen = [stranded.refs_signature(r.cfg)]
@@ -68,8 +70,7 @@ def test_the_refs_signature_moves_with_every_save_and_drop_and_only_then(r: Repo
     moved("the refs were packed")
     r.git("update-ref", "-d", "refs/heads/stranded/feat-c-1/20260101T000000.000Z")
     moved("a packed save was discarded")
-    saves.stats_file(r.cfg).parent.mkdir(parents=True, exist_ok=True)
-    saves.stats_file(r.cfg).write_text("a stats line\n")
+    saves.record_stats(r.cfg, ["a stats line\n"])
     moved("the stats file was written")
     stranded.husk_dir(r.cfg).mkdir(parents=True)
     moved("a husk directory appeared")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from board.core import proc
+from board.core.cachedir import Folder
 from board.core.cards import actions
 from board.core.errors import ConfigError
 from board.core.model import Blocked
@@ -18,7 +19,7 @@ from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
 from board.tui.card import CardScreen
 from board.tui.dialogs import ConfirmDialog, ConfirmReasonDialog, HelpScreen, ReasonDialog
-from board.tui.themes import ThemeSet, load_themes, parse_theme
+from board.tui.themes import THEMES_CACHE, ThemeSet, load_themes, parse_theme
 from board.tui.widgets import LaneView
 from textual import events
 from textual.command import CommandPalette
@@ -1395,14 +1396,15 @@ async def test_card_screen_shows_a_waiting_cards_not_before_and_class_and_the_pr
 
 
 def test_themes_read_through_their_kept_reading_as_without_it(tmp_path: Path) -> None:
-    """The themes' TOML readings kept in .board/ (load_themes' `cache`) give the same themes
-    and problems as reading the files, see an edit at once (same size), and keep nothing
-    while a file is not TOML."""
+    """The themes' TOML readings kept in the user's cache (load_themes' `cache`) give the
+    same themes and problems as reading the files, see an edit at once (same size), and keep
+    nothing while a file is not TOML."""
     user = tmp_path / "themes"
     user.mkdir()
     (user / "mine.toml").write_text('primary = "#112233"\n', encoding="utf-8")
     (user / "bad.toml").write_text('primary = "not a colour"\n', encoding="utf-8")
-    cache = str(tmp_path / "themes.toml.cache")
+    cache = Folder(str(tmp_path / "cache"), "repo-x")
+    kept = Path(cache.path, THEMES_CACHE)
 
     def seen(themes: ThemeSet) -> tuple[dict[str, str], list[str]]:
         return {n: str(t.primary) for n, t in themes.themes.items()}, themes.problems
@@ -1410,16 +1412,16 @@ def test_themes_read_through_their_kept_reading_as_without_it(tmp_path: Path) ->
     plain = seen(load_themes(user))
     assert "mine" in plain[0] and len(plain[1]) == 1, plain
     assert seen(load_themes(user, cache=cache)) == plain  # read, then kept
-    assert Path(cache).is_file()
+    assert kept.is_file()
     assert seen(load_themes(user, cache=cache)) == plain  # from the kept reading
     (user / "mine.toml").write_text('primary = "#445566"\n', encoding="utf-8")  # same size
     assert seen(load_themes(user, cache=cache))[0]["mine"] == seen(load_themes(user))[0]["mine"]
     assert seen(load_themes(user, cache=cache))[0]["mine"] != plain[0]["mine"]
     # a file that is not TOML: the same problem line, and no reading kept for that text
-    Path(cache).unlink()
+    kept.unlink()
     (user / "broken.toml").write_text("primary = \n", encoding="utf-8")
     assert seen(load_themes(user, cache=cache)) == seen(load_themes(user))
-    assert not Path(cache).exists()
+    assert not kept.exists()
 
 
 def _cells(strips: list) -> list[list[tuple[str, Any]]]:

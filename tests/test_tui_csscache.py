@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import textual.css.stylesheet as stylesheet_module
+from board.core import cachedir
 from board.tui import csscache
 
 from tests.support.tui import (
@@ -231,18 +232,18 @@ async def test_turned_off_or_unwritable_the_board_starts_as_before(
 def test_the_cache_directory_follows_the_environment(monkeypatch, tmp_path) -> None:
     monkeypatch.delenv("BOARD_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert csscache.cache_dir() == str(tmp_path / "xdg" / "board")
+    assert cachedir.cache_dir() == str(tmp_path / "xdg" / "board")
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert csscache.cache_dir() == os.path.join(str(tmp_path / "home"), ".cache", "board")
+    assert cachedir.cache_dir() == os.path.join(str(tmp_path / "home"), ".cache", "board")
     monkeypatch.setenv("BOARD_CACHE_DIR", "")
-    assert csscache.cache_dir() is None
+    assert cachedir.cache_dir() is None
     # a relative place would be wherever board tui runs (a clone, perhaps): not used
     monkeypatch.setenv("BOARD_CACHE_DIR", "cache")
-    assert csscache.cache_dir() is None
+    assert cachedir.cache_dir() is None
     monkeypatch.delenv("BOARD_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/xdg")
-    assert csscache.cache_dir() == os.path.join(str(tmp_path / "home"), ".cache", "board")
+    assert cachedir.cache_dir() == os.path.join(str(tmp_path / "home"), ".cache", "board")
 
 
 async def test_a_cache_directory_others_may_write_is_neither_read_nor_written(
@@ -271,10 +272,10 @@ def test_the_cache_directory_is_made_only_under_the_users_own(monkeypatch, tmp_p
         target = theirs / ".cache" / "board"
     else:
         target = Path("/board-test-not-made") / "board"  # under /, root's
-    csscache._make_dir(str(target))
+    cachedir.make_dir(str(target))
     assert not target.exists() and not target.parent.exists()
     mine = tmp_path / "mine" / ".cache" / "board"
-    csscache._make_dir(str(mine))
+    cachedir.make_dir(str(mine))
     assert mine.is_dir() and stat.S_IMODE(mine.stat().st_mode) == 0o700
 
 

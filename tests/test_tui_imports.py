@@ -80,17 +80,22 @@ def test_the_first_paint_loads_no_verb_dialog_or_later_screen(tmp_path: Path) ->
     assert ours == [], f"the first paint made dataclasses: {ours}"
 
 
-def test_a_start_with_its_readings_kept_imports_no_tomllib(tmp_path: Path) -> None:
-    """board.toml's and the themes' readings are kept in .board/ with their exact text
-    (core/tomlcache.py): once kept, the start does not import tomllib, whose import and
-    regular expressions were some 9M instructions of the first paint."""
+def test_a_start_with_its_readings_kept_imports_no_tomllib(
+    kept_caches: Path, tmp_path: Path
+) -> None:
+    """board.toml's and the themes' readings are kept in the user's cache directory with
+    their exact text (core/tomlcache.py, core/cachedir.py): once kept, the start does not
+    import tomllib, whose import and regular expressions were some 9M instructions of the
+    first paint."""
     board = make_board(tmp_path)
     board.store.close()
     out = tmp_path / "modules.json"
     for _ in ("first start: readings kept", "second start: from them"):
         res = python_child(["-c", CHILD, str(out), str(board.cfg.root)], timeout=120)
         assert res.returncode == 0 and out.exists(), res.stderr[-2000:]
-    assert (board.cfg.board_dir / "themes.toml.cache").is_file()
+    folder = board.cfg.cache_folder
+    assert folder is not None and Path(folder.path, "themes.toml.cache").is_file()
+    assert not (board.cfg.board_dir / "themes.toml.cache").exists()
     modules = set(json.loads(out.read_text())["modules"])
     assert "board.tui.board" in modules, "the child did not start the board"
     assert "tomllib" not in modules, "the second start imported tomllib"

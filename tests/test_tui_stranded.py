@@ -829,9 +829,9 @@ def test_every_binding_has_an_id() -> None:
             assert isinstance(binding, Binding) and binding.id, f"{cls.__name__}: {binding}"
 
 
-def test_saves_are_real(fx) -> None:
+def test_saves_are_real(kept_caches, fx) -> None:
     """The fixture's saves went through the real save (verified branches, stats recorded)."""
-    text = saves.stats_file(fx.cfg).read_text()
+    text = saves.stats_text(fx.cfg)
     for branch in fx.saves.values():
         assert fx.repo.rev(branch) in text, f"{branch} has no recorded stats"
 

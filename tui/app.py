@@ -43,7 +43,7 @@ from .notify import IDLE_TEXT, Notices, notice_text, osc9
 from .rows import Preload, resume_gc
 from .stylesheets import add_stylesheet
 from .text import one_line
-from .themes import THEMES_CACHE, load_themes, user_theme_dir
+from .themes import load_themes, user_theme_dir
 from .widgets import StatusLine
 
 SCREENS_CSS = Path(__file__).with_name("screens.tcss")  # see BoardApp.screens_css
@@ -124,9 +124,7 @@ class BoardApp(App[int]):
         self.live_interval = live_interval
         self.verb_versions: dict[str, int] = {}  # card version seen when a verb key was pressed
         self.cursor_blink = True
-        self.theme_set = load_themes(
-            user_theme_dir(cfg.root, cfg.theme_dir), cache=str(cfg.board_dir / THEMES_CACHE)
-        )
+        self.theme_set = load_themes(user_theme_dir(cfg.root, cfg.theme_dir), cfg.cache_folder)
         for item in self.theme_set.themes.values():
             self.register_theme(item)
         name = theme or cfg.theme

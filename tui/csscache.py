@@ -22,46 +22,32 @@ source's old rules go with the next write; and only the 16 newest files are kept
 
 The rules are Textual's own objects, so the file is a pickle, and a pickle can run code
 when loaded. So it is never read from the repository (a clone could bring a `.board/`),
-only from the user's own cache directory, an absolute path: `$BOARD_CACHE_DIR`, else
-`$XDG_CACHE_HOME/board`, else `~/.cache/board` (an empty `BOARD_CACHE_DIR` turns it off);
-and only when that directory (not a symlink) and the file in it (a regular file, not a
-symlink) belong to this user and no one else may write them, as ssh checks its keys. A
-system without POSIX file modes never passes that check: there nothing is kept.
+only from the user's own cache directory (core/cachedir.py, where every cache the board
+keeps lives): an absolute path, `$BOARD_CACHE_DIR`, else `$XDG_CACHE_HOME/board`, else
+`~/.cache/board` (an empty `BOARD_CACHE_DIR` turns it off); and only when that directory
+(not a symlink) and the file in it (a regular file, not a symlink) belong to this user and
+no one else may write them, as ssh checks its keys. A system without POSIX file modes
+never passes that check: there nothing is kept.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import sys
 from binascii import crc32
 from collections.abc import Hashable
 from typing import Any
 
+from board.core.cachedir import cache_dir, make_dir, open_dir, read_file, write_file
+
 _MAGIC = "board css cache 2"
-_ENV = "BOARD_CACHE_DIR"
 _FILE = "css-{:08x}"  # then -start.pickle, -later.pickle
 PARTS = ("start", "later")
 KEEP_FILES = 16  # the newest kept files a write leaves; older ones (old themes) go
 STALE_TMP_S = 600  # a write's temporary file older than this was left by a crash
 
 Entries = list[tuple[Hashable, list[Any]]]
-
-
-def cache_dir() -> str | None:
-    """Where kept stylesheets live; None when the operator turned it off, or the place
-    is not an absolute path (a relative one would land in whatever directory, a clone's
-    perhaps, `board tui` runs in; the XDG spec says to ignore it)."""
-    given = os.environ.get(_ENV)
-    if given is not None:
-        folder = given
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or ""
-        if not os.path.isabs(base):
-            base = os.path.join(os.path.expanduser("~"), ".cache")
-        folder = os.path.join(base, "board")
-    return folder if os.path.isabs(folder) else None
 
 
 def _textual_stamp() -> tuple[Any, ...]:
@@ -79,49 +65,6 @@ def _textual_stamp() -> tuple[Any, ...]:
         st = os.stat(os.path.join(css, name))
         stamp += [name, st.st_size, st.st_mtime_ns]
     return tuple(stamp)
-
-
-def _own(st: os.stat_result) -> bool:
-    """This user's, and writable by no one else."""
-    getuid = getattr(os, "getuid", None)
-    return (getuid is None or st.st_uid == getuid()) and not st.st_mode & 0o022
-
-
-def _open_dir(folder: str) -> int | None:
-    """The cache directory, opened (not through a symlink) if it is the user's own; the
-    files are then opened relative to it, so it cannot be swapped after the check."""
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(folder, flags)
-    except OSError:
-        return None
-    try:
-        if _own(os.fstat(fd)):
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
-
-
-def _make_dir(folder: str) -> None:
-    """Make the cache directory (0700), but only under a directory of the user's own:
-    root running with another user's HOME must not leave root's directories there."""
-    missing: list[str] = []
-    path = folder
-    while not os.path.exists(path):
-        missing.append(path)
-        parent = os.path.dirname(path)
-        if parent == path:
-            return
-        path = parent
-    if not missing:
-        return
-    getuid = getattr(os, "getuid", None)
-    if getuid is not None and os.stat(path).st_uid != getuid():
-        return
-    for made in reversed(missing):
-        os.mkdir(made, 0o700)
 
 
 def _valid(entries: object) -> bool:
@@ -243,24 +186,19 @@ class KeptCss:
     def _read(self, part: str) -> Entries:
         if self.folder is None or part not in self.names:
             return []
-        dir_fd = _open_dir(self.folder)
+        dir_fd = open_dir(self.folder)
         if dir_fd is None:
             return []
         try:
-            flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-            fd = os.open(self.names[part], flags, dir_fd=dir_fd)
-        except OSError:
-            return []
+            blob = read_file(dir_fd, self.names[part])  # the user's own, or None
         finally:
             os.close(dir_fd)
+        if blob is None:
+            return []
         try:
-            with os.fdopen(fd, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if not stat.S_ISREG(st.st_mode) or not _own(st):
-                    return []
-                import pickle
+            import pickle
 
-                kept = pickle.load(fh)
+            kept = pickle.loads(blob)
         except Exception:  # torn, another program's, a class that moved: Textual parses
             return []
         if type(kept) is not tuple or len(kept) != 2 or kept[0] != self.header:
@@ -277,12 +215,12 @@ class KeptCss:
             import pickle
 
             data = pickle.dumps((self.header, entries), protocol=pickle.HIGHEST_PROTOCOL)
-            _make_dir(self.folder)
-            dir_fd = _open_dir(self.folder)
+            make_dir(self.folder)
+            dir_fd = open_dir(self.folder)
             if dir_fd is None:
                 return False
             try:
-                self._write(dir_fd, self.names[part], data)
+                write_file(dir_fd, self.names[part], data)
                 _tidy(dir_fd)
             finally:
                 os.close(dir_fd)
@@ -290,19 +228,6 @@ class KeptCss:
             return False
         self.kept[part] = keys
         return True
-
-    @staticmethod
-    def _write(dir_fd: int, name: str, data: bytes) -> None:
-        tmp = f"{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=dir_fd)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dir_fd)
-            raise
 
 
 def _tidy(dir_fd: int) -> None:

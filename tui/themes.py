@@ -15,8 +15,10 @@ table:
 
 A broken user file is reported in one line and skipped; it never stops the app.
 
-What tomllib makes of the files is kept in `.board/themes.toml.cache` with their exact text
-(core/tomlcache.py), so the start imports tomllib only when a file changed.
+What tomllib makes of the files is kept in `themes.toml.cache`, in the repository's folder of
+the user's cache directory (core/cachedir.py: never `.board/`, which a clone may bring),
+with their exact text (core/tomlcache.py), so the start imports tomllib only when a file
+changed.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from board.core import tomlcache
+from board.core.cachedir import Folder
 from board.core.errors import ConfigError
 from board.core.records import FACTORY, Record
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 DEFAULT_THEME = "dark"
-THEMES_CACHE = "themes.toml.cache"  # in .board/: what tomllib made of the theme files
+THEMES_CACHE = "themes.toml.cache"  # in the cache folder: what tomllib made of the themes
 SHIPPED_ORDER = ("dark", "light", "high-contrast")
 
 _COLOR_FIELDS = (
@@ -154,11 +157,12 @@ def user_theme_dir(root: Path, theme_dir: str) -> Path | None:
     return path if path.is_absolute() else root / path
 
 
-def load_themes(user_dir: Path | None = None, cache: str | None = None) -> ThemeSet:
+def load_themes(user_dir: Path | None = None, cache: Folder | None = None) -> ThemeSet:
     """Shipped themes first, then the user's (a user file may replace a shipped name).
 
-    With `cache` (a file under .board/), tomllib's reading of every file is taken from there
-    while each file holds the very text it was read from, and kept there when it was not."""
+    With `cache` (the repository's folder in the user's cache directory), tomllib's reading
+    of every file is taken from there while each file holds the very text it was read from,
+    and kept there when it was not."""
     result = ThemeSet()
     # (stem, where, text or None when unreadable, shipped, why unreadable)
     files: list[tuple[str, str, str | None, bool, str]] = [
@@ -176,7 +180,7 @@ def load_themes(user_dir: Path | None = None, cache: str | None = None) -> Theme
     # every readable file's name and text, in order, each after its length: what a kept
     # reading must match exactly
     key = "".join(f"{len(where)}:{where}{len(text)}:{text}" for where, text in readable)
-    kept = tomlcache.read(cache, key) if cache else None
+    kept = tomlcache.read(cache, THEMES_CACHE, key) if cache else None
     read: dict[str, Any] = {}
     for stem, where, text, shipped, why in files:
         if text is None:
@@ -197,5 +201,5 @@ def load_themes(user_dir: Path | None = None, cache: str | None = None) -> Theme
     if cache and kept is None and len(read) == len(readable):  # each file is TOML
         blob = tomlcache.dumps(key, read)
         if blob is not None:
-            tomlcache.write(cache, blob)
+            tomlcache.write(cache, THEMES_CACHE, blob)
     return result

@@ -6,14 +6,13 @@ signing) and put on a new ref created with an empty old value, so no branch is o
 
 The branch is read back before the save counts, and a save killed before its tree went is
 found again and reused, not made twice. Each save's diffstat is written into the commit's
-`Board-Save:` trailer (which travels with the branch) and into a stats file beside the store,
-so `board stranded list` reads no objects.
+`Board-Save:` trailer (which travels with the branch) and into a stats file in the user's
+cache directory (never `.board/`, which a clone may bring: core/cachedir.py), so `board
+stranded list` reads no objects.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -122,9 +121,28 @@ def _message(
     )
 
 
-def stats_file(cfg: Config) -> Path:
-    """Each save's stats, one line per save commit, so `stranded list` reads no objects."""
-    return cfg.board_dir / STATS_FILE
+def stats_file(cfg: Config) -> Path | None:
+    """Each save's stats, one line per save commit, so `stranded list` reads no objects: in
+    the repository's folder of the user's cache directory, None when caching is off.
+
+    Only a cache of the trailers: a commit it does not know is read from its trailer. So it
+    is never kept in `.board/`, where a clone could bring lines naming other cards (and
+    `stranded prune` deletes by card): docs/lifecycle.md, "Nothing is lost"."""
+    folder = cfg.cache_folder
+    return None if folder is None else Path(folder.path, STATS_FILE)
+
+
+def stats_text(cfg: Config) -> str:
+    """The stats file's text ('' when there is none, or it is not the user's own), its line
+    ends read as `open` reads them (a CR or CR LF is a newline)."""
+    folder = cfg.cache_folder
+    blob = folder.read(STATS_FILE) if folder is not None else None
+    if not blob:
+        return ""
+    text = blob.decode("utf-8", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
 def stats_line(
@@ -151,16 +169,11 @@ def stats_line(
 
 
 def record_stats(cfg: Config, lines: Sequence[str]) -> None:
-    """Append to the stats file (O_APPEND, one write); a failure here never fails a save."""
-    if not lines:
-        return
-    with contextlib.suppress(OSError):
-        cfg.board_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(stats_file(cfg), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, "".join(lines).encode())
-        finally:
-            os.close(fd)
+    """Append to the stats file (O_APPEND, one write); a failure here never fails a save,
+    and with caching off nothing is kept (the listing reads the trailers)."""
+    folder = cfg.cache_folder
+    if lines and folder is not None:
+        folder.append(STATS_FILE, "".join(lines).encode())
 
 
 def parse_save_trailer(value: str) -> dict[str, str]:

@@ -1,10 +1,11 @@
-"""The stats file: each save's diffstat, kept beside the store, read into listing rows.
+"""The stats file: each save's diffstat, kept in the user's cache, read into listing rows.
 
 A save records its diffstat in its commit's `Board-Save:` trailer and, as one line, in
-`.board/stranded-stats.tsv` (saves.py), so `board stranded list` reads no commit objects:
-this module reads that file into each branch's `StrandedBranch` row while git lists the
-refs (stranded.py), keeps the rows it made beside the file, and reads the trailers of the
-commits the file does not know.
+`stranded-stats.tsv` in the repository's folder of the user's cache directory (saves.py;
+never `.board/`, which a clone may bring), so `board stranded list` reads no commit
+objects: this module reads that file into each branch's `StrandedBranch` row while git
+lists the refs (stranded.py), keeps the rows it made beside the file, and reads the
+trailers of the commits the file does not know (all of them, with caching off).
 """
 
 from __future__ import annotations
@@ -165,14 +166,12 @@ def _read_stats(cfg: Config) -> _StatsFile:
     appended to since (a save's line) has only its new lines read, over the kept rows, and
     those are kept again once there are `_KEEP_AFTER` such lines.
     """
-    path = saves.stats_file(cfg)
-    kept_at = str(path.with_name(naming.STATS_KEPT))
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    folder = cfg.cache_folder
+    text = saves.stats_text(cfg) if folder is not None else ""
+    if folder is None or not text:
         return _StatsFile(cfg, "", {}, {})
     key = f"{cfg.prefix}\n{text}"
-    kept = tomlcache.load_keyed(kept_at, _KEPT_MAGIC)
+    kept = tomlcache.load_keyed(folder, naming.STATS_KEPT, _KEPT_MAGIC)
     read: _StatsFile | None = None
     if kept is not None and _rows(rows := kept[1]):
         kept_key = kept[0]
@@ -190,7 +189,7 @@ def _read_stats(cfg: Config) -> _StatsFile:
         read = _read_plain_lines(cfg, text, lines) or _read_lines(cfg, text, lines)
     blob = tomlcache.pack(_KEPT_MAGIC, key, list(map(tuple, read.ready.values())))
     if blob is not None:
-        tomlcache.write(kept_at, blob)
+        tomlcache.write(folder, naming.STATS_KEPT, blob)
     return read
 
 
@@ -311,9 +310,8 @@ def _lookup_stats(cfg: Config, commits: list[str]) -> dict[str, _CachedStats]:
 
     The last well-formed line of a commit wins, as in `_read_stats`.
     """
-    try:
-        text = saves.stats_file(cfg).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = saves.stats_text(cfg)
+    if not text:
         return {}
     found: dict[str, _CachedStats] = {}
     for commit in commits:
@@ -380,4 +378,6 @@ def _compact_stats(cfg: Config, cache: dict[str, _CachedStats], live: Mapping[st
         tree, card, files, ins, dels, kind = cache[commit]
         stats = None if files is None else snapshot.Stats(files, ins or 0, dels or 0)
         lines.append(saves.stats_line(commit, tree, card, stats, kind, live[commit]))
-    tomlcache.write(str(saves.stats_file(cfg)), "".join(lines).encode())  # whole, by rename
+    folder = cfg.cache_folder
+    if folder is not None:
+        folder.write(naming.STATS_FILE, "".join(lines).encode())  # whole, by rename

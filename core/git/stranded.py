@@ -210,8 +210,8 @@ def list_stranded(cfg: Config) -> list[StrandedBranch]:
     """Every branch under stranded/, newest first, from ONE `git for-each-ref` call.
 
     The diffstat was recorded at save time, in the save commit's `Board-Save:` trailer and in
-    the stats file beside the store; the listing reads that file (while git runs), not 2,000
-    commit objects. A commit the file does not know (a save made elsewhere, a branch made by
+    the stats file in the user's cache; the listing reads that file (while git runs), not
+    2,000 commit objects. A commit the file does not know (a save made elsewhere, a branch made by
     hand) has its trailer read once, by one more git call, and is added to the file.
     """
     return read_refs(cfg, stats=True).all()
@@ -243,7 +243,9 @@ def list_husks(cfg: Config) -> list[Husk]:
     return husks
 
 
-def _stat_key(path: Path) -> tuple[int, int]:
+def _stat_key(path: Path | None) -> tuple[int, int]:
+    if path is None:
+        return (0, -1)
     try:
         st = os.stat(path)
     except OSError:

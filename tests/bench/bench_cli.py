@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -166,6 +167,9 @@ def main() -> int:
     opts = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="board-bench-cli-"))
+    # the board's caches (core/cachedir.py) in the temp directory, not the user's; the first
+    # rounds keep board.toml's reading there, as an operator's first verb does
+    os.environ["BOARD_CACHE_DIR"] = str(tmp / "cache")
     try:
         t = time.perf_counter()
         bin_dir = opts.venv / "bin" if opts.venv else install(tmp, opts.no_deps)

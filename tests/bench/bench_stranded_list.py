@@ -43,6 +43,7 @@ def measure(cfg, rounds: int, changed: bool = False, warmup: int = 0) -> tuple[f
     ours: list[float] = []
     listed = 0
     stats = saves.stats_file(cfg)
+    assert stats is not None, "the caches are on"
     for _ in range(warmup + rounds):
         if changed:  # as a save does: one more line (the last again: nothing else changes)
             with stats.open("a") as f:
@@ -78,6 +79,8 @@ def main() -> int:
     os.environ.update(GIT_ENV)
     worst = 0.0
     with tempfile.TemporaryDirectory(prefix="board-bench-list-") as tmp:
+        # the stats file and the kept rows (core/cachedir.py) in the temp directory
+        os.environ["BOARD_CACHE_DIR"] = str(Path(tmp) / "cache")
         repo = make_repo(Path(tmp))
         make_branches(repo.root, opts.branches)
         for label in ("loose refs", "packed refs"):
