@@ -89,8 +89,9 @@ def test_a_ready_repository_passes_every_check(tmp_path: Path) -> None:
     report = json.loads(out)
     assert report["ok"] is True
     by_name = {c["name"]: c for c in report["checks"]}
-    for name in ("config", "git", "base", "run-branch", "store", "ignored", "start-point",
-                 "tree", "copy", "setup", "tier:default", "gate", "cleanup"):  # fmt: skip
+    for name in ("config", "git", "base", "run-branch", "store", "ignored", "tracked",
+                 "start-point", "tree", "copy", "setup", "tier:default", "gate",
+                 "cleanup"):  # fmt: skip
         check = by_name[name]
         assert set(check) == {"name", "ok", "level", "detail", "seconds", "lines"}, check
         assert check["ok"] is True and check["level"] == "ok", check
@@ -173,6 +174,45 @@ def test_a_tracked_file_named_for_copying_is_refused(tmp_path: Path) -> None:
     assert code == 1, out
     copy = line_of(out, "copy")
     assert copy.startswith("FAIL  copy: not copied: app.py (git tracks it"), copy
+    no_doctor_tree(root)
+
+
+def test_files_git_tracks_in_the_board_s_folder_are_named_with_how_to_untrack_them(
+    tmp_path: Path,
+) -> None:
+    """A repository that commits `.board/` files hands them to every clone as the board's
+    own (issue 39): doctor fails, naming each, and the command it gives untracks them and
+    keeps the files."""
+    root = ready_board(tmp_path)
+    (root / ".board" / "board.toml.cache").write_bytes(b"forged")
+    (root / ".board" / "logs" / "c-1").mkdir(parents=True)
+    (root / ".board" / "logs" / "c-1" / "1.log").write_text("a log\n")
+    git(root, "add", "-f", ".board/board.toml.cache", ".board/logs/c-1/1.log")
+    git(root, "commit", "-q", "-m", "commit the board's folder")
+    code, out, _ = doctor(root)
+    assert code == 1, out
+    line = line_of(out, "tracked")
+    assert line.startswith("FAIL  tracked: git tracks 2 file(s) in .board/"), line
+    below = out.splitlines()[out.splitlines().index(line) + 1 :][:3]
+    assert [x.strip() for x in below[:2]] == [".board/board.toml.cache", ".board/logs/c-1/1.log"]
+    fix = below[2].strip()
+    assert fix.startswith("untrack them (the files stay here): git rm -r --cached .board"), fix
+    assert line_of(out, "gate").startswith("ok "), "one failed check stopped the others"
+    assert out.splitlines()[-1].startswith("not ready: 1 check(s) failed (tracked)"), out
+    report = json.loads(doctor(root, "--json")[1])
+    [tracked] = [c for c in report["checks"] if c["name"] == "tracked"]
+    assert tracked["level"] == "fail" and tracked["lines"][:2] == [
+        ".board/board.toml.cache",
+        ".board/logs/c-1/1.log",
+    ]
+    # the fix as given: the files stay, git no longer tracks them
+    git(root, "rm", "-q", "-r", "--cached", ".board")
+    git(root, "commit", "-q", "-m", "untrack .board/")
+    assert (root / ".board" / "logs" / "c-1" / "1.log").read_text() == "a log\n"
+    assert (root / ".board" / "board.db").is_file()
+    code, out, _ = doctor(root)
+    assert code == 0, out
+    assert line_of(out, "tracked") == "ok    tracked: git tracks nothing in .board/"
     no_doctor_tree(root)
 
 

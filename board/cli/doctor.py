@@ -20,12 +20,13 @@ def register(sub: Subparsers) -> None:
         "doctor",
         help="is this repository ready: git, the store, the coders, a fresh tree's setup and gate",
         description=(
-            "Checks git, the base and run branches, the store, the ignored folders, each "
-            "tier's program, the files [tree] copy names, and (push mode) the remote and the "
-            "PR command; then makes a throwaway tree at the start point, copies, runs [tree] "
-            "setup and the gate there (which must be green), asks a Python gate's interpreter "
-            "whether it imports the project from the tree (not the checkout, through an "
-            "editable install), and removes the tree. Exits 1 when a check fails."
+            "Checks git, the base and run branches, the store, the ignored folders, that git "
+            "tracks nothing in .board/, each tier's program, the files [tree] copy names, and "
+            "(push mode) the remote and the PR command; then makes a throwaway tree at the "
+            "start point, copies, runs [tree] setup and the gate there (which must be green), "
+            "asks a Python gate's interpreter whether it imports the project from the tree "
+            "(not the checkout, through an editable install), and removes the tree. Exits 1 "
+            "when a check fails."
         ),
     )
     p.add_argument("--json", action="store_true", help="print the checks as JSON (see the README)")

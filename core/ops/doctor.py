@@ -127,6 +127,7 @@ def diagnose(root: Path, on_check: Callable[[Check], None] = _ignore) -> list[Ch
     run = add(_run_branch(cfg)).ok
     add(_store(cfg))
     add(_ignored(cfg))
+    add(_tracked(cfg))
     if cfg.publish_mode == "push" or runbranch.on_remote(cfg):
         add(_remote(cfg))
     if cfg.publish_mode == "push":
@@ -232,6 +233,36 @@ def _ignored(cfg: Config) -> Check:
             "(`board init` does)",
         )
     return Check("ignored", OK, f"git ignores {', '.join(want)}")
+
+
+TRACKED_SHOWN = 10  # tracked .board/ files named; the rest counted
+
+
+def _tracked(cfg: Config) -> Check:
+    """No file in `.board/` is tracked by git. A tracked one is the repository's: every
+    clone checks it out into the board's own folder (a store, a log, a lock it did not
+    make), and a commit takes this clone's there. No cache is read from `.board/` (they are
+    in the user's cache directory: core/cachedir.py), so what is named here is the board's
+    state, carried by the repository (docs/lifecycle.md, "Nothing is lost")."""
+    res = gitutil.git(cfg.root, "ls-files", "-z", "--", f"{config.BOARD_DIR}/", check=False)
+    if res.returncode != 0:
+        return Check("tracked", FAIL, f"git ls-files failed: {res.stderr.strip()[:200]}")
+    files = [p for p in res.stdout.split("\0") if p]
+    if not files:
+        return Check("tracked", OK, f"git tracks nothing in {config.BOARD_DIR}/")
+    more = len(files) - TRACKED_SHOWN
+    lines = files[:TRACKED_SHOWN] + ([f"and {more} more"] if more > 0 else [])
+    lines.append(
+        f"untrack them (the files stay here): git rm -r --cached {config.BOARD_DIR} && "
+        f"git commit -m 'untrack {config.BOARD_DIR}/'"
+    )
+    return Check(
+        "tracked",
+        FAIL,
+        f"git tracks {len(files)} file(s) in {config.BOARD_DIR}/, the board's own folder: "
+        "every clone checks them out as its store, logs and locks",
+        lines=lines,
+    )
 
 
 def _remote(cfg: Config) -> Check:
