@@ -13,7 +13,7 @@ that check: there nothing is kept.
 
 The stylesheets (tui/csscache.py) are kept in the directory itself; what belongs to one
 repository (its board.toml's and themes' readings, its saves' stats) in a folder of its
-own, `repo-<crc32 of its real path>-<its name>`: two repositories that shared one (a
+own, `repo-<crc32 of its path>-<its name>`: two repositories that shared one (a
 crc32 collision) would only undo each other's caching, as every cache is checked against
 what it was made of. Writes are whole (a temporary file renamed) or one `O_APPEND` write.
 
@@ -210,11 +210,14 @@ class Folder:
 
 
 def for_repo(root: str | os.PathLike[str]) -> Folder | None:
-    """The folder kept for the repository at `root` (its real path, so every spelling of
-    it shares one); None when caching is off."""
+    """The folder kept for the repository at `root`; None when caching is off.
+
+    Named by the path as given, made absolute, not resolved again (a realpath is a stat per
+    part, at every verb's start): the board's roots are real paths already (`where.toplevel`
+    and `Config.root` resolve them), and another spelling would only keep its own copies."""
     base = cache_dir()
     if base is None:
         return None
-    real = os.path.realpath(root)
-    tail = "".join(c if c in _NAME_CHARS else "_" for c in os.path.basename(real))[:40]
-    return Folder(base, f"{REPO_PREFIX}{crc32(os.fsencode(real)):08x}-{tail}")
+    path = os.path.abspath(root)
+    tail = "".join(c if c in _NAME_CHARS else "_" for c in os.path.basename(path))[:40]
+    return Folder(base, f"{REPO_PREFIX}{crc32(os.fsencode(path)):08x}-{tail}")
