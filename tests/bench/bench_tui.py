@@ -353,6 +353,8 @@ def main() -> int:
         # the parsed stylesheets an earlier start kept (tui/csscache.py): the warm-up
         # rounds keep them here, as an operator's first start keeps them in their cache
         CHILD_ENV["BOARD_CACHE_DIR"] = str(Path(tmp) / "cache")
+        # and this process's own (the stores are made here): not the user's cache directory
+        os.environ["BOARD_CACHE_DIR"] = CHILD_ENV["BOARD_CACHE_DIR"]
         t = time.perf_counter()
         big = Path(tmp) / "big"
         make_board(big, opts.cards, spread)
