@@ -36,6 +36,12 @@ class StoreError(BoardError):
     """The store file is locked, read-only, corrupt or otherwise unusable."""
 
 
+class StoreUnavailable(StoreError):
+    """The store's server cannot be reached (down, restarting, the network cut): unlike a
+    refused login or a locked row, the same call may work a moment later. `board run`
+    waits it out for `[store] reconnect_s`; a verb says it in one line."""
+
+
 class CorruptCard(StoreError):
     """A card's row holds a value the board cannot read (edited by hand, or a bad disk).
 

@@ -10,7 +10,7 @@ that cannot be read), so a store behind this interface shows the board as the SQ
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 
@@ -202,6 +202,19 @@ class Store(abc.ABC):
     # True when several machines may open this store, each in its own clone (a database
     # server); the SQLite file lives in one clone's .board/, so only that clone's runs see it
     spans_hosts: bool = False
+    # how long a lost connection to the store's server is waited out (`keep_trying`)
+    reconnect_s: float = 0.0
+    _tell: Callable[[str, str], None] | None = None
+
+    def keep_trying(self, seconds: float, tell: Callable[[str, str], None] | None = None) -> None:
+        """Wait out a lost connection to the store's server for up to `seconds` (`board
+        run`'s `[store] reconnect_s`) instead of failing the call at once: a server restart
+        must not end an unattended night. `tell(event, line)` hears `lost`, `back` and
+        `gave-up`. The default, 0, fails at once, which a verb or the TUI wants (each says
+        so, and the operator or the next poll tries again). A store with no connection to
+        lose, the SQLite file, never waits: the same calls, nothing to wait for."""
+        self.reconnect_s = max(0.0, float(seconds))
+        self._tell = tell
 
     @abc.abstractmethod
     def transaction(self) -> AbstractContextManager[Tx]:

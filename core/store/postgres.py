@@ -13,32 +13,47 @@ One connection per process, shared by its threads under a lock (the loop's drive
 its heartbeat and the forge poller), as with SQLite; a connection the server dropped is
 made again at the next call. Every failure is one line naming the URL (never a password):
 unreachable, refused login, locked, read-only, or not a board's database.
+
+A server that goes away (a restart, a failover, a cut network) is waited out for as long
+as the store was told to (`keep_trying`: `board run` waits `[store] reconnect_s`, a verb and
+the TUI not at all; see outage.py). A read simply runs again. A write transaction remembers
+each call its body made and what it answered: one whose connection was lost before its
+commit (the server rolled it back) is run again, call by call, on the new connection, and
+goes on if every answer is the same (else someone wrote meanwhile: Conflict); one lost
+while its COMMIT was on the wire asks the server whether it committed (`txid_status`)
+before running again. So nothing a drive writes is lost or written twice across a restart.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from board.core import hosts
-from board.core.errors import Conflict, CorruptCard, NotFound, Refused, StoreError
-from board.core.model import TERMINAL, Card, CardDraft, Event
+from board.core.errors import (
+    BoardError,
+    Conflict,
+    CorruptCard,
+    NotFound,
+    StoreError,
+    StoreUnavailable,
+)
+from board.core.model import TERMINAL, Card, Event
 from board.core.store.base import (
-    Expect,
     LaneHeads,
     Store,
     Tx,
-    describe_changes,
     utc_now,
 )
+from board.core.store.outage import Outage
+from board.core.store.pgtx import Conn, T, _card_rows, _lost, _PgTx, _read_cards, _same, _whole
 from board.core.store.queries import SqlQueries
 from board.core.store.rows import (
     _CARD_COLS,
@@ -51,7 +66,6 @@ from board.core.store.rows import (
 from board.core.store.sqlite import (
     _CLOSED_ORDER,
     _DDL,
-    _FIELDS,
     _IS_BLOCKED,
     _MIGRATIONS,
     _OPEN_ORDER,
@@ -83,8 +97,6 @@ _PG_DDL = [
 ] + list(_PG_ORDER_INDEXES.values())  # fmt: skip
 assert sum(_IDENTITY in ddl for ddl in _PG_DDL) == 1, "the events table changed shape"
 
-T = TypeVar("T")
-Conn = psycopg.Connection[tuple[Any, ...]]
 
 # PostgreSQL text cannot hold a NUL character, which SQLite keeps and a coder's output may
 # carry into a comment or a drive's result. So NUL is written as ESC "0" (and ESC itself as
@@ -140,14 +152,6 @@ def _first_line(exc: BaseException) -> str:
     return text[0].strip() if text else type(exc).__name__
 
 
-def _whole(value: Any, what: str, where: str) -> int:
-    """A number the store keeps as text in `meta`; anything else is a corrupt store."""
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise StoreError(f"store {where}: {what} is {_shown(value)}, not a whole number") from None
-
-
 def _translate(exc: psycopg.Error, where: str, lock_ms: int) -> StoreError:
     """One line for what went wrong, naming the store and what to do."""
     line = _first_line(exc)
@@ -170,136 +174,8 @@ def _translate(exc: psycopg.Error, where: str, lock_ms: int) -> StoreError:
             )
         if "does not exist" in low:
             return StoreError(f"store {where}: {line} (create it: createdb, see the README)")
-        return StoreError(f"store {where} is unreachable: {line}")
+        return StoreUnavailable(f"store {where} is unreachable: {line}")
     return StoreError(f"store {where}: {line}")
-
-
-class _PgTx(Tx):
-    def __init__(self, store: PostgresStore, conn: Conn) -> None:
-        self.store = store
-        self.conn = conn
-        self.now = store.clock()
-        self.wrote = False
-
-    def _deps(self, card_id: str) -> list[str]:
-        rows = self.conn.execute("SELECT dep FROM deps WHERE card = %s", (card_id,))
-        return [r[0] for r in rows]
-
-    def get(self, card_id: str) -> Card:
-        row = self.conn.execute(
-            f"SELECT {_CARD_COLS} FROM cards WHERE id = %s FOR UPDATE", (card_id,)
-        ).fetchone()
-        if row is None:
-            raise NotFound(f"no card {card_id!r}")
-        return _card_from_row(row, self._deps(card_id))
-
-    def all_cards(self) -> list[Card]:
-        return _read_cards(self.conn, None)
-
-    def dependents(self, card_id: str) -> list[str]:
-        rows = self.conn.execute("SELECT card FROM deps WHERE dep = %s", (card_id,))
-        return sorted((r[0] for r in rows), key=_id_key)
-
-    def add_event(self, card_id: str, text: str, who: str, kind: str = "event") -> None:
-        self.conn.execute(
-            "INSERT INTO events (card, at, who, kind, text) VALUES (%s, %s, %s, %s, %s)",
-            (card_id, self.now, who, kind, text),
-        )
-        self.wrote = True
-
-    def update(
-        self,
-        card_id: str,
-        expect: Expect,
-        changes: Mapping[str, Any],
-        who: str,
-        note: str = "",
-    ) -> Card:
-        card = self.get(card_id)  # FOR UPDATE: the row is ours until commit
-        expect.check(card)
-        unknown = set(changes) - set(_FIELDS) - {"deps"}
-        if unknown:
-            raise Refused(f"unknown card fields: {', '.join(sorted(unknown))}")
-        blocked = changes.get("blocked", card.blocked)
-        if blocked is not None and not blocked.reason.strip():
-            raise Refused(f"{card_id}: a block needs a reason")
-        text = describe_changes(card, changes)
-        sets: dict[str, Any] = {}
-        for key, value in changes.items():
-            if key == "deps":
-                continue
-            if key == "blocked":
-                sets["blocked_class"] = value.cls if value else None
-                sets["blocked_reason"] = value.reason if value else None
-            elif key in ("labels", "surface"):
-                sets[key] = json.dumps(list(value))
-            else:
-                sets[key] = value
-        sets["version"] = card.version + 1
-        sets["updated_at"] = self.now
-        assign = ", ".join(f"{k} = %s" for k in sets)
-        cur = self.conn.execute(
-            f"UPDATE cards SET {assign} WHERE id = %s AND version = %s",
-            (*sets.values(), card_id, card.version),
-        )
-        if cur.rowcount != 1:  # pragma: no cover - the row lock makes this unreachable
-            raise Conflict(f"{card_id}: changed meanwhile")
-        if "deps" in changes:
-            self.conn.execute("DELETE FROM deps WHERE card = %s", (card_id,))
-            for dep in changes["deps"]:
-                self.conn.execute("INSERT INTO deps (card, dep) VALUES (%s, %s)", (card_id, dep))
-        line = "; ".join(x for x in (text, note) if x) or "touched"
-        self.add_event(card_id, line, who)
-        return self.get(card_id)
-
-    def create(self, draft: CardDraft, prefix: str, who: str) -> Card:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()
-        seq = _whole(row[0], "the next card number", self.store.where) if row else 1
-        self.conn.execute("UPDATE meta SET value = %s WHERE key = 'next_seq'", (str(seq + 1),))
-        card_id = f"{prefix}-{seq}"
-        self.conn.execute(
-            f"INSERT INTO cards ({_CARD_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, "
-            "'', '', NULL, NULL, %s, %s, '', %s, %s, 1, '', '', '')",
-            (
-                card_id,
-                seq,
-                draft.title,
-                draft.spec,
-                draft.acceptance,
-                draft.kind,
-                draft.lane,
-                draft.priority,
-                draft.assignee,
-                json.dumps(list(draft.labels)),
-                json.dumps(list(draft.surface)),
-                self.now,
-                self.now,
-            ),
-        )
-        for dep in draft.deps:
-            self.conn.execute("INSERT INTO deps (card, dep) VALUES (%s, %s)", (card_id, dep))
-        self.add_event(card_id, f"created in {draft.lane}", who)
-        return self.get(card_id)
-
-
-def _read_cards(
-    conn: Conn, lane: str | None, unreadable: list[CorruptCard] | None = None
-) -> list[Card]:
-    return _cards(*_card_rows(conn, lane), unreadable)
-
-
-def _card_rows(conn: Conn, lane: str | None) -> tuple[list[tuple[Any, ...]], dict[str, list[str]]]:
-    """Every card's row (or one lane's) in seq order, and every card's deps."""
-    if lane is None:
-        rows = conn.execute(f"SELECT {_CARD_COLS} FROM cards ORDER BY seq").fetchall()
-    else:
-        rows = conn.execute(
-            f"SELECT {_CARD_COLS} FROM cards WHERE lane = %s ORDER BY seq", (lane,)
-        ).fetchall()
-    deps: dict[str, list[str]] = {}
-    for card, dep in conn.execute("SELECT card, dep FROM deps ORDER BY card, dep"):
-        deps.setdefault(card, []).append(dep)
-    return rows, deps
 
 
 class PostgresStore(SqlQueries, Store):
@@ -331,6 +207,8 @@ class PostgresStore(SqlQueries, Store):
         self._listener: Conn | None = None
         self._conn: Conn | None = None
         self._closing = threading.Event()
+        self._outage = Outage(self._closing)
+        self._tx: _PgTx | None = None  # the write transaction open on this connection
         with self._lock:
             self._open_schema()
 
@@ -362,14 +240,41 @@ class PostgresStore(SqlQueries, Store):
             raise self._error(exc) from None
         return conn
 
-    def _live(self) -> Conn:
-        """The shared connection, made again if the server dropped it (a restart, a blip)."""
-        if self._conn is None or self._conn.closed or self._conn.broken:
-            if self._conn is not None:
-                self._conn.close()
+    def _live(self) -> tuple[Conn, bool]:
+        """The shared connection, and whether this call made it. One the server dropped (a
+        restart, a blip) is made again; while it cannot be, the outage is waited out for as
+        long as `keep_trying` allows (outage.py), and then its failure raised."""
+        while True:
+            conn = self._conn
+            if conn is not None and not conn.closed and not conn.broken:
+                return conn, False
+            if conn is not None:
+                conn.close()
             self._conn = None
-            self._conn = self._connect()
-        return self._conn
+            try:
+                self._conn = self._connect()
+            except StoreUnavailable as exc:
+                self._outage.lost(exc, self.reconnect_s, self._tell)
+                continue
+            return self._conn, True
+
+    def _missed(self, exc: psycopg.Error, conn: Conn, fresh: bool) -> None:
+        """A call on `conn` failed with `exc`: raise what it says, unless the server went
+        away under it. Then the connection is dropped, to be made again: at once when it
+        had served calls before (a restart since its last use), else after a back-off step
+        of the outage (or, past its patience, raising)."""
+        err = self._error(exc)
+        if not _lost(exc, conn, err):
+            raise err from None
+        conn.close()
+        if fresh:
+            if not isinstance(err, StoreUnavailable):
+                err = StoreUnavailable(f"store {self.where} is unreachable: {_first_line(exc)}")
+            self._outage.lost(err, self.reconnect_s, self._tell)
+
+    def _reached(self) -> None:
+        """A call got through: an outage, if there was one, is over."""
+        self._outage.back(self.reconnect_s, self._tell)
 
     def _error(self, exc: psycopg.Error) -> StoreError:
         return _translate(exc, self.where, self.busy_timeout_ms)
@@ -386,7 +291,7 @@ class PostgresStore(SqlQueries, Store):
     def _open_schema(self) -> None:
         """Create or migrate the schema. The usual open is one read; only a database that
         lacks the tables, or has an older version of them, takes the write lock."""
-        conn = self._live()
+        conn, _ = self._live()
         try:
             version = self._schema_version(conn)
             if version == str(SCHEMA_VERSION):
@@ -466,29 +371,105 @@ class PostgresStore(SqlQueries, Store):
         with self._lock:
             conn = self._begin("BEGIN", write=True)
             tx = _PgTx(self, conn)
+            outer, self._tx = self._tx, tx
             try:
-                yield tx
+                try:
+                    yield tx
+                finally:
+                    self._tx = outer
+                self._commit(tx)
+            except psycopg.Error as exc:
+                self._rollback(tx.conn)
+                raise self._error(exc) from None
+            except BaseException:
+                self._rollback(tx.conn)
+                raise
+
+    def _commit(self, tx: _PgTx) -> None:
+        """Commit `tx`; one that wrote bumps the change count and notifies first. A
+        connection lost before COMMIT was sent means the server rolled the transaction back:
+        it is run again (`_replay`) and committed. Lost while COMMIT was on the wire, the
+        server is asked whether it committed, and only if it did not is it run again: a
+        write lands once, never twice nor not at all."""
+        while True:
+            xid: int | None = None
+            conn = tx.conn
+            try:
                 if tx.wrote:
                     row = conn.execute(
                         "UPDATE meta SET value = (value::bigint + 1)::text "
                         "WHERE key = 'changes' RETURNING value"
                     ).fetchone()
                     conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, row[0] if row else ""))
+                    got = conn.execute("SELECT txid_current()").fetchone()
+                    xid = int(got[0]) if got else None
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
+                err = self._error(exc)
+                if not _lost(exc, conn, err):
+                    raise err from None
+                conn.close()
+                if not tx.wrote:
+                    return  # it only read: nothing to keep
+                if xid is not None and self._committed(xid):
+                    self._reached()
+                    return
+                self._replay(tx)
+                continue
+            self._reached()
+            return
+
+    def _committed(self, xid: int) -> bool:
+        """Whether transaction `xid`, whose COMMIT was sent as its connection was lost,
+        committed: asked of the server once it answers again."""
+        while True:
+            status = self._retry(
+                lambda conn: conn.execute("SELECT txid_status(%s)", (xid,)).fetchone()
+            )
+            if status is None or status[0] != "in progress":
+                return status is not None and status[0] == "committed"
+            # the connection was cut, not the server: its session has yet to finish
+            self._outage.lost(
+                StoreUnavailable(f"store {self.where}: a commit cut off mid-way is still running"),
+                self.reconnect_s,
+                self._tell,
+            )
+
+    def _replay(self, tx: _PgTx) -> None:
+        """Run `tx`'s calls again in a new transaction (waiting out the outage), its
+        connection having been lost before it committed, so the server rolled it back. Each
+        call must answer as it did: then the body, which decided on those answers, goes on
+        as if nothing had happened. Another answer means someone wrote meanwhile, and the
+        body is refused with Conflict, as any compare-and-set that lost."""
+        calls = list(tx.calls)
+        while True:
+            conn = self._begin("BEGIN", write=True)
+            tx.conn, tx.wrote = conn, False
+            try:
+                for op, answer in calls:
+                    try:
+                        again: tuple[bool, Any] = (False, op(conn))
+                    except BoardError as exc:
+                        again = (True, exc)
+                    if not _same(answer, again):
+                        raise Conflict(
+                            f"store {self.where}: the connection was lost mid-write, and once "
+                            "made again the store answered otherwise (another writer got in "
+                            "meanwhile): nothing of that write was kept"
+                        )
+                return
+            except psycopg.Error as exc:
                 self._rollback(conn)
-                raise self._error(exc) from None
-            except BaseException:
-                self._rollback(conn)
-                raise
+                self._missed(exc, conn, fresh=True)
 
     def _begin(self, begin: str, write: bool = False) -> Conn:
         """Open a transaction (a write one takes the write lock) on the shared connection.
         A connection the server dropped since the last call (a restart, an idle timeout) is
-        found here, before anything was sent: it is made again and the begin tried once more,
-        so a TUI left open across a server restart carries on."""
-        for attempt in (1, 2):
-            conn = self._live()
+        found here, before anything was sent: it is made again (the outage waited out, as
+        `_live` says) and the begin tried once more, so a TUI left open across a server
+        restart carries on."""
+        while True:
+            conn, fresh = self._live()
             try:
                 conn.execute(begin)
                 if write:
@@ -496,41 +477,39 @@ class PostgresStore(SqlQueries, Store):
                 return conn
             except psycopg.Error as exc:
                 self._rollback(conn)
-                if attempt == 1 and conn.broken:
+                self._missed(exc, conn, fresh)
+
+    def _retry(self, op: Callable[[Conn], T], begin: str = "") -> T:
+        """`op` on the shared connection, on its own or in a transaction `begin` opens and a
+        rollback ends. It changes nothing, so a connection lost under it is made again and
+        it runs again. Inside this thread's write transaction it joins that instead."""
+        with self._lock:
+            if self._tx is not None:
+                return self._tx.call(op)
+            while True:
+                conn, fresh = self._live()
+                try:
+                    if begin:
+                        conn.execute(begin)
+                    try:
+                        value = op(conn)
+                    finally:
+                        if begin:
+                            self._rollback(conn)  # nothing to keep: a read-only snapshot
+                except psycopg.Error as exc:
+                    self._missed(exc, conn, fresh)
                     continue
-                raise self._error(exc) from None
-        raise AssertionError("unreachable")  # pragma: no cover
+                self._reached()
+                return value
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """One statement, on its own (autocommit); retried once on a dropped connection, as
-        a read changes nothing."""
-        with self._lock:
-            for attempt in (1, 2):
-                conn = self._live()
-                try:
-                    return conn.execute(sql, params).fetchall()
-                except psycopg.Error as exc:
-                    if attempt == 1 and conn.broken:
-                        continue
-                    raise self._error(exc) from None
-            raise AssertionError("unreachable")  # pragma: no cover
+        """One statement, on its own (autocommit)."""
+        return self._retry(lambda conn: conn.execute(sql, params).fetchall())
 
     def _in_read_tx(self, read: Callable[[Conn], T]) -> T:
         """Several reads from one snapshot, so what they return agrees (inside a write
         transaction of this thread, they simply join it)."""
-        with self._lock:
-            conn = self._live()
-            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                return read(conn)
-            conn = self._begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            try:
-                try:
-                    result = read(conn)
-                finally:
-                    self._rollback(conn)  # nothing to keep: a read-only snapshot
-                return result
-            except psycopg.Error as exc:
-                raise self._error(exc) from None
+        return self._retry(read, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
 
     def get(self, card_id: str) -> Card:
         def read(conn: Conn) -> Card:
@@ -659,9 +638,7 @@ class PostgresStore(SqlQueries, Store):
     def _write(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         with self.transaction() as tx:
             assert isinstance(tx, _PgTx)
-            cur = tx.conn.execute(sql, params)
-            tx.wrote = cur.rowcount > 0
-            return cur.rowcount
+            return tx.execute(sql, params)
 
     def close(self) -> None:
         self._closing.set()
