@@ -129,6 +129,9 @@ KEYS: tuple[Key, ...] = (
     Key("store", "url", str, "", "store_url",
         "a shared PostgreSQL store, postgresql://user@host:port/db (no password: PG* env or "
         "~/.pgpass); empty: SQLite at .board/board.db"),
+    Key("store", "reconnect_s", float, 300, "reconnect_s",
+        "how long board run keeps its drives going and retries while the store's server "
+        "is unreachable, before it stops (0: stop at once)"),
 )  # fmt: skip
 DEFAULT_TIER = ("my-agent", "--brief", "{brief}")  # the tier init writes, and the default
 TIER_KEYS: dict[str, tuple[Any, Any]] = {"argv": (_ARGV, None), "timeout_s": (float, 0)}
@@ -156,9 +159,14 @@ def _default(attr: str) -> Any:
 # has one); past a year, sleeps overflow and crash the loop.
 MIN_INTERVAL_S = 0.05
 _INTERVALS = {("board", "loop_interval_s")}
-# where 0 has a documented meaning, kept: a tier's 0 means coder.timeout_s, and
-# first_output_timeout_s = 0 turns that check off. Every other timeout must be above 0.
-_ZERO_MEANS = {("coder", "first_output_timeout_s"), ("tiers", "timeout_s")}
+# where 0 has a documented meaning, kept: a tier's 0 means coder.timeout_s,
+# first_output_timeout_s = 0 turns that check off, and reconnect_s = 0 waits for no
+# server. Every other timeout must be above 0.
+_ZERO_MEANS = {
+    ("coder", "first_output_timeout_s"),
+    ("tiers", "timeout_s"),
+    ("store", "reconnect_s"),  # 0: board run stops at the first call the server fails
+}
 
 
 class Tier(Frozen):
@@ -192,7 +200,7 @@ class Config(Frozen):
         "pr_argv", "run_on_remote", "publish_timeout_s", "pr_state_argv", "poll_s", "auto_merge",
         "merge_argv", "merge_method", "tree_setup", "tree_copy", "setup_timeout_s",
         "planner_argv", "planner_timeout_s", "max_backoff_s",
-        "failure_rules", "theme", "theme_dir", "keys", "notify", "store_url",
+        "failure_rules", "theme", "theme_dir", "keys", "notify", "store_url", "reconnect_s",
     )  # fmt: skip
     root: Path
     base: str
@@ -237,6 +245,7 @@ class Config(Frozen):
     keys: dict[str, str]
     notify: str
     store_url: str
+    reconnect_s: float
 
     def __init__(
         self,
@@ -283,6 +292,7 @@ class Config(Frozen):
         keys: dict[str, str] = _default("keys"),
         notify: str = _default("notify"),
         store_url: str = _default("store_url"),
+        reconnect_s: float = _default("reconnect_s"),
     ) -> None:
         given = locals()  # every argument by name, stored in field order
         set_ = object.__setattr__

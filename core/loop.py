@@ -24,6 +24,15 @@ outlives a killed loop). They are found by the process group the store recorded 
 since a loop killed while the store's write lock was busy never recorded it, by the
 drive's token (`BOARD_DRIVE`) and tree (`BOARD_WORKTREE`) in every child's
 environment: nothing still writes in a tree while it is saved.
+
+A store whose server goes away (a `pg_ctl restart`, a failover) does not end the loop: the
+store waits it out for `[store] reconnect_s` (core/store/outage.py), every call of the
+tick, the heartbeat and the drives retrying with back-off while the coders run on, and
+each drive records its end once the server answers again. The loop log says when the
+store was lost and when it came back. Only when the server stays away past reconnect_s
+does the loop stop, as after SIGTERM, and `board run` say so in one line; a drive that
+cannot record its end then leaves its tree as it is for the next `board run` to save. A
+SIGTERM during an outage waits for the server no more, so it stops as promptly.
 """
 
 from __future__ import annotations
@@ -48,10 +57,12 @@ from board.core.cards.drives import dead_result, state_before
 from board.core.cards.waits import HEARTBEAT_S, globs_overlap, surfaces_overlap
 from board.core.config import CONFIG_NAME, Config
 from board.core.drive import drive
-from board.core.errors import BoardError, NotFound, Refused, StrandedWorkError
+from board.core.errors import BoardError, NotFound, Refused, StoreUnavailable, StrandedWorkError
 from board.core.git import runbranch, treestate
 from board.core.git.runbranch import lock_path
 from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Blocked, Card, Drive, Pause
+from board.core.ops import leases
+from board.core.ops.leases import LEASE_LOST
 from board.core.poller import ForgePoller
 from board.core.proc import pid_alive
 from board.core.publish import shape
@@ -62,8 +73,6 @@ WHO = "board"
 LOOP_LOG = "loop.log"
 TOLD_LABEL = "told="
 JOIN_POLL_S = 0.05
-LEASE_LOST = "its host lost its lease"  # a drive row's result when another host gave it up
-TREES_SAVED = "its trees were saved when the host booted again"
 SETUP_FAILS_TO_PAUSE = 2  # cards in a row whose setup failed before claims stop
 
 
@@ -139,6 +148,8 @@ class Loop:
         self.poller = ForgePoller(cfg, store, self.log, self.wake)
         self._shared_at = float("-inf")  # monotonic time saves were last shared
         self.setup_fails: list[str] = []  # cards whose setup failed since the last that worked
+        self.store_lost = ""  # why the loop stopped: its store stayed unreachable ('' if not)
+        self._store_back = float("-inf")  # monotonic time the store last came back
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -166,11 +177,31 @@ class Loop:
         except BaseException:
             self.lock.release()
             raise
+        self.store.keep_trying(self.cfg.reconnect_s, self._store_said)
         restore = self._install_signals()
         beating = self._start_heartbeat()
         polling = self._start_poller()
         try:
             self.log("start", pid=os.getpid(), once=once, until_idle=until_idle, shape=said)
+            self._run(once, until_idle)
+        finally:
+            if self.stopping.is_set():
+                self.shutdown()
+            self.wait()
+            restore()
+            beating.set()
+            polling.set()
+            with contextlib.suppress(BoardError):
+                self.store.end_loop(self.host, os.getpid())
+            self.store.keep_trying(0)
+            self.log("stop", pid=os.getpid())
+            self.lock.release()
+        return 0
+
+    def _run(self, once: bool, until_idle: bool) -> None:
+        """Boot, then tick until stopped. A store that stayed unreachable past
+        `[store] reconnect_s` stops the loop as a signal does (`store_lost` says why)."""
+        try:
             self.boot()
             while not self.stopping.is_set():
                 # idle only after a tick that began with no drive running and claimed
@@ -188,18 +219,26 @@ class Loop:
                     break
                 self.wake.wait(self.cfg.loop_interval_s)
                 self.wake.clear()
-        finally:
-            if self.stopping.is_set():
-                self.shutdown()
-            self.wait()
-            restore()
-            beating.set()
-            polling.set()
-            with contextlib.suppress(BoardError):
-                self.store.end_loop(self.host, os.getpid())
-            self.log("stop", pid=os.getpid())
-            self.lock.release()
-        return 0
+        except StoreUnavailable as exc:
+            self._store_said("gave-up", exc.line())
+        if self.store_lost:
+            self.request_stop(f"board run stops: {self.store_lost}")
+
+    def _store_said(self, event: str, line: str) -> None:
+        """What the store tells of its server (`Store.keep_trying`): lost (the calls retry
+        with back-off meanwhile), back, or gave up after reconnect_s (the loop stops). Told
+        from whichever thread met it, with the store's lock held: it only logs and flags."""
+        if event == "lost":
+            wait = f"{self.cfg.reconnect_s:g}s"
+            self.log("store", state="unreachable, retrying", reason=line, up_to=wait)
+        elif event == "back":
+            self._store_back = time.monotonic()
+            self.log("store", state="back", after=line)
+        elif not self.store_lost:
+            self.store_lost = line
+            self.log("store", state="gave up, stopping", reason=line)
+            self.stopping.set()
+            self.wake.set()
 
     def _start_heartbeat(self) -> threading.Event:
         """Write the loop's heartbeat to the store every HEARTBEAT_S, from its own thread so
@@ -286,7 +325,10 @@ class Loop:
         return restore
 
     def request_stop(self, why: str = "board run is shutting down") -> None:
-        """Stop claiming and interrupt every drive (safe from a signal handler)."""
+        """Stop claiming and interrupt every drive (safe from a signal handler). A store
+        whose server is away is waited for no more, so a stop asked for during an outage
+        is prompt: a drive that cannot record its end keeps its tree for the next run."""
+        self.store.keep_trying(0, self._store_said)
         self.stopping.set()
         self.wake.set()
         for run in list(self.running.values()):
@@ -368,7 +410,7 @@ class Loop:
                     continue
             self.recover_card(card, "board run died mid-drive; recovered at boot", found)
             recovered.append(card.id)
-        self._save_given_up_trees()
+        leases.save_given_up_trees(self.cfg, self.store, self.host, self.log)
         if stale or recovered:
             self.log("boot", crashed=sorted(stale), recovered=recovered)
         return recovered
@@ -433,68 +475,14 @@ class Loop:
 
     def lost_hosts(self) -> dict[str, str]:
         """Every other host whose newest heartbeat is older than host_lease_s, with it."""
-        at = waits.now()
-        newest: dict[str, str] = {}
-        for beat in self.store.loops():
-            if beat.heartbeat_at > newest.get(beat.host, ""):
-                newest[beat.host] = beat.heartbeat_at
-        lost = {}
-        for host, heard in newest.items():
-            when = failures.parse_stamp(heard)
-            if host != self.host and (
-                when is None or (at - when).total_seconds() > self.cfg.host_lease_s
-            ):
-                lost[host] = heard
-        return lost
+        return leases.lost_hosts(self.cfg, self.store, self.host)
 
     def _sweep_lost_hosts(self) -> None:
-        """A host that stopped beating (a dead machine, a cut network) gives its cards back
-        to ready, with a note naming it. Its trees are on that machine and stay untouched
-        until it boots again and saves them (no host removes a tree it does not own)."""
-        lost = self.lost_hosts()
-        if not lost:
-            return
-        for row in self.store.live_drives():
-            if row.host not in lost:
-                continue
-            why = (
-                f"{LEASE_LOST} (host {row.host}, last heartbeat {lost[row.host]}, "
-                f"board.host_lease_s {self.cfg.host_lease_s:g})"
-            )
-            self.store.update_drive(row.id, status="crashed", pgid=0, result=why)
-            note = (
-                f"host {row.host} stopped beating at {lost[row.host]}: drive {row.id} is "
-                f"given up and the card is back in ready; its tree stays on {row.host} until "
-                "that host boots again and saves it"
-            )
-            with contextlib.suppress(BoardError):
-                if release_working(
-                    self.store, row.card, row.id, {"lane": "ready", "drive": ""}, note, WHO
-                ):
-                    self.log("lost-host", card=row.card, drive=row.id, host=row.host)
-
-    def _save_given_up_trees(self) -> None:
-        """Booting after this host lost its lease: the trees of cards given to other hosts
-        meanwhile are saved (stranded branches) and removed, the normal save-then-remove."""
-        from board.core.git import naming, worktrees
-
-        for row in self.store.list_drives(limit=500):
-            if row.host != self.host or not row.result.startswith(LEASE_LOST):
-                continue
-            if TREES_SAVED in row.result or self.store.find(row.card) is None:
-                continue
-            for tree in naming.card_trees(self.cfg, row.card):
-                try:
-                    worktrees.discard_worktree(
-                        self.cfg,
-                        tree,
-                        store=self.store,
-                        card_id=row.card,
-                        why=f"host {self.host} lost its lease during drive {row.id}",
-                    )
-                except BoardError as exc:
-                    self.log("kept", card=row.card, tree=str(tree), reason=exc.line())
-            self.store.update_drive(row.id, result=f"{row.result}; {TREES_SAVED}")
+        """A host that stopped beating gives its cards back (core/ops/leases.py). For
+        host_lease_s after the store came back from an outage no host is judged: none could
+        beat while it was away, and each needs a moment to beat again."""
+        if time.monotonic() - self._store_back >= self.cfg.host_lease_s:
+            leases.give_back(self.cfg, self.store, self.host, self.log)
 
     def _share_saves(self) -> None:
         """With the run branch on the remote, at most every publish.poll_s: push this host's
@@ -789,6 +777,7 @@ def run_loop(
 
 
 __all__ = [
+    "LEASE_LOST",
     "BoardLock",
     "Loop",
     "Running",

@@ -75,6 +75,9 @@ def test_empty_file_is_all_defaults() -> None:
         ("[coder]\ntimeout_s = 0\n", "coder.timeout_s: must be more than 0"),
         ("[gate]\ntimeout_s = 0\n", "gate.timeout_s: must be more than 0"),
         ("[planner]\ntimeout_s = 0.0\n", "planner.timeout_s: must be more than 0"),
+        ("[store]\n\nreconnect_s = -5\n", "/r/board.toml:3: store.reconnect_s: must not be neg"),
+        ('[store]\nreconnect_s = "5m"\n', "store.reconnect_s: expected a number, got '5m'"),
+        ("[store]\nreconnect_s = inf\n", "store.reconnect_s: must be a finite"),
     ],
 )
 def test_bad_config_is_refused_naming_file_line_and_key(text: str, needle: str) -> None:
@@ -84,14 +87,17 @@ def test_bad_config_is_refused_naming_file_line_and_key(text: str, needle: str) 
 
 
 def test_zero_keeps_its_documented_meanings() -> None:
-    """A tier's timeout_s = 0 means coder.timeout_s; first_output_timeout_s = 0 is off."""
+    """A tier's timeout_s = 0 means coder.timeout_s; first_output_timeout_s = 0 is off;
+    store.reconnect_s = 0 waits for no server (board run stops at the first failed call)."""
     cfg = parse(
         "[coder]\nfirst_output_timeout_s = 0\n"
         '[coder.tiers.default]\nargv = ["a"]\ntimeout_s = 0\n'
         "[board]\nloop_interval_s = 0.05\n"
+        "[store]\nreconnect_s = 0\n"
     )
     assert cfg.first_output_timeout_s == 0 and cfg.tier("default").timeout_s == 0
     assert cfg.loop_interval_s == 0.05
+    assert cfg.reconnect_s == 0 and parse("").reconnect_s == 300
 
 
 def test_scratch_entries_are_kept_as_plain_relative_names() -> None:

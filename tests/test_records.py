@@ -245,6 +245,7 @@ class Config_:
     keys: dict[str, str] = _d("keys")
     notify: str = _d("notify")
     store_url: str = _d("store_url")
+    reconnect_s: float = _d("reconnect_s")
 
 
 # the control room's records, dataclasses until its start stopped paying for them (each

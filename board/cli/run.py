@@ -22,7 +22,9 @@ def register(sub: Subparsers) -> None:
         description=(
             "Claim ready cards in queue order and run their drives: coder, gate, the board's "
             "commit and publish. SIGTERM or Ctrl-C saves every live drive's tree and puts its "
-            "card back in ready. Each decision is a JSON line in .board/loop.log."
+            "card back in ready. A store that stops answering is retried for [store] "
+            "reconnect_s while the drives run on. Each decision is a JSON line in "
+            ".board/loop.log."
         ),
     )
     p.add_argument(
@@ -79,6 +81,13 @@ def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
             raise Refused(str(exc)) from None
     loop = Loop(ctx.cfg, ctx.store, echo=None if args.quiet else _echo)
     code = loop.run(once=args.once, until_idle=args.until_idle, reshape=args.reshape)
+    if loop.store_lost:
+        print(
+            f"board: stopped, the store stayed unreachable: {loop.store_lost}; a drive that "
+            "could not record its end left its tree as it is, for the next board run to save",
+            file=sys.stderr,
+        )
+        return 1
     if loop.stopping.is_set():
         print("board: stopped; every live drive's tree was saved", file=sys.stderr)
         return code or 1 if args.until_idle else code

@@ -66,7 +66,7 @@ from board.core.drive.claim import claim
 from board.core.drive.gate import GateVerdict, run_gate
 from board.core.drive.harvest import Harvest, harvest, in_surface, tree_changes
 from board.core.drive.trees import TreeSteps
-from board.core.errors import BoardError, Conflict, StrandedWorkError
+from board.core.errors import BoardError, Conflict, StoreUnavailable, StrandedWorkError
 from board.core.git import depwork, gitutil, treefiles, treestate
 from board.core.logs import LogWriter, log_path
 from board.core.model import Card
@@ -182,6 +182,8 @@ class Drive(TreeSteps, BackOffSteps):
             return self._run()
         except _Ended as ended:
             return ended.end
+        except StoreUnavailable as exc:  # the loop gave up on the store: record nothing
+            return self._store_gone(exc)
         except Exception as exc:  # a bug or a git failure: the card must not stay working
             return self._failed_internally(exc)
         finally:
@@ -635,6 +637,21 @@ class Drive(TreeSteps, BackOffSteps):
             self._stand_aside("shutdown", exc.found)
         self._end_row("stopped", why)
         raise _Ended(self._end("stopped", why))
+
+    def _store_gone(self, exc: StoreUnavailable) -> DriveEnd:
+        """The store stayed unreachable past `[store] reconnect_s`, so the loop is stopping
+        and nothing can be recorded: the tree is left exactly as it is (removing it would
+        need the save's comment, and a block could not land), and the card stays working
+        under this drive, which the next `board run` finds dead and recovers as after a
+        crash: its tree saved, the card back in ready (the loop's stop kills its coder)."""
+        where = (
+            f"its tree is kept at {self.tree}"
+            if self.tree is not None and self.tree.exists()
+            else "it holds no tree"
+        )
+        why = f"nothing recorded, {where} for the next board run to save: {exc.line()}"
+        self._say(why)
+        return self._end("stopped", why)
 
     def _failed_internally(self, exc: Exception) -> DriveEnd:
         """An unexpected error: block `transient` (the sweep retries), tree saved, trace logged."""

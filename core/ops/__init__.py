@@ -1,5 +1,6 @@
 """The operator's verbs on live work: `stop` a drive, `approve` a card in review,
-`salvage` saved work with no coder, and `resolve` a fold conflict by hand.
+`salvage` saved work with no coder, and `resolve` a fold conflict by hand; and the host
+leases the loop keeps (`leases`).
 
 Each keeps the board's two promises: never lose work, never act on a card someone else
 moved. Each is one core function the command line and the TUI share; they are named

@@ -91,7 +91,10 @@ def write_config(
     gate_opts: dict[str, Any] | None = None,
     publish: dict[str, Any] | None = None,
     tree: dict[str, Any] | None = None,
+    store: dict[str, Any] | None = None,
 ) -> config.Config:
+    """board.toml rewritten for a test: quick ticks, short timeouts, these tiers (`store`:
+    the `[store]` table, for a board on PostgreSQL)."""
     tiers = tiers or {"default": edit_tier()}
     overrides: dict[str, dict[str, Any]] = {
         "board": {"max_concurrent": 2, "loop_interval_s": 0.05, **(board or {})},
@@ -106,6 +109,7 @@ def write_config(
         "gate": {"argv": gate or [], "retries": 1, "timeout_s": 30, **(gate_opts or {})},
         "publish": {**(publish or {})},
         "tree": {**(tree or {})},
+        "store": {**(store or {})},
     }
     config.write_default(repo, overrides)
     return config.load(repo)

@@ -150,6 +150,25 @@ class Cluster:
             if "already in use" not in tail or attempt == 2:
                 raise Unavailable(f"pg_ctl start failed: {why[-300:]} {tail}")
 
+    def restart(self) -> None:
+        """`pg_ctl restart`, as an operator's routine restart: fast mode, so every session
+        is ended and the server is away for a moment (`-l` again, or the new server would
+        hold our pipe open)."""
+        self._ctl("restart")
+
+    def down(self) -> None:
+        """Stop the server (fast mode: every session ended); `up` starts it again."""
+        self._ctl("stop")
+
+    def up(self) -> None:
+        self._ctl("start")
+
+    def _ctl(self, verb: str) -> None:
+        log = str(self.root / "server.log")
+        res = self._tool("pg_ctl", "-D", str(self.data), "-l", log, "-w", "-t", "60", verb)
+        if res.returncode != 0:
+            raise AssertionError(f"pg_ctl {verb} failed: {(res.stderr or res.stdout).strip()}")
+
     def url(self, db: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{db}"
 
