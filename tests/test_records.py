@@ -330,6 +330,7 @@ class Health_:
     pauses: tuple[Pause, ...] = ()
     silent: tuple[LoopBeat, ...] = ()
     host_lease_s: float = 60.0
+    store_down: str = ""
 
 
 @dataclass

@@ -6,13 +6,14 @@ failed and `board run` exited. Now the store waits out a lost server for `[store
 reconnect_s` (core/store/outage.py): the drives run on, each records its end once the
 server answers again, and only past reconnect_s does the loop stop, in one line, leaving
 every tree for the next `board run` to save. A write transaction cut mid-way is run again on
-a new connection, once (core/store/pgtx.py). All of it on the suite's own throwaway
-cluster, restarted and stopped for real (`pg_ctl`, as the `postgres` user), with real
-`board run` processes and real coders.
+a new connection, once (core/store/pgtx.py). The TUI's header says the store is unreachable
+and follows it back. All of it on the suite's own throwaway cluster, restarted and stopped
+for real (`pg_ctl`, as the `postgres` user), with real `board run` processes and real coders.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
@@ -414,3 +415,47 @@ def test_after_an_outage_no_host_is_judged_lost_before_it_could_beat_again(
         run.terminate()
         run.communicate(timeout=60)
         peer.close()
+
+
+# -- the TUI --------------------------------------------------------------------------------
+
+
+async def test_the_tui_says_store_unreachable_retrying_and_follows_it_back(
+    tmp_path: Path, pg_cluster: Cluster, pg_url: str
+) -> None:
+    """The server stops under an open TUI: its header says "store unreachable, retrying" on
+    the warning colour, and the app keeps running and asking; once the server is back the
+    header shows the loop's health again, and no status line is left saying it is away."""
+    from board.tui.app import BoardApp
+    from board.tui.widgets import HealthBar, StatusLine
+
+    cfg, _ = pg_board(tmp_path, pg_url)
+    add_cards(cfg, 1)
+    store = open_store(cfg)
+    app = BoardApp(cfg, store, poll_interval=0.5, live_interval=0.3)
+    app.animation_level = "none"
+    try:
+        async with app.run_test(size=(120, 20)) as pilot:
+            bar = app.screen.query_one(HealthBar)
+            await wait_for(pilot, lambda: "loop not running" in bar.text, what="a first reading")
+            pg_cluster.down()
+            try:
+                await wait_for(
+                    pilot,
+                    lambda: bar.text.startswith("▲ store unreachable, retrying"),
+                    what="the header to say the store is unreachable",
+                )
+                assert bar.has_class("-down")
+                await asyncio.sleep(1)  # it keeps retrying, and keeps running
+                assert app.is_running and bar.text.startswith("▲ store unreachable, retrying")
+            finally:
+                pg_cluster.up()
+            await wait_for(
+                pilot, lambda: "loop not running" in bar.text, what="the header to come back"
+            )
+            assert "unreachable" not in bar.text
+            assert app.is_running
+            status = str(app.screen.query_one(StatusLine).render())
+            assert "unreachable" not in status, "the status line still says the store is away"
+    finally:
+        store.close()

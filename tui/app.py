@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from board.core.config import Config
-from board.core.errors import BoardError, ConfigError
+from board.core.errors import BoardError, ConfigError, StoreUnavailable
 from board.core.model import Card
 from board.core.store import Store
 from textual import work
@@ -38,7 +38,7 @@ from .base import BoardAppScreen
 from .board import BoardScreen
 from .commands import VERBS, BoardCommands
 from .csscache import KeptCss
-from .health import Clock, Health, read_health, utc_now
+from .health import Clock, Health, read_health, store_down, utc_now
 from .notify import IDLE_TEXT, Notices, notice_text, osc9
 from .rows import Preload, resume_gc
 from .stylesheets import add_stylesheet
@@ -294,7 +294,8 @@ class BoardApp(App[int]):
         try:
             count = self.store.change_count()
         except BoardError as exc:
-            self.call_from_thread(self.say, exc.line(), True)
+            if not self._header_says(exc):
+                self.call_from_thread(self.say, exc.line(), True)
             return
         finally:
             self._polling = False
@@ -315,12 +316,19 @@ class BoardApp(App[int]):
                     continue
                 count = self.store.change_count()
             except BoardError as exc:
-                self._from_watch(self.say, exc.line(), True)
+                if not self._header_says(exc):
+                    self._from_watch(self.say, exc.line(), True)
                 self._watch_stop.wait(PUSH_WAIT_S)
                 continue
             since = count
             if count != self.seen_changes:
                 self._from_watch(self.store_changed, count)
+
+    def _header_says(self, exc: BoardError) -> bool:
+        """Whether the header already tells of this failure: an unreachable store is shown
+        there, by the health reading, until it answers again (so the status line is not
+        left saying it once the store is back)."""
+        return isinstance(exc, StoreUnavailable) and self.live_interval > 0
 
     def _from_watch(self, call: Callable[..., Any], *args: Any) -> None:
         """Run `call` on the app's thread, unless the app has ended meanwhile."""
@@ -352,6 +360,8 @@ class BoardApp(App[int]):
     def _read_health(self) -> None:
         try:
             health = read_health(self.cfg, self.store, self.clock)
+        except StoreUnavailable as exc:  # the header says so; the next reading tries again
+            health = store_down(self.health, self.cfg, exc.line(), self.clock())
         except BoardError as exc:
             self.call_from_thread(self.say, exc.line(), True)
             return

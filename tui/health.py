@@ -74,6 +74,7 @@ class Health(Frozen):
         "pauses",
         "silent",
         "host_lease_s",
+        "store_down",
     )
     at: datetime
     max_concurrent: int
@@ -83,6 +84,7 @@ class Health(Frozen):
     pauses: tuple[Pause, ...]  # every pause recorded (the claim judges their time)
     silent: tuple[LoopBeat, ...]  # other hosts' loops that stopped beating, newest first
     host_lease_s: float  # a silent host past this has lost its lease (board.host_lease_s)
+    store_down: str  # why the store could not be read just now ('' when it could)
 
     def __init__(
         self,
@@ -94,6 +96,7 @@ class Health(Frozen):
         pauses: tuple[Pause, ...] = (),
         silent: tuple[LoopBeat, ...] = (),
         host_lease_s: float = 60.0,
+        store_down: str = "",
     ) -> None:
         set_ = object.__setattr__
         set_(self, "at", at)
@@ -104,6 +107,7 @@ class Health(Frozen):
         set_(self, "pauses", pauses)
         set_(self, "silent", silent)
         set_(self, "host_lease_s", host_lease_s)
+        set_(self, "store_down", store_down)
 
     @property
     def loop_up(self) -> bool:
@@ -135,6 +139,15 @@ class Health(Frozen):
             in_use=len(self.drives),
             limit=self.capacity,
         )
+
+
+def store_down(last: Health | None, cfg: Config, why: str, at: datetime) -> Health:
+    """The reading when the store's server could not be reached: the last reading as it
+    was (what the board shows is what was last read), saying so. The next reading that
+    gets through replaces it, so the header follows the server back by itself."""
+    if last is None:
+        return Health(at, cfg.max_concurrent, host_lease_s=cfg.host_lease_s, store_down=why)
+    return replace(last, at=at, store_down=why)
 
 
 def read_health(cfg: Config, store: Store, clock: Clock = utc_now) -> Health:
@@ -296,6 +309,8 @@ def header_parts(health: Health | None, needs: int, width: int) -> list[Part]:
     and the drive count come first, since they are what the header is for."""
     if health is None:
         return [("reading the loop's heartbeat…", "")]
+    if health.store_down:
+        return _store_down_parts(health, needs, width)
     drives = f"drives {len(health.drives)}/{health.capacity}"
     for level in (0, 1, 2):
         parts = _loop_parts(health, level)
@@ -326,6 +341,24 @@ def header_parts(health: Health | None, needs: int, width: int) -> list[Part]:
     return joined
 
 
+def _store_down_parts(health: Health, needs: int, width: int) -> list[Part]:
+    """The store's server is unreachable: nothing else can be known now, so the header says
+    that first, and that the board keeps asking (the rows are the last reading's)."""
+    words = (
+        "▲ store unreachable, retrying; the board shows what it last read",
+        "▲ store unreachable, retrying",
+        "▲ store unreachable",
+    )
+    text = next((w for w in words if cell_len(w) <= width), words[-1])
+    if cell_len(text) > width:
+        text = set_cell_size(text, max(0, width - 1)) + "…"
+    parts: list[Part] = [(text, "down")]
+    tail = f"{needs} card needs you" if needs == 1 else f"{needs} cards need you"
+    if needs and cell_len(text) + 3 + cell_len(tail) <= width:
+        parts += [(" · ", ""), (tail, "warn")]
+    return parts
+
+
 __all__ = [
     "Clock",
     "Health",
@@ -334,5 +367,6 @@ __all__ = [
     "live_drive",
     "read_health",
     "row_detail",
+    "store_down",
     "utc_now",
 ]

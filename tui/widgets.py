@@ -571,7 +571,8 @@ class HealthBar(Widget):
     """The header: is a loop running (where, which pid, since when), the drives in use of
     `max_concurrent`, the paused tiers with a countdown, the cards that need the operator.
     With no loop running, or its heartbeat stale, it says "loop not running" on the
-    warning colour (class `-down`), since every ready card then waits for nothing."""
+    warning colour (class `-down`), since every ready card then waits for nothing; with
+    the store's server unreachable, "store unreachable, retrying", on the same colour."""
 
     COMPONENT_CLASSES = {"health--up", "health--down", "health--warn"}
 
@@ -587,7 +588,8 @@ class HealthBar(Widget):
         same: a key pressed meanwhile should not pay for a header that did not change)."""
         self.health = health
         self.needs = needs
-        self.set_class(health is not None and not health.loop_up, "-down")
+        down = health is not None and (not health.loop_up or bool(health.store_down))
+        self.set_class(down, "-down")
         parts = header_parts(health, needs, self._room())
         if parts != self._shown:
             self._shown = parts
