@@ -443,7 +443,7 @@ class BoardShape(Frozen):
         set_(self, "mode", mode)
         set_(self, "run_branch", run_branch)
         set_(self, "base", base)
-        set_(self, "run_on_remote", bool(run_on_remote))
+        set_(self, "run_on_remote", run_on_remote)
         set_(self, "host", host)
         set_(self, "recorded_at", recorded_at)
 

@@ -120,6 +120,16 @@ class Pause_:
 
 
 @dataclass(frozen=True)
+class BoardShape_:
+    mode: str
+    run_branch: str
+    base: str
+    run_on_remote: bool
+    host: str = ""
+    recorded_at: str = ""
+
+
+@dataclass(frozen=True)
 class LoopBeat_:
     host: str
     pid: int
@@ -371,6 +381,7 @@ TWINS: list[tuple[type[records.Record], type]] = [
     (model.Drive, Drive_),
     (model.Pause, Pause_),
     (model.LoopBeat, LoopBeat_),
+    (model.BoardShape, BoardShape_),
     (failures.Rule, Rule_),
     (failures.Failure, Failure_),
     (presets.Preset, Preset_),
