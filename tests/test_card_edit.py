@@ -124,16 +124,17 @@ def test_an_edit_that_changes_nothing_writes_nothing(store: Store) -> None:
     assert after.version == card.version
 
 
-def test_the_readme_quotes_the_edit_race_refusals_as_they_read(
+def test_the_operators_guide_quotes_the_edit_race_refusals_as_they_read(
     cfg: config.Config, store: Store, repo: Path
 ) -> None:
-    """Each quoted refusal in the README's `card edit` paragraph, its `…` standing for any
-    text, matches the line the board really prints (issue 39: they had drifted apart)."""
+    """Each quoted refusal in the operator's guide's `card edit` paragraph
+    (docs/operator.md), its `…` standing for any text, matches the line the board really
+    prints (issue 39: they had drifted apart)."""
     import re
 
     from tests.support.paths import ROOT
 
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join((ROOT / "docs" / "operator.md").read_text().split())
     para = text[text.index("`board card edit ID` changes a card not yet started") :]
     quotes = re.findall(r"`(c-3: changed since it was shown [^`]*)`", para[:1500])
     assert len(quotes) == 2, quotes

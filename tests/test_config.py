@@ -115,9 +115,9 @@ def test_toml_syntax_error_names_the_line() -> None:
         parse('[board]\nbase = "unterminated\n')
 
 
-def test_one_schema_gives_the_defaults_the_validation_the_template_and_the_readme() -> None:
+def test_one_schema_gives_the_defaults_the_validation_the_template_and_the_docs() -> None:
     """Every default is written once, in config.KEYS: the Config fields, the file `board
-    init` writes, and the README's key table all come from it and must agree."""
+    init` writes, and the key table of docs/configuration.md all come from it and must agree."""
     fields = set(records.fields(config.Config)) - {
         "root",
         "tiers",
@@ -132,9 +132,9 @@ def test_one_schema_gives_the_defaults_the_validation_the_template_and_the_readm
         assert getattr(written, k.attr) == want, f"the template's {k.section}.{k.name} differs"
         assert getattr(from_nothing, k.attr) == want, f"{k.section}.{k.name}'s default differs"
     assert written.tiers["default"].argv == config.DEFAULT_TIER
-    readme = (ROOT / "README.md").read_text()
-    table = readme.split("<!-- keys:", 1)[1].split("-->", 1)[1].split("<!-- /keys -->")[0]
-    assert table.strip() == config.key_table().strip(), "the README's key table is out of date"
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    table = page.split("<!-- keys:", 1)[1].split("-->", 1)[1].split("<!-- /keys -->")[0]
+    assert table.strip() == config.key_table().strip(), "docs/configuration.md's key table is stale"
     for k in config.KEYS:  # a value of the wrong type is refused for every key
         bad = '"text"' if k.kind is not str else "3"
         with pytest.raises(ConfigError, match=rf"{k.section}\.{k.name}"):

@@ -144,7 +144,7 @@ def test_a_password_in_board_toml_is_refused_naming_the_line(tmp_path: Path) -> 
 def test_the_password_comes_from_pgpass_or_pgpassword_and_a_refused_login_says_where(
     tmp_path: Path, pg_cluster: Any
 ) -> None:
-    """What the README promises for a server that asks for a password: libpq reads it from
+    """What docs/teams.md promises for a server that asks for a password: libpq reads it from
     ~/.pgpass (mode 600) or PGPASSWORD, never board.toml. A role on the session's server
     that must give a password (scram-sha-256, its own pg_hba line; every other role keeps
     trust) and a database it owns; the CLI run with a HOME of the test's own."""

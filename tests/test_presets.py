@@ -234,11 +234,11 @@ def test_an_existing_gate_is_never_overwritten(tmp_path: Path) -> None:
     assert "gate:" not in res.stdout, "an existing gate was offered a replacement"
 
 
-def test_the_readme_shows_each_preset_as_it_is() -> None:
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("<!-- presets:")
-    block = readme[readme.index("\n", start) + 1 : readme.index("<!-- /presets -->")]
-    assert block == presets.readme_block(), "README's presets differ from core/presets.py"
+def test_the_agents_page_shows_each_preset_as_it_is() -> None:
+    page = (ROOT / "docs" / "agents.md").read_text()
+    start = page.index("<!-- presets:")
+    block = page[page.index("\n", start) + 1 : page.index("<!-- /presets -->")]
+    assert block == presets.readme_block(), "docs/agents.md's presets differ from core/presets.py"
 
 
 # setup discovery -----------------------------------------------------------------------
