@@ -23,7 +23,7 @@ BOARD_DIR = ".board"  # beside board.toml: the store, logs, locks (caches: core/
 
 # The one declared schema. Each key is written here once, with its type, its default and
 # what it means; the defaults of `Config`, the validation, the file `board init` writes
-# and the README's key table are all derived from it (tests/test_config.py checks that
+# and docs/configuration.md's key table are all derived from it (tests/test_config.py checks that
 # they agree). Order is the order init writes.
 _ARGV = "argv"
 _ARGVS = "argvs"  # a list of argv lists: commands run in order
@@ -422,7 +422,7 @@ def write_default(root: Path, overrides: dict[str, dict[str, Any]] | None = None
 
 
 def _inline(value: Any) -> str:
-    """A default as the README shows it, on one line (TOML's inline form)."""
+    """A default as docs/configuration.md shows it, on one line (TOML's inline form)."""
     import json
 
     return "{}" if isinstance(value, dict) else json.dumps(value)
@@ -432,7 +432,7 @@ TIER_DOC = "a coder tier: its command ({brief} {worktree} {card}), one table per
 
 
 def key_table() -> str:
-    """The README's table of board.toml keys (tests/test_config.py keeps them equal)."""
+    """docs/configuration.md's table of board.toml keys (tests/test_config.py keeps them equal)."""
     rows = ["| key | default | what it means |", "|---|---|---|"]
     for k in KEYS:
         rows.append(f"| `{k.section}.{k.name}` | `{_inline(k.default)}` | {k.doc} |")

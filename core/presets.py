@@ -183,7 +183,7 @@ def _shown(arg: str) -> str:
 
 
 def readme_block() -> str:
-    """The README's table of presets (tests/test_presets.py keeps them equal)."""
+    """docs/agents.md's table of presets (tests/test_presets.py keeps them equal)."""
     import json
 
     out = []

@@ -29,7 +29,9 @@ def register(sub: Subparsers) -> None:
             "when a check fails."
         ),
     )
-    p.add_argument("--json", action="store_true", help="print the checks as JSON (see the README)")
+    p.add_argument(
+        "--json", action="store_true", help="print the checks as JSON (see docs/trees.md)"
+    )
     p.set_defaults(func=cmd_doctor)
 
 

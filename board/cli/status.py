@@ -22,7 +22,7 @@ def register(sub: Subparsers) -> None:
             "cards per lane and per block class. Read from the store: no loop needed."
         ),
     )
-    p.add_argument("--json", action="store_true", help="print it as JSON (see the README)")
+    p.add_argument("--json", action="store_true", help="print it as JSON (see docs/operator.md)")
     p.set_defaults(func=cmd_status)
     p = sub.add_parser(
         "resume",

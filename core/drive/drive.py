@@ -23,7 +23,7 @@ Why each rule:
   branch marked `kind=attempt` before it goes, and the next rung's brief names
   that branch. The system we re-create discarded it unsaved ("a failed attempt
   is not work anyone asked to keep"), but a coder that died after an hour of good
-  edits, or a gate red over one test, left work worth a look, and the README
+  edits, or a gate red over one test, left work worth a look, and the docs
   promises nothing a coder made is thrown away. So that attempts do not bury the
   stranded branches an operator must act on, they are marked and the browser
   folds them under their card; `board stranded prune` clears them once the card

@@ -3,7 +3,7 @@
 Every git call is a git command, so invariant 3 (no stdin, its own process group, a
 timeout) holds for git too, and the plumbing the board relies on (merge-tree
 --write-tree, update-ref with an old value) is there as git has it. GitPython is not a
-dependency: see the README ("Why not GitPython").
+dependency: see docs/architecture.md ("Why not GitPython").
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def passed(checks: list[Check]) -> bool:
 
 
 def report(checks: list[Check]) -> dict[str, Any]:
-    """What `board doctor --json` prints (the README documents it)."""
+    """What `board doctor --json` prints (docs/trees.md documents it)."""
     return {"ok": passed(checks), "checks": [c.to_json() for c in checks]}
 
 

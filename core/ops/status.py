@@ -21,7 +21,7 @@ from board.core.store import Store
 
 
 def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[str, Any]:
-    """The JSON `board status --json` prints (the README documents every field)."""
+    """The JSON `board status --json` prints (docs/operator.md documents every field)."""
     at = at or waits.now()
     loop: dict[str, Any] | None = None
     for beat in store.loops():  # newest first
