@@ -346,7 +346,7 @@ def test_an_older_store_gets_the_board_order_indexes_when_opened(
         heads = store.lane_heads(3)
         assert heads == Store.lane_heads(store, 3), "the heads differ from board order"
         for lane, order in (("ready", "priority, seq"), ("done", "updated_at DESC, seq DESC")):
-            from board.core.store.sqlite import _IS_BLOCKED
+            from board.core.store.schema import IS_BLOCKED as _IS_BLOCKED
 
             plan = store.conn.execute(
                 f"EXPLAIN QUERY PLAN SELECT id FROM cards WHERE lane = ? "

@@ -6,9 +6,11 @@ it expects (lane, row version, owning drive) and is applied inside one write tra
 so a concurrent change is refused with what was found instead of lost. Both stores keep
 the same tables and the same semantics, so nothing above this package knows which it has.
 
-The interface, and what it hands out, is in `base`; the stores are in `sqlite` and
-`postgres`, reading their rows back through `rows`. Callers import from here (`from
-board.core.store import Expect`) and open the store with `open_store(cfg)`.
+The interface, and what it hands out, is in `base`. What both stores do alike is written
+once: the tables and migrations in `schema`, the write transaction in `sqltx`, the queries
+in `queries`, the reading of rows back in `rows`. The stores, `sqlite` and `postgres`, keep
+only what is their own: connecting, locking, listening and translating errors. Callers
+import from here (`from board.core.store import Expect`) and open it with `open_store(cfg)`.
 """
 
 from board.core.config import Config

@@ -1,46 +1,140 @@
-"""The queries both SQL stores run the same way: drive rows, tier pauses, loop heartbeats,
-the board's publishing shape and the tombstones of deleted saves.
+"""The queries both SQL stores run the same way: cards and their heads, timelines, drive
+rows, tier pauses, loop heartbeats, the board's publishing shape and the tombstones of
+deleted saves.
 
 SQLite and PostgreSQL differ in how they connect, lock and listen, not in these statements,
 so they are written once here with `?` for a parameter; a store whose driver spells it
-otherwise (psycopg's `%s`) sets PARAM. Each store supplies `_read` (one statement, its rows)
-and `_write` (one statement in a write transaction, the rows it touched).
+otherwise (psycopg's `%s`) sets PARAM. Each store supplies `_read` (one statement, its rows),
+`_in_read_tx` (several reads that agree), `transaction` (a `SqlTx`) and `_lane_counts`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from board.core import hosts
-from board.core.errors import NotFound, Refused
-from board.core.model import DRIVE_LIVE, BoardShape, Drive, Event, LoopBeat, Pause
-from board.core.store.rows import _DRIVE_COLS
+from board.core.errors import CorruptCard, NotFound, Refused, StoreError
+from board.core.model import DRIVE_LIVE, TERMINAL, BoardShape, Card, Drive, Event, LoopBeat, Pause
+from board.core.store.base import LaneHeads, Tx
+from board.core.store.rows import _CARD_COLS, _DRIVE_COLS, _cards, _cards_json, _id_key
+from board.core.store.schema import CLOSED_ORDER, IS_BLOCKED, OPEN_ORDER, whole
+from board.core.store.sqltx import SqlTx, card_rows, marks, read_card, read_cards
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
-    from typing import Any, Unpack
+    from typing import Any, TypeVar, Unpack
 
     from board.core.store.base import DriveFields
+    from board.core.store.sqltx import Conn
+
+    T = TypeVar("T")
 
 _DRIVE_FIELDS = set(_DRIVE_COLS.replace(" ", "").split(",")) - {"id", "card"}
 
 
 class SqlQueries:
-    """Drive, pause, heartbeat, shape and tombstone verbs of the `Store` interface, over
-    `_read`/`_write`."""
+    """The reading verbs of the `Store` interface and the drive, pause, heartbeat, shape and
+    tombstone ones, over `_read`, `_in_read_tx` and `transaction`."""
 
     PARAM = "?"
     clock: Callable[[], str]
+    where: str
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         raise NotImplementedError
 
-    def _write(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+    def _in_read_tx(self, read: Callable[[Conn], T]) -> T:
         raise NotImplementedError
 
+    def transaction(self) -> AbstractContextManager[Tx]:
+        raise NotImplementedError
+
+    def _lane_counts(self, conn: Conn) -> tuple[dict[str, int], dict[str, int]]:
+        """Each lane's card count and blocked-card count."""
+        raise NotImplementedError
+
+    def _deps_of(self, conn: Conn, ids: list[str]) -> dict[str, list[str]]:
+        """The deps of the cards `ids`."""
+        raise NotImplementedError
+
+    def _write(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+        """One statement in a write transaction of its own; the rows it touched."""
+        with self.transaction() as tx:
+            assert isinstance(tx, SqlTx)
+            return tx.execute(sql, params)
+
     def _q(self, sql: str) -> str:
-        return sql if self.PARAM == "?" else sql.replace("?", self.PARAM)
+        return marks(sql, self.PARAM)
+
+    # cards --------------------------------------------------------------------------------
+
+    def get(self, card_id: str) -> Card:
+        return self._in_read_tx(lambda conn: read_card(conn, self.PARAM, card_id))
+
+    def list_cards(
+        self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
+    ) -> list[Card]:
+        # one read transaction: cards and deps agree
+        return self._in_read_tx(lambda conn: read_cards(conn, self.PARAM, lane, unreadable))
+
+    def list_cards_json(
+        self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
+    ) -> str:
+        return self._in_read_tx(
+            lambda conn: _cards_json(*card_rows(conn, self.PARAM, lane), unreadable)
+        )
+
+    def lane_heads(self, limit: int, unreadable: list[CorruptCard] | None = None) -> LaneHeads:
+        """One read transaction: each lane's counts (`_lane_counts`), then each lane's first
+        rows in board order (an ORDER BY ... LIMIT served by the order indexes), and the deps
+        of only those cards."""
+        if limit < 0:
+            raise StoreError(f"lane_heads: limit must be 0 or more, not {limit}")
+        return self._in_read_tx(lambda conn: self._read_heads(conn, limit, unreadable))
+
+    def _read_heads(
+        self, conn: Conn, limit: int, unreadable: list[CorruptCard] | None
+    ) -> LaneHeads:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'changes'").fetchone()
+        changes = whole(row[0], "the change count", self.where) if row else 0
+        totals, blocked = self._lane_counts(conn)
+        rows: dict[str, list[tuple[Any, ...]]] = {}
+        for lane in totals:
+            order = CLOSED_ORDER if lane in TERMINAL else OPEN_ORDER
+            rows[lane] = conn.execute(
+                self._q(
+                    f"SELECT {_CARD_COLS} FROM cards WHERE lane = ? "
+                    f"ORDER BY ({IS_BLOCKED}) DESC, {order} LIMIT ?"
+                ),
+                (lane, limit),
+            ).fetchall()
+        deps = self._deps_of(conn, [r[0] for lane_rows in rows.values() for r in lane_rows])
+        return LaneHeads(
+            totals=totals,
+            blocked=blocked,
+            cards={lane: _cards(lane_rows, deps, unreadable) for lane, lane_rows in rows.items()},
+            changes=changes,
+            complete=all(total <= limit for total in totals.values()),
+        )
+
+    def timeline(self, card_id: str) -> list[Event]:
+        rows = self._read(
+            self._q(
+                "SELECT seq, card, at, who, kind, text FROM events WHERE card = ? ORDER BY seq"
+            ),
+            (card_id,),
+        )
+        return [Event(*r) for r in rows]
+
+    def dependents(self, card_id: str) -> list[str]:
+        rows = self._read(self._q("SELECT card FROM deps WHERE dep = ?"), (card_id,))
+        return sorted((r[0] for r in rows), key=_id_key)
+
+    def change_count(self) -> int:
+        rows = self._read("SELECT value FROM meta WHERE key = 'changes'")
+        return whole(rows[0][0], "the change count", self.where) if rows else 0
 
     # drives -------------------------------------------------------------------------------
 

@@ -1,0 +1,229 @@
+"""The write transaction both SQL stores run, written once, and the card reads it shares
+with them.
+
+SQLite and PostgreSQL differ here only in how a statement marks a parameter (`?`, `%s`)
+and in how a transaction holds the card it read: SQLite's `BEGIN IMMEDIATE` already keeps
+every other writer out, PostgreSQL reads the row `FOR UPDATE` so even a hand-run UPDATE is
+waited for. Every call the body makes goes through `SqlTx.call`, which simply runs it; the
+PostgreSQL transaction (pgtx.py) remembers each call there, to run them again on a new
+connection should the server go away before the commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from board.core.errors import Conflict, CorruptCard, NotFound, Refused
+from board.core.model import Card, CardDraft
+from board.core.store.base import Expect, Tx, describe_changes
+from board.core.store.rows import _CARD_COLS, _card_from_row, _cards, _id_key
+from board.core.store.schema import FIELDS, whole
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any, Protocol, TypeVar
+
+    T = TypeVar("T")
+    Conn = Any  # a DB-API connection (sqlite3's, psycopg's): both `execute` on the connection
+
+    class Owner(Protocol):
+        """What a transaction asks of its store."""
+
+        where: str
+        clock: Callable[[], str]
+
+
+def marks(sql: str, param: str) -> str:
+    """`sql`, written with `?` for each parameter, as a driver that spells it `param` wants."""
+    return sql if param == "?" else sql.replace("?", param)
+
+
+def read_card(conn: Conn, param: str, card_id: str, lock: str = "") -> Card:
+    """One card with its deps; `lock` is what the row is read with (`FOR UPDATE`, or none)."""
+    row = conn.execute(
+        marks(f"SELECT {_CARD_COLS} FROM cards WHERE id = ?{lock}", param), (card_id,)
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no card {card_id!r}")
+    deps = conn.execute(
+        marks("SELECT dep FROM deps WHERE card = ? ORDER BY dep", param), (card_id,)
+    )
+    return _card_from_row(row, [r[0] for r in deps])
+
+
+def card_rows(
+    conn: Conn, param: str, lane: str | None
+) -> tuple[list[tuple[Any, ...]], dict[str, list[str]]]:
+    """Every card's row (or one lane's) in seq order, and every card's deps."""
+    if lane is None:
+        rows = conn.execute(f"SELECT {_CARD_COLS} FROM cards ORDER BY seq").fetchall()
+    else:
+        rows = conn.execute(
+            marks(f"SELECT {_CARD_COLS} FROM cards WHERE lane = ? ORDER BY seq", param), (lane,)
+        ).fetchall()
+    deps: dict[str, list[str]] = {}
+    for card, dep in conn.execute("SELECT card, dep FROM deps ORDER BY card, dep"):
+        deps.setdefault(card, []).append(dep)
+    return rows, deps
+
+
+def read_cards(
+    conn: Conn, param: str, lane: str | None, unreadable: list[CorruptCard] | None = None
+) -> list[Card]:
+    return _cards(*card_rows(conn, param, lane), unreadable)
+
+
+def dependents(conn: Conn, param: str, card_id: str) -> list[str]:
+    rows = conn.execute(marks("SELECT card FROM deps WHERE dep = ?", param), (card_id,))
+    return sorted((r[0] for r in rows), key=_id_key)
+
+
+class SqlTx(Tx):
+    """One write transaction on `conn`, the store having begun it and holding its write lock.
+
+    A subclass sets PARAM (the driver's parameter mark) and LOCK (what a card is read with)."""
+
+    PARAM = "?"
+    LOCK = ""
+
+    def __init__(self, store: Owner, conn: Conn) -> None:
+        self.store = store
+        self.conn = conn
+        self.now = store.clock()
+        self.wrote = False
+
+    def call(self, op: Callable[[Conn], T]) -> T:
+        """`op` on this transaction's connection (every call of the body comes here)."""
+        return op(self.conn)
+
+    def _q(self, sql: str) -> str:
+        return marks(sql, self.PARAM)
+
+    def _get(self, conn: Conn, card_id: str) -> Card:
+        return read_card(conn, self.PARAM, card_id, self.LOCK)
+
+    def _add_event(self, conn: Conn, card_id: str, text: str, who: str, kind: str) -> None:
+        conn.execute(
+            self._q("INSERT INTO events (card, at, who, kind, text) VALUES (?, ?, ?, ?, ?)"),
+            (card_id, self.now, who, kind, text),
+        )
+        self.wrote = True
+
+    def get(self, card_id: str) -> Card:
+        return self.call(lambda conn: self._get(conn, card_id))
+
+    def all_cards(self) -> list[Card]:
+        return self.call(lambda conn: read_cards(conn, self.PARAM, None))
+
+    def dependents(self, card_id: str) -> list[str]:
+        return self.call(lambda conn: dependents(conn, self.PARAM, card_id))
+
+    def add_event(self, card_id: str, text: str, who: str, kind: str = "event") -> None:
+        self.call(lambda conn: self._add_event(conn, card_id, text, who, kind))
+
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+        """One statement of the store's own (a drive row, a pause, a heartbeat); the rows
+        it touched."""
+
+        def run(conn: Conn) -> int:
+            cur = conn.execute(sql, params)
+            if cur.rowcount > 0:
+                self.wrote = True
+            return int(cur.rowcount)
+
+        return self.call(run)
+
+    def update(
+        self,
+        card_id: str,
+        expect: Expect,
+        changes: Mapping[str, Any],
+        who: str,
+        note: str = "",
+    ) -> Card:
+        changes = dict(changes)  # as given now, should it be run again
+        return self.call(lambda conn: self._update(conn, card_id, expect, changes, who, note))
+
+    def _update(
+        self,
+        conn: Conn,
+        card_id: str,
+        expect: Expect,
+        changes: Mapping[str, Any],
+        who: str,
+        note: str,
+    ) -> Card:
+        import json  # here: a listing never writes, and need not import it
+
+        card = self._get(conn, card_id)  # the row is ours until commit (the write lock, LOCK)
+        expect.check(card)
+        unknown = set(changes) - set(FIELDS) - {"deps"}
+        if unknown:
+            raise Refused(f"unknown card fields: {', '.join(sorted(unknown))}")
+        blocked = changes.get("blocked", card.blocked)
+        if blocked is not None and not blocked.reason.strip():
+            raise Refused(f"{card_id}: a block needs a reason")
+        text = describe_changes(card, changes)
+        sets: dict[str, Any] = {}
+        for key, value in changes.items():
+            if key == "deps":
+                continue
+            if key == "blocked":
+                sets["blocked_class"] = value.cls if value else None
+                sets["blocked_reason"] = value.reason if value else None
+            elif key in ("labels", "surface"):
+                sets[key] = json.dumps(list(value))
+            else:
+                sets[key] = value
+        sets["version"] = card.version + 1
+        sets["updated_at"] = self.now
+        assign = ", ".join(f"{k} = ?" for k in sets)
+        cur = conn.execute(
+            self._q(f"UPDATE cards SET {assign} WHERE id = ? AND version = ?"),
+            (*sets.values(), card_id, card.version),
+        )
+        if cur.rowcount != 1:  # pragma: no cover - the write lock makes this unreachable
+            raise Conflict(f"{card_id}: changed meanwhile")
+        if "deps" in changes:
+            conn.execute(self._q("DELETE FROM deps WHERE card = ?"), (card_id,))
+            for dep in changes["deps"]:
+                conn.execute(self._q("INSERT INTO deps (card, dep) VALUES (?, ?)"), (card_id, dep))
+        line = "; ".join(x for x in (text, note) if x) or "touched"
+        self._add_event(conn, card_id, line, who, "event")
+        return self._get(conn, card_id)
+
+    def create(self, draft: CardDraft, prefix: str, who: str) -> Card:
+        return self.call(lambda conn: self._create(conn, draft, prefix, who))
+
+    def _create(self, conn: Conn, draft: CardDraft, prefix: str, who: str) -> Card:
+        import json
+
+        row = conn.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()
+        seq = whole(row[0], "the next card number", self.store.where) if row else 1
+        conn.execute(self._q("UPDATE meta SET value = ? WHERE key = 'next_seq'"), (str(seq + 1),))
+        card_id = f"{prefix}-{seq}"
+        conn.execute(
+            self._q(
+                f"INSERT INTO cards ({_CARD_COLS}) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', NULL, NULL, ?, ?, '', ?, ?, 1, '', '', '')"
+            ),
+            (
+                card_id,
+                seq,
+                draft.title,
+                draft.spec,
+                draft.acceptance,
+                draft.kind,
+                draft.lane,
+                draft.priority,
+                draft.assignee,
+                json.dumps(list(draft.labels)),
+                json.dumps(list(draft.surface)),
+                self.now,
+                self.now,
+            ),
+        )
+        for dep in draft.deps:
+            conn.execute(self._q("INSERT INTO deps (card, dep) VALUES (?, ?)"), (card_id, dep))
+        self._add_event(conn, card_id, f"created in {draft.lane}", who, "event")
+        return self._get(conn, card_id)
