@@ -11,11 +11,11 @@ opened without following a symlink and used only when they belong to this user a
 else may write them, as ssh checks its keys. A system without POSIX file modes never passes
 that check: there nothing is kept.
 
-The stylesheets (tui/csscache.py) are kept in the directory itself; what belongs to one
-repository (its board.toml's and themes' readings, its saves' stats) in a folder of its
-own, `repo-<crc32 of its path>-<its name>`: two repositories that shared one (a
-crc32 collision) would only undo each other's caching, as every cache is checked against
-what it was made of. Writes are whole (a temporary file renamed) or one `O_APPEND` write.
+What belongs to one repository (its board.toml's and themes' readings, its saves'
+stats) is kept in a folder of its own, `repo-<crc32 of its path>-<its name>`: two
+repositories that shared one (a crc32 collision) would only undo each other's caching, as
+every cache is checked against what it was made of. Writes are whole (a temporary file
+renamed) or one `O_APPEND` write.
 
 Plain os calls: this is read at every verb's start, so it imports nothing the start does not.
 """

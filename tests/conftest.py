@@ -33,9 +33,9 @@ def _pin_env(mp: pytest.MonkeyPatch, home: Path) -> None:
     for key, value in GIT_ENV.items():
         mp.setenv(key, value)
     mp.setenv("HOME", str(home))
-    # no caches (core/cachedir.py): every test's app parses its CSS as Textual does,
-    # whatever ran before it, and every listing reads the saves' trailers; a test of a
-    # cache turns them on (`kept_caches`), never in the user's own cache directory
+    # no caches (core/cachedir.py): every test reads board.toml and the themes with
+    # tomllib, whatever ran before it, and every listing reads the saves' trailers; a test
+    # of a cache turns them on (`kept_caches`), never in the user's own cache directory
     mp.delenv("XDG_CACHE_HOME", raising=False)
     mp.setenv("BOARD_CACHE_DIR", "")
     mp.delenv("GIT_DIR", raising=False)
@@ -61,7 +61,7 @@ def _git_identity(
 @pytest.fixture
 def kept_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The board's caches on (the suite turns them off), in this test's own directory: the
-    stats file of the saves, board.toml's and the themes' readings, the stylesheets."""
+    stats file of the saves, board.toml's and the themes' readings."""
     folder = tmp_path / "user-cache"
     monkeypatch.setenv("BOARD_CACHE_DIR", str(folder))
     return folder

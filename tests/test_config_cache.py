@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import stat
 import sys
 from binascii import crc32
 from pathlib import Path
@@ -268,3 +269,37 @@ def test_a_read_with_the_cache_current_imports_no_tomllib(root: Path) -> None:
     board_toml(root, "cc")
     res = python_child(["-c", code], cwd=root)
     assert res.stdout.split() == ["cc", "True"]
+
+
+def test_the_cache_directory_follows_the_environment(monkeypatch, tmp_path) -> None:
+    monkeypatch.delenv("BOARD_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cachedir.cache_dir() == str(tmp_path / "xdg" / "board")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cachedir.cache_dir() == os.path.join(str(tmp_path / "home"), ".cache", "board")
+    monkeypatch.setenv("BOARD_CACHE_DIR", "")
+    assert cachedir.cache_dir() is None
+    # a relative place would be wherever board tui runs (a clone, perhaps): not used
+    monkeypatch.setenv("BOARD_CACHE_DIR", "cache")
+    assert cachedir.cache_dir() is None
+    monkeypatch.delenv("BOARD_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/xdg")
+    assert cachedir.cache_dir() == os.path.join(str(tmp_path / "home"), ".cache", "board")
+
+
+def test_the_cache_directory_is_made_only_under_the_users_own(monkeypatch, tmp_path) -> None:
+    """Root running with another user's HOME (sudo) must not leave root's directories in
+    it; the user's own runs could then never write their cache."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    if os.getuid() == 0:
+        os.chown(theirs, 65534, 65534)
+        target = theirs / ".cache" / "board"
+    else:
+        target = Path("/board-test-not-made") / "board"  # under /, root's
+    cachedir.make_dir(str(target))
+    assert not target.exists() and not target.parent.exists()
+    mine = tmp_path / "mine" / ".cache" / "board"
+    cachedir.make_dir(str(mine))
+    assert mine.is_dir() and stat.S_IMODE(mine.stat().st_mode) == 0o700

@@ -37,7 +37,6 @@ from textual.timer import Timer
 from .base import BoardAppScreen
 from .board import BoardScreen
 from .commands import VERBS, BoardCommands
-from .csscache import KeptCss
 from .health import Clock, Health, read_health, store_down, utc_now
 from .notify import IDLE_TEXT, Notices, notice_text, osc9
 from .rows import Preload, resume_gc
@@ -134,13 +133,8 @@ class BoardApp(App[int]):
         # stylesheet a second time. Before the first parse that is work for nothing: the
         # first parse reads this theme's variables, given here; the queued refresh is
         # skipped (see refresh_css).
-        variables = self.get_css_variables()
-        self.stylesheet.set_variables(variables)
+        self.stylesheet.set_variables(self.get_css_variables())
         self._theme_refresh_pending = True
-        # what an earlier start parsed these stylesheets to, for these variables (a first
-        # start, or another theme, parses them, and the first paint keeps them)
-        self.kept_css = KeptCss(self.stylesheet, variables)
-        self.kept_css.prime()
         self.problems: list[str] = list(self.theme_set.problems)
         self.problems += self._apply_keys(cfg.keys)
         self.seen_changes: int | None = None
@@ -223,9 +217,7 @@ class BoardApp(App[int]):
         only this file is parsed (a screen's CSS_PATH would parse every file again and
         restyle the board); its rules name only those screens' widgets, so nothing drawn
         already needs restyling (`add_stylesheet`)."""
-        if not self.stylesheet.has_source(str(SCREENS_CSS), ""):
-            self.kept_css.open_later()  # what the other screens parsed to last time
-            add_stylesheet(self, SCREENS_CSS)
+        add_stylesheet(self, SCREENS_CSS)
 
     def on_mount(self) -> None:
         if self.poll_interval > 0 and self.store.pushes_changes:
@@ -249,12 +241,10 @@ class BoardApp(App[int]):
             resume_gc()  # paused by the early read until this first paint
             self.board_painted()
             screen.first_painted()
-            self.kept_css.keep_start()  # if the start parsed a stylesheet the cache lacked
 
     def on_unmount(self) -> None:
         self._watch_stop.set()
         resume_gc()  # an app that ends before its first paint leaves the collector on
-        self.kept_css.keep_at_exit()  # what was parsed since the last keep
 
     # status --------------------------------------------------------------------------------
 

@@ -15,9 +15,8 @@ if TYPE_CHECKING:
 
 def add_stylesheet(app: App[Any], path: Path) -> None:
     """Add a screen's own stylesheet to the app's, once, as the screen composes: only that
-    file is parsed (or taken from the kept stylesheets, tui/csscache.py). A CSS_PATH would
-    have Textual parse every source again, in a new stylesheet no cache reaches, and
-    restyle every screen (`App._load_screen_css`), each time such a screen first opened.
+    file is parsed. A CSS_PATH would have Textual parse every source again, in a new
+    stylesheet, and restyle every screen, each time such a screen first opened.
     These files' rules name only their own screens' widgets (by id), so nothing drawn
     already needs restyling. The rules are as a CSS_PATH gives them: a user stylesheet
     read from the file's path, at the end of the sources."""
