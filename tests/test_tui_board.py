@@ -785,20 +785,19 @@ async def test_the_stylesheet_is_parsed_once_at_start_with_the_chosen_theme(
     board.close()
 
 
-def test_the_theme_variables_are_worked_out_once_as_the_app_is_made(board, monkeypatch) -> None:
-    """Textual's __init__ works out its default theme's CSS variables, which the board's
-    __init__ replaces with the chosen theme's before anything reads them: only the
-    chosen theme's are worked out."""
-    from textual.design import ColorSystem
+async def test_the_first_parse_has_the_chosen_themes_variables(board, monkeypatch) -> None:
+    """The board gives the stylesheet its chosen theme's CSS variables before anything is
+    parsed, and skips the CSS refresh that setting the theme queues: the start reparses
+    nothing, and the board is drawn in the chosen theme's colours."""
+    from textual.color import Color
 
-    made: list[int] = []
-    generate = ColorSystem.generate
-    monkeypatch.setattr(ColorSystem, "generate", lambda self: made.append(1) or generate(self))
+    css = count_css(monkeypatch)
     app = make_app(board, theme="light")
-    assert made == [1], f"the theme's variables were worked out {len(made)} times"
-    assert app.stylesheet._variables == app.get_css_variables()
-    light = app.available_themes["light"].background or ""
-    assert app.stylesheet._variables["background"].lower() == light.lower()
+    async with app.run_test() as pilot:
+        await loaded(pilot)
+        assert css.reparsed == [], "the start parsed the stylesheets again"
+        light = app.available_themes["light"].background or ""
+        assert app.screen.styles.background == Color.parse(light)
 
 
 async def test_the_board_is_styled_once_as_it_starts(board, monkeypatch) -> None:

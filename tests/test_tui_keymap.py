@@ -15,6 +15,7 @@ from board.tui.app import (
     keymap_problem,
 )
 from board.tui.logs.screen import DriveList
+from textual.binding import Binding
 
 from tests.support.logs import LogsApp, build_board, settled
 from tests.support.tui import cli, make_app, seeded_board
@@ -56,6 +57,49 @@ def test_every_class_with_bindings_is_in_a_screen_group() -> None:
         covered = any(issubclass(cls, g) or issubclass(g, cls) for g in grouped)
         assert covered, f"{cls.__qualname__} is in no SCREEN_GROUPS entry: its keys go unchecked"
     assert len(SCREEN_GROUPS) >= 10
+
+
+def test_a_key_written_as_its_character_collides_with_its_long_name() -> None:
+    """Textual reads `?` in a keymap as `question_mark`, the help's key: a rebinding to `?`
+    lands on it as surely as one to `question_mark` (and `, ` between keys is a list)."""
+    for keys in ("?", "question_mark", "f9, ?"):
+        line = keymap_problem({"verb.hold": keys})
+        assert "verb.hold" in line and "app.help" in line, (keys, line)
+    assert keymap_problem({"verb.hold": "f9,, f10"}) == "", "an empty key was counted"
+
+
+def test_a_rebinding_is_the_key_the_palette_and_help_show(tmp_path) -> None:
+    """The key shown for a binding is the user's when `[tui.keys]` rebinds it, in Textual's
+    display form, else the board's."""
+    board = seeded_board(tmp_path, keys={"app.stranded": "ctrl+t", "app.help": "f1,?"})
+    app = make_app(board)
+    assert app.key_for("app.stranded", "s") == app.get_key_display(Binding("ctrl+t", ""))
+    assert app.key_for("app.help", "question_mark") == app.get_key_display(Binding("f1", ""))
+    assert app.key_for("app.flow", "F") == app.get_key_display(Binding("F", ""))
+    assert app.key_for("app.flow", "?") == app.get_key_display(Binding("question_mark", ""))
+    board.close()
+
+
+def test_a_line_view_that_keeps_its_own_keys_is_noted() -> None:
+    """`inherit_bindings=False` (a lane keeps only its own keys, not the list's it derives
+    from) is noted on every board class defined with it, so the keymap check counts only
+    the keys Textual gives it."""
+    import ast
+    import inspect
+
+    from board.tui.app import _class_bindings
+    from board.tui.widgets import LaneView, LineList
+
+    for cls in binding_classes():
+        tree = ast.parse(inspect.getsource(cls))
+        node = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))
+        given = [k.value for k in node.keywords if k.arg == "inherit_bindings"]
+        if given:
+            assert isinstance(given[0], ast.Constant)
+            assert cls.__dict__.get("inherits_bindings") == given[0].value, cls
+    lane_ids = {b.id for b in _class_bindings(LaneView)}
+    list_ids = {b.id for b in LineList.BINDINGS if isinstance(b, Binding)}
+    assert lane_ids and not lane_ids & list_ids, lane_ids & list_ids
 
 
 def test_the_app_refuses_a_colliding_keymap_before_drawing(tmp_path) -> None:

@@ -29,6 +29,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.dom import DOMNode
+from textual.driver import Driver
 from textual.screen import Screen
 from textual.signal import Signal
 from textual.theme import Theme
@@ -111,17 +112,14 @@ class BoardApp(App[int]):
         clock: Clock = utc_now,
         live_interval: float = LIVE_INTERVAL_S,
     ) -> None:
-        # Textual's __init__ works out its default theme's variables for a stylesheet
-        # nothing parses before the chosen theme's are set below: not worth working out
-        self._variables_deferred = True
         super().__init__()
-        self._variables_deferred = False
         self.cfg = cfg
         self.store = store
         self.poll_interval = poll_interval
         self.clock = clock
         self.live_interval = live_interval
         self.verb_versions: dict[str, int] = {}  # card version seen when a verb key was pressed
+        self.user_keys: dict[str, str] = {}  # [tui.keys], once checked (`_apply_keys`)
         self.cursor_blink = True
         self.theme_set = load_themes(user_theme_dir(cfg.root, cfg.theme_dir), cfg.cache_folder)
         for item in self.theme_set.themes.values():
@@ -154,7 +152,8 @@ class BoardApp(App[int]):
         self._preload: Preload | None = preload or Preload(store, cfg=cfg, clock=clock)
         self.health: Health | None = None  # the latest reading (the preload's, at first)
         self.notices = Notices()
-        # where the bell and OSC 9 go: the terminal Textual draws on (None: none, as in tests)
+        # where OSC 9 goes: the terminal Textual draws on, set as `run` makes its driver
+        # (`get_driver_class`); None until then and when headless, as in tests
         self.terminal_write: Callable[[str], None] | None = None
 
     # setup ---------------------------------------------------------------------------------
@@ -169,22 +168,18 @@ class BoardApp(App[int]):
         if problem:
             raise ConfigError(problem)
         self.set_keymap(keys)
+        self.user_keys = dict(keys)
         return []
 
     def key_for(self, binding_id: str, default: str) -> str:
-        """The key shown for a binding id, after the user's keymap."""
-        keys = self._keymap.get(binding_id, default)
-        return self.get_key_display(Binding(keys.split(",")[0], ""))
+        """The key shown for a binding id, after the user's keymap (`user_keys`: the one
+        given to Textual's `set_keymap`, which keeps its own to itself)."""
+        keys = normal_keys(self.user_keys.get(binding_id, default))
+        return self.get_key_display(Binding(keys[0] if keys else "", ""))
 
     @property
     def theme_names(self) -> list[str]:
         return self.theme_set.names
-
-    def get_css_variables(self) -> dict[str, str]:
-        """Textual's, but none while __init__ is still choosing the theme (see there)."""
-        if self._variables_deferred:
-            return {}
-        return super().get_css_variables()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Fallbacks so a user theme without board's own variables still parses."""
@@ -451,11 +446,15 @@ class BoardApp(App[int]):
             self._write_terminal(osc9(text))
 
     def _write_terminal(self, sequence: str) -> None:
-        write = self.terminal_write
-        if write is None and self._driver is not None and not self.is_headless:
-            write = self._driver.write
-        if write is not None:
-            write(sequence)
+        if self.terminal_write is not None:
+            self.terminal_write(sequence)
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this terminal, which, once made, becomes `terminal_write`: a
+        notice's sequence goes out through it, in order with the frames it writes (Textual
+        keeps the driver it makes to itself). Not for a headless app: Textual makes its own
+        headless driver, not this class."""
+        return terminal_driver(super().get_driver_class(), self)
 
     # other screens -------------------------------------------------------------------------
 
@@ -605,13 +604,26 @@ SCREEN_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
+def terminal_driver(base: type[Driver], app: BoardApp) -> type[Driver]:
+    """`base` (the driver Textual chose), made to give `app` its `write` as it starts: the
+    one public way to the terminal an app draws on (`App.get_driver_class`)."""
+
+    class TerminalDriver(base):  # type: ignore[misc,valid-type]  # a base chosen at run time
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            app.terminal_write = self.write
+
+    return TerminalDriver
+
+
 def _class_bindings(cls: type[DOMNode]) -> list[Binding]:
-    """The bindings a class carries: its own, and its board ancestors' unless it opts out."""
+    """The bindings a class carries: its own, and its board ancestors' unless it opts out
+    (`inherit_bindings=False`, which only line views use, noted by `LineView`)."""
     found: list[Binding] = []
     for klass in cls.__mro__:
         if "BINDINGS" in klass.__dict__ and klass.__module__.startswith(_PACKAGE):
             found += [b for b in klass.__dict__["BINDINGS"] if isinstance(b, Binding)]
-        if not klass.__dict__.get("_inherit_bindings", True):
+        if not klass.__dict__.get("inherits_bindings", True):
             break
     return found
 
@@ -638,10 +650,18 @@ def _keys_by_id(classes: list[type[DOMNode]], keymap: dict[str, str]) -> dict[st
     for cls in classes:
         for binding in _class_bindings(cls):
             ident = binding.id or binding.action
-            keys = keymap.get(ident, binding.key)
-            normal = App._normalize_keymap({ident: keys})[ident]
-            out.setdefault(ident, set()).update(k.strip() for k in normal.split(",") if k)
+            out.setdefault(ident, set()).update(normal_keys(keymap.get(ident, binding.key)))
     return out
+
+
+def normal_keys(keys: str) -> list[str]:
+    """A comma-separated list of keys as Textual matches them, one name each in its long
+    form (`?` is `question_mark`), empty ones left out: what a keymap or BINDINGS entry
+    answers to, through `Binding.make_bindings`, Textual's public way of reading one."""
+    parts = [key.strip() for key in keys.split(",") if key.strip()]
+    if not parts:
+        return []
+    return [binding.key for binding in Binding.make_bindings([Binding(",".join(parts), "")])]
 
 
 def _overlaps(by_id: dict[str, set[str]]) -> dict[frozenset[str], str]:

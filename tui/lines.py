@@ -43,6 +43,13 @@ class LineView(ScrollView, can_focus=True):
     """
 
     LINE_CACHE = 1024  # rendered lines kept (a few screenfuls, and the lines scrolled past)
+    inherits_bindings = True  # False: defined with inherit_bindings=False (see below)
+
+    def __init_subclass__(cls, inherit_bindings: bool = True, **kwargs: Any) -> None:
+        """Textual's, noting `inherit_bindings` on the class as `inherits_bindings`, for the
+        keymap check (`app._class_bindings`): Textual keeps its own note to itself."""
+        super().__init_subclass__(inherit_bindings=inherit_bindings, **kwargs)
+        cls.inherits_bindings = inherit_bindings
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
@@ -81,7 +88,44 @@ class LineView(ScrollView, can_focus=True):
         size = Size(self.virtual_width, self.virtual_lines)
         if size != self.virtual_size:
             self.set_reactive(Widget.virtual_size, size)
-            self._scroll_update(size)
+            self.update_scrollbars(size)
+
+    def update_scrollbars(self, size: Size) -> None:
+        """The scrollbars for a virtual size `size` set without a layout (`set_reactive`),
+        as Textual updates them after a resize that needs none, through its public API:
+        which bars show (a bar that appears or goes takes or gives room, so the screen is
+        laid out, as for any change of `show_vertical_scrollbar`), their thumbs, and the
+        scroll offsets kept within the new limits."""
+        styles = self.styles
+        width, height = self.container_size
+        if self.is_scrollable and self.container_size:
+            over_x, over_y = styles.overflow_x, styles.overflow_y
+            show_x = over_x == "scroll" or (over_x == "auto" and size.width > width)
+            show_y = over_y == "scroll" or (over_y == "auto" and size.height > height)
+            # one bar takes room from the other direction (Textual's own second look)
+            if over_x == "auto" and show_y and not show_x:
+                show_x = size.width > width - styles.scrollbar_size_vertical
+            if over_y == "auto" and show_x and not show_y:
+                show_y = size.height > height - styles.scrollbar_size_horizontal
+            shown_x, shown_y = self.show_horizontal_scrollbar, self.show_vertical_scrollbar
+            self.show_horizontal_scrollbar = show_x
+            self.show_vertical_scrollbar = show_y
+            if show_x or shown_x:  # a bar never shown is never made
+                self.horizontal_scrollbar.display = show_x
+            if show_y or shown_y:
+                self.vertical_scrollbar.display = show_y
+        if self.show_vertical_scrollbar and styles.scrollbar_size_vertical:
+            bar = self.vertical_scrollbar
+            bar.window_virtual_size = size.height
+            bar.window_size = height - self.scrollbar_size_horizontal
+            bar.refresh()
+        if self.show_horizontal_scrollbar and styles.scrollbar_size_horizontal:
+            bar = self.horizontal_scrollbar
+            bar.window_virtual_size = size.width
+            bar.window_size = width - self.scrollbar_size_vertical
+            bar.refresh()
+        self.scroll_x = self.validate_scroll_x(self.scroll_x)
+        self.scroll_y = self.validate_scroll_y(self.scroll_y)
 
     def widen(self, widest: int) -> None:
         """A line `widest` cells wide was drawn: grow the virtual width after this frame."""

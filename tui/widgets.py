@@ -355,7 +355,7 @@ class LaneView(LineList, inherit_bindings=False):
         `overflow-y: hidden`, where Textual would ask whether its scrollbar shows. With
         `overflow-y: auto` Textual started a hidden ScrollBar widget (registered, styled,
         composed) for every lane that overflowed: five at the first paint of a full board."""
-        return not self._check_disabled() and self.max_scroll_y > 0
+        return not (self.disabled or self.loading) and self.max_scroll_y > 0
 
     # data ----------------------------------------------------------------------------------
 

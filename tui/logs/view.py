@@ -408,7 +408,7 @@ class LogView(LineView):
                 # on it, so update them alone; they ask for a layout if one appears.
                 self.set_reactive(LogView.virtual_size, size)
                 if self._tail_shown.is_set() or not self.follow or self._hi <= self._lo:
-                    self._scroll_update(size)
+                    self.update_scrollbars(size)
                 else:
                     # A log's first lines: a scrollbar appearing lays out the whole screen
                     # (Textual), a frame twice the cost of the lines alone. The tail is
@@ -427,7 +427,7 @@ class LogView(LineView):
             return
         self._bars_late = False
         bars = (self.show_horizontal_scrollbar, self.show_vertical_scrollbar)
-        self._scroll_update(self.virtual_size)
+        self.update_scrollbars(self.virtual_size)
         if self.follow:
             self._pin_end()
             if bars != (self.show_horizontal_scrollbar, self.show_vertical_scrollbar):
