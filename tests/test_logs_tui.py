@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from board.core import logs
@@ -423,10 +424,18 @@ async def test_a_store_that_cannot_be_read_is_reported_not_a_crash(board) -> Non
     cfg, store = board
     store.close()  # every read now fails with a StoreError
     app = LogsApp(cfg, store)
+    notes: list[dict[str, Any]] = []  # each notification the app was asked to show
+    notify = app.notify
+
+    def noting(message: str, **kwargs: Any) -> None:
+        notes.append({"message": message, **kwargs})
+        notify(message, **kwargs)
+
+    app.notify = noting  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: len(app._notifications) > 0)
-        note = next(iter(app._notifications))
-        assert note.severity == "error" and "drives" in note.title, note
+        await wait_for(pilot, lambda: len(notes) > 0)
+        note = notes[0]
+        assert note["severity"] == "error" and "drives" in note["title"], note
         assert isinstance(app.screen, LogsScreen), "the screen went away on a store error"
 
 

@@ -80,11 +80,21 @@ async def test_lanes_show_counts_and_blocked_cards_first(board) -> None:
 
 
 async def test_a_lane_longer_than_the_screen_scrolls_with_keys_and_wheel_and_starts_no_scrollbar(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The lane draws its own thumb; Textual's ScrollBar widget (started hidden for every
     lane that overflowed, five at a full board's first paint) must not be started, yet the
     lane scrolls as before: with the keys (the cursor stays in view) and the mouse wheel."""
+    from textual.scrollbar import ScrollBar
+
+    bars: list[ScrollBar] = []  # every ScrollBar made (Textual makes a widget's as it starts it)
+    made = ScrollBar.__init__
+
+    def making(self: ScrollBar, *args: Any, **kwargs: Any) -> None:
+        bars.append(self)
+        made(self, *args, **kwargs)
+
+    monkeypatch.setattr(ScrollBar, "__init__", making)
     b = make_board(tmp_path)
     try:
         for i in range(60):
@@ -103,8 +113,8 @@ async def test_a_lane_longer_than_the_screen_scrolls_with_keys_and_wheel_and_sta
                 view.post_message(events.MouseScrollUp(view, 5, 5, 0, -1, 0, False, False, False))
             await settle(pilot)
             assert view.scroll_offset.y < view.max_scroll_y, "the mouse wheel did not scroll up"
-            # Textual keeps a lane's started scrollbar here (widget.py, `vertical_scrollbar`)
-            started = [v.lane for v in screen.query(LaneView) if v._vertical_scrollbar]
+            # a started scrollbar's parent is the widget it scrolls
+            started = [bar.parent.lane for bar in bars if isinstance(bar.parent, LaneView)]
             assert started == [], f"a ScrollBar widget was started for {started}"
     finally:
         b.close()
@@ -276,7 +286,7 @@ async def test_keys_typed_ahead_after_a_lane_switch_go_to_the_new_lane(board) ->
         for key in ("right", "j", "j"):  # queued together, as one read from the terminal
             event = events.Key(key, None)
             event.set_sender(app)
-            app._driver.send_message(event)  # type: ignore[union-attr]
+            app.post_message(event)  # into the app's queue, as the driver puts a key
         await settle(pilot)
         assert screen.current_lane == "ready"
         assert lane(screen, "ready").cursor == 2, "the keys after → did not reach its lane"
@@ -812,23 +822,23 @@ async def test_the_board_is_styled_once_as_it_starts(board, monkeypatch) -> None
         original(self, animate)
 
     monkeypatch.setattr(BoardScreen, "update_node_styles", counting)
-    from textual.css.stylesheet import Stylesheet
 
-    lane_parts: list[str] = []  # nodes whose lane component styles were worked out
-    process = Stylesheet._process_component_classes
+    def declares_lane_parts(node: Any) -> bool:
+        """Whether the node's class declares the lane's component classes: Textual works
+        out their styles for each node that does, as it styles it."""
+        return any(
+            "lane--cursor" in klass.__dict__.get("COMPONENT_CLASSES", ())
+            for klass in type(node).__mro__
+        )
 
-    def parts_counting(self: Stylesheet, node: Any) -> None:
-        if "lane--cursor" in node._get_component_classes():
-            lane_parts.append(type(node).__name__)
-        process(self, node)
-
-    monkeypatch.setattr(Stylesheet, "_process_component_classes", parts_counting)
     app = make_app(board)
     async with app.run_test() as pilot:
         await loaded(pilot)
         await settle(pilot)
         assert restyled == [], "the board was styled twice as it started"
         # the six lanes share one set of component styles, worked out once
+        nodes = app.screen.walk_children(with_self=True)
+        lane_parts = [type(node).__name__ for node in nodes if declares_lane_parts(node)]
         assert lane_parts == ["LaneStyles"], lane_parts
         lane = app.screen.query_one("#lane-ready", LaneView)
         assert lane.parts.get_component_rich_style("lane--cursor").bgcolor is not None
@@ -915,7 +925,6 @@ async def test_the_footer_joins_its_line_after_the_first_paint_and_shows_the_key
     paint: the board keeps its line blank in the footer's colours and mounts the footer
     into it once the board is on screen, where it shows the keys as before."""
     from textual.widgets import Footer
-    from textual.widgets._footer import FooterKey
 
     app = make_app(board)
     at_paint: list[int] = []
@@ -929,10 +938,10 @@ async def test_the_footer_joins_its_line_after_the_first_paint_and_shows_the_key
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot)
         assert at_paint == [0], "the footer was built before the first paint"
-        await wait_for(pilot, lambda: app.screen.query(FooterKey), what="the footer's keys")
+        await wait_for(pilot, lambda: app.screen.query("FooterKey"), what="the footer's keys")
         footer = app.screen.query_one(Footer)
         assert footer.region.y == 47 and footer.region.height == 1
-        keys = {key.description for key in footer.query(FooterKey)}
+        keys = {key.description for key in footer.query("FooterKey")}  # its class is private
         assert {"open", "filter", "quit", "help"} <= keys, keys
 
 
@@ -1454,7 +1463,7 @@ async def test_the_backdrops_draw_what_textual_would(board, size) -> None:
             for widget in drawn:
                 width, height = widget.size
                 for crop in (Region(0, 0, width, height), Region(3, 2, width - 5, 4)):
-                    widget._styles_cache.clear()
+                    widget.refresh()  # drops the lines Textual's styles cache holds
                     theirs = Widget.render_lines(widget, crop)
                     assert _cells(widget.render_lines(crop)) == _cells(theirs), (theme, widget)
 

@@ -18,7 +18,6 @@ import time
 from board.core.model import Blocked
 from board.core.store import Expect
 from board.tui.notify import osc9
-from textual.widgets._toast import Toast
 
 from tests.support.repos import GIT_ENV
 from tests.support.tui import OSC52, add, loaded, make_app, seeded_board, settle
@@ -44,7 +43,7 @@ async def test_a_block_raises_exactly_one_toast_and_what_was_blocked_at_open_non
         await wait_for(pilot, lambda: screen_has(app, other), what="the later writes read")
         await settle(pilot)
         assert app.notices.told == [f"{victim} needs you: gate-red"], app.notices.told
-        shown = [t for t in app.screen.query(Toast) if victim in str(t.render())]
+        shown = [t for t in app.screen.query("Toast") if victim in str(t.render())]  # by CSS type
         assert len(shown) == 1, f"toasts for {victim}: {len(shown)}"
     board.close()
 

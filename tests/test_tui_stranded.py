@@ -11,6 +11,7 @@ import asyncio
 import random
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from board.core import config, proc
@@ -915,6 +916,7 @@ async def test_lines_arriving_below_the_screen_neither_redraw_it_nor_lay_it_out(
     and keys waited behind it). Lines that reach the screen are drawn."""
     from board.tui.stranded.diff_view import DiffView
     from textual.app import App, ComposeResult
+    from textual.widget import Widget
 
     class ViewApp(App[None]):
         def compose(self) -> ComposeResult:
@@ -934,11 +936,16 @@ async def test_lines_arriving_below_the_screen_neither_redraw_it_nor_lay_it_out(
         assert view.painted_rows == 10
         draws: list[int] = []
         layouts: list[int] = []
-        real_draw, real_layout = view.draw_frame, app.screen._refresh_layout
+        real_draw, real_refresh = view.draw_frame, Widget.refresh
         monkeypatch.setattr(view, "draw_frame", lambda *a: draws.append(1) or real_draw(*a))
-        monkeypatch.setattr(
-            app.screen, "_refresh_layout", lambda *a, **k: layouts.append(1) or real_layout(*a, **k)
-        )
+
+        def refresh(self: Widget, *regions: Any, **kwargs: Any) -> Widget:
+            """Textual's; a layout asked for (of any widget: the screen is laid out) noted."""
+            if kwargs.get("layout"):
+                layouts.append(type(self).__name__)
+            return real_refresh(self, *regions, **kwargs)
+
+        monkeypatch.setattr(Widget, "refresh", refresh)
         buffer.feed(lines(10, 5))  # these reach the screen: they are drawn
         view.sync()
         await pilot.pause()
@@ -953,7 +960,7 @@ async def test_lines_arriving_below_the_screen_neither_redraw_it_nor_lay_it_out(
             view.sync()
             await pilot.pause()
         assert view.virtual_size.height == buffer.count == 365, "the scrollbar did not follow"
-        assert not layouts, f"lines below the screen laid the screen out {len(layouts)} times"
+        assert not layouts, f"lines below the screen laid the screen out: {layouts}"
         assert not draws, f"lines below the screen redrew its rows {len(draws)} times"
         assert view.text_lines()[-1].rstrip() == "+line 19"
 

@@ -146,17 +146,18 @@ async def time_browser(app: BoardApp, expected: list[Any]) -> tuple[float, float
     screen = StrandedScreen(app.cfg, app.store, poll_s=0)
     frames: list[tuple[float, int]] = []  # (when, rows the list held) per frame written
     first_rows: list[Any] = []  # the rows the list held at the first frame with rows
-    display = app._display
+    hook = app.post_display_hook
 
-    def timed_display(on: Any, update: Any) -> None:
-        """The moment a frame leaves the compositor (headless: where it would be written)."""
-        display(on, update)
-        if on is screen and update is not None and screen.is_mounted:
+    def timed_display() -> None:
+        """The moment a frame has left the compositor (headless: where it would be
+        written): Textual's hook after each display."""
+        hook()
+        if app.screen is screen and screen.is_mounted:
             frames.append((time.perf_counter(), screen.table.painted_items))
             if frames[-1][1] > 0 and not first_rows:
                 first_rows.extend(screen.table.items)
 
-    app._display = timed_display  # type: ignore[method-assign]
+    app.post_display_hook = timed_display  # type: ignore[method-assign]
     start = time.perf_counter()
     app.push_screen(screen)
     try:
@@ -164,7 +165,7 @@ async def time_browser(app: BoardApp, expected: list[Any]) -> tuple[float, float
         table = screen.table
         await wait(lambda: any(n == len(expected) for _, n in frames))
     finally:
-        app._display = display  # type: ignore[method-assign]
+        app.post_display_hook = hook  # type: ignore[method-assign]
     first = next(t for t, n in frames if n > 0) - start
     whole = next(t for t, n in frames if n == len(expected)) - start
     rows = first_rows
@@ -217,7 +218,7 @@ async def key_latencies(app: BoardApp, screen: DiffScreen, keys: int, loading: b
         event = events.Key("j", "j")
         event.set_sender(app)
         start = time.perf_counter()
-        app._driver.send_message(event)  # type: ignore[union-attr]
+        app.post_message(event)  # into the app's queue, as the driver puts a key
         await wait(lambda want=want: view.painted_top == want, step=0.0002)
         if (not screen.buffer.done) == loading:
             out.append(time.perf_counter() - start)

@@ -22,7 +22,6 @@ from board.tui.app import BoardApp
 from board.tui.stranded.browser import StrandedScreen
 from board.tui.stranded.diff_screen import DiffScreen
 from textual.pilot import Pilot
-from textual.widgets._footer import FooterKey
 
 from tests.support.repos import Repo, make_repo
 from tests.support.waiting import wait_for
@@ -184,7 +183,7 @@ async def open_browser(pilot: Pilot[Any], fx: Fixture, poll_s: float = 0) -> Str
     screen = stranded_screen(fx, poll_s)
     await pilot.app.push_screen(screen)
     await wait_for(pilot, lambda: screen.loaded, what="the first stranded list")
-    await wait_for(pilot, lambda: bool(screen.query(FooterKey)), what="the footer keys")
+    await wait_for(pilot, lambda: bool(screen.query("FooterKey")), what="the footer keys")
     await pilot.pause()
     return screen
 
@@ -209,7 +208,7 @@ async def diff_loaded(pilot: Pilot[Any]) -> DiffScreen:
     screen = pilot.app.screen
     assert isinstance(screen, DiffScreen)
     await wait_for(pilot, lambda: screen.buffer.done, what="the diff to load")
-    await wait_for(pilot, lambda: bool(screen.query(FooterKey)), what="the footer keys")
+    await wait_for(pilot, lambda: bool(screen.query("FooterKey")), what="the footer keys")
     await pilot.pause()
     await pilot.pause()
     return screen
