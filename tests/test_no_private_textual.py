@@ -65,14 +65,7 @@ def parse(path: Path) -> ast.Module:
 def defined_in_class(node: ast.ClassDef) -> set[str]:
     """The underscore names a class defines: its methods and class attributes, and what
     its methods assign to `self.` or `cls.`."""
-    names: set[str] = set()
-    for item in node.body:
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(item.name)
-        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-            names.add(item.target.id)
-        elif isinstance(item, ast.Assign):
-            names.update(t.id for t in item.targets if isinstance(t, ast.Name))
+    names = defined_in_body(node.body)
     for sub in ast.walk(node):
         if (
             isinstance(sub, ast.Attribute)
@@ -84,16 +77,21 @@ def defined_in_class(node: ast.ClassDef) -> set[str]:
     return {name for name in names if is_private(name)}
 
 
-def defined_at_top(tree: ast.Module) -> set[str]:
+def defined_in_body(body: list[ast.stmt]) -> set[str]:
+    """The names a module's or a class's body defines: functions, classes, assignments."""
     names: set[str] = set()
-    for item in tree.body:
+    for item in body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(item.name)
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
             names.add(item.target.id)
         elif isinstance(item, ast.Assign):
             names.update(t.id for t in item.targets if isinstance(t, ast.Name))
-    return {name for name in names if is_private(name)}
+    return names
+
+
+def defined_at_top(tree: ast.Module) -> set[str]:
+    return {name for name in defined_in_body(tree.body) if is_private(name)}
 
 
 def module_name(path: Path, package_root: Path, package: str) -> str:

@@ -602,17 +602,18 @@ class Drive(TreeSteps, BackOffSteps):
     def _stand_aside(self, edge: str, found: str) -> NoReturn:
         """Do nothing to the card but note what was found; the tree stays (invariant 4)."""
         self.stood_aside = True
-        where = (
-            f"its tree is kept at {self.tree}"
-            if self.tree is not None and self.tree.exists()
-            else "it holds no tree"
-        )
-        note = f"drive {self.token} stood aside at {edge}: {found}; {where}"
+        note = f"drive {self.token} stood aside at {edge}: {found}; {self._where_tree()}"
         self._say(note)
         if not self._release(note):
             self.store.add_event(self.card_id, note, WHO)
         self._end_row("stood-aside", f"at {edge}: {found}")
         raise _Ended(self._end("stood-aside", found))
+
+    def _where_tree(self) -> str:
+        """Where the drive's tree is, for a note that leaves it as it is."""
+        if self.tree is not None and self.tree.exists():
+            return f"its tree is kept at {self.tree}"
+        return "it holds no tree"
 
     def _shutdown(self) -> NoReturn:
         """The loop is stopping: save the tree with a comment, reap it, card back to ready."""
@@ -644,12 +645,7 @@ class Drive(TreeSteps, BackOffSteps):
         need the save's comment, and a block could not land), and the card stays working
         under this drive, which the next `board run` finds dead and recovers as after a
         crash: its tree saved, the card back in ready (the loop's stop kills its coder)."""
-        where = (
-            f"its tree is kept at {self.tree}"
-            if self.tree is not None and self.tree.exists()
-            else "it holds no tree"
-        )
-        why = f"nothing recorded, {where} for the next board run to save: {exc.line()}"
+        why = f"nothing recorded, {self._where_tree()} for the next board run to save: {exc.line()}"
         self._say(why)
         return self._end("stopped", why)
 

@@ -197,9 +197,13 @@ def _verify(cfg: Config, ref: str, commit: str, snapshot: str) -> None:
         )
 
 
+# a commit's Board-Save trailer fields as `git log --format` gives them, `;`-separated
+TRAILER_FORMAT = f"%(trailers:key={SAVE_TRAILER},valueonly,separator=%x3B)"
+
+
 def trailer_of(cfg: Config, commit: str) -> dict[str, str] | None:
     """A commit's `Board-Save:` trailer fields; None when it has none (no save of ours)."""
-    fmt = f"%(trailers:key={SAVE_TRAILER},valueonly,separator=%x3B)"
+    fmt = TRAILER_FORMAT
     res = git(cfg.root, "log", "-1", f"--format={fmt}", commit, "--", check=False)
     text = res.stdout.strip() if res.returncode == 0 else ""
     return parse_save_trailer(text) if text else None

@@ -334,7 +334,7 @@ def _stats_from_trailers(
     """Read the Board-Save trailers of commits the stats file does not know (one git call),
     and add their lines, each with its branch's name from `names` (commit -> branch),
     unless not to `record` (the file was read ending inside a save's line)."""
-    fmt = f"%H%x00%(trailers:key={naming.SAVE_TRAILER},valueonly,separator=%x3B)"
+    fmt = f"%H%x00{saves.TRAILER_FORMAT}"
     res = git(
         cfg.root,
         "log",

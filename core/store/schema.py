@@ -9,6 +9,7 @@ the board-order indexes (an expression index wants its expression in parentheses
 from __future__ import annotations
 
 from board.core.errors import StoreError
+from board.core.model import Card
 from board.core.store.rows import _shown
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
@@ -19,24 +20,12 @@ if TYPE_CHECKING:
 # publishing shape and the tombstones of deleted saves (a board on several hosts)
 SCHEMA_VERSION = 4
 
-# the card fields a write may change (`Tx.update`), besides its deps
-FIELDS = (
-    "title",
-    "spec",
-    "acceptance",
-    "kind",
-    "lane",
-    "priority",
-    "assignee",
-    "branch",
-    "pr_url",
-    "blocked",
-    "labels",
-    "surface",
-    "drive",
-    "not_before",
-    "pr_state",
-    "pr_polled_at",
+# the card fields a write may change (`Tx.update`), besides its deps: Card's own, less those
+# the store alone keeps (its id, its deps' own table, the stamps, the version and the order)
+FIELDS = tuple(
+    f
+    for f in Card.__match_args__
+    if f not in ("id", "deps", "created_at", "updated_at", "version", "seq")
 )
 
 # 1 for a blocked card (a block class that is set and not empty, as _card_from_row reads it)
