@@ -19,7 +19,7 @@ of thousands of lines a second, and the operator must see its tail at once:
 - A line longer than `LINE_CAP` bytes is shown cut, with a visible marker;
   invalid UTF-8 is replaced, never raised.
 
-A log line is shown through `board.core.text.sanitize`, like every untrusted string:
+A log line is shown through `board.core.safetext.sanitize`, like every untrusted string:
 escape sequences and control characters become visible text.
 
 No Textual here: `core` must import without it.

@@ -53,7 +53,7 @@ from typing import Any
 
 from board.core import failures, hosts, locks, proc
 from board.core.cards import actions, waits
-from board.core.cards.drives import dead_result, state_before
+from board.core.cards.enddrives import dead_result, state_before
 from board.core.cards.waits import HEARTBEAT_S, globs_overlap, surfaces_overlap
 from board.core.config import CONFIG_NAME, Config
 from board.core.drive import drive

@@ -86,7 +86,7 @@ class Event(Frozen):
 class Card(Frozen):
     """A unit of work. `version` increments on every write and is what compare-and-set checks.
 
-    No __slots__: a listing fills a card's instance dict in one call (store/rows.py)."""
+    No __slots__: a listing fills a card's instance dict in one call (store/cardrow.py)."""
 
     __match_args__ = (
         "id",

@@ -281,9 +281,9 @@ def test_a_listing_compiles_the_sanitiser_pattern_only_when_it_shows_text(
     code = (
         "import sys\n"
         "from board.cli import main\n"
-        "from board.core import text\n"
+        "from board.core import safetext\n"
         "code = main(sys.argv[1:])\n"
-        "print(sorted(text._PATTERNS), file=sys.stderr)\n"
+        "print(sorted(safetext._PATTERNS), file=sys.stderr)\n"
     )
     res = python_child(["-c", code, "card", "list", "--json"], cwd=board_repo)
     assert res.returncode == 0 and res.stderr.strip() == "[]", res.stderr
@@ -311,7 +311,7 @@ def test_an_empty_board_s_listing_imports_no_json(tmp_path: Path) -> None:
         assert code == 0 and res.stdout == ""
         assert [m for m in modules if m == "json" or m.startswith("json.")] == [], argv
     # nor does reading cards with the usual labels (as the store writes them): the board's
-    # first paint reads a screenful of them before Textual is up (core/store/rows.py)
+    # first paint reads a screenful of them before Textual is up (core/store/cardrow.py)
     for labels in ((), ("ui",), ("area-0", "x y")):  # other text is written with escapes
         flags = [arg for label in labels for arg in ("--label", label)]
         res = python_child(

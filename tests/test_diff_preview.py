@@ -414,7 +414,7 @@ def test_the_viewers_git_diff_runs_below_the_operators_keys(r: Repo) -> None:
 def test_the_preview_is_read_from_the_moment_the_diff_screen_is_made(r: Repo) -> None:
     """The diff screen starts reading the preview when it is created, before it is even
     mounted: its git calls run while the screen is built, not after."""
-    from board.tui.stranded.rows import StrandedRow
+    from board.tui.stranded.strandrows import StrandedRow
 
     ref = branch(r, "feat-c-1", {"gen/big.py": ("100644", big_text())})
     row = StrandedRow("branch", ref, ref, "c-1", None, "", "", "feat-c-1", "", None)

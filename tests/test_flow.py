@@ -6,8 +6,8 @@ core's reading and the screen's pictures and words must both say the same."""
 from __future__ import annotations
 
 import pytest
-from board.core.flow import read_flow
-from board.tui.flow import FlowRow, FlowScreen
+from board.core.flowstats import read_flow
+from board.tui.flowscreen import FlowRow, FlowScreen
 from board.tui.times import format_elapsed
 from textual.widgets import Sparkline
 

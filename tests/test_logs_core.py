@@ -31,8 +31,8 @@ from board.core.logs import (
     split_stamp,
 )
 from board.core.model import CardDraft
+from board.core.safetext import sanitize
 from board.core.store import SQLiteStore
-from board.core.text import sanitize
 
 from board.cli.logs import cmd_logs
 from tests.support.repos import run_cli

@@ -15,7 +15,7 @@ import pytest
 from board.core import logs
 from board.core.config import Config
 from board.tui.logs import view as view_module
-from board.tui.logs.drives import format_elapsed
+from board.tui.logs.drivelist import format_elapsed
 from board.tui.logs.screen import LogsScreen
 from board.tui.logs.view import LogView, RepaintGate
 from textual import events

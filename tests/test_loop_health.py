@@ -85,7 +85,7 @@ def test_board_status_says_a_killed_loop_is_stale_and_counts_who_needs_you(
 
 
 def test_lane_heights_keep_every_heading_and_give_the_focused_lane_the_room() -> None:
-    from board.tui.rows import lane_heights
+    from board.tui.boarddata import lane_heights
 
     wants = {"backlog": 40, "ready": 7, "working": 2, "review": 0, "done": 300}
     for room in range(5, 60):

@@ -3,7 +3,7 @@
 The card, the config, a drive row and the rest were `@dataclass`es; importing `dataclasses`
 and generating their methods at every start cost each verb some 40 ms, so they are plain
 classes now (core/records.py). Each is checked here against the `@dataclass` it was,
-written out below as it stood (core/model.py, failures.py, presets.py, store/base.py,
+written out below as it stood (core/model.py, failures.py, presets.py, store/contract.py,
 config.py): the same constructor (names, order, annotations, defaults, a fresh value where
 the default came from a factory), repr, equality over every field and nothing else, hash,
 immutability, and `records.replace`/`as_dict`/`fields` as `dataclasses.replace`/`asdict`/
@@ -27,9 +27,9 @@ from board.core.cards import waits
 from board.core.config import DEFAULT_TIER, Tier
 from board.core.failures import DEFAULT_RULES, DEFAULT_STEPS, Rule
 from board.core.model import PRIORITY_DEFAULT, Blocked, Card, LoopBeat, Pause
-from board.core.store import base
-from board.tui import base as tui_base
+from board.core.store import contract
 from board.tui import commands, health, notify, preview, themes
+from board.tui import screenbase as tui_base
 from board.tui.commands import VerbCall
 from board.tui.health import LiveDrive
 from textual.theme import Theme
@@ -385,8 +385,8 @@ TWINS: list[tuple[type[records.Record], type]] = [
     (failures.Rule, Rule_),
     (failures.Failure, Failure_),
     (presets.Preset, Preset_),
-    (base.Expect, Expect_),
-    (base.LaneHeads, LaneHeads_),
+    (contract.Expect, Expect_),
+    (contract.LaneHeads, LaneHeads_),
     (config.Key, Key_),
     (config.Tier, Tier_),
     (config.Config, Config_),
@@ -408,7 +408,7 @@ IDS = [hand.__name__ for hand, _ in TWINS]
 def test_every_record_has_its_twin_here() -> None:
     """A record added without a dataclass twin here goes unchecked: refuse that."""
     found = set()
-    modules = (model, failures, presets, base, config, proc, waits, logs)
+    modules = (model, failures, presets, contract, config, proc, waits, logs)
     for module in (*modules, tui_base, commands, health, notify, preview, themes):
         for value in vars(module).values():
             if (

@@ -20,7 +20,7 @@ from board.core.errors import CorruptCard, StoreError
 from board.core.model import Blocked, CardDraft
 from board.core.store import Expect, SQLiteStore, Store
 from board.core.store.postgres import PostgresStore
-from board.tui.rows import build_lanes
+from board.tui.boarddata import build_lanes
 
 pytestmark = pytest.mark.backends()
 
@@ -246,9 +246,9 @@ def test_the_first_read_is_as_tall_as_the_terminal_or_head_rows_without_one(
     import sys
 
     from board.core import proc
-    from board.tui.rows import HEAD_ROWS
+    from board.tui.boarddata import HEAD_ROWS
 
-    code = "from board.tui.rows import head_rows; print(head_rows())"
+    code = "from board.tui.boarddata import head_rows; print(head_rows())"
     env = {"LINES": "", "COLUMNS": ""}  # empty: unset, for shutil.get_terminal_size
     # stdout is a pipe here, so there is no terminal to ask
     res = proc.run((sys.executable, "-c", code), timeout=60, env=env)
@@ -268,12 +268,12 @@ def test_the_first_read_of_a_file_store_ends_before_textual_loads_a_servers_runs
     import time
 
     from board.core import config
-    from board.tui import rows
+    from board.tui import boarddata
     from board.tui.health import utc_now
 
     config.write_default(tmp_path)
     cfg = config.load(tmp_path)
-    monkeypatch.setattr(rows, "SETTLE_S", 30.0)  # long enough that only the read can end it
+    monkeypatch.setattr(boarddata, "SETTLE_S", 30.0)  # long enough that only the read can end it
     go = threading.Event()
 
     def held_clock():
@@ -285,7 +285,7 @@ def test_the_first_read_of_a_file_store_ends_before_textual_loads_a_servers_runs
     if in_file:  # the wait ends when the read does: let it go from elsewhere, soon
         threading.Timer(0.2, go.set).start()
     began = time.monotonic()
-    preload = rows.Preload(store, rows=5, cfg=cfg, clock=held_clock)
+    preload = boarddata.Preload(store, rows=5, cfg=cfg, clock=held_clock)
     took = time.monotonic() - began
     try:
         if in_file:

@@ -3,7 +3,7 @@ field-by-field checks make, and leave every odd row to those checks, which name 
 
 `board card list` reads thousands of rows; checking each field one by one and building the
 frozen card through its __init__ cost more than the rest of the verb, so plain rows now
-take a quicker path (core/store/rows.py `_plain_card`). These tests hold it to the checks
+take a quicker path (core/store/cardrow.py `_plain_card`). These tests hold it to the checks
 it skips: on good rows the same card (equal, same fields, same hash, still frozen), on each
 kind of bad value the same CorruptCard.
 """
@@ -17,8 +17,8 @@ import pytest
 from board.core import records
 from board.core.errors import CorruptCard
 from board.core.model import Blocked, Card
-from board.core.store import rows
-from board.core.store.rows import _card_from_row, _cards, _cards_json, _checked_card
+from board.core.store import cardrow
+from board.core.store.cardrow import _card_from_row, _cards, _cards_json, _checked_card
 
 GOOD: tuple[Any, ...] = (
     "c-7", 7, "a title", "a spec", "it works", "feature", "ready", 2, "ann", "feat-c-7",
@@ -145,7 +145,7 @@ def _line(values: tuple[Any, ...]) -> str:
 def test_a_listing_fills_each_card_s_dict_in_one_call() -> None:
     """The quick maker (one dict update per card) is in use, not the constructor it falls
     back to: its self-check passes for today's Card."""
-    assert rows._make_card.__name__ == "make"
+    assert cardrow._make_card.__name__ == "make"
 
 
 def _dumped(
@@ -254,7 +254,7 @@ def _list_texts() -> list[str]:
 def test_the_usual_lists_are_read_without_json_exactly_as_json_reads_them(text: str) -> None:
     """The first paint reads its cards' labels without importing json (`_usual_list`); what
     it reads must be json's reading, and anything else must be left to json."""
-    got = rows._usual_list(text)
+    got = cardrow._usual_list(text)
     try:
         value = json.loads(text)
     except ValueError:
@@ -269,4 +269,4 @@ def test_the_store_s_own_lists_take_the_quick_way() -> None:
     way is the one taken."""
     for labels in ([], ["ui"], ["area-0", "x y"], ["é", "日本"]):
         text = json.dumps(labels, ensure_ascii=False)
-        assert rows._usual_list(text) == tuple(labels), text
+        assert cardrow._usual_list(text) == tuple(labels), text

@@ -3,22 +3,22 @@ verb's start, from seventy single characters), match exactly the characters it r
 
 from __future__ import annotations
 
-from board.core import text
+from board.core import safetext
 
 EVERY_CHARACTER = "".join(map(chr, range(0x110000)))
 
 
 def test_the_patterns_match_exactly_the_unsafe_characters() -> None:
-    unsafe = [chr(c) for c in text._UNSAFE]
-    assert text._pattern(False).findall(EVERY_CHARACTER) == unsafe
-    assert text._pattern(True).findall(EVERY_CHARACTER) == [c for c in unsafe if c != "\n"]
-    assert text._pattern(True) is text._pattern(True)  # compiled once
+    unsafe = [chr(c) for c in safetext._UNSAFE]
+    assert safetext._pattern(False).findall(EVERY_CHARACTER) == unsafe
+    assert safetext._pattern(True).findall(EVERY_CHARACTER) == [c for c in unsafe if c != "\n"]
+    assert safetext._pattern(True) is safetext._pattern(True)  # compiled once
     assert "\t" not in unsafe and " " not in unsafe
 
 
 def test_sanitize_over_every_character() -> None:
-    shown = text.sanitize(EVERY_CHARACTER, keep_tabs=True)
-    want = "".join(text._TABLE.get(c, c) for c in EVERY_CHARACTER)
+    shown = safetext.sanitize(EVERY_CHARACTER, keep_tabs=True)
+    want = "".join(safetext._TABLE.get(c, c) for c in EVERY_CHARACTER)
     assert shown == want
-    assert text.sanitize("a\nb", keep_newlines=True) == "a\nb"
-    assert text.sanitize("\x1b[2J") == "␛[2J" and text.sanitize("\u202e") == "<U+202E>"
+    assert safetext.sanitize("a\nb", keep_newlines=True) == "a\nb"
+    assert safetext.sanitize("\x1b[2J") == "␛[2J" and safetext.sanitize("\u202e") == "<U+202E>"

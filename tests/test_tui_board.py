@@ -1067,7 +1067,7 @@ def test_the_early_read_and_core_import_without_textual(tmp_path) -> None:
         "sys.meta_path.insert(0, Block())\n"
         "from board.core import config\n"
         "from board.core.store import SQLiteStore\n"
-        "from board.tui.rows import Preload\n"
+        "from board.tui.boarddata import Preload\n"
         f"cfg = config.load(__import__('pathlib').Path({str(board.root)!r}))\n"
         "lanes, count = Preload(SQLiteStore(cfg.db_path)).result(10)\n"
         "print(len(lanes['ready']), count)\n"

@@ -16,7 +16,7 @@ from tests.support.tui import make_board, seed
 # what the first paint has no use for (each is loaded by the key or verb that needs it)
 LATER = (
     "board.core.cards.actions",
-    "board.core.cards.drives",
+    "board.core.cards.enddrives",
     "board.core.loop",
     "board.core.drive",
     "board.core.git",
@@ -25,7 +25,7 @@ LATER = (
     "board.tui.dialogs",
     "board.tui.card",
     "board.tui.card_form",
-    "board.tui.flow",
+    "board.tui.flowscreen",
     "board.tui.logs",
     "board.tui.stranded",
     "importlib.resources",
@@ -46,7 +46,7 @@ def recording(cls, *args, **kwargs):
 dataclasses._process_class = recording
 from board.core import config
 from board.core.store import open_store
-from board.tui.rows import Preload
+from board.tui.boarddata import Preload
 cfg = config.load(Path(sys.argv[2]))
 store = open_store(cfg)
 preload = Preload(store, cfg=cfg)

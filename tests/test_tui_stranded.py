@@ -23,7 +23,7 @@ from board.tui.dialogs import ConfirmDialog
 from board.tui.stranded.browser import StrandedScreen
 from board.tui.stranded.buffer import KEYS_FIRST_S, DiffBuffer
 from board.tui.stranded.diff_screen import DiffScreen
-from board.tui.stranded.rows import _card_key, age_text
+from board.tui.stranded.strandrows import _card_key, age_text
 from board.tui.stranded.target import TargetDialog
 from textual.binding import Binding
 from textual.widgets import Input, Static

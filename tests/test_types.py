@@ -131,10 +131,10 @@ def prints_a_number(ctx: Context) -> None:
     ctx.out(3)  # arg-type
 """
 
-# a screen reaches its app typed (board.tui.base), so a call the app does not have is caught,
+# a screen reaches its app typed (board.tui.screenbase), so a call the app does not have is caught,
 # and the store signal carries the change count, not anything
 PLANTED_TUI = """\
-from board.tui.base import BoardAppScreen
+from board.tui.screenbase import BoardAppScreen
 
 
 class Probe(BoardAppScreen):

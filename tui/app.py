@@ -8,7 +8,7 @@ the pauses every half second and publishes `health_changes`: a loop that dies wr
 nothing, so the store watch alone would never see it), the verbs (one `board.core.actions`
 call each, in a worker, its result or refusal shown as one line), and the themes. Nothing
 here reads the store or runs git on the UI thread. The screens reach the app typed
-(`base.py`). The clock is injected, so tests show fixed times.
+(`screenbase.py`). The clock is injected, so tests show fixed times.
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ from textual.signal import Signal
 from textual.theme import Theme
 from textual.timer import Timer
 
-from .base import BoardAppScreen
 from .board import BoardScreen
+from .boarddata import Preload, resume_gc
 from .commands import VERBS, BoardCommands
 from .health import Clock, Health, read_health, store_down, utc_now
 from .notify import IDLE_TEXT, Notices, notice_text, osc9
-from .rows import Preload, resume_gc
+from .painttext import one_line
+from .screenbase import BoardAppScreen
 from .stylesheets import add_stylesheet
-from .text import one_line
 from .themes import load_themes, user_theme_dir
 from .widgets import StatusLine
 
@@ -490,7 +490,7 @@ class BoardApp(App[int]):
 
     def action_flow(self) -> None:
         """The flow screen: done per hour, drive durations, failures, fullness."""
-        from .flow import FlowScreen  # loaded when first opened, not at start
+        from .flowscreen import FlowScreen  # loaded when first opened, not at start
 
         if not isinstance(self.screen, FlowScreen):
             self.push_screen(FlowScreen())
@@ -595,7 +595,7 @@ SCREEN_GROUPS: dict[str, tuple[str, ...]] = {
     ),
     "logs": ("logs.screen.LogsScreen", "logs.view.LogView", "logs.screen.DriveList"),
     "new-card form": ("card_form.CardForm",),
-    "flow": ("flow.FlowScreen",),
+    "flow": ("flowscreen.FlowScreen",),
     "confirm": ("dialogs.ConfirmDialog",),
     "stop question": ("dialogs.ConfirmReasonDialog",),
     "reason": ("dialogs.ReasonDialog",),

@@ -38,12 +38,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from .base import BoardAppScreen, PaletteActions
-from .commands import verb_bindings
-from .health import Health, LiveDrive, row_detail
-from .notify import needs_of
-from .preview import TREE_EVERY_S, Preview, PreviewData, card_head, read_preview
-from .rows import (
+from .boarddata import (
     Lanes,
     Preload,
     Row,
@@ -54,6 +49,11 @@ from .rows import (
     read_board,
     start_lane,
 )
+from .commands import verb_bindings
+from .health import Health, LiveDrive, row_detail
+from .notify import needs_of
+from .preview import TREE_EVERY_S, Preview, PreviewData, card_head, read_preview
+from .screenbase import BoardAppScreen, PaletteActions
 from .widgets import (
     Backdrop,
     Detail,
@@ -64,7 +64,7 @@ from .widgets import (
     StatusLine,
     backdrop_lines,
 )
-from .work import work_bindings
+from .workkeys import work_bindings
 
 START_LANE = "backlog"  # until the first read says where the work is
 CHROME_LINES = 3  # the header, the status line and the footer: the lanes get the rest

@@ -19,8 +19,8 @@ from board.core.config import Config
 from board.core.errors import BoardError, NotFound
 from board.core.git import naming
 from board.core.model import Card, Drive, Event
+from board.core.safetext import diffstat
 from board.core.store import Store
-from board.core.text import diffstat
 from rich.console import Group, RenderableType
 from rich.rule import Rule
 from rich.table import Table
@@ -33,13 +33,13 @@ from textual.message import Message
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
-from .base import BoardAppScreen
+from .boarddata import one_line
 from .commands import verb_bindings
 from .health import Health, utc_now
-from .rows import one_line
+from .screenbase import BoardAppScreen
 from .times import drive_elapsed
 from .widgets import StatusLine, literal
-from .work import work_bindings
+from .workkeys import work_bindings
 
 
 @dataclass

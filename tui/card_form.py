@@ -29,7 +29,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from .rows import one_line
+from .boarddata import one_line
 
 if TYPE_CHECKING:
     from .app import BoardApp

@@ -19,7 +19,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.screen import Screen
 
-from .base import BoardAppScreen, PaletteActions
+from .screenbase import BoardAppScreen, PaletteActions
 
 if TYPE_CHECKING:
     from .app import BoardApp

@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from .rows import one_line
+from .boarddata import one_line
 
 if TYPE_CHECKING:
     from .app import BoardApp

@@ -28,7 +28,7 @@ from board.core.records import FACTORY, Frozen, replace
 from board.core.store import Store
 from rich.cells import cell_len, set_cell_size
 
-from .text import one_line
+from .painttext import one_line
 from .times import drive_elapsed, format_elapsed
 
 Clock = Callable[[], datetime]
@@ -180,7 +180,7 @@ def live_drive(cfg: Config, drive: Drive, at: datetime) -> LiveDrive:
     # drive running paints its header without them
     from board.core.logs import last_line, split_stamp
 
-    from .logs.drives import drive_path
+    from .logs.drivelist import drive_path
 
     _, body = split_stamp(last_line(drive_path(cfg, drive)))
     elapsed = drive_elapsed(drive, at)

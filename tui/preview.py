@@ -26,7 +26,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from .health import LiveDrive
-from .text import one_line, sanitize
+from .painttext import one_line, sanitize
 
 TAIL_LINES = 200  # read from the log's end; the pane shows what fits
 TREE_EVERY_S = 3.0  # how often a selected card's tree diffstat is read again
@@ -111,7 +111,7 @@ def read_preview(
         last_drive = f"drives: {exc.line()}"
     if drives:
         row = drives[0]
-        from .logs.drives import drive_path
+        from .logs.drivelist import drive_path
 
         log_path = drive_path(cfg, row)
         if not row.live:

@@ -26,9 +26,9 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
+from .boarddata import Row, one_line, sanitize
 from .health import Health, header_parts
 from .lines import LineView
-from .rows import Row, one_line, sanitize
 
 # -- literal text ---------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 from board.cli.commands import Context, cmd_card_list
 from board.core.errors import BoardError
-from board.core.text import sanitize
+from board.core.safetext import sanitize
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from board.core.errors import NotFound
-from board.core.text import sanitize
+from board.core.safetext import sanitize
 
 if TYPE_CHECKING:
     from board.cli.commands import Context, Subparsers

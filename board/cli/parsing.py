@@ -21,7 +21,7 @@ from board.cli.commands import (
     cmd_init,
 )
 from board.core.model import KINDS, LANES, PRIORITY_DEFAULT
-from board.core.text import sanitize
+from board.core.safetext import sanitize
 
 
 def _add_json(p: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ definition, shared by every verb.
 
 from __future__ import annotations
 
-from board.core.text import sanitize
+from board.core.safetext import sanitize
 
 
 def visible(text: str) -> str:

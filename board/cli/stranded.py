@@ -10,7 +10,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from board.core.errors import Conflict, Refused
-from board.core.text import diffstat, sanitize
+from board.core.safetext import diffstat, sanitize
 
 if TYPE_CHECKING:
     from board.cli.commands import Context, Subparsers

@@ -19,9 +19,9 @@ def cmd_tui(args: argparse.Namespace, ctx: Context) -> int:
     store = ctx.store  # opened first: a missing store is refused before anything starts
     try:
         # read the board first (a store on a server: in a thread, beside Textual's import)
-        from board.tui import rows
+        from board.tui import boarddata
 
-        preload = rows.Preload(store, cfg=ctx.cfg)  # the header's first reading too
+        preload = boarddata.Preload(store, cfg=ctx.cfg)  # the header's first reading too
         from board.tui import app as tui_app
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("textual", "rich"):

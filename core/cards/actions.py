@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from board.core.cards import waits
-from board.core.cards.drives import end_drives
+from board.core.cards.enddrives import end_drives
 from board.core.config import Config
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.failures import OPERATOR_CLASSES

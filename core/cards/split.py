@@ -35,7 +35,7 @@ from board.core.model import TERMINAL, Blocked, Card, CardDraft
 from board.core.store import Expect, Store, Tx
 
 if TYPE_CHECKING:
-    from board.core.store.base import DriveFields
+    from board.core.store.contract import DriveFields
 
 BUDGET_LABEL = actions.BUDGET_LABEL  # "budget:timeout=" + the count
 ASKED_LABEL = "decompose-asked"  # on the card: a decompose task was filed for it

@@ -24,8 +24,8 @@ from board.core.errors import BoardError, Conflict, NotFound, Refused
 from board.core.git import gitutil, naming, removal, runbranch, saves, snapshot
 from board.core.git.gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
 from board.core.git.stranded import _STAMP, StrandedBranch, _branch, husk_dir, list_stranded
+from board.core.safetext import diffstat
 from board.core.store import Store
-from board.core.text import diffstat
 
 _REF_RE = re.compile(rf"^stranded/(?P<tree>[^/]+)/(?P<stamp>{_STAMP})(?:-\d+)?$")
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from board.core.cards.drives import SALVAGE_TIER, before_note
+from board.core.cards.enddrives import SALVAGE_TIER, before_note
 from board.core.config import Config
 from board.core.drive.brief import brief_text, write_brief
 from board.core.drive.gate import GateVerdict, run_gate

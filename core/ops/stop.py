@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from board.core.cards.drives import end_drives
+from board.core.cards.enddrives import end_drives
 from board.core.config import Config
 from board.core.errors import Refused
 from board.core.git import treestate

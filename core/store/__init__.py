@@ -14,7 +14,7 @@ import from here (`from board.core.store import Expect`) and open it with `open_
 """
 
 from board.core.config import Config
-from board.core.store.base import (
+from board.core.store.contract import (
     Expect,
     LaneHeads,
     Store,

@@ -39,7 +39,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from board.core import hosts
 from board.core.errors import BoardError, Conflict, StoreError, StoreUnavailable
-from board.core.store.base import Store, Tx, utc_now
+from board.core.store.contract import Store, Tx, utc_now
 from board.core.store.outage import Outage
 from board.core.store.pgtx import Conn, T, _lost, _PgTx, _same
 from board.core.store.queries import SqlQueries

@@ -17,8 +17,8 @@ from contextlib import AbstractContextManager
 from board.core import hosts
 from board.core.errors import CorruptCard, NotFound, Refused, StoreError
 from board.core.model import DRIVE_LIVE, TERMINAL, BoardShape, Card, Drive, Event, LoopBeat, Pause
-from board.core.store.base import LaneHeads, Tx
-from board.core.store.rows import _CARD_COLS, _DRIVE_COLS, _cards, _cards_json, _id_key
+from board.core.store.cardrow import _CARD_COLS, _DRIVE_COLS, _cards, _cards_json, _id_key
+from board.core.store.contract import LaneHeads, Tx
 from board.core.store.schema import CLOSED_ORDER, IS_BLOCKED, OPEN_ORDER, whole
 from board.core.store.sqltx import SqlTx, card_rows, marks, read_card, read_cards
 
@@ -26,7 +26,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick
 if TYPE_CHECKING:
     from typing import Any, TypeVar, Unpack
 
-    from board.core.store.base import DriveFields
+    from board.core.store.contract import DriveFields
     from board.core.store.sqltx import Conn
 
     T = TypeVar("T")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from board.core.errors import StoreError
 from board.core.model import Card
-from board.core.store.rows import _shown
+from board.core.store.cardrow import _shown
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:

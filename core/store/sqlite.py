@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from board.core.errors import StoreError
-from board.core.store.base import Store, Tx, utc_now
+from board.core.store.contract import Store, Tx, utc_now
 from board.core.store.queries import SqlQueries
 from board.core.store.schema import (
     IS_BLOCKED,

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused
 from board.core.model import Card, CardDraft
-from board.core.store.base import Expect, Tx, describe_changes
-from board.core.store.rows import _CARD_COLS, _card_from_row, _cards, _id_key
+from board.core.store.cardrow import _CARD_COLS, _card_from_row, _cards, _id_key
+from board.core.store.contract import Expect, Tx, describe_changes
 from board.core.store.schema import FIELDS, whole
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)

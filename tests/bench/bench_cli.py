@@ -187,7 +187,7 @@ def main() -> int:
         )
 
         db = full / ".board" / "board.db"
-        from board.core.store.rows import _CARD_COLS
+        from board.core.store.cardrow import _CARD_COLS
 
         query = f"SELECT {_CARD_COLS} FROM cards ORDER BY seq"
         sqlite_cli = shutil.which("sqlite3")

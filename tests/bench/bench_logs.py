@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from board.core import proc  # noqa: E402
 from board.core.logs import LogFile, format_stamp  # noqa: E402
-from board.core.text import sanitize  # noqa: E402
+from board.core.safetext import sanitize  # noqa: E402
 from textual import events  # noqa: E402
 
 from tests.support.logs import LogsApp, build_board, view_of  # noqa: E402

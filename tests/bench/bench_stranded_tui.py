@@ -53,7 +53,7 @@ from board.core.store import SQLiteStore  # noqa: E402
 from board.tui.app import BoardApp  # noqa: E402
 from board.tui.stranded.browser import StrandedScreen  # noqa: E402
 from board.tui.stranded.diff_screen import DiffScreen  # noqa: E402
-from board.tui.stranded.rows import load_rows, sort_rows  # noqa: E402
+from board.tui.stranded.strandrows import load_rows, sort_rows  # noqa: E402
 from textual import events  # noqa: E402
 
 from tests.support.repos import GIT_ENV, git, make_repo  # noqa: E402

@@ -95,7 +95,7 @@ def child_imports(board: bool) -> None:
         from board.core import config  # noqa: F401
         from board.core.store import SQLiteStore  # noqa: F401
         from board.tui.app import BoardApp  # noqa: F401
-        from board.tui.rows import Preload  # noqa: F401
+        from board.tui.boarddata import Preload  # noqa: F401
         from board.tui.widgets import HealthBar  # noqa: F401
     painted()
 
@@ -104,7 +104,7 @@ def child_board(root: str) -> None:
     """What `board tui` does (board/cli/tui.py), headless, exiting at the first painted board."""
     from board.core import config
     from board.core.store import SQLiteStore
-    from board.tui.rows import Preload
+    from board.tui.boarddata import Preload
 
     cfg = config.load(Path(root))
     store = SQLiteStore(cfg.db_path)

@@ -10,7 +10,7 @@ import json, os, random, sys, time
 from board.core.errors import Conflict
 from board.core.model import Blocked
 from board.core.store import Expect, SQLiteStore
-from board.core.store.base import Expect as BaseExpect
+from board.core.store.contract import Expect as BaseExpect
 
 if os.environ.get("BOARD_TEST_NO_CAS"):  # the planted fault: the version check is off
     BaseExpect.check = lambda self, card: None

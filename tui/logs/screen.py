@@ -9,8 +9,8 @@ from pathlib import Path
 from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.logs import split_stamp
+from board.core.safetext import sanitize
 from board.core.store import Store
-from board.core.text import sanitize
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,7 +22,7 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..stylesheets import add_stylesheet
-from .drives import DriveRow, drive_rows
+from .drivelist import DriveRow, drive_rows
 from .view import POLL_S, REPAINT_S, LogView
 
 LOGS_CSS = Path(__file__).with_name("logs.tcss")

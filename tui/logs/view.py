@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 
 from board.core.logs import LogFile, split_stamp
-from board.core.text import sanitize
+from board.core.safetext import sanitize
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style

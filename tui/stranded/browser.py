@@ -33,14 +33,14 @@ from textual.message import Message
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
-from ..base import BoardAppScreen, PaletteActions
+from ..boarddata import one_line
 from ..card import CardScreen
 from ..dialogs import ConfirmDialog
-from ..rows import one_line
+from ..screenbase import BoardAppScreen, PaletteActions
 from ..stylesheets import add_stylesheet
 from ..widgets import LineList, StatusLine
 from .diff_screen import STRANDED_CSS, DiffScreen
-from .rows import (
+from .strandrows import (
     SORTS,
     StrandedRow,
     first_rows,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from board.core import proc
 from board.core.logs import LINE_CAP, decode_line
-from board.core.text import sanitize
+from board.core.safetext import sanitize
 
 LONG_LINE = 1024 * 1024  # bytes without a newline before a line is kept as its head only
 BLOCK_CACHE = 16

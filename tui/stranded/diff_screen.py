@@ -16,7 +16,7 @@ from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.git import runbranch, stranded
 from board.core.proc import Result
-from board.core.text import sanitize
+from board.core.safetext import sanitize
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -25,11 +25,11 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ..rows import one_line
+from ..boarddata import one_line
 from ..stylesheets import add_stylesheet
 from .buffer import DiffBuffer
 from .diff_view import DiffView, FileList
-from .rows import StrandedRow
+from .strandrows import StrandedRow
 
 
 def _start_name(cfg: Config) -> str:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from board.core.text import sanitize
+from board.core.safetext import sanitize
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style

@@ -17,7 +17,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from ..widgets import LineList
-from .rows import GONE, StrandedRow, age_text
+from .strandrows import GONE, StrandedRow, age_text
 
 
 def fit(text: str, width: int, right: bool = False) -> str:

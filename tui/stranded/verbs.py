@@ -14,7 +14,7 @@ from board.core import ops as operator
 from board.core.config import Config
 from board.core.git import pick, runbranch, saves
 
-from .rows import StrandedRow
+from .strandrows import StrandedRow
 
 
 def recovery_commands(cfg: Config, row: StrandedRow) -> list[str]:

@@ -27,7 +27,7 @@ from board.core.errors import BoardError, Refused
 from board.core.model import Card
 from textual.binding import Binding
 
-from .rows import one_line
+from .boarddata import one_line
 
 if TYPE_CHECKING:
     from .app import BoardApp

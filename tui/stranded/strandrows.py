@@ -25,10 +25,10 @@ from board.core.config import Config
 from board.core.errors import CorruptCard
 from board.core.git import stranded
 from board.core.model import Card
+from board.core.safetext import sanitize
 from board.core.store import Store
-from board.core.text import sanitize
 
-from ..rows import one_line
+from ..boarddata import one_line
 
 LANE_ORDER = {"backlog": 0, "ready": 1, "working": 2, "review": 3, "done": 4, "cancelled": 5}
 GONE = "gone"  # the lane column of a branch whose card is no longer on the board

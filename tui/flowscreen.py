@@ -13,7 +13,7 @@ them again.
 from __future__ import annotations
 
 from board.core.failures import stamp
-from board.core.flow import Flow, read_flow
+from board.core.flowstats import Flow, read_flow
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -21,8 +21,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Sparkline, Static
 
-from .base import BoardAppScreen
-from .text import one_line
+from .painttext import one_line
+from .screenbase import BoardAppScreen
 from .times import format_elapsed
 
 LABEL_W = 18

@@ -21,7 +21,7 @@ from board.core.errors import BoardError, CorruptCard
 from board.core.model import LANES, TERMINAL, Card
 from board.core.store import Store
 
-from .text import one_line, sanitize
+from .painttext import one_line, sanitize
 
 if TYPE_CHECKING:
     from .health import Clock, Health

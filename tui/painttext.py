@@ -3,7 +3,7 @@ Textual here, so the early read and the header's words can use it before Textual
 
 from __future__ import annotations
 
-from board.core.text import sanitize as _core_sanitize
+from board.core.safetext import sanitize as _core_sanitize
 
 
 def sanitize(text: str) -> str:

@@ -91,33 +91,33 @@ class BoardAppScreen(Screen[None]):
         return card
 
     def action_new_card(self) -> None:
-        from . import work
+        from . import workkeys
 
-        work.new_card(self.board_app)
+        workkeys.new_card(self.board_app)
 
     def action_edit_card(self) -> None:
-        from . import work
+        from . import workkeys
 
         if (card := self._card_or_say("edit")) is not None:
-            work.edit_card(self.board_app, card)
+            workkeys.edit_card(self.board_app, card)
 
     def action_edit_spec(self) -> None:
-        from . import work
+        from . import workkeys
 
         if (card := self._card_or_say("spec")) is not None:
-            work.edit_spec(self.board_app, card)
+            workkeys.edit_spec(self.board_app, card)
 
     def action_shell(self) -> None:
-        from . import work
+        from . import workkeys
 
         if (card := self._card_or_say("shell")) is not None:
-            work.open_shell(self.board_app, card)
+            workkeys.open_shell(self.board_app, card)
 
     def action_live_diff(self) -> None:
-        from . import work
+        from . import workkeys
 
         if (card := self._card_or_say("diff")) is not None:
-            work.live_diff(self.board_app, card)
+            workkeys.live_diff(self.board_app, card)
 
 
 __all__ = ["BoardAppScreen", "PaletteActions"]

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from board.core.failures import parse_stamp, stamp
 from board.core.model import BLOCK_CLASSES, DRIVE_LIVE, LANES, TERMINAL, Card, Drive, Event
-from board.core.store.base import Store
+from board.core.store.contract import Store
 
 HOURS = 24
 _LANE = "|".join(re.escape(lane) for lane in LANES)
