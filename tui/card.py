@@ -36,6 +36,7 @@ from textual.worker import get_current_worker
 from .boarddata import one_line
 from .commands import verb_bindings
 from .health import Health, utc_now
+from .movement import EDGES, PAGE_MOVES, movement_bindings
 from .screenbase import BoardAppScreen
 from .times import drive_elapsed
 from .widgets import StatusLine, literal
@@ -199,12 +200,7 @@ class CardScreen(BoardAppScreen):
 
     BINDINGS = [
         Binding("escape", "back", "back", tooltip="back to the board", id="card.back"),
-        Binding("down,j", "scroll(1)", "down", show=False, id="card.down"),
-        Binding("up,k", "scroll(-1)", "up", show=False, id="card.up"),
-        Binding("pagedown,space", "page(1)", "page down", show=False, id="card.page_down"),
-        Binding("pageup", "page(-1)", "page up", show=False, id="card.page_up"),
-        Binding("home,g", "edge(0)", "top", show=False, id="card.top"),
-        Binding("end,G", "edge(1)", "bottom", show=False, id="card.bottom"),
+        *movement_bindings("card", PAGE_MOVES, ids=EDGES, said=EDGES),
         Binding(
             "l", "app.logs", "logs", show=False, tooltip="the card's drive logs", id="card.logs"
         ),

@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from .boarddata import one_line
+from .movement import EDGES, PAGE_MOVES, movement_bindings
 
 if TYPE_CHECKING:
     from .app import BoardApp
@@ -177,8 +178,7 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [
         Binding("escape,question_mark,q", "close", "close", id="help.close"),
-        Binding("down,j", "scroll(1)", show=False, id="help.down"),
-        Binding("up,k", "scroll(-1)", show=False, id="help.up"),
+        *movement_bindings("help", PAGE_MOVES, ids=EDGES, said=EDGES, reader=True),
     ]
 
     def __init__(self, rows: list[tuple[str, str, str, str]]) -> None:
@@ -203,3 +203,14 @@ class HelpScreen(ModalScreen[None]):
 
     def action_scroll(self, delta: int) -> None:
         self.query_one("#help-scroll", VerticalScroll).scroll_relative(y=delta, animate=False)
+
+    def action_page(self, direction: int) -> None:
+        scroll = self.query_one("#help-scroll", VerticalScroll)
+        scroll.scroll_relative(y=direction * max(1, scroll.size.height - 1), animate=False)
+
+    def action_edge(self, end: int) -> None:
+        scroll = self.query_one("#help-scroll", VerticalScroll)
+        if end:
+            scroll.scroll_end(animate=False)
+        else:
+            scroll.scroll_home(animate=False)

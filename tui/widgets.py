@@ -17,7 +17,6 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Region
 from textual.message import Message
@@ -29,6 +28,17 @@ from textual.widgets import Static
 from .boarddata import Row, one_line, sanitize
 from .health import Health, header_parts
 from .lines import LineView
+from .movement import movement_bindings
+
+# a list's movements: its cursor's actions (LineList)
+LIST_MOVES = {
+    "down": "move(1)",
+    "up": "move(-1)",
+    "page_down": "page(1)",
+    "page_up": "page(-1)",
+    "first": "jump(0)",
+    "last": "jump(-1)",
+}
 
 # -- literal text ---------------------------------------------------------------------------
 
@@ -88,12 +98,7 @@ class LineList(LineView, can_focus=True, inherit_bindings=False):
     header_rows = 0
 
     BINDINGS = [
-        Binding("down,j", "move(1)", "down", show=False, id="list.down"),
-        Binding("up,k", "move(-1)", "up", show=False, id="list.up"),
-        Binding("pagedown,ctrl+d", "page(1)", "page down", show=False, id="list.page_down"),
-        Binding("pageup,ctrl+u", "page(-1)", "page up", show=False, id="list.page_up"),
-        Binding("home,g", "jump(0)", "first", show=False, id="list.first"),
-        Binding("end,G", "jump(-1)", "last", show=False, id="list.last"),
+        *movement_bindings("list", LIST_MOVES),
     ]
 
     cursor: reactive[int] = reactive(0, repaint=False, init=False)
@@ -321,12 +326,7 @@ class LaneView(LineList, inherit_bindings=False):
     header_rows = 1
 
     BINDINGS = [
-        Binding("down,j", "move(1)", "down", show=False, id="lane.down"),
-        Binding("up,k", "move(-1)", "up", show=False, id="lane.up"),
-        Binding("pagedown,ctrl+d", "page(1)", "page down", show=False, id="lane.page_down"),
-        Binding("pageup,ctrl+u", "page(-1)", "page up", show=False, id="lane.page_up"),
-        Binding("home,g", "jump(0)", "first card", show=False, id="lane.first"),
-        Binding("end,G", "jump(-1)", "last card", show=False, id="lane.last"),
+        *movement_bindings("lane", LIST_MOVES, said={"first": "first card", "last": "last card"}),
     ]
 
     def __init__(self, lane: str, parts: LaneStyles, *, id: str | None = None) -> None:

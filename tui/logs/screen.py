@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..movement import movement_bindings
 from ..stylesheets import add_stylesheet
 from .drivelist import DriveRow, drive_rows
 from .view import POLL_S, REPAINT_S, LogView
@@ -46,10 +47,18 @@ class DriveList(OptionList):
     """The drive list: `j`/`k` move as in every list of the board (and `g`/`G`)."""
 
     BINDINGS = [
-        Binding("j", "cursor_down", "down", show=False, id="logs.drives_down"),
-        Binding("k", "cursor_up", "up", show=False, id="logs.drives_up"),
-        Binding("g", "first", "first", show=False, id="logs.drives_first"),
-        Binding("G", "last", "last", show=False, id="logs.drives_last"),
+        *movement_bindings(
+            "logs",
+            {
+                "down": "cursor_down",
+                "up": "cursor_up",
+                "page_down": "page_down",
+                "page_up": "page_up",
+                "first": "first",
+                "last": "last",
+            },
+            ids={m: f"drives_{m}" for m in ("down", "up", "page_down", "page_up", "first", "last")},
+        ),
     ]
 
 

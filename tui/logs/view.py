@@ -31,6 +31,7 @@ from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from ..lines import LineView
+from ..movement import movement_bindings
 
 POLL_S = 0.1  # how often the watcher looks for appended bytes
 MAX_BACKOFF_S = 1.0  # the longest it waits while the app is still busy with the last notice
@@ -103,28 +104,29 @@ class LogView(LineView):
 
     ALLOW_SELECT = False
     BINDINGS = [
-        Binding("up,k", "line_up", "up", show=False, id="logs.up"),
-        Binding("down,j", "line_down", "down", show=False, id="logs.down"),
         Binding("left,h", "column_left", "left", show=False, id="logs.left"),
         Binding("right,l", "column_right", "right", show=False, id="logs.right"),
-        Binding("pageup,b", "page_up", "page up", show=False, id="logs.page_up"),
-        Binding("pagedown,space", "page_down", "page down", show=False, id="logs.page_down"),
-        Binding(
-            "g,home",
-            "top",
-            "top",
-            show=False,
-            id="logs.top",
-            key_display="g",
-            tooltip="the first line",
-        ),
-        Binding(
-            "G,end",
-            "bottom",
-            "follow",
-            id="logs.follow",
-            key_display="G",
-            tooltip="go to the end and follow it",
+        *movement_bindings(
+            "logs",
+            {
+                "down": "line_down",
+                "up": "line_up",
+                "page_down": "page_down",
+                "page_up": "page_up",
+                "first": "top",
+                "last": "bottom",
+            },
+            ids={"first": "top", "last": "follow"},
+            said={"first": "top", "last": "follow"},
+            more={
+                "first": {"key_display": "g", "tooltip": "the first line"},
+                "last": {
+                    "show": True,
+                    "key_display": "G",
+                    "tooltip": "go to the end and follow it",
+                },
+            },
+            reader=True,
         ),
         Binding("n", "next_match", "next match", id="logs.next", show=False),
         Binding("N", "previous_match", "previous match", id="logs.previous", show=False),

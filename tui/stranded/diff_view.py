@@ -22,9 +22,19 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from ..lines import LineView
+from ..movement import EDGES, movement_bindings
 from ..widgets import LineList
 from .buffer import DiffBuffer, DiffFile
 from .table import fit
+
+PAGE_MOVES_DIFF = {
+    "down": "scroll_lines(1)",
+    "up": "scroll_lines(-1)",
+    "page_down": "scroll_page(1)",
+    "page_up": "scroll_page(-1)",
+    "first": "scroll_edge(0)",
+    "last": "scroll_edge(1)",
+}
 
 SYNC_S = 0.2  # the diff view redraws for new lines at most this often while git writes
 
@@ -41,12 +51,7 @@ class DiffView(LineView):
     ALLOW_SELECT = False
     LINE_CACHE = 2048
     BINDINGS = [
-        Binding("down,j", "scroll_lines(1)", "down", show=False, id="diff.down"),
-        Binding("up,k", "scroll_lines(-1)", "up", show=False, id="diff.up"),
-        Binding("pagedown,space", "scroll_page(1)", "page down", show=False, id="diff.page_down"),
-        Binding("pageup,b", "scroll_page(-1)", "page up", show=False, id="diff.page_up"),
-        Binding("home,g", "scroll_edge(0)", "top", show=False, id="diff.top"),
-        Binding("end,G", "scroll_edge(1)", "bottom", show=False, id="diff.bottom"),
+        *movement_bindings("diff", PAGE_MOVES_DIFF, ids=EDGES, said=EDGES, reader=True),
         Binding("left,h", "columns(-8)", "left", show=False, id="diff.left"),
         Binding("right,l", "columns(8)", "right", show=False, id="diff.right"),
     ]
