@@ -488,7 +488,8 @@ class Loop:
         """With the run branch on the remote, at most every publish.poll_s: push this host's
         saves, fetch the others', obey the tombstones (see core/git/shared.py); a save
         that reached the remote is told on its card."""
-        from board.core.git import pick, runbranch, shared
+        from board.core.git import runbranch, shared
+        from board.core.ops import pick
 
         if not runbranch.on_remote(self.cfg):
             return

@@ -29,7 +29,7 @@ HEAVY = (
     "board.core.poller",
     "board.core.drive",
     "board.core.git.stranded",
-    "board.core.git.pick",
+    "board.core.ops.pick",
     "board.core.git.worktrees",
     "board.core.git.saves",
     "board.core.git.removal",

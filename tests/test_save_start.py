@@ -14,8 +14,9 @@ import json
 from pathlib import Path
 
 import pytest
-from board.core.git import naming, pick, saves, stranded, worktrees
+from board.core.git import naming, saves, stranded, worktrees
 from board.core.model import CardDraft
+from board.core.ops import pick
 from board.core.store import Expect
 
 from board.cli import entry as cli

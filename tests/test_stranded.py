@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from board.core import records, tomlcache
 from board.core.errors import Conflict, NotFound, Refused
-from board.core.git import naming, pick, saves, savestats, snapshot, stranded, worktrees
+from board.core.git import naming, saves, savestats, snapshot, stranded, worktrees
 from board.core.model import CardDraft
+from board.core.ops import pick
 from board.core.store import Expect, SQLiteStore
 
 from board.cli import entry as cli

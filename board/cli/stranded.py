@@ -54,7 +54,7 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_pick(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.git import pick
+    from board.core.ops import pick
 
     result = pick.pick(
         ctx.cfg, args.branch, onto=args.onto, title_of=pick.titles_from(lambda: ctx.store)
@@ -86,7 +86,7 @@ def cmd_pick(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_discard(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.git import pick
+    from board.core.ops import pick
 
     target = pick.discard_target(ctx.cfg, args.name)
     what = target.describe(ctx.cfg)
@@ -105,7 +105,7 @@ def cmd_discard(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_prune(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.git import pick
+    from board.core.ops import pick
 
     older = pick.parse_age(args.older_than) if args.older_than is not None else None
     plan = pick.prune_plan(ctx.cfg, ctx.store, card=args.card, older_than=older)

@@ -29,7 +29,6 @@ from board.core.errors import BoardError, Conflict, NotFound, Refused
 from board.core.git import (
     gitutil,
     naming,
-    pick,
     runbranch,
     shared,
     snapshot,
@@ -38,6 +37,7 @@ from board.core.git import (
 )
 from board.core.logs import LogWriter, log_path
 from board.core.model import Card, Drive
+from board.core.ops import pick
 from board.core.ops.live import BOARD, WHO, after_fold, card_lock, save_trees, tail
 from board.core.publish import publish, push
 from board.core.publish.owner import Owner, StoodAside, edge_update

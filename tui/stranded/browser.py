@@ -22,8 +22,9 @@ from datetime import UTC, datetime
 from board.core import ops as operator
 from board.core.config import Config
 from board.core.errors import BoardError
-from board.core.git import pick, stranded
+from board.core.git import stranded
 from board.core.model import Card
+from board.core.ops import pick
 from board.core.store import Store
 from rich.text import Text
 from textual import on, work

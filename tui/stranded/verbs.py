@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from board.core import ops as operator
 from board.core.config import Config
-from board.core.git import pick, runbranch, saves
+from board.core.git import runbranch, saves
+from board.core.ops import pick
 
 from .strandrows import StrandedRow
 
