@@ -1,5 +1,5 @@
 """The plain forms of `board card list` are read without argparse (board.cli.entry's
-`_card_list_args`): for every command line it either declines, and argparse reads it as
+`quick.card_list_args`): for every command line it either declines, and argparse reads it as
 always, or gives exactly the Namespace argparse gives. Checked over a corpus of command
 lines built from tricky pieces (abbreviations, `--lane=`, values that look like options,
 repeats, `--`, `-h`, unicode, bytes that were not UTF-8), against the real parser.
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from board.cli import entry, parsing
+from board.cli import parsing
+from board.cli import quick as fast
 from tests.support.procs import python_child
 from tests.support.repos import make_repo
 
@@ -87,7 +88,7 @@ def corpus() -> list[list[str]]:
 def test_the_quick_reading_is_argparse_s_or_declines() -> None:
     taken = 0
     for argv in corpus():
-        quick = entry._card_list_args(list(argv))
+        quick = fast.card_list_args(list(argv))
         if quick is None:
             continue
         taken += 1
@@ -112,7 +113,7 @@ def test_the_quick_reading_is_argparse_s_or_declines() -> None:
     ],
 )
 def test_the_plain_forms_are_read_without_argparse(argv: list[str]) -> None:
-    quick = entry._card_list_args(list(argv))
+    quick = fast.card_list_args(list(argv))
     assert quick is not None
     assert vars(quick) == argparse_reads(argv)
 
@@ -140,7 +141,7 @@ def test_the_plain_forms_are_read_without_argparse(argv: list[str]) -> None:
     ],
 )
 def test_anything_else_goes_to_argparse(argv: list[str]) -> None:
-    assert entry._card_list_args(list(argv)) is None
+    assert fast.card_list_args(list(argv)) is None
 
 
 def test_a_refusal_reads_the_same_either_way(tmp_path: Path) -> None:
@@ -149,8 +150,8 @@ def test_a_refusal_reads_the_same_either_way(tmp_path: Path) -> None:
     root = make_repo(tmp_path, init="cli").root
     lane_argv = ["card", "list", "--lane", "nope"]
     where_argv = ["-C", "nowhere", "card", "list"]
-    assert entry._card_list_args(lane_argv) is not None
-    assert entry._card_list_args(where_argv) is not None
+    assert fast.card_list_args(lane_argv) is not None
+    assert fast.card_list_args(where_argv) is not None
     lane = python_child(["-m", "board.cli", *lane_argv], cwd=root)
     assert lane.returncode == 1 and lane.stdout == ""
     assert lane.stderr == (

@@ -557,8 +557,9 @@ def binding_classes() -> list[type[DOMNode]]:
     """Every app, screen and widget class of the TUI that declares its own BINDINGS.
 
     Found by importing every module of the package, not from a list kept by hand (which
-    once missed the logs screen). The screens opened later are otherwise loaded when first
-    opened; this walk runs only when `[tui.keys]` is set (and in the tests).
+    misses a screen as soon as one is added). The screens opened later are otherwise
+    loaded when first opened; this walk runs only when `[tui.keys]` is set (and in the
+    tests).
     """
     import importlib
     import pkgutil

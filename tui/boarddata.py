@@ -130,8 +130,7 @@ def start_lane(cfg: Config, lanes: Lanes, visible: Sequence[str]) -> str:
     """The lane the board opens on: where the work needs the operator. The first lane
     holding a card that waits for a human (`waits.needs_operator`: a block the sweep does
     not heal, a build waiting for approval), else `working` if a drive runs, else the first
-    lane with cards. It used to open on the backlog, often empty, where `l` said "no card
-    selected" while the work sat two lanes over."""
+    lane with cards: never an empty backlog while the work sits two lanes over."""
     for lane in visible:
         if any(needs_operator(cfg, row.card) for row in lanes.get(lane, ())):
             return lane

@@ -3,9 +3,9 @@
 A lane of 10,000 cards, a gigabyte log and a million-line diff are each one widget: a
 `ScrollView` whose `virtual_size` is its line count, asked by Textual for the rows on
 screen only (`render_line`), one `Strip` per row, never a widget per line (toolong's
-`LogLines` is the model). The three views used to write that pattern three ways; what
-they share lives here, and each keeps what is its own (the log's following and wrapping,
-the diff's streaming, the list's cursor):
+`LogLines` is the model). What the three views share lives here, so the pattern is written
+once, and each keeps what is its own (the log's following and wrapping, the diff's
+streaming, the list's cursor):
 
 - the frame: the rows on screen are drawn together, once per position and state
   (`frame_key` says what they depend on, `draw_frame` draws them), so the forty

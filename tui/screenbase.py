@@ -1,8 +1,7 @@
 """What the board app's screens share: the typed app, the current card, the palette's offer.
 
-Screens used to reach the app through probes (`getattr(self.app, "say", None)`) and the
-app and the palette probed screens by name (`hasattr(screen, "action_filter")`), so a
-renamed method was skipped in silence, and no type checker could follow either side. Now:
+Typed both ways, so a renamed method is an error a type checker names, not a probe
+(`getattr(self.app, ...)`, `hasattr(screen, ...)`) that skips it in silence:
 
 - a screen reaches its app as the `BoardApp` it is (`board_app`, a `cast` as posting
   does: these screens are only ever pushed by the board app);
@@ -75,7 +74,7 @@ class BoardAppScreen(Screen[None]):
         """Reload whenever the app sees the store's change counter move (call in on_mount).
 
         Immediate: a reload only starts a worker, so it runs as the app publishes, in the
-        order the screens were stacked, as the app's loop over its screens used to.
+        order the screens were stacked.
         """
         self.board_app.store_changes.subscribe(self, self._store_changed, immediate=True)
 

@@ -1,8 +1,9 @@
 """`board ARGS`: read the command line, run the verb, say a refusal in one line.
 
 Apart from the verbs (`commands.py`) and the parser (`parsing.py`, which names the verbs'
-handlers) so that no import goes in a circle. The plain forms of `card list` are read here
-without argparse (`_card_list_args`); anything else goes to the parser.
+handlers) so that no import goes in a circle. The plain forms of `card list` are read
+without argparse, and the program leaves without the interpreter's teardown after one:
+both tricks are fenced in `quick.py`; anything else goes to the parser.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
 
-from board.cli.commands import Context, cmd_card_list
+from board.cli import quick
+from board.cli.commands import Context
 from board.core.errors import BoardError
 from board.core.safetext import sanitize
 
@@ -25,32 +26,15 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the verb `argv` (default: the process's arguments) names; the exit code."""
     given = sys.argv[1:] if argv is None else list(argv)
-    args = _card_list_args(given)
+    args = quick.card_list_args(given)
     if args is None:
         from board.cli import parsing
 
         return _run(given, parsing.parse(given))
     code = _run(given, args)
     if argv is None and code == 0:  # the `board` program listed cards: nothing left to do
-        _leave(code)
+        quick.leave(code)
     return code
-
-
-def _leave(code: int) -> None:
-    """End the process now with `code`, once what it printed is flushed, skipping the
-    interpreter's teardown: freeing every module and collecting their cycles was a tenth
-    of a card listing's instructions. Only after a `card list` that succeeded: it writes
-    nothing, has closed its store, and starts no thread nor registers anything to run at
-    exit. A refusal ends as always, since what it left open (a store refused while being
-    opened) is closed by the teardown, which removes SQLite's -wal and -shm files. When the
-    output cannot be flushed (a closed pipe), this returns and the interpreter ends as it
-    always has, saying so."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:
-        return
-    os._exit(code)
 
 
 def _run(given: list[str], args: argparse.Namespace) -> int:
@@ -105,53 +89,6 @@ def _raw(arg: str) -> str:
         return ascii(arg.encode("utf-8", "surrogateescape"))[1:]
     except UnicodeEncodeError:
         return ascii(arg)
-
-
-def _card_list_args(argv: list[str]) -> argparse.Namespace | None:
-    """The Namespace argparse builds for the plain forms of `board [-C DIR] card list
-    [--lane LANE | --lane=LANE] [--json]`: each option at most once and spelled in full,
-    each value neither empty nor starting with '-'. Reading them needs no parser (argparse
-    and building it were a third of the listing's start); anything else, `--help` and every
-    mistake included, returns None and goes to argparse, which reads and refuses it as
-    always (tests/test_cli_fast.py holds the two to the same answers)."""
-    directory: str | None = None
-    if argv[:1] == ["-C"]:
-        if len(argv) < 2 or not _plain(argv[1]):
-            return None
-        directory, argv = argv[1], argv[2:]
-    if argv[:2] != ["card", "list"]:
-        return None
-    lane: str | None = None
-    as_json = False
-    rest = argv[2:]
-    i = 0
-    while i < len(rest):
-        arg = rest[i]
-        if arg == "--json" and not as_json:
-            as_json = True
-            i += 1
-        elif arg == "--lane" and lane is None and i + 1 < len(rest) and _plain(rest[i + 1]):
-            lane = rest[i + 1]
-            i += 2
-        elif arg.startswith("--lane=") and lane is None and _plain(arg[len("--lane=") :]):
-            lane = arg[len("--lane=") :]
-            i += 1
-        else:
-            return None
-    args = SimpleNamespace(
-        directory=directory,
-        verb="card",
-        card_verb="list",
-        lane=lane,
-        json=as_json,
-        func=cmd_card_list,
-    )
-    return args  # type: ignore[return-value]  # read as argparse's: by attribute
-
-
-def _plain(value: str) -> bool:
-    """A value argparse takes as it is, whatever follows: not empty, not an option's look."""
-    return value != "" and not value.startswith("-")
 
 
 __all__ = ["main"]
