@@ -75,7 +75,7 @@ def _kept(path: Path) -> tuple[str, str, dict]:
 def kept_reading_is_tomllib_s(repo: Path) -> bool:
     """The kept readings, if any, are tomllib's: of the text board.toml's keeps (it is used
     only while board.toml is that text, tests/test_config_cache.py), and of each theme
-    file as it is now (the themes' key is their text: tests/test_tui_board.py)."""
+    file as it is now (the themes' key is their text: tests/test_tui_themes.py)."""
     folder = cachedir.for_repo(repo)
     assert folder is not None, "the test turns the caches on"
     cache = Path(folder.path, tomlcache.NAME)

@@ -5,7 +5,8 @@ on the card screen; a log search says which match of how many (`3/17`)."""
 from __future__ import annotations
 
 import pytest
-from board.tui.dialogs import HelpScreen
+from board.tui.board import BoardScreen
+from board.tui.dialogs import HelpScreen, ReasonDialog
 from textual.command import CommandPalette
 from textual.containers import VerticalScroll
 from textual.widgets import Input, Static
@@ -104,3 +105,59 @@ async def test_a_log_search_says_which_match_of_how_many(tmp_path) -> None:
         await wait_for(pilot, lambda: "11/11" in str(status.render()), what="wrapped to 11/11")
         assert view.match_lines is not None and len(view.match_lines) == 11
     store.close()
+
+
+@pytest.mark.parametrize("key", ["ctrl+p", "colon"])
+async def test_palette_lists_the_verbs_for_the_current_card(board, key) -> None:
+    app = make_app(board)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-1")
+        await pilot.press(key)
+        await settle(pilot)
+        assert isinstance(app.screen, CommandPalette), f"{key} did not open the palette"
+        text = "\n".join(screen_lines(app))
+        for verb in ("hold", "cancel", "done"):  # ready c-1: no ready/unblock (test_tui_context)
+            assert f"{verb} c-1" in text, f"the palette does not offer {verb} for c-1"
+        await pilot.press(*"hold c-1", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ReasonDialog), "the chosen command did not run the verb"
+
+
+async def test_palette_verb_runs_the_same_call(board) -> None:
+    app = make_app(board)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-9")
+        await pilot.press("colon", *"unblock c-9", "enter")
+        await settle(pilot)
+        assert board.store.get("c-9").blocked is None, "the palette's unblock did nothing"
+
+
+async def test_question_mark_shows_help_generated_from_the_bindings(board) -> None:
+    app = make_app(board)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen), "? did not open the help"
+        text = "\n".join(screen_lines(app))
+        rows = {line.split()[-1]: line for line in screen_lines(app) if "█" in line}
+        for _ in range(30):  # the rest of the help, scrolled into view
+            await pilot.press("j")
+        await pilot.pause()
+        text += "\n" + "\n".join(screen_lines(app))
+        for ident, keys, what in (
+            ("verb.hold", ["H"], "hold"),
+            ("verb.cancel", ["x"], "cancel"),
+            ("board.filter", ["/"], "filter"),
+            ("lane.down", ["j", "↓"], "down"),
+            ("app.quit", ["q"], "quit"),
+            ("app.palette", ["^p", ":"], "palette"),
+            ("app.theme", ["T"], "theme"),
+        ):
+            row = next((line for line in text.splitlines() if f" {ident} " in line), "")
+            assert row, f"help has no row for {ident} (the id users rebind)"
+            assert what in row and all(f" {k} " in row for k in keys), f"help row wrong: {row}"
+        assert rows
+        await pilot.press("escape")
+        assert isinstance(app.screen, BoardScreen)

@@ -2,16 +2,20 @@
 the screens opened later load when first used. Each module a start imports costs its share
 of the first paint (bench_tui's ratio to an empty Textual app), and a module-level import
 added for a key's sake would quietly put it back. The test starts the real app in a fresh
-interpreter, as `board tui` does, and reads what it had loaded at its first paint.
+interpreter, as `board tui` does, and reads what it had loaded at its first paint. The
+early read before Textual needs no Textual at all: without it, `board tui` says so in a line.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+from board.core import proc
+
 from tests.support.procs import python_child
-from tests.support.tui import make_board, seed
+from tests.support.tui import make_board, seed, seeded_board
 
 # what the first paint has no use for (each is loaded by the key or verb that needs it)
 LATER = (
@@ -99,3 +103,41 @@ def test_a_start_with_its_readings_kept_imports_no_tomllib(
     modules = set(json.loads(out.read_text())["modules"])
     assert "board.tui.board" in modules, "the child did not start the board"
     assert "tomllib" not in modules, "the second start imported tomllib"
+
+
+def test_the_early_read_and_core_import_without_textual(tmp_path) -> None:
+    """`board tui` reads the board before Textual loads; without Textual it says so in a line."""
+    board = seeded_board(tmp_path)
+    board.close()
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'textual' or name.startswith('textual.'):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from board.core import config\n"
+        "from board.core.store import SQLiteStore\n"
+        "from board.tui.boarddata import Preload\n"
+        f"cfg = config.load(__import__('pathlib').Path({str(board.root)!r}))\n"
+        "lanes, count = Preload(SQLiteStore(cfg.db_path)).result(10)\n"
+        "print(len(lanes['ready']), count)\n"
+        "from board.cli import main\n"
+        f"sys.exit(main(['-C', {str(board.root)!r}, 'tui']))\n"
+    )
+    res = proc.run((sys.executable, "-c", code), timeout=60)
+    assert res.stdout.split()[:2] == ["4", str(board_count(board))], res.stdout + res.stderr
+    assert res.returncode == 1, res.stderr
+    assert res.stderr.strip() == (
+        "board: board tui needs Textual (textual is not installed): pip install 'textual==8.2.8'"
+    ), res.stderr
+
+
+def board_count(board) -> int:
+    from board.core.store import SQLiteStore
+
+    store = SQLiteStore(board.cfg.db_path)
+    try:
+        return store.change_count()
+    finally:
+        store.close()

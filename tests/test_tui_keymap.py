@@ -1,7 +1,8 @@
 """`[tui.keys]` is checked before anything is drawn: an id no binding has, or a rebinding
 that puts two bindings of one screen on the same key (one of them would be silently
 hidden, a verb gone), makes `board tui` exit non-zero with one line naming both ids. Every
-screen's ids are accepted, the logs screen's included, and its drive list moves with j/k."""
+screen's ids are accepted, the logs screen's included, and its drive list moves with j/k.
+A rebound key works on the board and shows in the help."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from board.tui.app import (
     group_classes,
     keymap_problem,
 )
+from board.tui.dialogs import ReasonDialog
 from board.tui.logs.screen import DriveList
 from textual.binding import Binding
 
 from tests.support.logs import LogsApp, build_board, settled
-from tests.support.tui import cli, make_app, seeded_board
+from tests.support.tui import cli, lane, loaded, make_app, screen_lines, seeded_board
 from tests.support.waiting import wait_for
 
 
@@ -144,3 +146,29 @@ async def test_the_logs_drive_list_moves_with_j_and_k(tmp_path) -> None:
         await pilot.press("g")
         assert drives.highlighted == 0
     store.close()
+
+
+async def test_keys_rebound_in_board_toml_work_and_show_in_help(tmp_path) -> None:
+    board = seeded_board(tmp_path, keys={"verb.hold": "b", "lane.down": "J"})
+    app = make_app(board)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("J")
+        assert lane(screen, "ready").current.id == "c-2", "the rebound down key does nothing"
+        await pilot.press("right", "b")
+        assert isinstance(app.screen, ReasonDialog), "the rebound hold key does nothing"
+        await pilot.press("escape")
+        await pilot.press("H")
+        assert not isinstance(app.screen, ReasonDialog), "the old key still holds"
+        await pilot.press("question_mark")
+        rows = [line for line in screen_lines(app) if "verb.hold" in line]
+        assert rows and " b " in rows[0], f"help shows the old key: {rows}"
+    board.close()
+
+
+def test_an_unknown_binding_id_in_board_toml_is_refused_before_drawing(tmp_path) -> None:
+    """It used to be a status line once the board was up, the key silently unbound."""
+    board = seeded_board(tmp_path, keys={"verb.nope": "z"})
+    with pytest.raises(ConfigError, match="no binding has the id 'verb.nope'"):
+        make_app(board)
+    board.close()

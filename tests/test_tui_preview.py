@@ -7,16 +7,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from board.core.git import worktrees
 from board.core.logs import LogWriter, log_path
 from board.tui.app import BoardApp
+from board.tui.board import BoardScreen
 from board.tui.health import utc_now
 from board.tui.preview import Preview
 
 from tests.support.loop import add_card, edit_tier
 from tests.support.loop import make_board as make_loop_board
-from tests.support.tui import add, fixed_now, live_board, loaded, make_app, settle
+from tests.support.tui import add, fixed_now, live_board, loaded, make_app, seeded_board, settle
 from tests.support.waiting import wait_for
+
+
+@pytest.fixture
+def board(tmp_path):
+    b = seeded_board(tmp_path)
+    yield b
+    b.close()
 
 
 def pane(app) -> Preview:
@@ -104,3 +113,33 @@ async def test_the_preview_gives_a_live_trees_diffstat_against_its_start_point(
         assert f"{card.id}  edit two files" in text, text
         assert "tree: 2 files changed, +4 -1 against" in text, text
     store.close()
+
+
+async def test_the_first_paint_never_says_no_card_is_selected_while_one_is(board) -> None:
+    """The preview (on from 140 columns) reads its card once the cursor has rested; until
+    then the first paint left it saying "no card selected" with a card under the cursor.
+    It says nothing until the read, then the card."""
+    from board.tui.preview import Preview
+
+    app = make_app(board)
+    at_paint: list[tuple[str | None, str]] = []
+    original = app.board_painted
+
+    def painted() -> None:
+        screen = app.screen
+        assert isinstance(screen, BoardScreen)
+        card = screen.current_card()
+        at_paint.append((card.id if card else None, str(screen.query_one(Preview).render())))
+        original()
+
+    app.board_painted = painted  # type: ignore[method-assign]
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        [(selected, said)] = at_paint
+        assert selected is not None and said == "", (selected, said)
+        await wait_for(
+            pilot,
+            lambda: screen.query_one(Preview).data is not None,
+            what="the preview's read",
+        )
+        assert screen.query_one(Preview).data.card == selected

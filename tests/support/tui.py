@@ -19,6 +19,7 @@ from board.core.model import Blocked, CardDraft, Drive
 from board.core.store import Expect, SQLiteStore, Store
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
+from board.tui.widgets import LaneView
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
@@ -335,3 +336,11 @@ def count_css(monkeypatch: Any) -> CssWork:
     monkeypatch.setattr(module, "parse", counted)
     monkeypatch.setattr(module.Stylesheet, "reparse", reparsing)
     return work
+
+
+def lane(screen: BoardScreen, name: str) -> LaneView:
+    return screen.lane_view(name)
+
+
+def ids(view: LaneView) -> list[str]:
+    return [row.card.id for row in view.rows]
