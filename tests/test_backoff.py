@@ -22,7 +22,8 @@ from board.core.loop import Loop
 from board.core.store import SQLiteStore
 from board.core.store.sqlite import SCHEMA_VERSION
 
-from tests.support.loop import add_card, drive_one, events, make_board, show
+from tests.support.boards import make_board
+from tests.support.loop import add_card, drive_one, events, show
 from tests.support.paths import script
 from tests.support.repos import run_cli
 from tests.support.waiting import wait_for
@@ -83,6 +84,7 @@ def test_a_429_sends_the_card_back_to_ready_with_not_before_on_the_same_rung(
     steps = [{"print": "error: tests failed", "exit": 1}, {"print": RATE_429, "exit": 1}, "edit"]
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"low": scripted(tmp_path, steps, "low"), "high": scripted(tmp_path, steps, "high")},
         coder={"timeout_split_after": 2},
     )
@@ -132,7 +134,10 @@ def test_a_named_reset_pauses_the_tier_until_then_and_the_loop_goes_on_by_itself
 ) -> None:
     steps = [{"print": TRY_IN.format(s=3), "exit": 1, "card": "c-1"}, "edit"]
     cfg, store = make_board(
-        tmp_path, tiers={"default": scripted(tmp_path, steps)}, board={"max_concurrent": 1}
+        tmp_path,
+        origin=True,
+        tiers={"default": scripted(tmp_path, steps)},
+        board={"max_concurrent": 1},
     )
     one = add_card(store, "one", surface=["work/**"], priority=0)
     two = add_card(store, "two", surface=["work/**"], priority=1)
@@ -159,6 +164,7 @@ def test_a_connection_reset_twice_then_success_is_done_on_the_same_rung(tmp_path
     steps = [{"print": RESET, "exit": 1}, {"print": RESET, "exit": 1}, "edit"]
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"low": scripted(tmp_path, steps, "low"), "high": scripted(tmp_path, steps, "high")},
         board={"max_concurrent": 1},
     )
@@ -180,7 +186,10 @@ def test_an_expired_login_blocks_auth_pauses_the_tier_and_unblock_resumes_it(
 ) -> None:
     steps = [{"print": EXPIRED, "exit": 1}, "edit"]
     cfg, store = make_board(
-        tmp_path, tiers={"default": scripted(tmp_path, steps)}, board={"max_concurrent": 1}
+        tmp_path,
+        origin=True,
+        tiers={"default": scripted(tmp_path, steps)},
+        board={"max_concurrent": 1},
     )
     one = add_card(store, "one", surface=["work/**"], priority=0)
     two = add_card(store, "two", surface=["work/**"], priority=1)
@@ -208,7 +217,7 @@ def test_an_expired_login_blocks_auth_pauses_the_tier_and_unblock_resumes_it(
 
 def test_board_resume_lifts_a_pause_by_hand(tmp_path: Path) -> None:
     steps = [{"print": EXPIRED, "exit": 1}, "edit"]
-    cfg, store = make_board(tmp_path, tiers={"default": scripted(tmp_path, steps)})
+    cfg, store = make_board(tmp_path, origin=True, tiers={"default": scripted(tmp_path, steps)})
     card = add_card(store, "one", surface=["work/**"])
     drive_one(cfg, store, card)
     assert [p.tier for p in store.pauses()] == ["default"]
@@ -224,7 +233,7 @@ def test_spent_tries_stay_blocked_with_their_class_and_the_sweep_leaves_them(
     tmp_path: Path,
 ) -> None:
     cfg, store = make_board(
-        tmp_path, tiers={"default": scripted(tmp_path, [{"print": RESET, "exit": 1}])}
+        tmp_path, origin=True, tiers={"default": scripted(tmp_path, [{"print": RESET, "exit": 1}])}
     )
     text = (
         (cfg.root / "board.toml").read_text().replace("max_backoff_s = 3600", "max_backoff_s = 0.2")
@@ -258,6 +267,7 @@ def test_a_gate_printing_connection_refused_stays_gate_red(tmp_path: Path) -> No
     gate.chmod(0o755)
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": scripted(tmp_path, ["edit"])},
         gate=[str(gate)],
         gate_opts={"retries": 0},
@@ -277,6 +287,7 @@ def test_a_night_in_miniature_ends_with_every_card_done(tmp_path: Path) -> None:
     steps = ["edit"] * 4 + [limit] + ["edit"]
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={
             "fast": scripted(tmp_path, steps, "fast"),
             "strong": scripted(tmp_path, steps, "strong"),
@@ -312,6 +323,7 @@ def test_a_forge_rate_limit_on_the_pr_command_blocks_rate_limit_not_terminal(
     pr.chmod(0o755)
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": scripted(tmp_path, ["edit"])},
         publish={"mode": "push", "pr_argv": [str(pr)]},
     )
@@ -326,7 +338,7 @@ def test_a_store_made_before_back_offs_is_migrated_when_opened(tmp_path: Path) -
     its cards intact: an upgrade must not strand a board."""
     import sqlite3
 
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "old card", surface=["work/**"])
     store.close()
     conn = sqlite3.connect(cfg.db_path)
@@ -349,7 +361,7 @@ def test_a_store_made_before_back_offs_is_migrated_when_opened(tmp_path: Path) -
 
 
 def test_board_status_names_the_loop_by_its_heartbeat(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     status = json.loads(run_cli(cfg.root, "status", "--json").stdout)
     assert status["loop"] is None and status["drives"] == [] and status["paused"] == []
     assert status["lanes"]["ready"] == 0

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from board.core.cards import actions, waits
 
-from tests.support.loop import add_card, drive_one, edit_tier, make_board
+from tests.support.boards import make_board
+from tests.support.loop import add_card, drive_one, edit_tier
 from tests.support.paths import script
 
 
@@ -22,7 +23,7 @@ def test_a_coder_that_rejects_its_arguments_blocks_dispatch_infra_and_pauses_its
     tmp_path: Path,
 ) -> None:
     cfg, store = make_board(
-        tmp_path, tiers={"codex": [script("coder_usage.sh")], "next": edit_tier()}
+        tmp_path, origin=True, tiers={"codex": [script("coder_usage.sh")], "next": edit_tier()}
     )
     card = add_card(store, surface=["work/**"])
     end = drive_one(cfg, store, card)
@@ -44,6 +45,7 @@ def test_a_coder_that_rejects_its_arguments_blocks_dispatch_infra_and_pauses_its
 def test_a_coder_waiting_for_a_login_is_stopped_at_once_and_blocks_auth(tmp_path: Path) -> None:
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"aider": [script("coder_login_wait.sh")], "next": edit_tier()},
         coder={"timeout_s": 60, "timeout_split_after": 1},
     )

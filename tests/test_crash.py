@@ -16,12 +16,12 @@ from board.core.drive import drive
 from board.core.git import faults
 from board.core.loop import Loop
 
+from tests.support.boards import make_board
 from tests.support.loop import (
     add_card,
     board_run,
     edit_tier,
     events,
-    make_board,
     read_pids,
     show,
     stranded_branches,
@@ -36,7 +36,7 @@ from tests.support.waiting import has_text, wait_for
 def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     sleepy = [script("coder_sleepy.sh"), "{worktree}", "{card}", str(pids)]
-    cfg, store = make_board(tmp_path, tiers={"default": sleepy})
+    cfg, store = make_board(tmp_path, origin=True, tiers={"default": sleepy})
     card = add_card(store, "interrupted", surface=["work/**"])
     tree = cfg.worktrees_dir / "feat-c-1"
 
@@ -88,7 +88,7 @@ def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Pa
 
 
 def test_a_restart_keeps_the_block_of_a_card_held_when_its_loop_died(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "held then crashed", surface=["work/**"])
     token = drive.claim(cfg, store, card, owner_pid=2**22 + 1)  # a pid no process has
     from board.core.git import worktrees
@@ -110,7 +110,7 @@ def test_a_restart_keeps_the_block_of_a_card_held_when_its_loop_died(tmp_path: P
 
 
 def test_boot_leaves_a_card_whose_drive_is_alive_in_another_process(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "owned by a live salvage", surface=["work/**"])
     holder = subprocess.Popen(["sleep", "30"], stdin=subprocess.DEVNULL)
     try:
@@ -147,7 +147,7 @@ def test_an_orphan_coder_that_outlives_a_kill_9_while_the_store_was_locked_loses
     saves the tree, or what it writes during the save is lost with the tree."""
     pids, ledger = tmp_path / "pids", tmp_path / "ledger"
     coder = [script("coder_markers.sh"), "{worktree}", "{card}", str(pids), str(ledger)]
-    cfg, store = make_board(tmp_path, tiers={"default": coder})
+    cfg, store = make_board(tmp_path, origin=True, tiers={"default": coder})
     card = add_card(store, "orphaned", surface=["work/**"])
     tree = cfg.worktrees_dir / "feat-c-1"
     go, held, release = tmp_path / "go", tmp_path / "held", tmp_path / "release"

@@ -13,7 +13,7 @@ from board.core.cards import actions, split
 from board.core.model import CardDraft
 
 from board.demo import sandbox
-from tests.support.tui import make_board
+from tests.support.boards import make_board
 
 
 def run_coder(tmp_path, brief_text: str, pace: str, timeout: float) -> proc.Result:

@@ -19,7 +19,8 @@ import pytest
 from board.core import proc
 from board.core.ops import pytrap
 
-from tests.support.loop import make_board, write_config
+from tests.support.boards import make_board
+from tests.support.loop import write_config
 from tests.support.paths import script
 from tests.support.procs import group_members, kill_group_quietly
 from tests.support.repos import GIT_ENV, git, run_cli
@@ -54,7 +55,7 @@ def ready_board(tmp_path: Path, **kw: Any) -> Path:
         "tree": {"setup": [[script("setup_record.sh")]]},
     }
     opts.update(kw)
-    cfg, store = make_board(tmp_path, **opts)
+    cfg, store = make_board(tmp_path, origin=True, **opts)
     store.close()
     return cfg.root
 
@@ -342,7 +343,9 @@ def test_a_gate_importing_the_checkout_through_an_editable_install_fails(
     """The operator did `pip install -e .` in their venv; `python3 -m pytest` in a card's
     tree imported calcpkg from the checkout, so the gate passed whatever the card did.
     Then setup makes the tree its own venv, the gate runs its python, and doctor passes."""
-    cfg, store = make_board(tmp_path, gate=["python3", "-m", "pytest", "-q"], setup=write_project)
+    cfg, store = make_board(
+        tmp_path, origin=True, gate=["python3", "-m", "pytest", "-q"], setup=write_project
+    )
     store.close()
     root = cfg.root
     venv = tmp_path / "operator-venv"

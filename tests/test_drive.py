@@ -18,13 +18,13 @@ from board.core.model import Card
 from board.core.store import SQLiteStore
 
 from board.cli import entry as cli
+from tests.support.boards import make_board
 from tests.support.loop import (
     add_card,
     comments,
     drive_one,
     edit_tier,
     events,
-    make_board,
     read_pids,
     run_branch_log,
     show,
@@ -45,7 +45,7 @@ def _close(store: SQLiteStore) -> None:
 
 
 def test_a_clean_build_is_committed_by_the_board_and_folded(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "add c-1's work", surface=["work/**"])
     end = drive_one(cfg, store, card)
 
@@ -73,6 +73,7 @@ def test_the_brief_says_edit_only_and_promises_a_gate_only_when_one_is_set(
 ) -> None:
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": [script("coder_brief.sh"), "{brief}", "{worktree}", "{card}"]},
     )
     card = add_card(store, "brief me", surface=["work/**"], acceptance="work file exists")
@@ -103,7 +104,9 @@ def test_the_brief_says_edit_only_and_promises_a_gate_only_when_one_is_set(
 
 def test_a_coder_that_commits_by_itself_is_handled_not_broken(tmp_path: Path) -> None:
     cfg, store = make_board(
-        tmp_path, tiers={"default": [script("coder_commits.sh"), "{worktree}", "{card}"]}
+        tmp_path,
+        origin=True,
+        tiers={"default": [script("coder_commits.sh"), "{worktree}", "{card}"]},
     )
     card = add_card(store, "self-committer", surface=["work/**"])
     end = drive_one(cfg, store, card)
@@ -129,7 +132,7 @@ def _tracked(repo: Path) -> None:
 @pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
 def test_an_edit_behind_an_index_bit_is_committed_and_folded(tmp_path: Path, bit: str) -> None:
     coder = [script("coder_hidden.sh"), "{worktree}", "{card}", bit, "0"]
-    cfg, store = make_board(tmp_path, tiers={"default": coder}, setup=_tracked)
+    cfg, store = make_board(tmp_path, origin=True, tiers={"default": coder}, setup=_tracked)
     card = add_card(store, "hidden edit", surface=["work/**"])
     end = drive_one(cfg, store, card)
     assert end.outcome == "done", f"the edit behind {bit} was not seen: {end.reason}"
@@ -144,7 +147,7 @@ def test_an_edit_behind_an_index_bit_is_saved_when_the_coder_fails(
     tmp_path: Path, bit: str
 ) -> None:
     coder = [script("coder_hidden.sh"), "{worktree}", "{card}", bit, "1"]
-    cfg, store = make_board(tmp_path, tiers={"default": coder}, setup=_tracked)
+    cfg, store = make_board(tmp_path, origin=True, tiers={"default": coder}, setup=_tracked)
     card = add_card(store, "hidden edit, failed", surface=["work/**"])
     end = drive_one(cfg, store, card)
     assert end.outcome == "blocked", end
@@ -171,6 +174,7 @@ def test_a_published_tree_names_the_ignored_files_its_removal_deleted_in_the_dri
     ]
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": coder},
         setup=lambda repo: (repo / ".gitignore").write_text("node_modules/\n"),
     )
@@ -195,6 +199,7 @@ def test_a_lockfile_outside_the_surface_is_dropped_only_after_the_tree_is_saved(
 
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": [script("coder_lockfile.sh"), "{worktree}", "{card}"]},
         setup=setup,
     )
@@ -236,7 +241,7 @@ def test_a_failing_coder_climbs_one_rung_then_blocks_terminal_with_its_log_tail(
     tmp_path: Path,
 ) -> None:
     fail = [script("coder_fail.sh"), "{worktree}", "{card}"]
-    cfg, store = make_board(tmp_path, tiers={"a": fail, "b": fail})
+    cfg, store = make_board(tmp_path, origin=True, tiers={"a": fail, "b": fail})
     card = add_card(store, "doomed", surface=["work/**"])
     end = drive_one(cfg, store, card)
     after = store.get(card.id)
@@ -283,7 +288,7 @@ def test_a_failed_rung_leaves_its_work_on_an_attempt_branch_and_the_next_rung_bu
     else:  # green only for "fixed": rung a's draft is red, and stays red on its retry
         tiers = {"a": _rung("first rung's draft", 0), "b": _rung("fixed", 0)}
         gate = [script("gate_needs_fix.sh")]
-    cfg, store = make_board(tmp_path, tiers=tiers, gate=gate)
+    cfg, store = make_board(tmp_path, origin=True, tiers=tiers, gate=gate)
     card = add_card(store, "two rungs", surface=["work/**"])
     end = drive_one(cfg, store, card)
 
@@ -312,6 +317,7 @@ def test_a_failed_rung_leaves_its_work_on_an_attempt_branch_and_the_next_rung_bu
 def test_a_missing_coder_blocks_dispatch_infra_without_climbing(tmp_path: Path) -> None:
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"a": [str(tmp_path / "no-such-coder"), "{brief}"], "b": edit_tier()},
     )
     card = add_card(store, "no coder", surface=["work/**"])
@@ -330,6 +336,7 @@ def test_a_silent_coder_is_killed_at_first_output_timeout_leaving_no_process(
     pids = tmp_path / "pids"
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={
             "a": [script("coder_silent.sh"), "{worktree}", "{card}", str(pids)],
             "b": edit_tier(),
@@ -350,7 +357,9 @@ def test_a_silent_coder_is_killed_at_first_output_timeout_leaving_no_process(
 def test_a_coder_timeout_after_output_climbs_and_kills_the_whole_group(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     hang = [script("coder_hang.sh"), "{worktree}", "{card}", str(pids)]
-    cfg, store = make_board(tmp_path, tiers={"a": hang, "b": hang}, coder={"timeout_s": 0.5})
+    cfg, store = make_board(
+        tmp_path, origin=True, tiers={"a": hang, "b": hang}, coder={"timeout_s": 0.5}
+    )
     card = add_card(store, "hangs", surface=["work/**"])
     end = drive_one(cfg, store, card)
     after = store.get(card.id)
@@ -372,6 +381,7 @@ def test_a_counted_timeout_that_parks_the_card_ends_the_drive_without_climbing(
     hang = [script("coder_hang.sh"), "{worktree}", "{card}", str(tmp_path / "pids")]
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"a": hang, "b": hang, "c": hang},
         coder={"timeout_s": 0.4, "timeout_split_after": 2},
     )
@@ -395,6 +405,7 @@ def test_a_counted_timeout_that_parks_the_card_ends_the_drive_without_climbing(
 def test_a_red_gate_feeds_its_output_into_the_retry_brief(tmp_path: Path) -> None:
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": [script("coder_fix.sh"), "{brief}", "{worktree}", "{card}"]},
         gate=[script("gate_needs_fix.sh")],
     )
@@ -410,7 +421,7 @@ def test_a_red_gate_feeds_its_output_into_the_retry_brief(tmp_path: Path) -> Non
 
 
 def test_a_gate_red_after_its_retries_blocks_gate_red_at_the_top(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path, gate=[script("gate_fail.sh")])
+    cfg, store = make_board(tmp_path, origin=True, gate=[script("gate_fail.sh")])
     card = add_card(store, "always red", surface=["work/**"])
     end = drive_one(cfg, store, card)
     after = store.get(card.id)
@@ -423,7 +434,7 @@ def test_a_gate_red_after_its_retries_blocks_gate_red_at_the_top(tmp_path: Path)
 
 
 def test_a_gate_killed_by_a_signal_is_not_red(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path, gate=[script("gate_sigkill.sh")])
+    cfg, store = make_board(tmp_path, origin=True, gate=[script("gate_sigkill.sh")])
     card = add_card(store, "oom gate", surface=["work/**"])
     end = drive_one(cfg, store, card)
     assert end.outcome == "done", f"a signal-killed gate was treated as red: {end.reason}"
@@ -447,7 +458,7 @@ def _drive_in_thread(cfg, store, card: Card) -> tuple[threading.Thread, list]:
 def test_a_card_held_under_its_drive_is_not_published_and_its_work_survives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "held mid-build", surface=["work/**"])
     tree = cfg.worktrees_dir / "feat-c-1"
     monkeypatch.setenv("CODER_SLEEP", "0.6")  # the coder edits, then keeps going a moment
@@ -479,7 +490,7 @@ def test_a_hold_landing_while_a_climb_is_prepared_keeps_the_failed_attempt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fail = [script("coder_fail.sh"), "{worktree}", "{card}"]
-    cfg, store = make_board(tmp_path, tiers={"a": fail, "b": fail})
+    cfg, store = make_board(tmp_path, origin=True, tiers={"a": fail, "b": fail})
     card = add_card(store, "held during climb", surface=["work/**"])
     real_comment = drive.Drive._comment
 
@@ -505,7 +516,7 @@ def test_a_hold_landing_before_the_coder_starts_runs_no_coder(
 ) -> None:
     """Held after the fresh tree is made, before the coder starts: no coder runs."""
     pids = tmp_path / "pids"
-    cfg, store = make_board(tmp_path, tiers={"default": edit_tier(pids)})
+    cfg, store = make_board(tmp_path, origin=True, tiers={"default": edit_tier(pids)})
     card = add_card(store, "held before its coder", surface=["work/**"])
     real_write = drive.write_brief
 
@@ -530,6 +541,7 @@ def test_a_hold_landing_after_the_format_runs_no_gate(
     gate_ran = tmp_path / "gate-ran"
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": edit_tier()},
         gate=["sh", "-c", f"touch {gate_ran}; echo gate: all checks passed"],
     )
@@ -554,7 +566,7 @@ def test_a_fresh_build_that_cannot_save_an_old_tree_blocks_stranded_work_and_run
     tmp_path: Path,
 ) -> None:
     pids = tmp_path / "pids"
-    cfg, store = make_board(tmp_path, tiers={"default": edit_tier(pids)})
+    cfg, store = make_board(tmp_path, origin=True, tiers={"default": edit_tier(pids)})
     card = add_card(store, "stranded", surface=["work/**"])
     # an old tree of the card under another name (a slug): only the fresh build's sweep of
     # every tree the card owns reaches it, not create_worktree's own save of its path

@@ -15,7 +15,8 @@ from board.core.errors import Refused
 from board.core.loop import Loop
 from board.core.publish import publish
 
-from tests.support.loop import add_card, events, make_board, run_branch_log, show, stranded_branches
+from tests.support.boards import make_board
+from tests.support.loop import add_card, events, run_branch_log, show, stranded_branches
 from tests.support.repos import git
 from tests.support.waiting import wait_for
 
@@ -51,7 +52,7 @@ def _commit_on_run(cfg, path: str, text: str) -> str:
 def test_four_drives_on_disjoint_surfaces_all_fold_in_serial_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cfg, store = make_board(tmp_path, board={"max_concurrent": 4})
+    cfg, store = make_board(tmp_path, origin=True, board={"max_concurrent": 4})
     cards = [add_card(store, f"part {i}", surface=[f"work/c-{i}.txt"]) for i in range(1, 5)]
     monkeypatch.setenv("CODER_SLEEP", "0.3")  # so the four really overlap
     loop = Loop(cfg, store)
@@ -85,7 +86,7 @@ def test_four_drives_on_disjoint_surfaces_all_fold_in_serial_order(
 
 
 def test_a_fold_conflict_keeps_the_branch_and_blocks_naming_the_paths(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "edits app.py", surface=["app.py"])
     token, tree, start = _built_tree(cfg, store, card, "app.py", "print('mine')\n")
     tip_before = git(cfg.root, "rev-parse", "feat/c-1")
@@ -110,7 +111,7 @@ def test_a_fold_conflict_keeps_the_branch_and_blocks_naming_the_paths(tmp_path: 
 def test_a_fold_through_the_drive_keeps_tree_and_branch_on_conflict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "conflicts", surface=["work/**"])
     monkeypatch.setenv("CODER_SLEEP", "1")
     token = drive.claim(cfg, store, card)
@@ -145,7 +146,7 @@ def test_a_fold_through_the_drive_keeps_tree_and_branch_on_conflict(
 def test_a_card_built_on_a_newer_base_folds_with_the_base_commit_it_relies_on(
     tmp_path: Path,
 ) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     (cfg.root / "lib.txt").write_text("lib v1\n")  # main moves on after the run branch
     git(cfg.root, "add", "lib.txt")
     git(cfg.root, "commit", "-q", "-m", "add lib")
@@ -163,7 +164,7 @@ def test_a_card_built_on_a_newer_base_folds_with_the_base_commit_it_relies_on(
 
 
 def test_a_fold_refuses_while_a_worktree_has_the_run_branch_checked_out(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "blocked by a checkout", surface=["work/**"])
     token, tree, start = _built_tree(cfg, store, card, "work/c-1.txt", "x\n")
     git(cfg.root, "checkout", "-q", cfg.run_branch)
@@ -186,7 +187,7 @@ def test_a_fold_refuses_while_a_worktree_has_the_run_branch_checked_out(tmp_path
 def test_a_card_moved_between_rebase_and_update_ref_is_not_published(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "moved at the last moment", surface=["work/**"])
     token, tree, start = _built_tree(cfg, store, card, "work/c-1.txt", "x\n")
     _commit_on_run(cfg, "README.md", "moved on\n")  # so the fold really rebases
@@ -213,7 +214,7 @@ def test_the_run_branch_moves_only_by_compare_and_swap(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Someone outside the lock moves the run branch mid-fold: the fold rebases again."""
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "raced", surface=["work/**"])
     token, tree, start = _built_tree(cfg, store, card, "work/c-1.txt", "x\n")
     real_rebase = publish._rebase
@@ -250,7 +251,7 @@ with publish.run_lock(cfg):
 
 
 def test_the_run_lock_holds_across_processes(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     holder = subprocess.Popen(
         [sys.executable, "-c", LOCK_HOLDER, str(cfg.root), "1.0"],
         stdout=subprocess.PIPE,
@@ -272,7 +273,7 @@ def test_the_run_lock_holds_across_processes(tmp_path: Path) -> None:
 
 
 def test_review_operator_parks_the_built_card_in_review_with_its_tree(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path, publish={"review": "operator"})
+    cfg, store = make_board(tmp_path, origin=True, publish={"review": "operator"})
     card = add_card(store, "needs a look", surface=["work/**"])
     token = drive.claim(cfg, store, card)
     end = drive.Drive(cfg, store, card.id, token).run()

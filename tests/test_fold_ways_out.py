@@ -16,15 +16,8 @@ from board.core.drive import drive
 from board.core.git import treestate
 from board.core.store import SQLiteStore
 
-from tests.support.loop import (
-    add_card,
-    board_run,
-    events,
-    make_board,
-    run_branch_log,
-    show,
-    stranded_branches,
-)
+from tests.support.boards import make_board
+from tests.support.loop import add_card, board_run, events, run_branch_log, show, stranded_branches
 from tests.support.paths import script
 from tests.support.repos import git, run_cli
 from tests.support.waiting import wait_for
@@ -51,7 +44,7 @@ def test_a_chain_of_dependent_cards_folds_in_order_with_plain_run_until_idle(
     """Before: every tree started from the base, so card 2 never saw card 1's folded code
     and was blocked terminal ("coder exited 3") until the base was moved by hand."""
     cfg, store = make_board(
-        tmp_path, tiers={"default": [script("coder_chain.sh"), "{worktree}", "{card}"]}
+        tmp_path, origin=True, tiers={"default": [script("coder_chain.sh"), "{worktree}", "{card}"]}
     )
     one = add_card(store, "step 1", surface=["work/**"])
     two = add_card(store, "step 2", surface=["work/**"], deps=[one.id])
@@ -76,7 +69,7 @@ def test_until_idle_exits_non_zero_naming_the_cards_that_did_not_end_done(
     tmp_path: Path,
 ) -> None:
     cfg, store = make_board(
-        tmp_path, tiers={"default": [script("coder_fail.sh"), "{worktree}", "{card}"]}
+        tmp_path, origin=True, tiers={"default": [script("coder_fail.sh"), "{worktree}", "{card}"]}
     )
     fails = add_card(store, "cannot be built", surface=["work/**"])
     waits = add_card(store, "waits on it", surface=["other/**"], deps=[fails.id])
@@ -94,7 +87,7 @@ def test_a_coder_failing_without_its_dependencys_work_says_so_in_the_block(
 ) -> None:
     """Before: "the coder exited 3" and nothing pointing at the dependency."""
     cfg, store = make_board(
-        tmp_path, tiers={"default": [script("coder_chain.sh"), "{worktree}", "{card}"]}
+        tmp_path, origin=True, tiers={"default": [script("coder_chain.sh"), "{worktree}", "{card}"]}
     )
     one = add_card(store, "step 1", surface=["work/**"])
     two = add_card(store, "step 2", surface=["work/**"], deps=[one.id])
@@ -123,7 +116,7 @@ def test_a_coder_failing_without_its_dependencys_work_says_so_in_the_block(
 def test_a_base_that_moved_on_is_taken_into_the_run_branch_before_a_tree_starts(
     tmp_path: Path,
 ) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     run_before = _commit_on_run(cfg, tmp_path, "folded.txt", "folded\n", "an earlier fold")
     (cfg.root / "lib.txt").write_text("from the base\n")  # people commit to main meanwhile
     git(cfg.root, "add", "lib.txt")
@@ -144,7 +137,7 @@ def test_a_base_that_moved_on_is_taken_into_the_run_branch_before_a_tree_starts(
 
 
 def test_a_take_in_that_conflicts_claims_nothing_and_says_so_once(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     run_before = _commit_on_run(cfg, tmp_path, "app.py", "print('run')\n", "run edits app.py")
     (cfg.root / "app.py").write_text("print('base')\n")
     git(cfg.root, "commit", "-q", "-am", "main edits app.py")
@@ -172,7 +165,7 @@ def _conflicted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiers=None, **k
     """A board where c-1's fold conflicts: while its coder rewrites app.py, someone folds
     another app.py onto the run branch. Returns (cfg, store, card, the rival commit)."""
     tiers = tiers or {"default": [script("coder_replace.py"), "{worktree}", "{card}"]}
-    cfg, store = make_board(tmp_path, tiers=tiers, **kw)
+    cfg, store = make_board(tmp_path, origin=True, tiers=tiers, **kw)
     card = add_card(store, "rewrites app.py", surface=["app.py"])
     monkeypatch.setenv("SLOW_C_1", "1")
     token = drive.claim(cfg, store, card)
@@ -367,7 +360,7 @@ def test_unblock_takes_a_tree_resolved_by_hand_as_the_build_and_never_one_mid_re
 def test_the_gate_gets_card_and_brief_in_its_argv_and_environment(tmp_path: Path) -> None:
     record = tmp_path / "gate.txt"
     cfg, store = make_board(
-        tmp_path, gate=[script("gate_record.sh"), str(record), "{card}", "{brief}"]
+        tmp_path, origin=True, gate=[script("gate_record.sh"), str(record), "{card}", "{brief}"]
     )
     card = add_card(store, "gated", surface=["work/**"])
 
@@ -384,7 +377,7 @@ def test_the_gate_gets_card_and_brief_in_its_argv_and_environment(tmp_path: Path
 def test_pick_defaults_to_the_base_in_push_mode_and_names_the_card_in_its_commit(
     tmp_path: Path,
 ) -> None:
-    cfg, store = make_board(tmp_path, publish={"mode": "push"})
+    cfg, store = make_board(tmp_path, origin=True, publish={"mode": "push"})
     card = add_card(store, "Add modulo", surface=["work/**"])
     from board.core.git import worktrees
 

@@ -19,7 +19,8 @@ from board.core.poller import ForgePoller
 from board.core.publish import forge
 from board.core.store import Expect, SQLiteStore
 
-from tests.support.loop import add_card, drive_one, events, make_board
+from tests.support.boards import make_board
+from tests.support.loop import add_card, drive_one, events
 from tests.support.paths import STANDINS
 from tests.support.repos import git
 from tests.support.waiting import wait_for
@@ -60,7 +61,9 @@ def board(tmp_path: Path, **publish: Any) -> tuple[config.Config, SQLiteStore, P
         "poll_s": 0.2,
         **publish,
     }
-    cfg, store = make_board(tmp_path, tiers={"default": coder(tmp_path)}, publish=settings)
+    cfg, store = make_board(
+        tmp_path, origin=True, tiers={"default": coder(tmp_path)}, publish=settings
+    )
     return cfg, store, state
 
 

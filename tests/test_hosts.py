@@ -20,7 +20,8 @@ from board.core.git import naming, worktrees
 from board.core.loop import LEASE_LOST, Loop
 from board.core.store import SQLiteStore
 
-from tests.support.loop import add_card, events, make_board, stranded_branches
+from tests.support.boards import make_board
+from tests.support.loop import add_card, events, stranded_branches
 from tests.support.repos import run_cli
 
 OLD = "2020-01-01T00:00:00.000Z"
@@ -29,7 +30,7 @@ OLD = "2020-01-01T00:00:00.000Z"
 def test_a_lost_host_gives_its_cards_back_and_saves_its_trees_when_it_boots(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cfg, store = make_board(tmp_path, board={"host_lease_s": 30})
+    cfg, store = make_board(tmp_path, origin=True, board={"host_lease_s": 30})
     card = add_card(store, "driven on h2", surface=["work/**"])
     # host h2 claims it, makes a tree with work in it, then dies: its heartbeat stops
     monkeypatch.setenv(hosts.ENV, "h2")
@@ -68,7 +69,7 @@ def run_git_show(cfg, ref: str, path: str) -> str:
 def test_a_host_with_a_fresh_heartbeat_is_not_lost(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "driven on h2", surface=["work/**"])
     monkeypatch.setenv(hosts.ENV, "h2")
     token = drive.claim(cfg, store, card)
@@ -84,7 +85,7 @@ def test_a_host_with_a_fresh_heartbeat_is_not_lost(
 
 
 def test_board_run_refuses_a_bad_host_name(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     res = run_cli(cfg.root, "run", "--once", "--host", "bad name;")
     assert res.returncode != 0 and "host name 'bad name;'" in res.stderr
     assert store.loops() == []
@@ -116,7 +117,7 @@ def test_two_hosts_folding_at_once_onto_the_remote_run_branch_both_land(
     from tests.support.loop import drive_one
     from tests.support.repos import git
 
-    cfg, store = make_board(tmp_path, publish={"run_on_remote": True})
+    cfg, store = make_board(tmp_path, origin=True, publish={"run_on_remote": True})
     cfg2, store2 = _second_host(tmp_path, cfg)
     one = add_card(store, "on h1", surface=["work/**"])
     two = add_card(store2, "on h2", surface=["work/**"])
@@ -149,7 +150,7 @@ def test_work_saved_on_one_host_is_listed_and_picked_on_another(tmp_path: Path) 
     the remote copy too (so no fetch brings it back)."""
     from tests.support.repos import git
 
-    cfg, store = make_board(tmp_path, publish={"run_on_remote": True, "poll_s": 0.05})
+    cfg, store = make_board(tmp_path, origin=True, publish={"run_on_remote": True, "poll_s": 0.05})
     cfg2, store2 = _second_host(tmp_path, cfg)
     card = add_card(store2, "half done on h2", surface=["work/**"])
     tree = Path(worktrees.create_worktree(cfg2, card.id, store=store2))

@@ -35,6 +35,7 @@ from board.core.safetext import sanitize
 from board.core.store import SQLiteStore
 
 from board.cli.logs import cmd_logs
+from tests.support.boards import make_board
 from tests.support.repos import run_cli
 from tests.support.waiting import wait_for
 
@@ -488,22 +489,15 @@ class Tty(io.StringIO):
         return True
 
 
-def make_board(tmp_path: Path) -> tuple[Config, SQLiteStore]:
-    cfg = Config(root=tmp_path)
-    cfg.board_dir.mkdir(parents=True)
-    store = SQLiteStore(cfg.db_path, create=True)
-    store.create(CardDraft(title="demo"))
-    return cfg, store
-
-
 def test_board_logs_on_a_terminal_shows_escapes_instead_of_running_them(tmp_path: Path) -> None:
     cfg, store = make_board(tmp_path)
+    store.create(CardDraft(title="demo"))
     path = logs.log_path(cfg, "c-1", 1)
     with LogWriter(path) as w:
         w.write_line("\x1b[2Jclear \x1b]52;c;aGk=\x07 [bold red]x[/]")
-    store.start_drive("c-1", "default", 1, str(path.relative_to(tmp_path)), 0)
+    store.start_drive("c-1", "default", 1, str(path.relative_to(cfg.root)), 0)
     out = Tty()
-    ctx = SimpleNamespace(cfg=cfg, store=store, root=tmp_path)
+    ctx = SimpleNamespace(cfg=cfg, store=store, root=cfg.root)
     assert cmd_logs(SimpleNamespace(id="c-1", follow=False, attempt=None), ctx, out) == 0
     text = out.getvalue()
     assert "\x1b" not in text and "\x07" not in text, f"an escape reached the terminal: {text!r}"
@@ -555,12 +549,13 @@ def test_board_logs_follow_prints_lines_as_they_come_and_stops_when_the_drive_en
     tmp_path: Path,
 ) -> None:
     cfg, store = make_board(tmp_path)
+    store.create(CardDraft(title="demo"))
     path = logs.log_path(cfg, "c-1", 1)
-    drive = store.start_drive("c-1", "default", 1, str(path.relative_to(tmp_path)), 0)
+    drive = store.start_drive("c-1", "default", 1, str(path.relative_to(cfg.root)), 0)
     writer = LogWriter(path)
     writer.write_line("before follow")
     out = Tty()
-    ctx = SimpleNamespace(cfg=cfg, store=store, root=tmp_path)
+    ctx = SimpleNamespace(cfg=cfg, store=store, root=cfg.root)
     result: list[int] = []
     follow = threading.Thread(
         target=lambda: result.append(

@@ -18,15 +18,8 @@ from board.core.loop import BoardLock, Loop, _card_order, globs_overlap, surface
 from board.core.model import Blocked, Pause
 from board.core.store import Expect
 
-from tests.support.loop import (
-    add_card,
-    board_run,
-    events,
-    make_board,
-    read_pids,
-    show,
-    stranded_branches,
-)
+from tests.support.boards import make_board
+from tests.support.loop import add_card, board_run, events, read_pids, show, stranded_branches
 from tests.support.paths import script
 from tests.support.procs import group_members
 from tests.support.repos import GIT_ENV, git
@@ -77,7 +70,7 @@ def test_a_card_without_a_surface_overlaps_everything() -> None:
 def test_overlapping_surfaces_are_never_driven_at_once_and_every_skip_is_logged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cfg, store = make_board(tmp_path, board={"max_concurrent": 3})
+    cfg, store = make_board(tmp_path, origin=True, board={"max_concurrent": 3})
     a = add_card(store, "a", surface=["work/c-1.txt"])
     b = add_card(store, "b", surface=["work/c-2.txt", "work/c-1.txt"])
     c = add_card(store, "c", surface=["work/c-3.txt"])
@@ -109,7 +102,7 @@ def test_overlapping_surfaces_are_never_driven_at_once_and_every_skip_is_logged(
 
 
 def test_a_second_board_run_refuses_and_names_the_pid_holding_the_board(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     lock = BoardLock(cfg)
     lock.acquire()
     try:
@@ -141,7 +134,7 @@ def _block(store, card_id: str, cls: str, reason: str) -> None:
 
 def test_self_healing_blocks_are_requeued_at_most_twice_then_told_once(tmp_path: Path) -> None:
     # merge-conflict has no failure rule, so board.self_heal_max (2) is its limit
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "flaky", surface=["work/**"])
     for n in (1, 2):
         _block(store, card.id, "merge-conflict", f"network blip {n}")
@@ -161,7 +154,7 @@ def test_self_healing_blocks_are_requeued_at_most_twice_then_told_once(tmp_path:
 
 
 def test_a_human_block_is_reported_once_even_across_restarts(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "red", surface=["work/**"])
     _block(store, card.id, "gate-red", "test_x failed")
     for _ in range(3):
@@ -182,7 +175,7 @@ def test_a_human_block_is_reported_once_even_across_restarts(tmp_path: Path) -> 
 
 
 def test_orphan_trees_of_done_cards_are_reaped_through_the_save(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "finished elsewhere", surface=["work/**"])
     tree = cfg.worktrees_dir / "feat-c-1"
     git(cfg.root, "worktree", "add", "-q", "-b", "feat/c-1", str(tree), "main")
@@ -206,6 +199,7 @@ def test_sigterm_saves_every_drive_tree_and_puts_each_card_back_in_ready(tmp_pat
     pids = tmp_path / "pids"
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": [script("coder_sleepy.sh"), "{worktree}", "{card}", str(pids)]},
     )
     a = add_card(store, "a", surface=["work/c-1.txt"])
@@ -244,6 +238,7 @@ def test_shutdown_leaves_the_tree_of_a_drive_that_stood_aside(
     pids = tmp_path / "pids"
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": [script("coder_sleepy.sh"), "{worktree}", "{card}", str(pids)]},
     )
     card = add_card(store, "held, then shut down", surface=["work/**"])
@@ -263,7 +258,7 @@ def test_shutdown_leaves_the_tree_of_a_drive_that_stood_aside(
 
 
 def test_a_planner_task_waits_when_no_planner_is_configured(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     task = add_card(store, "Split c-9: x", kind="task", assignee=cfg.planner_name)
     loop = Loop(cfg, store)
     assert loop.tick() == []
@@ -290,7 +285,7 @@ def test_until_idle_does_not_stop_while_a_tier_pause_lapses_after_the_tick(
     called itself idle and stopped with the card ready and never run (a CI run of
     test_backoff's named reset). Here the pause is made to lapse at exactly that moment
     (the tick sleeps past it before returning); the drive, git and the store are real."""
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "after the reset", surface=["work/**"])
     until = datetime.now(UTC) + timedelta(seconds=0.5)
     store.pause_tier(Pause("default", "rate-limit", "429", failures.stamp(until), "s"))
@@ -318,7 +313,7 @@ def test_until_idle_does_not_stop_while_a_drive_that_just_ended_freed_the_next_c
     `--until-idle` exited 0: a replayed history ended short of upstream in a CI run. Here
     the drive is made to end at exactly that moment (the tick waits for it before
     returning); the drives, git and the store are real."""
-    cfg, store = make_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     one = add_card(store, "step 1", surface=["work/**"])
     two = add_card(store, "step 2", surface=["work/**"], deps=[one.id])
 

@@ -16,7 +16,8 @@ from board.core.cards import waits
 from board.core.model import Blocked, LoopBeat
 from board.core.store import Expect
 
-from tests.support.loop import add_card, make_board
+from tests.support.boards import make_board
+from tests.support.loop import add_card
 from tests.support.repos import run_cli
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -54,7 +55,7 @@ def test_a_loop_elsewhere_is_judged_by_its_heartbeats_age() -> None:
 def test_board_status_says_a_killed_loop_is_stale_and_counts_who_needs_you(
     tmp_path: Path,
 ) -> None:
-    cfg, store = make_board(tmp_path, publish={"review": "operator"})
+    cfg, store = make_board(tmp_path, origin=True, publish={"review": "operator"})
     held = add_card(store, "held")
     store.update(held.id, Expect(), {"blocked": Blocked("held", "design first")})
     healing = add_card(store, "healing")

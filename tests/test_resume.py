@@ -10,7 +10,8 @@ from board.core import ops as operator
 from board.core.cards import actions
 from board.core.drive import drive
 
-from tests.support.loop import add_card, events, make_board, show
+from tests.support.boards import make_board
+from tests.support.loop import add_card, events, show
 from tests.support.paths import script
 from tests.support.repos import git
 from tests.support.waiting import wait_for
@@ -18,7 +19,9 @@ from tests.support.waiting import wait_for
 
 def _board(tmp_path: Path):
     return make_board(
-        tmp_path, tiers={"default": [script("coder_resume.sh"), "{worktree}", "{card}"]}
+        tmp_path,
+        origin=True,
+        tiers={"default": [script("coder_resume.sh"), "{worktree}", "{card}"]},
     )
 
 

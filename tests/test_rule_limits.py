@@ -14,7 +14,8 @@ from pathlib import Path
 
 from board.core import failures
 
-from tests.support.loop import add_card, board_run, drive_one, make_board
+from tests.support.boards import make_board
+from tests.support.loop import add_card, board_run, drive_one
 from tests.support.paths import script
 from tests.support.waiting import wait_for
 
@@ -39,7 +40,7 @@ def test_a_backtracking_rule_is_skipped_within_its_time_limit_and_named_once() -
 
 def test_the_issues_rule_and_coder_leave_working(tmp_path: Path) -> None:
     cfg, store = make_board(
-        tmp_path, tiers={"default": [sys.executable, script("coder_backtrack.py")]}
+        tmp_path, origin=True, tiers={"default": [sys.executable, script("coder_backtrack.py")]}
     )
     _with_rule(cfg, "(a+)+$")
     from board.core import config
@@ -55,7 +56,9 @@ def test_the_issues_rule_and_coder_leave_working(tmp_path: Path) -> None:
 
 def test_sigterm_stops_the_loop_within_2s_whatever_a_live_rule_meets(tmp_path: Path) -> None:
     cfg, store = make_board(
-        tmp_path, tiers={"default": [sys.executable, script("coder_backtrack.py"), "60"]}
+        tmp_path,
+        origin=True,
+        tiers={"default": [sys.executable, script("coder_backtrack.py"), "60"]},
     )
     _with_rule(cfg, "(a|aa)+$", live=True)
     card = add_card(store, surface=["work/**"])

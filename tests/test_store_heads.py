@@ -194,7 +194,8 @@ async def test_the_board_paints_the_heads_then_loads_every_card_and_gc_is_back_o
 
     import board.tui.board as board_screen
 
-    from tests.support.tui import loaded, make_app, make_board
+    from tests.support.boards import make_board
+    from tests.support.tui import loaded, make_app
 
     events: list[str] = []
     read_board = board_screen.read_board

@@ -18,6 +18,7 @@ from board.core.loop import Loop
 from board.core.model import SETUP_PAUSE
 from board.core.ops import status
 
+from tests.support.boards import make_board
 from tests.support.loop import (
     add_card,
     comments,
@@ -25,7 +26,6 @@ from tests.support.loop import (
     edit_tier,
     events,
     loop_log,
-    make_board,
     stranded_branches,
 )
 from tests.support.operator import pr_argv_ok
@@ -75,6 +75,7 @@ def test_setup_runs_in_the_fresh_tree_before_the_coder_with_no_stdin_and_its_env
     record = tmp_path / "setups.txt"
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         gate=[script("gate_needs_setup.sh")],
         tree={"setup": [[script("setup_record.sh"), "0", str(record)]]},
     )
@@ -99,7 +100,7 @@ def test_setup_runs_in_the_fresh_tree_before_the_coder_with_no_stdin_and_its_env
 
 def test_without_setup_the_gate_that_needs_it_is_red(tmp_path: Path) -> None:
     """The other half of the test above: the same gate fails in a tree nothing set up."""
-    cfg, store = make_board(tmp_path, gate=[script("gate_needs_setup.sh")])
+    cfg, store = make_board(tmp_path, origin=True, gate=[script("gate_needs_setup.sh")])
     card = add_card(store, surface=["work/**"])
     end = drive_one(cfg, store, card)
     assert end.outcome == "blocked" and end.cls == "gate-red", f"{end.outcome} {end.cls}"
@@ -109,6 +110,7 @@ def test_every_fresh_tree_runs_setup_a_climb_included(tmp_path: Path) -> None:
     record = tmp_path / "setups.txt"
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={
             "low": [script("coder_fail.sh"), "{worktree}", "{card}"],
             "high": edit_tier(),
@@ -135,6 +137,7 @@ def test_a_tree_resumed_after_stop_and_unblock_is_set_up_again(tmp_path: Path) -
     record = tmp_path / "setups.txt"
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": [script("coder_resume.sh"), "{worktree}", "{card}"]},
         gate=[script("gate_needs_setup.sh")],
         tree={"setup": [[script("setup_record.sh"), "0", str(record)]]},
@@ -165,6 +168,7 @@ def test_a_failing_setup_blocks_setup_failed_climbs_no_rung_and_two_in_a_row_sto
     ran = tmp_path / "coders.txt"
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"low": edit_tier(ran), "high": edit_tier(ran)},
         board={"max_concurrent": 1},
         tree={"setup": [[script("setup_record.sh"), "3"]]},
@@ -204,7 +208,7 @@ def test_a_failing_setup_blocks_setup_failed_climbs_no_rung_and_two_in_a_row_sto
 
 def test_a_setup_that_worked_starts_the_count_again(tmp_path: Path) -> None:
     """Fail, work, fail: never two in a row, so claims never stop."""
-    cfg, store = make_board(tmp_path, board={"max_concurrent": 1})
+    cfg, store = make_board(tmp_path, origin=True, board={"max_concurrent": 1})
     loop = Loop(cfg, store)
     from board.core.drive.drive import DriveEnd
 
@@ -219,7 +223,7 @@ def test_a_setup_that_worked_starts_the_count_again(tmp_path: Path) -> None:
 def test_a_setup_that_leaves_something_git_would_commit_fails(tmp_path: Path) -> None:
     gen = tmp_path / "gen.py"
     gen.write_text("open('generated.txt', 'w').write('made by setup')\n")
-    cfg, store = make_board(tmp_path, tree={"setup": [["python3", str(gen)]]})
+    cfg, store = make_board(tmp_path, origin=True, tree={"setup": [["python3", str(gen)]]})
     card = add_card(store, surface=["work/**"])
     end = drive_one(cfg, store, card)
     assert end.cls == "setup-failed", f"{end.outcome} {end.cls}: {end.reason}"
@@ -227,7 +231,9 @@ def test_a_setup_that_leaves_something_git_would_commit_fails(tmp_path: Path) ->
 
 
 def test_a_setup_past_its_timeout_is_killed_whole(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path, tree={"setup": [["sleep", "30"]], "setup_timeout_s": 0.5})
+    cfg, store = make_board(
+        tmp_path, origin=True, tree={"setup": [["sleep", "30"]], "setup_timeout_s": 0.5}
+    )
     card = add_card(store, surface=["work/**"])
     end = drive_one(cfg, store, card)
     assert end.cls == "setup-failed", f"{end.outcome} {end.cls}"
@@ -238,6 +244,7 @@ def test_drives_at_once_get_different_slots(tmp_path: Path) -> None:
     record = tmp_path / "setups.txt"
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         board={"max_concurrent": 2},
         tree={"setup": [[script("setup_record.sh"), "0", str(record), "1"]]},
     )
@@ -256,7 +263,9 @@ def test_drives_at_once_get_different_slots(tmp_path: Path) -> None:
 def test_a_worktreeinclude_file_reaches_the_gate_and_no_ref_after_success(
     tmp_path: Path,
 ) -> None:
-    cfg, store = make_board(tmp_path, gate=[script("gate_reads_env.sh")], setup=_with_env_file)
+    cfg, store = make_board(
+        tmp_path, origin=True, gate=[script("gate_reads_env.sh")], setup=_with_env_file
+    )
     _write_env(cfg.root)
     card = add_card(store, surface=["work/**"])
     end = drive_one(cfg, store, card)
@@ -273,6 +282,7 @@ def test_a_worktreeinclude_file_reaches_the_gate_and_no_ref_after_success(
 def test_a_copied_file_is_on_no_ref_after_a_failed_attempts_save(tmp_path: Path) -> None:
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={
             "low": [script("coder_fail.sh"), "{worktree}", "{card}"],
             "high": edit_tier(),
@@ -293,6 +303,7 @@ def test_a_copied_file_is_on_no_ref_after_a_push(tmp_path: Path) -> None:
     """The PR service is the stub (pr_ok.py); the push goes to the real bare origin."""
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         setup=_with_env_file,
         publish={"mode": "push", "pr_argv": pr_argv_ok(tmp_path / "prs.jsonl")},
     )
@@ -311,7 +322,7 @@ def test_tracked_and_unignored_files_are_refused_with_the_reason(tmp_path: Path)
         (clone / ".worktreeinclude").write_text("README.md\nnotes.txt\nnode_modules/\n")
         (clone / ".gitignore").write_text("node_modules/\n")
 
-    cfg, store = make_board(tmp_path, setup=project, tree={"copy": ["app.py"]})
+    cfg, store = make_board(tmp_path, origin=True, setup=project, tree={"copy": ["app.py"]})
     (cfg.root / "notes.txt").write_text("mine\n")
     (cfg.root / "node_modules" / "dep").mkdir(parents=True)
     (cfg.root / "node_modules" / "dep" / "index.js").write_text("x\n")
@@ -341,6 +352,7 @@ def test_a_coder_that_writes_a_copied_secret_is_blocked_and_the_value_is_on_no_r
 ) -> None:
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": [script("coder_leak.sh"), "{worktree}"], "next": edit_tier()},
         setup=_with_env_file,
     )
@@ -373,7 +385,7 @@ def test_the_boards_own_files_are_never_copied(tmp_path: Path) -> None:
         (clone / ".worktreeinclude").write_text("*\n")
         (clone / ".gitignore").write_text("node_modules/\n.env\n")
 
-    cfg, store = make_board(tmp_path, setup=project)
+    cfg, store = make_board(tmp_path, origin=True, setup=project)
     _write_env(cfg.root)
     (cfg.worktrees_dir / "feat-c-9").mkdir(parents=True)
     (cfg.worktrees_dir / "feat-c-9" / "x.txt").write_text("another tree's\n")
@@ -396,7 +408,7 @@ def test_a_copy_is_never_written_through_a_symlink_in_the_tree(tmp_path: Path) -
         (clone / ".gitignore").write_text("node_modules/\nconf/local.env\n")
         (clone / ".worktreeinclude").write_text("conf/local.env\n")
 
-    cfg, store = make_board(tmp_path, setup=project)
+    cfg, store = make_board(tmp_path, origin=True, setup=project)
     (cfg.root / "conf").mkdir()
     (cfg.root / "conf" / "local.env").write_text(f"API_TOKEN={TOKEN}\n")
     side = tmp_path / "side"
@@ -422,6 +434,7 @@ def test_a_coder_that_plants_fifos_cannot_hang_the_leak_check(tmp_path: Path) ->
 
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": [script("coder_fifo.sh"), "{worktree}", str(tmp_path / "fifo")]},
         setup=_with_env_file,
     )

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from board.core import proc
 
+from tests.support.boards import make_board
 from tests.support.procs import python_child
-from tests.support.tui import make_board, seed, seeded_board
+from tests.support.tui import seed, seeded_board
 
 # what the first paint has no use for (each is loaded by the key or verb that needs it)
 LATER = (

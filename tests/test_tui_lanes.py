@@ -14,6 +14,7 @@ from board.core.store import Expect
 from board.tui.widgets import LaneView
 from textual import events
 
+from tests.support.boards import make_board
 from tests.support.tui import (
     add,
     goto,
@@ -21,7 +22,6 @@ from tests.support.tui import (
     lane,
     loaded,
     make_app,
-    make_board,
     screen_lines,
     seeded_board,
     settle,

@@ -29,8 +29,8 @@ from board.tui.logs.screen import LogsScreen
 from board.tui.widgets import HealthBar, LaneView
 from textual.widgets import OptionList
 
+from tests.support.boards import make_board
 from tests.support.loop import add_card, board_run, edit_tier, loop_log, skip_reasons
-from tests.support.loop import make_board as make_loop_board
 from tests.support.paths import script
 from tests.support.tui import (
     FIXED_NOW,
@@ -39,7 +39,6 @@ from tests.support.tui import (
     live_board,
     loaded,
     make_app,
-    make_board,
     screen_lines,
     seeded_board,
     settle,
@@ -92,7 +91,7 @@ async def test_the_header_says_loop_not_running_within_2s_of_its_death_and_recov
     """`board run` killed with SIGKILL leaves its heartbeat row behind (nothing ends it):
     within 2 s the header says "loop not running" on the warning colour, with no key
     pressed; a new `board run` brings it back, naming the new pid."""
-    cfg, store = make_loop_board(tmp_path)
+    cfg, store = make_board(tmp_path, origin=True)
     app = real_app(cfg, store)
     run = board_run(cfg.root)
     try:
@@ -230,7 +229,7 @@ def beating(tmp_path: Path) -> Iterator[tuple]:
 
 
 def _beating(tmp_path: Path, tiers: dict[str, list[str]], most: int) -> Iterator[tuple]:
-    cfg, store = make_loop_board(tmp_path, tiers=tiers, board={"max_concurrent": most})
+    cfg, store = make_board(tmp_path, origin=True, tiers=tiers, board={"max_concurrent": most})
     stop = threading.Event()
     beat_store = SQLiteStore(cfg.db_path)
     started = utc_now().isoformat()

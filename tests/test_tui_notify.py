@@ -123,7 +123,8 @@ def test_the_osc9_payload_keeps_to_plain_ascii() -> None:
 async def test_the_run_going_idle_is_told_once(tmp_path) -> None:
     """A loop runs one drive; when it ends and nothing is left to run, one notice says the
     run is idle (not at open, while work remained, nor again at the next reading)."""
-    from tests.support.tui import LOOP_HOST, LOOP_PID, LOOP_STARTED, make_board, start_drive
+    from tests.support.boards import make_board
+    from tests.support.tui import LOOP_HOST, LOOP_PID, LOOP_STARTED, start_drive
 
     board = make_board(tmp_path)
     store = board.store

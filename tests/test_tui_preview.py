@@ -15,8 +15,8 @@ from board.tui.board import BoardScreen
 from board.tui.health import utc_now
 from board.tui.preview import Preview
 
+from tests.support.boards import make_board
 from tests.support.loop import add_card, edit_tier
-from tests.support.loop import make_board as make_loop_board
 from tests.support.tui import add, fixed_now, live_board, loaded, make_app, seeded_board, settle
 from tests.support.waiting import wait_for
 
@@ -98,7 +98,7 @@ async def test_the_preview_follows_the_cursor_and_a_growing_log_without_a_key(tm
 async def test_the_preview_gives_a_live_trees_diffstat_against_its_start_point(
     tmp_path: Path,
 ) -> None:
-    cfg, store = make_loop_board(tmp_path, tiers={"default": edit_tier()})
+    cfg, store = make_board(tmp_path, origin=True, tiers={"default": edit_tier()})
     card = add_card(store, "edit two files", surface=["work/**"])
     tree = worktrees.create_worktree(cfg, card.id)
     (tree / "work").mkdir()

@@ -8,6 +8,7 @@ import pytest
 from board.core.cards import actions
 from board.tui.board import BoardScreen
 
+from tests.support.boards import make_board
 from tests.support.tui import (
     add,
     cli,
@@ -16,7 +17,6 @@ from tests.support.tui import (
     lane,
     loaded,
     make_app,
-    make_board,
     screen_lines,
     seeded_board,
     settle,

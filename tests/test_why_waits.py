@@ -13,7 +13,8 @@ from board.core.loop import Loop
 from board.core.model import Pause
 from board.core.store import Expect
 
-from tests.support.loop import add_card, make_board
+from tests.support.boards import make_board
+from tests.support.loop import add_card
 
 
 def _skips(cfg, card_id: str) -> list[str]:
@@ -37,7 +38,7 @@ def _park_working(store, card_id: str) -> None:
 
 
 def test_each_reason_is_what_the_claim_decides(tmp_path: Path) -> None:
-    cfg, store = make_board(tmp_path, board={"max_concurrent": 4})
+    cfg, store = make_board(tmp_path, origin=True, board={"max_concurrent": 4})
     # a dependency still open
     dep = add_card(store, "the dependency", surface=["a/**"])
     _park_working(store, dep.id)

@@ -15,7 +15,8 @@ import pytest
 from board.core.cards import actions
 from board.core.git import gitutil
 
-from tests.support.loop import add_card, board_run, events, make_board
+from tests.support.boards import make_board
+from tests.support.loop import add_card, board_run, events
 from tests.support.paths import script
 from tests.support.repos import git
 
@@ -55,6 +56,7 @@ def test_worktree_add_remove_and_list_at_once_never_read_a_half_written_tree(
 def test_40_cards_at_6_drives_end_done_without_a_git_transient(tmp_path: Path, round_: int) -> None:
     cfg, store = make_board(
         tmp_path,
+        origin=True,
         tiers={"default": [script("coder_edit.sh"), "{worktree}", "{card}"]},
         board={"max_concurrent": 6},
     )

@@ -18,7 +18,8 @@ from board.core.failures import stamp
 from board.core.model import CardDraft
 from board.core.store import Expect
 
-from tests.support.tui import Board, fixed_now, make_board
+from tests.support.boards import Board, make_board
+from tests.support.tui import fixed_now
 
 END = fixed_now()
 START = END - timedelta(hours=24)

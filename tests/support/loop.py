@@ -1,8 +1,9 @@
 """Shared set-up for the drive, fold, loop and crash tests: a real board over a real repo.
 
-A board here is a bare origin, a clone with `board init` done, and a board.toml whose
-coder tiers and gates are the real scripts under tests/scripts/. Timeouts are kept to
-fractions of a second where a test waits on one.
+Their board is `make_board(tmp_path, origin=True)` (tests/support/boards.py): a bare origin,
+a clone with `board init` done, and a board.toml (`write_config`, here) whose coder tiers
+and gates are the real scripts under tests/scripts/. Timeouts are kept to fractions of a
+second where a test waits on one.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from board.core.model import Card, CardDraft
 from board.core.store import SQLiteStore
 
 from tests.support.paths import script
-from tests.support.repos import GIT_ENV, git, make_repo
+from tests.support.repos import GIT_ENV, git
 
 
 def board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
@@ -40,45 +40,6 @@ def board_run(repo: Path, *args: str) -> subprocess.Popen[str]:
 def edit_tier(pidfile: Path | None = None) -> list[str]:
     argv = [script("coder_edit.sh"), "{worktree}", "{card}"]
     return argv + ([str(pidfile)] if pidfile else [])
-
-
-def make_board(
-    tmp_path: Path,
-    tiers: dict[str, list[str]] | None = None,
-    ladder: list[str] | None = None,
-    gate: list[str] | None = None,
-    board: dict[str, Any] | None = None,
-    coder: dict[str, Any] | None = None,
-    gate_opts: dict[str, Any] | None = None,
-    publish: dict[str, Any] | None = None,
-    setup: Callable[[Path], None] | None = None,
-    tree: dict[str, Any] | None = None,
-) -> tuple[config.Config, SQLiteStore]:
-    """A repo with `board init` done and board.toml rewritten for this test.
-
-    `setup(clone)` may add files before the board starts; they are committed and pushed to
-    origin/main (card trees start there) and the run branch is moved to match.
-    """
-    repo = make_repo(tmp_path, init="cli").root
-    if setup is not None:
-        setup(repo)
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "test set-up")
-        git(repo, "push", "-q", "origin", "main")
-        git(repo, "branch", "-f", "board/run", "main")
-    write_config(
-        repo,
-        tiers=tiers,
-        ladder=ladder,
-        gate=gate,
-        board=board,
-        coder=coder,
-        gate_opts=gate_opts,
-        publish=publish,
-        tree=tree,
-    )
-    cfg = config.load(repo)
-    return cfg, SQLiteStore(cfg.db_path)
 
 
 def write_config(

@@ -1,7 +1,8 @@
 """Fixtures for the board TUI: a real repository and store with a fixed card set, and waits.
 
-The store is the real SQLite file, created with a fixed clock so no wall-clock time
-ever renders; the repository is real git (the card screen asks it for worktrees).
+The board comes from tests/support/boards.py: the store is the real SQLite file, created
+with a fixed clock so no wall-clock time ever renders; the repository is real git (the card
+screen asks it for worktrees).
 """
 
 from __future__ import annotations
@@ -13,72 +14,28 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from board.core import config, proc
+from board.core import proc
 from board.core.cards import actions
 from board.core.model import Blocked, CardDraft, Drive
-from board.core.store import Expect, SQLiteStore, Store
+from board.core.store import Expect, SQLiteStore
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
 from board.tui.widgets import LaneView
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
-from tests.support.repos import make_repo
+from tests.support.boards import FIXED_NOW, Board, make_board
 from tests.support.waiting import wait_for
-
-FIXED_NOW = "2026-01-01T00:00:00.000Z"
 
 MARKUP_TITLE = "[bold red]x[/] [@click=app.quit]q[/]"
 OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"
 CLEAR = "\x1b[2J"
 
 
-def fixed_clock() -> str:
-    return FIXED_NOW
-
-
 def fixed_now() -> datetime:
     """The TUI's clock in the fixtures: elapsed times, countdowns and heartbeat ages are
     judged at FIXED_NOW, so no wall-clock time ever renders."""
     return datetime.fromisoformat(FIXED_NOW.replace("Z", "+00:00"))
-
-
-@dataclass
-class Board:
-    """A repository with board.toml and a store, as `board init` leaves them."""
-
-    root: Path
-    cfg: config.Config
-    store: Store
-
-    def close(self) -> None:
-        self.store.close()
-
-
-def make_board(
-    tmp_path: Path,
-    keys: dict[str, str] | None = None,
-    config_overrides: dict[str, dict[str, Any]] | None = None,
-    *,
-    store_url: str = "",
-    **tui: Any,
-) -> Board:
-    """A real git repository with board.toml and an empty store on the fixed clock (the
-    SQLite file, or the PostgreSQL database at `store_url`)."""
-    root = make_repo(tmp_path, init="", remote=False, commit=False).root
-    overrides: dict[str, dict[str, Any]] = dict(config_overrides or {})
-    if keys or tui:
-        overrides["tui"] = {**tui, **({"keys": keys} if keys else {})}
-    if store_url:
-        overrides["store"] = {"url": store_url}
-    config.write_default(root, overrides)
-    cfg = config.load(root)
-    cfg.board_dir.mkdir(parents=True, exist_ok=True)
-    if not store_url:
-        return Board(root, cfg, SQLiteStore(cfg.db_path, create=True, clock=fixed_clock))
-    from board.core.store.postgres import PostgresStore
-
-    return Board(root, cfg, PostgresStore(store_url, create=True, clock=fixed_clock))
 
 
 def add(store: SQLiteStore, title: str, lane: str = "backlog", **fields: Any) -> str:
