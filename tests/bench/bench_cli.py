@@ -21,8 +21,9 @@ operator installs it (pip compiles the bytecode). If that install cannot
 reach the package index, or with --no-deps, board is laid out in the temp venv's
 site-packages as its wheel would be (no index, no build; compiled with compileall) and the
 current venv's site-packages goes on the temp venv's path, last, for the dependencies. The
-boards are made with that `board init`; the 10,000 cards are written through the store in one
-transaction. Rounds alternate the six commands, so all see the same machine; each figure
+boards are the tests' (tests/support/boards.py: a git repository, board.toml as `board init`
+writes it, the store); the 10,000 cards are written through the store in one transaction.
+Rounds alternate the six commands, so all see the same machine; each figure
 is a median of wall clock, with the children's CPU time beside it (on a machine others
 share, the wall clock stretches with their load; the CPU time says what the command costs).
 
@@ -44,6 +45,7 @@ import sysconfig
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -108,20 +110,23 @@ def install(tmp: Path, no_deps: bool) -> Path:
     return venv / "bin"
 
 
-def make_board(root: Path, board: Path, cards: int) -> None:
-    """A git repository with `board init` run by the installed board, and `cards` cards."""
-    from board.core import config
-    from board.core.model import Blocked, CardDraft
-    from board.core.store import Expect, open_store
+def make_filled_board(where: Path, cards: int) -> Path:
+    """The tests' board (tests/support/boards.py) made in `where`, filled by `fill_cards`;
+    returns its root."""
+    from tests.support.boards import make_board
 
-    root.mkdir()
-    env_git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
-    run(["git", "init", "-q", "-b", "main", str(root)])
-    run([*env_git, "-C", str(root), "commit", "-q", "--allow-empty", "-m", "initial"])
-    run([str(board), "init"], cwd=root)
-    if not cards:
-        return
-    store = open_store(config.load(root))
+    where.mkdir()
+    board = make_board(where)
+    fill_cards(board.store, cards)
+    board.close()
+    return board.root
+
+
+def fill_cards(store: Any, cards: int) -> None:
+    """`cards` cards, in one transaction: one in 17 blocked, one in 10 with a dependency."""
+    from board.core.model import Blocked, CardDraft
+    from board.core.store import Expect
+
     with store.transaction() as tx:
         for i in range(cards):
             card = tx.create(
@@ -139,7 +144,6 @@ def make_board(root: Path, board: Path, cards: int) -> None:
             )
             if i % 17 == 0:
                 tx.update(card.id, Expect(), {"blocked": Blocked("held", f"reason {i}")}, "bench")
-    store.close()
 
 
 def timed(argv: list[str], cwd: Path) -> tuple[float, float, str]:
@@ -179,9 +183,8 @@ def main() -> int:
             raise SystemExit(f"the temp venv imports board from the working tree: {where}")
         print(f"installed {where.strip()} in {time.perf_counter() - t:.1f} s")
         t = time.perf_counter()
-        empty, full = tmp / "empty", tmp / "full"
-        make_board(empty, board, 0)
-        make_board(full, board, opts.cards)
+        empty = make_filled_board(tmp / "empty", 0)
+        full = make_filled_board(tmp / "full", opts.cards)
         print(
             f"made an empty board and one of {opts.cards} cards in {time.perf_counter() - t:.1f} s"
         )

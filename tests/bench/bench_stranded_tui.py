@@ -56,7 +56,8 @@ from board.tui.stranded.diff_screen import DiffScreen  # noqa: E402
 from board.tui.stranded.strandrows import load_rows, sort_rows  # noqa: E402
 from textual import events  # noqa: E402
 
-from tests.support.repos import GIT_ENV, git, make_repo  # noqa: E402
+from tests.support.boards import make_board  # noqa: E402
+from tests.support.repos import GIT_ENV, git  # noqa: E402
 from tests.support.stranded import make_branches  # noqa: E402
 
 RATIO = 2.0
@@ -112,16 +113,12 @@ def make_diff_branch(
     return name
 
 
-def make_board(tmp: Path, branches: int, cards: int) -> tuple[Any, SQLiteStore]:
-    repo = make_repo(tmp)
-    make_branches(repo.root, branches)
-    cfg = repo.cfg
-    cfg.board_dir.mkdir(parents=True, exist_ok=True)
-    store = SQLiteStore(cfg.db_path, create=True)
+def fill_stranded(cfg: Any, store: SQLiteStore, branches: int, cards: int) -> None:
+    """`branches` stranded branches and `cards` cards on the board, and the stats file."""
+    make_branches(cfg.root, branches)
     for i in range(cards):
         store.create(CardDraft(title=f"card number {i} with a title of ordinary length"), "c")
     stranded.list_stranded(cfg)  # the stats file, as the saves would have written it
-    return cfg, store
 
 
 async def wait(predicate: Any, timeout: float = 60.0, step: float = 0.0005) -> None:
@@ -322,7 +319,8 @@ def main() -> int:
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="board-bench-stranded-tui-") as tmp:
         t = time.perf_counter()
-        cfg, store = make_board(Path(tmp), opts.branches, opts.cards)
+        cfg, store = make_board(Path(tmp), origin=True)
+        fill_stranded(cfg, store, opts.branches, opts.cards)
         shapes = {
             "500 files x 2,000 lines": make_diff_branch(
                 cfg.root, "stranded/feat-c-1/20260101T000000.000Z", 500, opts.lines // 500

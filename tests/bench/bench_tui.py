@@ -125,17 +125,23 @@ def child_board(root: str) -> None:
 # -- the parent ---------------------------------------------------------------------------
 
 
-def make_board(root: Path, cards: int, lanes: dict[str, float]) -> None:
-    """A board.toml and a store holding `cards` cards spread over lanes by `lanes` shares."""
-    from board.core import config
-    from board.core.model import Blocked, CardDraft
-    from board.core.store import Expect, SQLiteStore
+def make_filled_board(where: Path, cards: int, lanes: dict[str, float]) -> Path:
+    """The tests' board (tests/support/boards.py) made in `where`, filled by `fill_lanes`;
+    returns its root."""
+    from tests.support.boards import make_board  # the parent's alone: the children stay light
 
-    root.mkdir(parents=True)
-    config.write_default(root)
-    cfg = config.load(root)
-    cfg.board_dir.mkdir(parents=True, exist_ok=True)
-    store = SQLiteStore(cfg.db_path, create=True)
+    where.mkdir(parents=True)
+    board = make_board(where)
+    fill_lanes(board.store, cards, lanes)
+    board.close()
+    return board.root
+
+
+def fill_lanes(store: Any, cards: int, lanes: dict[str, float]) -> None:
+    """`cards` cards spread over lanes by `lanes` shares, in one transaction."""
+    from board.core.model import Blocked, CardDraft
+    from board.core.store import Expect
+
     plan: list[str] = []
     for lane, share in lanes.items():
         plan += [lane] * round(cards * share)
@@ -160,7 +166,6 @@ def make_board(root: Path, cards: int, lanes: dict[str, float]) -> None:
                 changes["blocked"] = Blocked("held", f"reason {i}")
             if changes:
                 tx.update(card.id, Expect(), changes, "bench")
-    store.close()
 
 
 CHILD_ENV: dict[str, str] = {}  # set by main: the children's shared bytecode cache
@@ -215,13 +220,14 @@ def child_writer(path: str, rate: int, seconds: float) -> None:
             time.sleep(max(0.0, 0.01 - (time.monotonic() - tick)))
 
 
-def make_preview_board(root: Path) -> Path:
-    """Two working cards with live drives; returns the first one's log (the one written)."""
+def make_preview_board(where: Path) -> tuple[Path, Path]:
+    """Two working cards with live drives; returns the board's root and the first one's log
+    (the one written)."""
     from board.core import config
     from board.core.logs import log_path
     from board.core.store import SQLiteStore
 
-    make_board(root, 2, {"working": 1.0})
+    root = make_filled_board(where, 2, {"working": 1.0})
     cfg = config.load(root)
     store = SQLiteStore(cfg.db_path)
     logs = []
@@ -232,7 +238,7 @@ def make_preview_board(root: Path) -> Path:
         store.start_drive(card.id, "default", 1, str(path.relative_to(root)), 0)
         logs.append(path)
     store.close()
-    return sorted(logs)[0]
+    return root, sorted(logs)[0]
 
 
 async def key_latencies(
@@ -259,7 +265,8 @@ async def key_latencies(
     store = SQLiteStore(cfg.db_path)
     app = Timed(cfg, store, poll_interval=0)
     out: list[float] = []
-    cpu = CPU.setdefault(tag or f"{root.name}{' walk' if walk else ''}", [])
+    where = root.parent.name  # the folder make_filled_board made the board in: small, lane-big
+    cpu = CPU.setdefault(tag or f"{where}{' walk' if walk else ''}", [])
     async with app.run_test(size=SIZE) as pilot:
         while not getattr(app.screen, "loaded", False):
             await pilot.pause(0.01)
@@ -358,14 +365,10 @@ def main() -> int:
         # and this process's own (the stores are made here): not the user's cache directory
         os.environ["BOARD_CACHE_DIR"] = CHILD_ENV["BOARD_CACHE_DIR"]
         t = time.perf_counter()
-        big = Path(tmp) / "big"
-        make_board(big, opts.cards, spread)
-        lane_big = Path(tmp) / "lane-big"
-        make_board(lane_big, opts.cards, {"backlog": 1.0})
-        small = Path(tmp) / "small"
-        make_board(small, 10, {"backlog": 1.0})
-        bare = Path(tmp) / "bare"
-        make_board(bare, 0, {"backlog": 1.0})
+        big = make_filled_board(Path(tmp) / "big", opts.cards, spread)
+        lane_big = make_filled_board(Path(tmp) / "lane-big", opts.cards, {"backlog": 1.0})
+        small = make_filled_board(Path(tmp) / "small", 10, {"backlog": 1.0})
+        bare = make_filled_board(Path(tmp) / "bare", 0, {"backlog": 1.0})
         print(f"made stores with {opts.cards} and 10 cards in {time.perf_counter() - t:.1f} s")
 
         if not opts.only_preview:
@@ -422,8 +425,7 @@ def main() -> int:
             )
 
         print(f"\n3. key to repaint with the preview on ({opts.keys} keys each)")
-        prev = Path(tmp) / "preview"
-        log = make_preview_board(prev)
+        prev, log = make_preview_board(Path(tmp) / "preview")
         idle = asyncio.run(key_latencies(prev, opts.keys, lane_name="working", tag="idle"))
         from board.core import proc
 
