@@ -22,6 +22,7 @@ from board.core.store import SQLiteStore
 from board.tui.app import BoardApp
 
 from board.demo import sandbox as demo
+from tests.support.tui import run_pilot
 from tests.support.waiting import wait_for
 
 DEADLINE_S = 120
@@ -44,7 +45,7 @@ async def test_demo_shows_every_promise_on_the_board(tmp_path: Path, monkeypatch
     log_sizes: list[int] = []
     try:
         app = BoardApp(cfg, store, poll_interval=0.3)
-        async with app.run_test(size=(160, 48)) as pilot:
+        async with run_pilot(app, size=(160, 48)) as pilot:
             start = time.monotonic()
             while time.monotonic() - start < DEADLINE_S:
                 await pilot.pause(0.5)

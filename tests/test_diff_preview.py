@@ -22,6 +22,7 @@ from board.tui.stranded.diff_screen import DiffScreen
 from tests.support.paths import SCRIPTS
 from tests.support.repos import GIT_ENV, Repo, git
 from tests.support.stranded_tui import diff_loaded, make_app, open_browser, select
+from tests.support.tui import run_pilot
 from tests.support.waiting import wait_for
 
 BIG_LINES = 30_000  # about 1.5 MB: over PREVIEW_MIN_BYTES
@@ -291,7 +292,7 @@ async def test_the_view_shows_the_new_file_before_git_then_git_s_own_lines(
             git(fx.repo.root, "config", "core.bigFileThreshold", "1k")  # git: "Binary files"
         full = git_diff(fx.repo, ref)
         app = make_app(fx)
-        async with app.run_test(size=(100, 30)) as pilot:
+        async with run_pilot(app, size=(100, 30)) as pilot:
             diff = await open_diff(pilot, fx, ref)
             await wait_for(pilot, lambda: diff.buffer.count > 0, what="the first lines")
             assert not diff.buffer.done, "git ended before the preview: the delay is too short"
@@ -375,7 +376,7 @@ async def test_the_file_list_follows_a_replaced_preview_while_git_still_writes(
         monkeypatch.setenv("GIT_PAUSE_AFTER", "200000")
         monkeypatch.setenv("GIT_PAUSE_S", "3")
         app = make_app(fx)
-        async with app.run_test(size=(100, 30)) as pilot:
+        async with run_pilot(app, size=(100, 30)) as pilot:
             diff = await open_diff(pilot, fx, ref)
             await wait_for(pilot, lambda: diff.buffer.preview_replaced, what="the replacement")
             await pilot.pause(0.5)  # git is paused: the screen has caught up by now

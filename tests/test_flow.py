@@ -12,7 +12,7 @@ from board.tui.times import format_elapsed
 from textual.widgets import Sparkline
 
 from tests.support.flow import END, expected, flow_board
-from tests.support.tui import loaded, make_app, screen_lines
+from tests.support.tui import loaded, make_app, run_pilot, screen_lines
 from tests.support.waiting import wait_for
 
 
@@ -38,7 +38,7 @@ async def test_the_flow_screen_draws_the_days_figures_and_says_them(tmp_path) ->
     board = flow_board(tmp_path)
     want = expected()
     app = make_app(board, poll=0)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         await pilot.press("F")
         screen = app.screen

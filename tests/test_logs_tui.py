@@ -33,6 +33,7 @@ from tests.support.logs import (
     terminal_output,
     view_of,
 )
+from tests.support.tui import run_pilot
 from tests.support.waiting import wait_for
 
 SIZE = (100, 30)
@@ -61,7 +62,7 @@ def last_row(view: LogView) -> str:
 async def test_opens_on_the_live_drive_with_its_tail_painted(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         assert view.path == live_log(cfg), f"opened {view.path}, not the live drive's log"
@@ -72,12 +73,12 @@ async def test_opens_on_the_live_drive_with_its_tail_painted(board) -> None:
 async def test_opens_on_the_card_asked_for_and_falls_back_to_the_latest_drive(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store, card_id="c-1")
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         assert view_of(app).path == logs.log_path(cfg, "c-1", 2), "not c-1's latest attempt"
         assert "all green" in last_row(view_of(app))
     app = LogsApp(cfg, store, card_id="c-9")  # no drive: the most recent one instead
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         assert view_of(app).path == live_log(cfg)
 
@@ -85,7 +86,7 @@ async def test_opens_on_the_card_asked_for_and_falls_back_to_the_latest_drive(bo
 async def test_earlier_attempts_of_a_card_can_be_selected(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store, card_id="c-1")
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         await pilot.press("tab", "down")
         await wait_for(pilot, lambda: view_of(app).path == logs.log_path(cfg, "c-1", 1))
@@ -96,7 +97,7 @@ async def test_earlier_attempts_of_a_card_can_be_selected(board) -> None:
 async def test_a_new_drive_starting_does_not_move_the_operators_selection(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store, card_id="c-2", refresh_s=0.05)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         screen = app.screen
         chosen = view_of(app).path
@@ -119,7 +120,7 @@ async def test_a_new_drive_starting_does_not_move_the_operators_selection(board)
 async def test_appended_lines_are_followed_at_the_bottom(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         before = view.line_count
@@ -133,7 +134,7 @@ async def test_appended_lines_are_followed_at_the_bottom(board) -> None:
 async def test_scrolling_up_stops_following_and_G_resumes(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         await pilot.press("k", "k")
@@ -161,7 +162,7 @@ async def test_scrolling_up_stops_following_and_G_resumes(board) -> None:
 async def test_mouse_wheel_up_stops_following(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         view.post_message(events.MouseScrollUp(view, 5, 5, 0, -1, 0, False, False, False))
@@ -175,7 +176,7 @@ async def test_mouse_wheel_up_stops_following(board) -> None:
 async def test_search_finds_next_and_previous_matches(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         lo, _ = view.lines_known
@@ -206,7 +207,7 @@ async def test_search_finds_next_and_previous_matches(board) -> None:
 async def test_search_wraps_around_from_the_end(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         lo, _ = view.lines_known
@@ -231,7 +232,7 @@ async def test_switching_drives_while_lines_arrive_shows_only_the_chosen_log(boa
                 stop.wait(0.01)
 
     thread = threading.Thread(target=writer)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         thread.start()
         try:
@@ -266,7 +267,7 @@ async def test_switching_drives_many_times_leaves_no_file_open(board) -> None:
         paths = [os.path.realpath(f"/proc/self/fd/{fd}") for fd in fds]
         return sum(1 for p in paths if p.startswith(mine) and p.endswith(".log"))
 
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         for i in range(20):
@@ -290,7 +291,7 @@ async def test_switching_drives_many_times_leaves_no_file_open(board) -> None:
 async def test_wrap_and_timestamps_toggle(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         assert view.visible_text()[0][:9].count(":") == 2, "timestamps were not shown"
@@ -319,7 +320,7 @@ async def test_escape_returns_to_the_previous_screen(board) -> None:
             self.push_screen(LogsScreen(cfg, store, refresh_s=0))
 
     app = Base()
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, LogsScreen))
         await pilot.press("slash")
         await pilot.press("escape")  # first closes the search box
@@ -331,7 +332,7 @@ async def test_escape_returns_to_the_previous_screen(board) -> None:
 async def test_a_truncated_log_is_shown_anew(board) -> None:
     cfg, store = board
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         live_log(cfg).write_text("after truncation\n")
@@ -345,7 +346,7 @@ async def test_a_ten_megabyte_line_is_shown_cut_and_the_keys_still_work(board) -
     with open(live_log(cfg), "ab") as fh:
         fh.write(b"Z" * 10_000_000 + b"\nafter the big one\n")
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         assert last_row(view) == "after the big one"
@@ -365,7 +366,7 @@ async def test_a_huge_log_shows_its_tail_while_the_rest_is_read(board) -> None:
         fh.seek(0, os.SEEK_END)
         fh.write(b"\n" + b"".join(b"tail line %d\n" % i for i in range(100)))
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         view = view_of(app) if isinstance(app.screen, LogsScreen) else None
         await wait_for(pilot, lambda: "tail line 99" in last_row(view_of(app)))
         view = view_of(app)
@@ -386,7 +387,7 @@ async def test_leaving_a_log_still_being_read_does_not_stop_following_the_next(
         fh.seek(0, os.SEEK_END)
         fh.write(b"\nlast line of the big log\n")
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         view.open(big)
@@ -407,7 +408,7 @@ async def test_escapes_and_markup_in_logs_and_drive_fields_never_reach_the_termi
     drive = store.list_drives("c-3")[0]
     store.update_drive(drive.id, result="\x1b]0;pwned\x07 \x1b[2J [red]gone[/red]")
     app = LogsApp(cfg, store)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         await wait_for(pilot, settled(app))
         screen = "\n".join(screen_text(app))
         out = terminal_output(app)
@@ -432,7 +433,7 @@ async def test_a_store_that_cannot_be_read_is_reported_not_a_crash(board) -> Non
         notify(message, **kwargs)
 
     app.notify = noting  # type: ignore[method-assign]
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, lambda: len(notes) > 0)
         note = notes[0]
         assert note["severity"] == "error" and "drives" in note["title"], note
@@ -502,7 +503,7 @@ async def test_lines_arriving_fast_are_told_to_the_view_spaced_not_every_poll(bo
     each repaint draws a screenful, its scrollbar and the status line."""
     cfg, store = board
     app = LogsApp(cfg, store, repaint_s=3600)  # an hour: only the first batch is told
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         path = live_log(cfg)
@@ -533,7 +534,7 @@ async def test_the_scan_tells_the_view_of_the_lines_above_spaced_not_every_chunk
             grew.append(0)
 
     app = LogsApp(cfg, store, repaint_s=3600)
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+    async with run_pilot(app, size=SIZE, message_hook=hook) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         grew.clear()
@@ -549,7 +550,7 @@ async def test_the_status_line_changes_in_the_same_frame_as_the_lines(board) -> 
     handled after the view's repaint, cost a second frame for every batch."""
     cfg, store = board
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         seen: list[tuple[int, str]] = []
@@ -576,7 +577,7 @@ async def test_the_scan_resumes_only_once_the_tails_frame_is_out(board, tmp_path
     big = tmp_path / "big.log"
     big.write_bytes(b"".join(b"line %d\n" % i for i in range(100_000)))
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         drawn: list[bool] = []
@@ -605,7 +606,7 @@ async def test_a_long_logs_tail_is_drawn_before_its_scrollbars_are_laid_out(
     big = tmp_path / "big.log"
     big.write_bytes(b"".join(b"line %d of a log longer than the screen\n" % i for i in range(5000)))
     app = LogsApp(cfg, store)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         view.open(None)
@@ -653,7 +654,7 @@ async def test_more_new_lines_than_rows_wait_for_the_flood_interval(
     monkeypatch.setattr(view_module, "FLOOD_REPAINT_S", 3600)
     cfg, store = board
     app = LogsApp(cfg, store, repaint_s=0)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         path = live_log(cfg)

@@ -233,6 +233,8 @@ async def test_a_tui_on_another_clone_follows_a_cli_change_within_a_second(
 ) -> None:
     from board.tui.app import BoardApp
 
+    from tests.support.tui import run_pilot
+
     first = make_repo(tmp_path, init="").root
     ok(run_cli(first, "init", "--store", pg_url))
     ok(run_cli(first, "card", "add", "Already here", "--spec", "s", "--ready"))
@@ -258,7 +260,7 @@ async def test_a_tui_on_another_clone_follows_a_cli_change_within_a_second(
         return loop.time() - start
 
     try:
-        async with app.run_test():
+        async with run_pilot(app):
             await until(lambda: ready_ids() == ["c-1"], 10, "the first board")
             watchers = [t for t in threading.enumerate() if t.name == "store-watch"]
             assert watchers, "the TUI waits on NOTIFY instead of polling"

@@ -195,7 +195,7 @@ async def test_the_board_paints_the_heads_then_loads_every_card_and_gc_is_back_o
     import board.tui.board as board_screen
 
     from tests.support.boards import make_board
-    from tests.support.tui import loaded, make_app
+    from tests.support.tui import loaded, make_app, run_pilot
 
     events: list[str] = []
     read_board = board_screen.read_board
@@ -225,7 +225,7 @@ async def test_the_board_paints_the_heads_then_loads_every_card_and_gc_is_back_o
         original()
 
     app.board_painted = painted  # type: ignore[method-assign]
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         screen = await loaded(pilot)
         rows = screen.lane_view("ready").rows
         assert len(rows) == lines + 50, "the whole lane never replaced the heads"

@@ -429,13 +429,15 @@ async def test_the_tui_says_store_unreachable_retrying_and_follows_it_back(
     from board.tui.app import BoardApp
     from board.tui.widgets import HealthBar, StatusLine
 
+    from tests.support.tui import run_pilot
+
     cfg, _ = pg_board(tmp_path, pg_url)
     add_cards(cfg, 1)
     store = open_store(cfg)
     app = BoardApp(cfg, store, poll_interval=0.5, live_interval=0.3)
     app.animation_level = "none"
     try:
-        async with app.run_test(size=(120, 20)) as pilot:
+        async with run_pilot(app, size=(120, 20)) as pilot:
             bar = app.screen.query_one(HealthBar)
             await wait_for(pilot, lambda: "loop not running" in bar.text, what="a first reading")
             pg_cluster.down()

@@ -21,7 +21,7 @@ from board.tui.logs.view import LogView
 from textual.binding import Binding
 from textual.dom import DOMNode
 
-from tests.support.tui import loaded, make_app, seeded_board
+from tests.support.tui import loaded, make_app, run_pilot, seeded_board
 from tests.support.waiting import wait_for
 
 
@@ -81,7 +81,7 @@ async def test_a_logs_key_is_rebound_from_board_toml(tmp_path) -> None:
     board = seeded_board(tmp_path, keys={"logs.wrap": "W"})
     app = make_app(board, poll=0)
     assert not any("unknown binding id" in p for p in app.problems), app.problems
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with run_pilot(app, size=(100, 30)) as pilot:
         await loaded(pilot)
         await app.push_screen(LogsScreen(board.cfg, board.store, refresh_s=0))
         await wait_for(pilot, lambda: isinstance(app.screen, LogsScreen), what="the logs")

@@ -8,7 +8,16 @@ import pytest
 from board.tui.board import BoardScreen
 from board.tui.card import CardScreen
 
-from tests.support.tui import goto, loaded, make_app, screen_lines, seeded_board, settle, status
+from tests.support.tui import (
+    goto,
+    loaded,
+    make_app,
+    run_pilot,
+    screen_lines,
+    seeded_board,
+    settle,
+    status,
+)
 from tests.support.waiting import wait_for
 
 
@@ -21,7 +30,7 @@ def board(tmp_path):
 
 async def test_enter_opens_the_card_and_esc_returns(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(100, 60)) as pilot:
+    async with run_pilot(app, size=(100, 60)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-2")
         await pilot.press("enter")
@@ -58,7 +67,7 @@ async def test_card_screen_shows_dependents_branch_worktree_and_stranded_work(bo
     gitutil.git(root, "branch", "stranded/feat-c-3-lanes/20260101T000000000Z")
     gitutil.git(root, "branch", "stranded/feat-c-2/20260101T000000001Z")
     app = make_app(board)
-    async with app.run_test(size=(120, 50)) as pilot:
+    async with run_pilot(app, size=(120, 50)) as pilot:
         await loaded(pilot)
         await goto(pilot, "working", "c-3")
         await pilot.press("enter")
@@ -75,7 +84,7 @@ async def test_card_screen_shows_dependents_branch_worktree_and_stranded_work(bo
 
 async def test_verbs_work_on_the_card_screen(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(80, 30)) as pilot:  # the timeline's end on screen
+    async with run_pilot(app, size=(80, 30)) as pilot:  # the timeline's end on screen
         await loaded(pilot)
         await goto(pilot, "ready", "c-2")
         await pilot.press("enter")
@@ -109,7 +118,7 @@ async def test_card_screen_shows_a_waiting_cards_not_before_and_class_and_the_pr
         },
     )
     app = make_app(board)
-    async with app.run_test(size=(120, 50)) as pilot:
+    async with run_pilot(app, size=(120, 50)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-2")
         await pilot.press("enter")
@@ -121,7 +130,7 @@ async def test_card_screen_shows_a_waiting_cards_not_before_and_class_and_the_pr
 
 async def test_l_and_s_open_logs_and_stranded_or_say_not_yet(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await pilot.press("s")
         await settle(pilot)

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input, Static
 
 from tests.support.logs import LogsApp, build_board, settled, view_of
-from tests.support.tui import goto, loaded, make_app, screen_lines, seeded_board, settle
+from tests.support.tui import goto, loaded, make_app, run_pilot, screen_lines, seeded_board, settle
 from tests.support.waiting import wait_for
 
 
@@ -41,7 +41,7 @@ async def test_the_palette_offers_only_the_verbs_the_cards_state_allows(
     board, lane, card, offered, not_offered
 ) -> None:
     app = make_app(board)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with run_pilot(app, size=(120, 40)) as pilot:
         await loaded(pilot)
         await goto(pilot, lane, card)
         await pilot.press("colon")
@@ -56,7 +56,7 @@ async def test_the_palette_offers_only_the_verbs_the_cards_state_allows(
 
 async def test_help_speaks_the_boards_words_with_no_textual_default_in_its_own(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(160, 60)) as pilot:
+    async with run_pilot(app, size=(160, 60)) as pilot:
         await loaded(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
@@ -73,7 +73,7 @@ async def test_g_and_G_move_to_the_top_and_the_end_of_the_card(board) -> None:
     for i in range(40):
         board.store.add_comment("c-2", f"comment {i}", "alice")
     app = make_app(board)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-2")
         await pilot.press("enter")
@@ -91,7 +91,7 @@ async def test_g_and_G_move_to_the_top_and_the_end_of_the_card(board) -> None:
 async def test_a_log_search_says_which_match_of_how_many(tmp_path) -> None:
     cfg, store = build_board(tmp_path)
     app = LogsApp(cfg, store)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with run_pilot(app, size=(100, 30)) as pilot:
         await wait_for(pilot, settled(app))
         view = view_of(app)
         await pilot.press("g", "slash")
@@ -110,7 +110,7 @@ async def test_a_log_search_says_which_match_of_how_many(tmp_path) -> None:
 @pytest.mark.parametrize("key", ["ctrl+p", "colon"])
 async def test_palette_lists_the_verbs_for_the_current_card(board, key) -> None:
     app = make_app(board)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with run_pilot(app, size=(120, 40)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         await pilot.press(key)
@@ -126,7 +126,7 @@ async def test_palette_lists_the_verbs_for_the_current_card(board, key) -> None:
 
 async def test_palette_verb_runs_the_same_call(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with run_pilot(app, size=(120, 40)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-9")
         await pilot.press("colon", *"unblock c-9", "enter")
@@ -136,7 +136,7 @@ async def test_palette_verb_runs_the_same_call(board) -> None:
 
 async def test_question_mark_shows_help_generated_from_the_bindings(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         await loaded(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen), "? did not open the help"

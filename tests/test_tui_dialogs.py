@@ -10,7 +10,16 @@ from __future__ import annotations
 import pytest
 from board.tui.dialogs import ConfirmDialog, ConfirmReasonDialog, ReasonDialog
 
-from tests.support.tui import add, goto, loaded, make_app, screen_lines, seeded_board, settle
+from tests.support.tui import (
+    add,
+    goto,
+    loaded,
+    make_app,
+    run_pilot,
+    screen_lines,
+    seeded_board,
+    settle,
+)
 
 HUGE = "A title that will not stop " + "and on " * 340  # ~2,400 characters
 assert len(HUGE) > 2400
@@ -37,7 +46,7 @@ async def test_a_question_on_a_huge_title_fits_60x15(
 ) -> None:
     board = huge_board(tmp_path)
     app = make_app(board, poll=0)
-    async with app.run_test(size=(60, 15)) as pilot:
+    async with run_pilot(app, size=(60, 15)) as pilot:
         await loaded(pilot)
         await goto(pilot, lane, card)
         await pilot.press(key)

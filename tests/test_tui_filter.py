@@ -7,7 +7,7 @@ import pytest
 from board.tui.widgets import LaneView
 from textual.widgets import Input
 
-from tests.support.tui import ids, lane, loaded, make_app, seeded_board
+from tests.support.tui import ids, lane, loaded, make_app, run_pilot, seeded_board
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def board(tmp_path):
 
 async def test_slash_filters_by_title_id_label_and_class(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         screen = await loaded(pilot)
         await pilot.press("slash")
         assert isinstance(app.focused, Input), "/ did not open the filter"
@@ -46,7 +46,7 @@ async def test_slash_filters_by_title_id_label_and_class(board) -> None:
 
 async def test_q_typed_in_the_filter_is_text_not_quit(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await pilot.press("slash", "q")
         assert app.is_running and app.query_one("#filter", Input).value == "q"

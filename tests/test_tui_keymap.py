@@ -20,7 +20,7 @@ from board.tui.logs.screen import DriveList
 from textual.binding import Binding
 
 from tests.support.logs import LogsApp, build_board, settled
-from tests.support.tui import cli, lane, loaded, make_app, screen_lines, seeded_board
+from tests.support.tui import cli, lane, loaded, make_app, run_pilot, screen_lines, seeded_board
 from tests.support.waiting import wait_for
 
 
@@ -131,7 +131,7 @@ def test_board_tui_exits_non_zero_with_one_line(tmp_path, keys, needles) -> None
 async def test_the_logs_drive_list_moves_with_j_and_k(tmp_path) -> None:
     cfg, store = build_board(tmp_path)
     app = LogsApp(cfg, store)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with run_pilot(app, size=(100, 30)) as pilot:
         await wait_for(pilot, settled(app))
         drives = app.screen.query_one(DriveList)
         await pilot.press("tab")
@@ -151,7 +151,7 @@ async def test_the_logs_drive_list_moves_with_j_and_k(tmp_path) -> None:
 async def test_keys_rebound_in_board_toml_work_and_show_in_help(tmp_path) -> None:
     board = seeded_board(tmp_path, keys={"verb.hold": "b", "lane.down": "J"})
     app = make_app(board)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         screen = await loaded(pilot)
         await pilot.press("J")
         assert lane(screen, "ready").current.id == "c-2", "the rebound down key does nothing"

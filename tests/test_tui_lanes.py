@@ -22,6 +22,7 @@ from tests.support.tui import (
     lane,
     loaded,
     make_app,
+    run_pilot,
     screen_lines,
     seeded_board,
     settle,
@@ -37,7 +38,7 @@ def board(tmp_path):
 
 async def test_lanes_show_counts_and_blocked_cards_first(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         screen = await loaded(pilot)
         ready = lane(screen, "ready")
         assert ids(ready) == ["c-10", "c-2", "c-9", "c-1"], (
@@ -72,7 +73,7 @@ async def test_a_lane_longer_than_the_screen_scrolls_with_keys_and_wheel_and_sta
         for i in range(60):
             add(b.store, f"card {i}", lane="ready")
         app = make_app(b)
-        async with app.run_test(size=(80, 24)) as pilot:
+        async with run_pilot(app, size=(80, 24)) as pilot:
             screen = await loaded(pilot)
             await goto(pilot, "ready", lane(screen, "ready").rows[0].card.id)
             view = lane(screen, "ready")
@@ -100,7 +101,7 @@ async def test_a_lane_of_10000_cards_mounts_no_widget_per_card(tmp_path) -> None
         for i in range(10_000):
             tx.create(CardDraft(title=f"card {i}"), "c", "bench")
     app = make_app(board, poll=0)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         screen = await loaded(pilot)
         assert len(lane(screen, "backlog").rows) == 10_000
         widgets = len(list(app.screen.walk_children()))
@@ -128,7 +129,7 @@ async def test_the_cursor_stays_in_view_under_the_lane_heading(tmp_path) -> None
         shown = [line.split()[0] for line in lines[1:] if line.strip()]
         assert view.current.id in shown, f"{where}: {view.current.id} is off screen: {shown}"
 
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         screen = await loaded(pilot)
         check("at the top")
         await pilot.press("G")
@@ -176,7 +177,7 @@ async def test_every_lane_shows_its_count_at_80x24(tmp_path) -> None:
                 tx.update(card.id, Expect(), {"blocked": Blocked("dispatch-infra", "x")}, "t")
         tx.create(CardDraft(title="the one in the backlog"), "c", "t")
     app = make_app(board, poll=0)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         lines = [line.strip() for line in screen_lines(app)]
         for heading in ("backlog 1", "ready 1500 !116", "working 0", "review 0", "done 0"):
@@ -188,7 +189,7 @@ async def test_every_lane_shows_its_count_at_80x24(tmp_path) -> None:
 
 async def test_j_k_and_arrows_move_the_cursor(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         screen = await loaded(pilot)
         await goto(pilot, "backlog", "c-5")
         backlog = lane(screen, "backlog")
@@ -211,7 +212,7 @@ async def test_j_k_and_arrows_move_the_cursor(board) -> None:
 
 async def test_left_right_and_tab_switch_lanes(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         screen = await loaded(pilot)
         assert screen.current_lane == "ready"  # where the blocked cards are
         await pilot.press("left")
@@ -235,7 +236,7 @@ async def test_keys_typed_ahead_after_a_lane_switch_go_to_the_new_lane(board) ->
     from textual import events
 
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         screen = await loaded(pilot)
         await pilot.press("left")  # to the backlog, from the ready lane the board opens on
         for key in ("right", "j", "j"):  # queued together, as one read from the terminal
@@ -250,7 +251,7 @@ async def test_keys_typed_ahead_after_a_lane_switch_go_to_the_new_lane(board) ->
 
 async def test_c_toggles_the_cancelled_lane(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         screen = await loaded(pilot)
         await pilot.press("c")
         assert screen.query_one("#lane-cancelled").display, "c did not show the cancelled lane"
@@ -262,7 +263,7 @@ async def test_c_toggles_the_cancelled_lane(board) -> None:
 
 async def test_q_quits(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await pilot.press("q")
         await pilot.pause()

@@ -17,6 +17,7 @@ from tests.support.tui import (
     lane,
     loaded,
     make_app,
+    run_pilot,
     screen_lines,
     screen_segments,
     seeded_board,
@@ -61,7 +62,7 @@ def _assert_literal(app: BoardApp, where: str) -> None:
 async def test_markup_and_escapes_are_shown_literally_on_the_board(board) -> None:
     card = _hostile(board)
     app = make_app(board)
-    async with app.run_test(size=(200, 30)) as pilot:
+    async with run_pilot(app, size=(200, 30)) as pilot:
         screen = await loaded(pilot)
         await goto(pilot, "ready", card)
         _assert_literal(app, "board")
@@ -79,7 +80,7 @@ async def test_markup_and_escapes_are_shown_literally_on_the_board(board) -> Non
 async def test_markup_and_escapes_are_shown_literally_on_the_card_screen(board) -> None:
     card = _hostile(board)
     app = make_app(board)
-    async with app.run_test(size=(160, 60)) as pilot:
+    async with run_pilot(app, size=(160, 60)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", card)
         await pilot.press("enter")
@@ -107,7 +108,7 @@ async def test_markup_and_escapes_are_shown_literally_on_the_card_screen(board) 
 async def test_markup_and_escapes_are_literal_in_questions_and_status(board) -> None:
     card = _hostile(board)
     app = make_app(board)
-    async with app.run_test(size=(200, 30)) as pilot:
+    async with run_pilot(app, size=(200, 30)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", card)
         await pilot.press("x")

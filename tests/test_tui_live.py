@@ -39,6 +39,7 @@ from tests.support.tui import (
     live_board,
     loaded,
     make_app,
+    run_pilot,
     screen_lines,
     seeded_board,
     settle,
@@ -95,7 +96,7 @@ async def test_the_header_says_loop_not_running_within_2s_of_its_death_and_recov
     app = real_app(cfg, store)
     run = board_run(cfg.root)
     try:
-        async with app.run_test(size=(120, 20)) as pilot:
+        async with run_pilot(app, size=(120, 20)) as pilot:
             await loaded(pilot)
             bar = header(app)
             first = run.pid
@@ -141,7 +142,7 @@ async def test_the_header_says_loop_not_running_within_2s_of_its_death_and_recov
 async def test_the_header_counts_drives_pauses_and_the_cards_that_need_you(tmp_path) -> None:
     board = live_board(tmp_path)
     app = make_app(board, poll=0)
-    async with app.run_test(size=(160, 30)) as pilot:
+    async with run_pilot(app, size=(160, 30)) as pilot:
         await loaded(pilot)
         text = header(app).text
         for part in (
@@ -152,7 +153,7 @@ async def test_the_header_counts_drives_pauses_and_the_cards_that_need_you(tmp_p
         ):
             assert part in text, f"{part!r} not in the header: {text!r}"
     app = make_app(board, poll=0)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         text = header(app).text
         assert len(text) <= 78, f"the header overflows 80 columns: {text!r}"
@@ -179,7 +180,7 @@ async def test_the_header_says_setup_stopped_the_claims_and_the_rows_say_why(tmp
         Pause(SETUP_PAUSE, "setup-failed", "2 cards in a row failed [tree] setup", "", FIXED_NOW)
     )
     app = make_app(board, poll=0)
-    async with app.run_test(size=(160, 30)) as pilot:
+    async with run_pilot(app, size=(160, 30)) as pilot:
         await loaded(pilot)
         text = header(app).text
         assert "setup paused until you act" in text, text
@@ -202,7 +203,7 @@ async def test_the_header_names_a_host_that_stopped_beating_and_one_that_lost_it
         store.clock = lambda stamp=stamp: stamp
         store.beat(host, 99, "2025-12-31T20:00:00.000Z")
     app = make_app(board, poll=0)
-    async with app.run_test(size=(280, 30)) as pilot:
+    async with run_pilot(app, size=(280, 30)) as pilot:
         await loaded(pilot)
         text = header(app).text
         for part in (
@@ -212,7 +213,7 @@ async def test_the_header_names_a_host_that_stopped_beating_and_one_that_lost_it
         ):
             assert part in text, f"{part!r} not in the header: {text!r}"
     app = make_app(board, poll=0)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         text = header(app).text
         assert "loop running" in text and "2 hosts lost" in text, text
@@ -286,7 +287,7 @@ async def test_each_wait_reason_is_on_its_card_and_is_what_the_claim_decides(bea
     free = add_card(store, "nothing holds it", surface=["e/**"])
 
     app = real_app(cfg, store)
-    async with app.run_test(size=(260, 30)) as pilot:
+    async with run_pilot(app, size=(260, 30)) as pilot:
         screen = await loaded(pilot)
         await without_preview(pilot)
         assert screen.current_lane == "working", "premise: nothing needs you, a card works"
@@ -332,7 +333,7 @@ async def test_a_card_free_of_every_other_reason_waits_for_a_drive_when_all_are_
         assert said == "every drive is busy (1 of 1, board.max_concurrent)"
 
         app = real_app(cfg, store)
-        async with app.run_test(size=(200, 30)) as pilot:
+        async with run_pilot(app, size=(200, 30)) as pilot:
             await loaded(pilot)
             await without_preview(pilot)
             await pilot.press("left")  # from the working lane to ready
@@ -360,7 +361,7 @@ async def test_the_reasons_show_on_the_first_paint_with_no_write_to_wait_for(tmp
     once, not after some later write happens to reload the board (poll 0: none will)."""
     board = live_board(tmp_path)
     app = make_app(board, poll=0)
-    async with app.run_test(size=(200, 30)) as pilot:
+    async with run_pilot(app, size=(200, 30)) as pilot:
         await loaded(pilot)
         await without_preview(pilot)
         for card_id, said in {
@@ -383,7 +384,7 @@ async def test_the_card_screen_says_why_it_waits_and_that_no_surface_runs_alone(
 ) -> None:
     board = live_board(tmp_path)
     app = make_app(board, poll=0)
-    async with app.run_test(size=(160, 40)) as pilot:
+    async with run_pilot(app, size=(160, 40)) as pilot:
         screen = await loaded(pilot)
         lane = screen.lane_view("ready")
         assert lane.select("c-4")
@@ -415,7 +416,7 @@ async def test_working_rows_follow_their_drive_every_second_without_a_key(tmp_pa
     board = live_board(tmp_path)
     clock = Clock()
     app = make_app(board, poll=0.5, clock=clock)
-    async with app.run_test(size=(120, 30)) as pilot:
+    async with run_pilot(app, size=(120, 30)) as pilot:
         await loaded(pilot)
         row = row_of(app, "c-1")
         assert "default #2 · 3m04s · running the gate: 12 passed" in row, row
@@ -479,7 +480,7 @@ async def test_the_board_opens_on_the_lane_that_needs_the_operator(
 ) -> None:
     board = make(tmp_path)
     app = make_app(board, poll=0)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with run_pilot(app, size=(100, 30)) as pilot:
         screen = await loaded(pilot)
         assert screen.current_lane == lane, f"opened on {screen.current_lane}, not {lane}"
         assert app.focused is screen.lane_view(lane)
@@ -500,7 +501,7 @@ async def test_l_with_no_card_opens_every_drive_running_first_then_newest(tmp_pa
         drive = start_drive(board, card, "default", 1, ["done"], started="2025-12-31T19:00:00.000Z")
         store.update_drive(drive.id, status="passed", ended_at=ended)
     app = make_app(board, poll=0)
-    async with app.run_test(size=(120, 30)) as pilot:
+    async with run_pilot(app, size=(120, 30)) as pilot:
         screen = await loaded(pilot)
         await pilot.press("slash", *"nothing-matches", "enter")
         await settle(pilot)
@@ -529,7 +530,7 @@ async def test_no_lane_hides_a_block_class_or_the_start_of_a_title(tmp_path, siz
     board = seeded_board(tmp_path)
     add(board.store, "Parked", "ready", blocked=Blocked("dispatch-infra", "no coder installed"))
     app = make_app(board, poll=0)
-    async with app.run_test(size=size) as pilot:
+    async with run_pilot(app, size=size) as pilot:
         screen = await loaded(pilot)
         for _ in screen.visible_lanes():
             lines = [line.strip(" ▏") for line in lane_lines(app)]

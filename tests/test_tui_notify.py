@@ -20,7 +20,7 @@ from board.core.store import Expect
 from board.tui.notify import osc9
 
 from tests.support.repos import GIT_ENV
-from tests.support.tui import OSC52, add, loaded, make_app, seeded_board, settle
+from tests.support.tui import OSC52, add, loaded, make_app, run_pilot, seeded_board, settle
 from tests.support.waiting import wait_for
 
 HOSTILE = f"steal {OSC52} \x1b]9;pwned\x07 secret-token-77"
@@ -33,7 +33,7 @@ async def test_a_block_raises_exactly_one_toast_and_what_was_blocked_at_open_non
     store = board.store
     victim = add(store, "Will be blocked", "ready")
     app = make_app(board, poll=0.1)
-    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+    async with run_pilot(app, size=(120, 30), notifications=True) as pilot:
         await loaded(pilot)
         assert app.notices.told == [], "cards blocked before the board opened were told"
         store.update(victim, Expect(), {"blocked": Blocked("gate-red", HOSTILE)}, who="test")
@@ -132,7 +132,7 @@ async def test_the_run_going_idle_is_told_once(tmp_path) -> None:
     drive = start_drive(board, working, "default", 1, ["building"])
     store.beat(LOOP_HOST, LOOP_PID, LOOP_STARTED)
     app = make_app(board, poll=0.1)
-    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+    async with run_pilot(app, size=(120, 30), notifications=True) as pilot:
         await loaded(pilot)
         await pilot.pause(0.5)
         assert app.notices.told == [], "the run was told idle while a drive ran"

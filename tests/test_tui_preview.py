@@ -17,7 +17,16 @@ from board.tui.preview import Preview
 
 from tests.support.boards import make_board
 from tests.support.loop import add_card, edit_tier
-from tests.support.tui import add, fixed_now, live_board, loaded, make_app, seeded_board, settle
+from tests.support.tui import (
+    add,
+    fixed_now,
+    live_board,
+    loaded,
+    make_app,
+    run_pilot,
+    seeded_board,
+    settle,
+)
 from tests.support.waiting import wait_for
 
 
@@ -46,7 +55,7 @@ async def test_the_preview_is_on_from_140_columns_and_v_toggles_it(tmp_path) -> 
     board = live_board(tmp_path)
     for size, shown in (((160, 40), True), ((139, 40), False), ((80, 24), False)):
         app = make_app(board, poll=0)
-        async with app.run_test(size=size) as pilot:
+        async with run_pilot(app, size=size) as pilot:
             await loaded(pilot)
             assert pane(app).display is shown, f"at {size} the preview should be {shown}"
             await pilot.press("v")
@@ -64,7 +73,7 @@ async def test_the_preview_follows_the_cursor_and_a_growing_log_without_a_key(tm
     long_title = "A card whose title runs on " + " ".join(f"word{n}" for n in range(40))
     long_id = add(board.store, long_title, "ready", blocked=None)
     app = make_app(board, poll=0)
-    async with app.run_test(size=(160, 40)) as pilot:
+    async with run_pilot(app, size=(160, 40)) as pilot:
         screen = await loaded(pilot)
         assert screen.current_lane == "ready"
         text = pane_text(app)
@@ -106,7 +115,7 @@ async def test_the_preview_gives_a_live_trees_diffstat_against_its_start_point(
     (tree / "README.md").write_text("replaced\n")
     app = BoardApp(cfg, store, clock=utc_now, poll_interval=0, live_interval=0)
     app.animation_level = "none"
-    async with app.run_test(size=(160, 30)) as pilot:
+    async with run_pilot(app, size=(160, 30)) as pilot:
         await loaded(pilot)
         await wait_for(pilot, lambda: "tree: " in pane_text(app), what="the tree's line")
         text = pane_text(app)
@@ -133,7 +142,7 @@ async def test_the_first_paint_never_says_no_card_is_selected_while_one_is(board
         original()
 
     app.board_painted = painted  # type: ignore[method-assign]
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         screen = await loaded(pilot)
         [(selected, said)] = at_paint
         assert selected is not None and said == "", (selected, said)

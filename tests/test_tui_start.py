@@ -13,7 +13,7 @@ from board.tui.card import CardScreen
 from board.tui.dialogs import HelpScreen
 from board.tui.widgets import LaneView
 
-from tests.support.tui import count_css, loaded, make_app, seeded_board, settle
+from tests.support.tui import count_css, loaded, make_app, run_pilot, seeded_board, settle
 from tests.support.waiting import wait_for
 
 
@@ -41,7 +41,7 @@ async def test_the_stylesheet_is_parsed_once_at_start_with_the_chosen_theme(
     (themes / "sunset.toml").write_text('primary = "#ff8800"\nbackground = "#201010"\n')
     board = seeded_board(tmp_path, theme_dir=str(themes), theme="sunset")
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         assert reparsed == [], "the stylesheet was parsed twice before the first paint"
         first = app.screen.styles.background
@@ -63,7 +63,7 @@ async def test_the_first_parse_has_the_chosen_themes_variables(board, monkeypatc
 
     css = count_css(monkeypatch)
     app = make_app(board, theme="light")
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         assert css.reparsed == [], "the start parsed the stylesheets again"
         light = app.available_themes["light"].background or ""
@@ -92,7 +92,7 @@ async def test_the_board_is_styled_once_as_it_starts(board, monkeypatch) -> None
         )
 
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await settle(pilot)
         assert restyled == [], "the board was styled twice as it started"
@@ -120,7 +120,7 @@ async def test_the_other_screens_rules_join_the_stylesheet_when_the_first_is_ope
 
     reparsed = count_css(monkeypatch).reparsed
     app = make_app(board)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         await loaded(pilot)
         names = {name for rule in app.stylesheet.rules for name in rule.selector_names}
         assert "#lanes" in names and "#card-scroll" not in names and "CardForm" not in names
@@ -154,7 +154,7 @@ async def test_the_stranded_browser_and_the_logs_add_their_own_rules_without_a_r
     css = count_css(monkeypatch)
     parsed, reparsed = css.parsed, css.reparsed
     app = make_app(board)
-    async with app.run_test(size=(120, 30)) as pilot:
+    async with run_pilot(app, size=(120, 30)) as pilot:
         await loaded(pilot)
         parsed.clear()
         await pilot.press("s")
@@ -195,7 +195,7 @@ async def test_the_footer_joins_its_line_after_the_first_paint_and_shows_the_key
         original()
 
     app.board_painted = painted  # type: ignore[method-assign]
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         await loaded(pilot)
         assert at_paint == [0], "the footer was built before the first paint"
         await wait_for(pilot, lambda: app.screen.query("FooterKey"), what="the footer's keys")
@@ -211,7 +211,7 @@ async def test_a_board_with_no_room_for_a_row_still_gets_its_footer(board) -> No
     from textual.widgets import Footer
 
     app = make_app(board)
-    async with app.run_test(size=(80, 8)) as pilot:
+    async with run_pilot(app, size=(80, 8)) as pilot:
         screen = await loaded(pilot)
         assert not screen.painted(), "the board drew a row: the test needs a shorter screen"
         await wait_for(pilot, lambda: app.screen.query(Footer), what="the footer")

@@ -17,6 +17,7 @@ from tests.support.tui import (
     lane,
     loaded,
     make_app,
+    run_pilot,
     screen_lines,
     seeded_board,
     settle,
@@ -37,7 +38,7 @@ async def test_a_corrupt_card_row_is_named_and_the_rest_of_the_board_shows(board
     line names the card and the field, on the first paint and on every reload."""
     board.store.conn.execute("UPDATE cards SET priority = 'high' WHERE id = 'c-9'")
     app = make_app(board)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         screen = await loaded(pilot)
         assert ids(lane(screen, "ready")) == ["c-10", "c-2", "c-1"]
         assert ids(lane(screen, "backlog")) == ["c-5", "c-11", "c-4", "c-12"]
@@ -51,7 +52,7 @@ async def test_a_corrupt_card_row_is_named_and_the_rest_of_the_board_shows(board
 
 async def test_a_write_from_another_process_appears_without_a_key(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         screen = await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         res = cli(board, "hold", "c-1", "--reason", "from the other terminal")
@@ -75,7 +76,7 @@ async def test_a_write_from_another_process_appears_without_a_key(board) -> None
 
 async def test_the_card_screen_updates_live_too(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(100, 50)) as pilot:
+    async with run_pilot(app, size=(100, 50)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         await pilot.press("enter")
@@ -88,7 +89,7 @@ async def test_the_card_screen_updates_live_too(board) -> None:
 
 async def test_R_refreshes_when_the_watch_is_off(board) -> None:
     app = make_app(board, poll=0)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         screen = await loaded(pilot)
         add(board.store, "late arrival")
         await pilot.pause(0.3)
@@ -101,7 +102,7 @@ async def test_R_refreshes_when_the_watch_is_off(board) -> None:
 async def test_works_with_no_loop_and_an_empty_store(tmp_path) -> None:
     board = make_board(tmp_path)
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         screen = await loaded(pilot)
         assert all(not lane(screen, name).rows for name in ("backlog", "ready"))
         await pilot.press("r", "enter", "x")
@@ -116,7 +117,7 @@ async def test_a_slow_first_read_says_reading_then_shows_the_board(board) -> Non
     board.store._lock.acquire()  # the store is busy: the first read waits behind this
     try:
         app = make_app(board)
-        async with app.run_test() as pilot:
+        async with run_pilot(app) as pilot:
             await pilot.pause(0.8)
             assert not app.screen.loaded, "the board claims to be loaded before its read"
             assert "reading the board" in "\n".join(screen_lines(app))
@@ -132,7 +133,7 @@ async def test_a_slow_first_read_says_reading_then_shows_the_board(board) -> Non
 async def test_a_broken_store_is_one_line_not_a_traceback(board) -> None:
     board.store.conn.execute("DROP TABLE meta")
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await pilot.pause(0.8)
         await settle(pilot)
         assert app.is_running

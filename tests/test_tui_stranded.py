@@ -44,6 +44,7 @@ from tests.support.stranded_tui import (
     stranded_screen,
     wait_loaded_again,
 )
+from tests.support.tui import run_pilot
 from tests.support.waiting import wait_for
 
 SIZE = (120, 32)
@@ -90,7 +91,7 @@ async def answer_target(pilot, target: str) -> None:
 
 async def test_every_save_and_husk_is_listed_with_its_card_title_lane_and_stats(fx) -> None:
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         rows = {row.name: row for row in screen.table.items}
         expected = set(fx.saves.values()) | {fx.husk.name}
@@ -123,7 +124,7 @@ async def test_failed_attempts_are_folded_under_their_card_and_enter_opens_the_f
     attempts = [fx.saves[k] for k in ("c-1 attempt 1", "c-1 attempt 2", "c-2 attempt 1")]
     before = fx.refs()
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         shown = names(screen)
         assert not set(attempts) & set(shown), f"the attempts are not folded: {shown}"
@@ -194,7 +195,7 @@ async def test_the_first_paint_is_the_head_of_the_sorted_list_with_real_stats(
     monkeypatch.setattr(tui_stranded, "load_rows", held_load)
     monkeypatch.setattr(StrandedScreen, "_head_count", lambda self: 2)
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = stranded_screen(fx)
         await pilot.app.push_screen(screen)
         await wait_for(pilot, lambda: screen.table.painted_items > 0, what="the first rows")
@@ -223,7 +224,7 @@ async def test_the_first_paint_is_the_head_of_the_sorted_list_with_real_stats(
 
 async def test_titles_and_names_are_shown_literally_never_as_markup_or_escapes(fx) -> None:
     app = make_app(fx)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, fx.saves["escapes"])
         text = "\n".join(screen_lines(app))
@@ -248,7 +249,7 @@ async def test_ages_are_relative_to_the_injected_clock() -> None:
 
 async def test_the_sort_key_cycles_columns_and_slash_filters(fx) -> None:
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         stamps = [r.stamp for r in screen.table.items if not r.is_husk]
         assert stamps == sorted(stamps, reverse=True), "the list does not open newest first"
@@ -277,7 +278,7 @@ async def test_the_sort_key_cycles_columns_and_slash_filters(fx) -> None:
 
 async def test_s_on_the_board_opens_the_browser(fx) -> None:
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.screen, StrandedScreen), what="the browser")
@@ -289,7 +290,7 @@ async def test_s_on_the_board_opens_the_browser(fx) -> None:
 
 async def test_enter_shows_the_files_then_the_hunks_literally(fx) -> None:
     app = make_app(fx)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, fx.saves["escapes"])
         await pilot.press("enter")
@@ -311,7 +312,7 @@ async def test_enter_shows_the_files_then_the_hunks_literally(fx) -> None:
 
 async def test_the_diff_file_keys_jump_between_files(fx) -> None:
     app = make_app(fx)
-    async with app.run_test(size=(80, 12)) as pilot:  # short: the diff scrolls
+    async with run_pilot(app, size=(80, 12)) as pilot:  # short: the diff scrolls
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, fx.saves["dirty"])
         await pilot.press("enter")
@@ -355,7 +356,7 @@ async def test_leaving_the_diff_mid_load_kills_git(fx, monkeypatch: pytest.Monke
     monkeypatch.setattr(DiffBuffer, "feed", slow_feed)
     app = make_app(fx)
     try:
-        async with app.run_test(size=SIZE) as pilot:
+        async with run_pilot(app, size=SIZE) as pilot:
             screen = await open_browser(pilot, fx)
             await select(pilot, screen, big)
             await pilot.press("enter")
@@ -413,7 +414,7 @@ async def test_moving_keys_hold_the_diff_s_reading_only_while_git_writes(
     monkeypatch.setattr(DiffBuffer, "hold", recorded_hold)
     app = make_app(fx)
     try:
-        async with app.run_test(size=SIZE) as pilot:
+        async with run_pilot(app, size=SIZE) as pilot:
             screen = await open_browser(pilot, fx)
             await select(pilot, screen, big)
             await pilot.press("enter")
@@ -527,7 +528,7 @@ async def test_pick_lands_the_commits_on_the_target_and_only_there(fx) -> None:
     fx.repo.git("branch", "target", "main")
     before = fx.refs()
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, fx.saves["dirty"])
         count = screen.load_count
@@ -558,7 +559,7 @@ async def test_a_conflicting_pick_leaves_the_target_unchanged_and_names_the_path
     fx.repo.git("worktree", "remove", str(tree))
     before = fx.refs()
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, fx.saves["dirty"])
         count = screen.load_count
@@ -579,7 +580,7 @@ async def test_a_checked_out_run_branch_is_not_offered_and_a_checked_out_target_
     fx.repo.git("worktree", "add", "-q", str(held), "board/run")
     before = fx.refs()
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, fx.saves["dirty"])
         count = screen.load_count
@@ -608,7 +609,7 @@ async def test_discard_asks_naming_the_branch_and_deletes_only_that_ref(fx) -> N
     branch = fx.saves["gone"]
     before = fx.refs()
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, branch)
         await pilot.press("d")
@@ -638,7 +639,7 @@ async def test_a_branch_the_board_did_not_make_is_marked_and_discard_names_it(fx
     fx.repo.git("branch", foreign, "main")  # somebody's, under the board's prefix
     before = fx.refs()
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, foreign)
         row = next(r for r in screen.table.items if r.name == foreign)
@@ -659,7 +660,7 @@ async def test_discard_of_a_husk_deletes_only_that_directory(fx) -> None:
     assert husk is not None and (husk / "draft.txt").exists()
     before = fx.refs()
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, husk.name)
         await pilot.press("enter")
@@ -683,7 +684,7 @@ async def test_salvage_publishes_through_the_gate_and_says_so(fx) -> None:
     branch = fx.saves["dirty"]
     run_before = fx.repo.rev(fx.cfg.run_branch)
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, branch)
         count = screen.load_count
@@ -708,7 +709,7 @@ async def test_salvage_over_a_red_gate_publishes_nothing_and_shows_the_tail(fx) 
     reconfigure(fx, gate={"argv": gate("gate_fail.sh"), "timeout_s": 30, "retries": 0})
     before = fx.refs()
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, fx.saves["dirty"])
         count = screen.load_count
@@ -728,7 +729,7 @@ async def test_salvage_over_a_red_gate_publishes_nothing_and_shows_the_tail(fx) 
 async def test_y_copies_the_recovery_commands_and_shows_them(fx) -> None:
     branch = fx.saves["dirty"]
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, branch)
         await pilot.press("y")
@@ -742,7 +743,7 @@ async def test_y_copies_the_recovery_commands_and_shows_them(fx) -> None:
 
 async def test_o_opens_the_card_and_refuses_a_card_that_is_gone(fx) -> None:
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, fx.saves["gone"])
         await pilot.press("o")
@@ -757,7 +758,7 @@ async def test_o_opens_the_card_and_refuses_a_card_that_is_gone(fx) -> None:
 
 async def test_o_on_the_card_screen_lists_only_that_cards_saves(fx) -> None:
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         await pilot.pause()
         await app.push_screen(CardScreen("c-1"))
         await pilot.pause()
@@ -776,7 +777,7 @@ async def test_the_keys_are_rebound_by_id_from_board_toml(fx) -> None:
     reconfigure(fx, tui={"keys": {"stranded.pick": "P", "stranded.discard": "X"}})
     app = make_app(fx)
     assert not any("unknown binding id" in p for p in app.problems), app.problems
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, fx.saves["dirty"])
         await pilot.press("p")
@@ -791,7 +792,7 @@ async def test_the_keys_are_rebound_by_id_from_board_toml(fx) -> None:
 
 async def test_a_save_made_by_the_loop_appears_without_a_key(fx) -> None:
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx, poll_s=0.05)
         new = await asyncio.to_thread(save, fx, "c-1", {"README.md": "live\n"}, "live")
         await wait_for(pilot, lambda: new in names(screen), what="the new save in the list")
@@ -801,7 +802,7 @@ async def test_a_save_made_by_the_loop_appears_without_a_key(fx) -> None:
 
 async def test_every_theme_draws_the_browser_and_the_diff(fx) -> None:
     app = make_app(fx)
-    async with app.run_test(size=SIZE) as pilot:
+    async with run_pilot(app, size=SIZE) as pilot:
         for name in app.theme_names:
             app.set_board_theme(name)
             screen = await open_browser(pilot, fx)
@@ -815,7 +816,7 @@ async def test_every_theme_draws_the_browser_and_the_diff(fx) -> None:
 
 async def test_help_lists_the_browser_keys_by_id(fx) -> None:
     app = make_app(fx)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         await open_browser(pilot, fx)
         await pilot.press("question_mark")
         await pilot.pause()
@@ -926,7 +927,7 @@ async def test_lines_arriving_below_the_screen_neither_redraw_it_nor_lay_it_out(
         return b"".join(b"+line %d\n" % i for i in range(start, start + count))
 
     app = ViewApp()
-    async with app.run_test(size=(60, 20)) as pilot:
+    async with run_pilot(app, size=(60, 20)) as pilot:
         view = app.query_one(DiffView)
         buffer = DiffBuffer()
         view.attach(buffer)

@@ -10,7 +10,15 @@ from board.tui.board import HINT
 from textual.widgets import Static
 
 from tests.support.logs import LogsApp
-from tests.support.tui import loaded, make_app, screen_lines, seeded_board, settle, status
+from tests.support.tui import (
+    loaded,
+    make_app,
+    run_pilot,
+    screen_lines,
+    seeded_board,
+    settle,
+    status,
+)
 from tests.support.waiting import wait_for
 
 
@@ -25,7 +33,7 @@ def footer_fits(line: str) -> None:
 async def test_no_footer_cuts_a_label_or_leaves_a_stray_letter_at_80x24(tmp_path) -> None:
     board = seeded_board(tmp_path)
     app = make_app(board, poll=0)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         footer_fits(screen_lines(app)[-1])
         await pilot.press("enter")
@@ -45,7 +53,7 @@ async def test_a_status_line_expires(tmp_path) -> None:
     board = seeded_board(tmp_path)
     app = make_app(board, poll=0)
     app.status_ttl = 0.3  # 8 s in use; the rule, not the number, is under test
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         screen = await loaded(pilot)
         await pilot.press("u")  # c-10 is blocked gate-red: unblocked
         await settle(pilot)
@@ -61,7 +69,7 @@ async def test_the_logs_screen_says_nothing_rather_than_0_lines(tmp_path) -> Non
     cfg.board_dir.mkdir(parents=True, exist_ok=True)
     store = SQLiteStore(cfg.db_path, create=True)
     app = LogsApp(cfg, store)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await pilot.pause(0.5)
         shown = str(app.screen.query_one("#log-status", Static).render())
         assert "0 lines" not in shown and shown.strip() == "", shown

@@ -18,6 +18,7 @@ from tests.support.tui import (
     cli,
     loaded,
     make_app,
+    run_pilot,
     screen_lines,
     screen_segments,
     seeded_board,
@@ -35,7 +36,7 @@ def board(tmp_path):
 
 async def test_T_switches_theme_and_every_shipped_theme_renders(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         assert app.theme == "dark"
         seen = [app.theme]
@@ -68,7 +69,7 @@ async def test_user_themes_load_and_a_broken_one_is_reported_not_fatal(tmp_path)
     board = seeded_board(tmp_path, theme_dir=str(themes), theme="sunset")
     app = make_app(board)
     assert app.theme == "sunset" and "sunset" in app.theme_names
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         assert "broken.toml: primary: not a colour" in status(app)
     board.close()
@@ -95,7 +96,7 @@ async def test_the_lanes_draw_with_the_new_themes_component_colours(tmp_path) ->
                 colours |= {seg.style.bgcolor.name for seg in strip if seg.style.bgcolor}
         return colours
 
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         assert "#005f00" in cursor_colours()
         app.theme = "red"
@@ -138,7 +139,7 @@ def test_a_bad_theme_file_names_the_file_and_key() -> None:
 async def test_no_color_is_honoured(board, monkeypatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         assert app.no_color
         for seg in screen_segments(app):
@@ -194,7 +195,7 @@ async def test_the_backdrops_draw_what_textual_would(board, size) -> None:
     from textual.widget import Widget
 
     app = make_app(board)
-    async with app.run_test(size=size) as pilot:
+    async with run_pilot(app, size=size) as pilot:
         screen = await loaded(pilot)
         dark = app.get_theme("dark")
         assert dark is not None

@@ -16,6 +16,7 @@ from tests.support.tui import (
     lane,
     loaded,
     make_app,
+    run_pilot,
     screen_lines,
     seeded_board,
     settle,
@@ -33,7 +34,7 @@ def board(tmp_path):
 
 async def test_r_readies_a_backlog_card_and_the_cursor_follows_it(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         screen = await loaded(pilot)
         await goto(pilot, "backlog", "c-11")
         await pilot.press("r")
@@ -49,7 +50,7 @@ async def test_r_readies_a_backlog_card_and_the_cursor_follows_it(board) -> None
 
 async def test_r_refused_shows_the_cores_one_line(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "backlog", "c-5")  # no spec
         before = board.store.get("c-5")
@@ -64,7 +65,7 @@ async def test_r_refused_shows_the_cores_one_line(board) -> None:
 
 async def test_u_unblocks_and_refuses_an_unblocked_card(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         screen = await loaded(pilot)
         await goto(pilot, "ready", "c-10")
         await pilot.press("u")
@@ -79,7 +80,7 @@ async def test_u_unblocks_and_refuses_an_unblocked_card(board) -> None:
 
 async def test_H_asks_the_reason_then_holds(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         screen = await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         await pilot.press("H")
@@ -96,7 +97,7 @@ async def test_H_asks_the_reason_then_holds(board) -> None:
 
 async def test_H_declined_changes_nothing(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         before = board.store.get("c-1")
@@ -111,7 +112,7 @@ async def test_H_with_an_empty_reason_keeps_the_dialog_open_saying_so_inside_it(
     """It used to close with the CLI's words on the status line, and the next keys (the
     reason the operator went on typing) acted on the board."""
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         before = board.store.get("c-1")
@@ -133,7 +134,7 @@ async def test_bar_splits_the_card_into_the_named_slices(board) -> None:
     call: the slices are ready, the card cancelled, the summary on the status line."""
     app = make_app(board)
     before_ids = {c.id for c in board.store.list_cards()}
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with run_pilot(app, size=(160, 48)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         await pilot.press("vertical_line")
@@ -153,7 +154,7 @@ async def test_bar_splits_the_card_into_the_named_slices(board) -> None:
 
 async def test_bar_abandoned_or_without_titles_changes_nothing(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         before = [(c, board.store.timeline(c.id)) for c in board.store.list_cards()]
@@ -169,7 +170,7 @@ async def test_bar_abandoned_or_without_titles_changes_nothing(board) -> None:
 
 async def test_Q_requeues_with_the_reason_in_the_timeline(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "working", "c-3")
         await pilot.press("Q")
@@ -191,7 +192,7 @@ async def test_destructive_verbs_ask_naming_the_card_and_no_keeps_it(
     board, key, verb, final
 ) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "review", "c-6")
         before = board.store.get("c-6")
@@ -220,7 +221,7 @@ async def test_destructive_verbs_ask_naming_the_card_and_no_keeps_it(
 
 async def test_cancel_refused_on_a_done_card_shows_the_line(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "done", "c-7")
         await pilot.press("x", "y")
@@ -232,7 +233,7 @@ async def test_cancel_refused_on_a_done_card_shows_the_line(board) -> None:
 async def test_a_card_changed_under_the_question_is_refused_not_overwritten(board) -> None:
     """The verb runs against the card as it is when answered, not as it was when asked."""
     app = make_app(board, poll=0)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "review", "c-6")
         await pilot.press("x")
@@ -246,7 +247,7 @@ async def test_a_card_changed_under_the_question_is_refused_not_overwritten(boar
 async def test_S_asks_then_stops_the_drive_leaving_the_card_held_in_ready(board) -> None:
     """c-3 is working with no live drive here: stop still ends it and holds the card."""
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "working", "c-3")
         before = board.store.get("c-3")
@@ -271,7 +272,7 @@ async def test_S_asks_then_stops_the_drive_leaving_the_card_held_in_ready(board)
 
 async def test_S_on_a_card_that_is_not_working_shows_the_refusal(board) -> None:
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "review", "c-6")
         before = board.store.get("c-6")
@@ -306,7 +307,7 @@ async def test_a_asks_then_approves_a_review_card_and_it_folds(board) -> None:
 
     _reviewable(board)
     app = make_app(board)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "review", "c-6")
         await pilot.press("a")
@@ -325,7 +326,7 @@ async def test_a_asks_then_approves_a_review_card_and_it_folds(board) -> None:
 async def test_a_refuses_a_card_requeued_after_the_operator_looked(board) -> None:
     _reviewable(board)
     app = make_app(board, poll=0)
-    async with app.run_test() as pilot:
+    async with run_pilot(app) as pilot:
         await loaded(pilot)
         await goto(pilot, "review", "c-6")
         await pilot.press("a")

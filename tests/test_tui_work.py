@@ -16,7 +16,16 @@ from textual.widgets import Input, Static, TextArea
 
 from tests.support.paths import script
 from tests.support.repos import git
-from tests.support.tui import goto, loaded, make_app, screen_lines, seeded_board, settle, status
+from tests.support.tui import (
+    goto,
+    loaded,
+    make_app,
+    run_pilot,
+    screen_lines,
+    seeded_board,
+    settle,
+    status,
+)
 from tests.support.waiting import wait_for
 
 
@@ -47,7 +56,7 @@ async def fill(pilot, selector: str, text: str) -> None:
 
 async def test_n_adds_a_ready_card_with_a_dependency_picked_from_the_fuzzy_list(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         await pilot.press("n")
         assert isinstance(app.screen, CardForm), "n did not open the form"
@@ -83,7 +92,7 @@ async def test_n_adds_a_ready_card_with_a_dependency_picked_from_the_fuzzy_list(
 
 async def test_n_with_bad_input_shows_the_error_inside_the_form_and_adds_nothing(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         before = len(board.store.list_cards())
         await pilot.press("n", "ctrl+s")  # no title
@@ -111,7 +120,7 @@ async def test_n_with_bad_input_shows_the_error_inside_the_form_and_adds_nothing
 
 async def test_e_edits_a_ready_card_through_the_same_form(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         await pilot.press("e")
@@ -129,7 +138,7 @@ async def test_e_after_the_loop_claimed_the_card_keeps_the_form_open_saying_what
     board,
 ) -> None:
     app = make_app(board, poll=0)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         await pilot.press("e")
@@ -146,7 +155,7 @@ async def test_e_after_the_loop_claimed_the_card_keeps_the_form_open_saying_what
 
 async def test_e_on_a_working_card_is_refused_in_one_line(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         await goto(pilot, "working", "c-3")
         await pilot.press("e")
@@ -165,7 +174,7 @@ async def test_E_edits_the_spec_in_the_editor_and_writes_it_back(board, monkeypa
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.setenv("EDITOR_LINE", "and log every request")
     app = make_app(board)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         await pilot.press("E")
@@ -177,7 +186,7 @@ async def test_E_after_a_claim_is_refused_and_the_text_kept(board, monkeypatch) 
     monkeypatch.setenv("EDITOR", script("editor_append.sh"))
     monkeypatch.delenv("VISUAL", raising=False)
     app = make_app(board, poll=0)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         claim(board.cfg, board.store, board.store.get("c-1"))  # the board still shows ready
@@ -215,7 +224,7 @@ async def test_bang_opens_the_shell_in_the_tree_with_the_card_in_its_environment
     monkeypatch.setenv("SHELL_RECORD", str(record))
     monkeypatch.setenv("BOARD_WORKTREE", "/elsewhere")  # never handed on: it marks drives
     app = make_app(board)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         await goto(pilot, "working", "c-3")
         await pilot.press("exclamation_mark")
@@ -233,7 +242,7 @@ async def test_bang_opens_the_shell_in_the_tree_with_the_card_in_its_environment
 
 async def test_bang_on_a_card_with_no_tree_says_so(board) -> None:
     app = make_app(board)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with run_pilot(app, size=(80, 24)) as pilot:
         await loaded(pilot)
         await goto(pilot, "ready", "c-1")
         await pilot.press("exclamation_mark")
@@ -250,7 +259,7 @@ async def test_d_shows_the_live_tree_against_its_start_without_touching_its_inde
     before = index_path.read_bytes()
     status_before = git(tree, "status", "--porcelain")
     app = make_app(board)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with run_pilot(app, size=(100, 30)) as pilot:
         await loaded(pilot)
         await goto(pilot, "working", "c-3")
         await pilot.press("d")

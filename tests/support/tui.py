@@ -8,7 +8,8 @@ screen asks it for worktrees).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from board.core.store import Expect, SQLiteStore
 from board.tui.app import BoardApp
 from board.tui.board import BoardScreen
 from board.tui.widgets import LaneView
+from textual.app import App
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
@@ -179,6 +181,24 @@ def make_app(
     app.cursor_blink = False
     app.status_ttl = 0  # a status line stays: a snapshot taken on a loaded machine is the same
     return app
+
+
+PILOT_SIZE = (80, 24)  # the terminal a test draws in unless it needs another (Textual's own)
+
+
+@asynccontextmanager
+async def run_pilot(
+    app: App[Any], size: tuple[int, int] = PILOT_SIZE, **run: Any
+) -> AsyncIterator[Pilot[Any]]:
+    """The one way a test starts an app under Pilot: the board's (from `make_app`, on the
+    fixed clock) or a test's own small one (the logs screen alone, a widget in a frame), in
+    a terminal of a fixed size, with animations and the cursor blink off, so what a test
+    reads never depends on when it read it. `run`: the rest of `App.run_test`'s options
+    (notifications, message_hook)."""
+    app.animation_level = "none"
+    app.cursor_blink = False
+    async with app.run_test(size=size, **run) as pilot:
+        yield pilot
 
 
 OUR_WORKERS = (
