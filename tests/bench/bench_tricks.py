@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -98,38 +99,13 @@ def instructions(argv: list[str], cwd: Path, env: dict[str, str]) -> int:
     raise SystemExit(f"callgrind said no count: {res.stderr[-500:]}")
 
 
-def make_board(root: Path, cards: int, cache: Path, python: str) -> None:
-    from board.core import config
+def fill_cards(store: Any, cards: int) -> None:
+    """`cards` plain cards, in one transaction."""
     from board.core.model import CardDraft
 
-    subprocess.run(["git", "init", "-q", str(root)], check=True, stdin=subprocess.DEVNULL)
-    subprocess.run(
-        ["git", "-C", str(root), "commit", "-q", "--allow-empty", "-m", "init"],
-        check=True,
-        stdin=subprocess.DEVNULL,
-        env={
-            **os.environ,
-            "GIT_AUTHOR_NAME": "b",
-            "GIT_AUTHOR_EMAIL": "b@b",
-            "GIT_COMMITTER_NAME": "b",
-            "GIT_COMMITTER_EMAIL": "b@b",
-        },
-    )
-    subprocess.run(
-        [python, "-m", "board.cli", "init"],
-        cwd=root,
-        check=True,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        env={**os.environ, "BOARD_CACHE_DIR": str(cache)},
-    )
-    from board.core.store import open_store
-
-    store = open_store(config.load(root), create=True)
     with store.transaction() as tx:
         for i in range(cards):
             tx.create(CardDraft(title=f"card {i}"), prefix="c", who="bench")
-    store.close()
 
 
 def main() -> int:
@@ -139,10 +115,14 @@ def main() -> int:
     ap.add_argument("--instructions", action="store_true", help="count them with callgrind")
     ap.add_argument("--installed", default=sys.executable, help="the python board runs under")
     opts = ap.parse_args()
+    from tests.support.boards import make_board
+
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "repo"
+        board = make_board(Path(tmp))  # the tests' board: a git repository, board.toml, store
+        fill_cards(board.store, opts.cards)
+        board.close()
+        root = board.root
         cache = Path(tmp) / "cache"
-        make_board(root, opts.cards, cache, opts.installed)
         walls: dict[str, list[float]] = {v: [] for v in VARIANTS}
         cpus: dict[str, list[float]] = {v: [] for v in VARIANTS}
         for r in range(opts.rounds + 1):
