@@ -4,26 +4,23 @@ flow screen draws (`board tui`, `F`).
 An operator of a fleet looks at throughput and failures, not at timelines: cards done per
 hour, where cards spend their time, how long drives take, which failures come and when,
 and how full the drives are. Everything here is worked out from what the store already
-records (each card's lane changes, written as `lane A → B` by `describe_changes`, and
-each drive's start, end, status and result), at a moment the caller gives (the TUI's
-clock), so a fixed store gives fixed figures.
+records (each card's lane moves, a `lane_moves` row written with the change, never the words
+of its timeline line, which a block reason may also hold; and each drive's start, end,
+status and result), at a moment the caller gives (the TUI's clock), so a fixed store gives
+fixed figures.
 """
 
 from __future__ import annotations
 
-import re
 import statistics
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from board.core.failures import parse_stamp, stamp
-from board.core.model import BLOCK_CLASSES, DRIVE_LIVE, LANES, TERMINAL, Card, Drive, Event
+from board.core.model import BLOCK_CLASSES, DRIVE_LIVE, LANES, TERMINAL, Card, Drive, LaneMove
 from board.core.store.contract import Store
 
 HOURS = 24
-_LANE = "|".join(re.escape(lane) for lane in LANES)
-# a lane change inside a timeline line: at its start or after another change's "; "
-_MOVE = re.compile(rf"(?:^|; )lane ({_LANE}) → ({_LANE})(?=;|$)")
 FAILED = ("failed", "blocked", "timeout", "crashed")  # drive statuses that count as a failure
 
 
@@ -86,33 +83,32 @@ def read_flow(store: Store, at: datetime, max_concurrent: int, hours: int = HOUR
     start = at - timedelta(hours=hours)
     since = stamp(start)
     return flow_of(
-        store.list_cards(), store.events_since(since), store.drives_since(since),
+        store.list_cards(), store.lane_moves_since(since), store.drives_since(since),
         at, max_concurrent, hours,
     )  # fmt: skip
 
 
 def flow_of(
     cards: list[Card],
-    events: list[Event],
+    moves: list[LaneMove],
     drives: list[Drive],
     at: datetime,
     max_concurrent: int,
     hours: int = HOURS,
 ) -> Flow:
-    """The figures from what was read: `events` and `drives` may reach before the window
+    """The figures from what was read: `moves` and `drives` may reach before the window
     (they are clipped), `cards` are as they are now (each card's lane at `at`)."""
     start = at - timedelta(hours=hours)
     done = [0] * hours
     seen: dict[str, _Card] = {}
-    for event in events:
-        when = parse_stamp(event.at)
-        if when is None or when < start or when > at or event.kind != "event":
+    for move in moves:
+        when = parse_stamp(move.at)
+        if when is None or when < start or when > at:
             continue
-        for old, new in _MOVE.findall(event.text):
-            seen.setdefault(event.card, _Card()).moves.append((when, old, new))
-            hour = _bucket(when, start, hours)
-            if new == "done" and hour is not None:
-                done[hour] += 1
+        seen.setdefault(move.card, _Card()).moves.append((when, move.old, move.new))
+        hour = _bucket(when, start, hours)
+        if move.new == "done" and hour is not None:
+            done[hour] += 1
 
     # time in each open lane: walk each card back from its lane now through its changes
     lane_seconds = {lane: 0.0 for lane in LANES if lane not in TERMINAL}

@@ -3,12 +3,13 @@
 Each tick is the sweep, then the claims:
 
 - The sweep clears self-healing blocks (`transient`, `rate-limit`, `merge-conflict`)
-  and requeues the card, at most `board.self_heal_max` times per card; the count
-  is a label (`self-heal=N`) so a restart does not refund it. Every other block
-  waits for a human, and the operator is told once — an event on the card and a
-  line in the loop log — remembered by a `told=<class>:<hash>` label, so neither a
-  second tick nor a restart repeats it. Orphan trees (their card done, cancelled
-  or unknown) are reaped through the save.
+  and requeues the card, at most `board.self_heal_max` times per card (or its failure
+  rule's max_attempts); the count is the card's tries of the class (`Card.tries`, in
+  the store, shared with the drive's back-offs) so a restart does not refund it. Every
+  other block waits for a human, and the operator is told once — an event on the card
+  and a line in the loop log — remembered in the store (`Card.told`, the block's class
+  and a hash of its reason), so neither a second tick nor a restart repeats it. Orphan
+  trees (their card done, cancelled or unknown) are reaped through the save.
 - Claims take ready cards in queue order up to `max_concurrent`. A card whose
   surface overlaps a working card's surface is skipped (a card with no declared
   surface may touch any file, so it overlaps everything). Every decision is one
@@ -71,7 +72,6 @@ from board.core.store import Expect, Store, utc_now
 
 WHO = "board"
 LOOP_LOG = "loop.log"
-TOLD_LABEL = "told="
 JOIN_POLL_S = 0.05
 SETUP_FAILS_TO_PAUSE = 2  # cards in a row whose setup failed before claims stop
 
@@ -527,13 +527,8 @@ class Loop:
         if card.lane in TERMINAL:
             return
         if card.blocked is None:
-            if any(x.startswith(TOLD_LABEL) for x in card.labels):
-                self.store.update(
-                    card.id,
-                    Expect(version=card.version),
-                    {"labels": tuple(x for x in card.labels if not x.startswith(TOLD_LABEL))},
-                    WHO,
-                )
+            if card.told:
+                self.store.update(card.id, Expect(version=card.version), {"told": ""}, WHO)
             return
         cls = card.blocked.cls
         if cls in SELF_HEALING:
@@ -553,8 +548,11 @@ class Loop:
     def _heal(self, card: Card, n: int, limit: int) -> None:
         assert card.blocked is not None
         cls = card.blocked.cls
-        labels = [x for x in waits.with_tries(card.labels, cls, n) if not x.startswith(TOLD_LABEL)]
-        changes: dict[str, Any] = {"blocked": None, "labels": tuple(labels)}
+        changes: dict[str, Any] = {
+            "blocked": None,
+            "tries": waits.with_tries(card, cls, n),
+            "told": "",
+        }
         if card.spec.strip():
             changes["lane"] = "ready"
         note = (
@@ -569,14 +567,13 @@ class Loop:
         digest = hashlib.sha1(
             f"{card.blocked.cls}\0{card.blocked.reason}".encode(), usedforsecurity=False
         ).hexdigest()[:10]
-        mark = f"{TOLD_LABEL}{card.blocked.cls}:{digest}"
-        if mark in card.labels:
+        mark = f"{card.blocked.cls}:{digest}"
+        if card.told == mark:
             return
-        labels = [x for x in card.labels if not x.startswith(TOLD_LABEL)] + [mark]
         self.store.update(
             card.id,
             Expect(version=card.version),
-            {"labels": tuple(labels)},
+            {"told": mark},
             WHO,
             note=f"the operator is told: {text}",
         )

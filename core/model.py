@@ -83,6 +83,10 @@ class Event(Frozen):
         return as_dict(self)
 
 
+# the fields of a card the board keeps for itself (its counts), in the card_state table
+STATE_FIELDS: tuple[str, ...] = ("tries", "rung", "told", "timeouts")
+
+
 class Card(Frozen):
     """A unit of work. `version` increments on every write and is what compare-and-set checks.
 
@@ -111,6 +115,10 @@ class Card(Frozen):
         "not_before",
         "pr_state",
         "pr_polled_at",
+        "tries",
+        "rung",
+        "told",
+        "timeouts",
     )
     id: str
     title: str
@@ -134,6 +142,12 @@ class Card(Frozen):
     not_before: str  # ISO UTC: no claim before then (a back-off); "" when none
     pr_state: str  # the PR's state when last polled (OPEN, MERGED, CLOSED, ...)
     pr_polled_at: str  # when it was polled
+    # the board's own counts of the card (docs/lifecycle.md, "Failures that are not the
+    # card's fault"), kept in the store's card_state table, never among the labels:
+    tries: tuple[tuple[str, int], ...]  # (class, failures or heals of it), in the order set
+    rung: str  # the tier a back-off left the card on; "" for the ladder's first
+    told: str  # "<class>:<hash>" of the block the operator was told about; "" when none
+    timeouts: int  # counted coder timeouts toward a split (coder.timeout_split_after)
 
     def __init__(
         self,
@@ -159,6 +173,10 @@ class Card(Frozen):
         not_before: str = "",
         pr_state: str = "",
         pr_polled_at: str = "",
+        tries: tuple[tuple[str, int], ...] = (),
+        rung: str = "",
+        told: str = "",
+        timeouts: int = 0,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "id", id)
@@ -183,17 +201,35 @@ class Card(Frozen):
         set_(self, "not_before", not_before)
         set_(self, "pr_state", pr_state)
         set_(self, "pr_polled_at", pr_polled_at)
+        set_(self, "tries", tries)
+        set_(self, "rung", rung)
+        set_(self, "told", told)
+        set_(self, "timeouts", timeouts)
 
     @property
     def is_open(self) -> bool:
         return self.lane in OPEN_LANES
 
     def label_value(self, key: str) -> str | None:
-        """The value of a `key:...` or `key=value` style label, e.g. `budget:timeout=2`."""
+        """The value of a `key:...` or `key=value` style label, e.g. `reviews-seen=2`."""
         for label in self.labels:
             if label.startswith(key):
                 return label[len(key) :]
         return None
+
+    def counts(self) -> str:
+        """The board's own counts of the card in one line, '' when all are at rest: what
+        `board card show` and the card screen print beside the labels (they were labels)."""
+        parts = []
+        if self.tries:
+            parts.append("tries " + ", ".join(f"{cls}={n}" for cls, n in self.tries))
+        if self.rung:
+            parts.append(f"rung {self.rung}")
+        if self.timeouts:
+            parts.append(f"timeouts {self.timeouts}")
+        if self.told:
+            parts.append(f"told {self.told}")
+        return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -217,6 +253,10 @@ class Card(Frozen):
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "version": self.version,
+            "tries": dict(self.tries),
+            "rung": self.rung or None,
+            "told": self.told or None,
+            "timeouts": self.timeouts,
         }
 
 
@@ -269,6 +309,32 @@ class CardDraft(Record):
         self.labels = [] if labels is FACTORY else labels
         self.deps = [] if deps is FACTORY else deps
         self.surface = [] if surface is FACTORY else surface
+
+
+class LaneMove(Frozen):
+    """One lane change of a card, as the store records it beside the timeline line that says
+    it (`lane A → B`), in the same transaction: the flow screen counts these, never the
+    line's words, which a block reason or a note may also hold."""
+
+    __slots__ = __match_args__ = ("seq", "card", "at", "who", "old", "new")
+    seq: int
+    card: str
+    at: str
+    who: str
+    old: str  # the lane it left
+    new: str  # the lane it entered
+
+    def __init__(self, seq: int, card: str, at: str, who: str, old: str, new: str) -> None:
+        set_ = object.__setattr__
+        set_(self, "seq", seq)
+        set_(self, "card", card)
+        set_(self, "at", at)
+        set_(self, "who", who)
+        set_(self, "old", old)
+        set_(self, "new", new)
+
+    def to_json(self) -> dict[str, Any]:
+        return as_dict(self)
 
 
 DRIVE_LIVE = "running"

@@ -19,7 +19,7 @@ from typing import Any
 from board.core import config
 from board.core.cards import actions, waits
 from board.core.loop import Loop
-from board.core.store import SQLiteStore
+from board.core.store import Expect, SQLiteStore
 from board.core.store.sqlite import SCHEMA_VERSION
 
 from tests.support.boards import make_board
@@ -88,14 +88,15 @@ def test_a_429_sends_the_card_back_to_ready_with_not_before_on_the_same_rung(
         tiers={"low": scripted(tmp_path, steps, "low"), "high": scripted(tmp_path, steps, "high")},
         coder={"timeout_split_after": 2},
     )
-    card = add_card(store, "feature", surface=["work/**"], labels=["budget:timeout=1"])
+    card = add_card(store, "feature", surface=["work/**"])
+    card = store.update(card.id, Expect(version=card.version), {"timeouts": 1})  # was a label
     end = drive_one(cfg, store, card)
     assert end.outcome == "backed-off" and end.cls == "rate-limit", end
     after = store.get(card.id)
     assert after.lane == "ready" and after.blocked is None
     assert 40 < seconds_until(after.not_before) < 80, after.not_before  # 60 s ± jitter
-    assert "rung=high" in after.labels and "tries:rate-limit=1" in after.labels
-    assert "budget:timeout=1" in after.labels, "the timeout budget changed"
+    assert after.rung == "high" and after.tries == (("rate-limit", 1),)
+    assert after.timeouts == 1, "the timeout budget changed"
     (pause,) = store.pauses()
     assert (pause.tier, pause.cls, pause.card) == ("high", "rate-limit", card.id)
     assert pause.until == after.not_before
@@ -110,7 +111,7 @@ def test_a_429_sends_the_card_back_to_ready_with_not_before_on_the_same_rung(
     assert [c[2] for c in calls(tmp_path)] == ["low", "high", "high"]
     assert end.outcome == "done", end
     done = store.get(card.id)
-    assert not [x for x in done.labels if x.startswith(("tries:", "rung="))], done.labels
+    assert not done.tries and not done.rung, done
     assert show(cfg, cfg.run_branch, f"work/{card.id}.partial"), "the resumed work was lost"
     store.close()
 

@@ -141,7 +141,7 @@ def test_self_healing_blocks_are_requeued_at_most_twice_then_told_once(tmp_path:
         Loop(cfg, store).sweep()  # a fresh Loop each time: the count must survive restarts
         after = store.get(card.id)
         assert after.blocked is None and after.lane == "ready", f"heal {n} did not requeue"
-        assert f"tries:merge-conflict={n}" in after.labels
+        assert dict(after.tries)["merge-conflict"] == n
     _block(store, card.id, "merge-conflict", "network blip 3")
     Loop(cfg, store).sweep()
     Loop(cfg, store).sweep()

@@ -77,6 +77,20 @@ class Card_:
     not_before: str = ""
     pr_state: str = ""
     pr_polled_at: str = ""
+    tries: tuple[tuple[str, int], ...] = ()
+    rung: str = ""
+    told: str = ""
+    timeouts: int = 0
+
+
+@dataclass(frozen=True)
+class LaneMove_:
+    seq: int
+    card: str
+    at: str
+    who: str
+    old: str
+    new: str
 
 
 @dataclass
@@ -377,6 +391,7 @@ TWINS: list[tuple[type[records.Record], type]] = [
     (model.Blocked, Blocked_),
     (model.Event, Event_),
     (model.Card, Card_),
+    (model.LaneMove, LaneMove_),
     (model.CardDraft, CardDraft_),
     (model.Drive, Drive_),
     (model.Pause, Pause_),

@@ -421,7 +421,8 @@ def test_claims_racing_from_two_threads_never_hand_a_card_to_both(
 # -- the schema: one shape, migrated from older boards ------------------------------------------
 
 TABLES = (
-    "board_shape", "cards", "deps", "drives", "events", "loops", "meta", "pauses", "tombstones",
+    "board_shape", "card_state", "cards", "deps", "drives", "events", "lane_moves", "loops", "meta",
+    "pauses", "tombstones",
 )  # fmt: skip
 
 

@@ -111,7 +111,7 @@ async def test_card_screen_shows_a_waiting_cards_not_before_and_class_and_the_pr
         {
             "blocked": None,
             "not_before": "2026-01-01T00:05:00.000Z",
-            "labels": (*card.labels, "tries:rate-limit=2"),
+            "tries": (("rate-limit", 2),),
             "pr_url": "https://forge.example.test/pull/7",
             "pr_state": "OPEN",
             "pr_polled_at": "2026-01-01T00:01:00.000Z",

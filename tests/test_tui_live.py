@@ -269,7 +269,8 @@ async def test_each_wait_reason_is_on_its_card_and_is_what_the_claim_decides(bea
     later = add_card(store, "backed off", surface=["c/**"])
     store.update(later.id, Expect(), {"not_before": "2999-01-01T00:00:00.000Z"})
     cards[later.id] = "a retry, not before 2999"
-    paused = add_card(store, "on the smart rung", surface=["d/**"], labels=["rung=smart"])
+    paused = add_card(store, "on the smart rung", surface=["d/**"])
+    store.update(paused.id, Expect(), {"rung": "smart"})
     store.pause_tier(Pause("smart", "rate-limit", "429", "2999-01-01T00:00:00.000Z", "x", ""))
     cards[paused.id] = "tier smart is paused (rate-limit) until 2999"
 

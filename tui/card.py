@@ -162,6 +162,8 @@ def render_detail(detail: CardDetail) -> RenderableType:
     if detail.drive is not None:
         grid.add_row("drive", _drive_line(detail.drive, detail.at))
     grid.add_row("labels", _joined(card.labels))
+    if card.counts():  # the board's own: its tries, rung, timeouts, what it told
+        grid.add_row("counts", Text(one_line(card.counts())))
     deps = [f"{dep} ({lane})" for dep, lane in detail.dep_lanes]
     grid.add_row("deps", _joined(deps))
     grid.add_row("dependents", _joined(detail.dependents))

@@ -538,6 +538,7 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
         ("deps", ", ".join(card.deps)),
         ("dependents", ", ".join(ctx.store.dependents(card.id))),
         ("labels", ", ".join(card.labels)),
+        ("counts", card.counts()),
         ("surface", ", ".join(card.surface)),
         ("branch", card.branch),
         (

@@ -31,7 +31,6 @@ from board.core.model import (
 from board.core.store import Expect, Store, Tx, describe_changes
 
 OPERATOR = "operator"
-BUDGET_LABEL = "budget:timeout="
 
 
 def _clean_list(values: Iterable[str], what: str) -> list[str]:
@@ -271,11 +270,9 @@ def unblock(store: Store, card_id: str, who: str = OPERATOR) -> Card:
         if card.blocked is None:
             raise Refused(f"{card.id}: is not blocked")
         changes: dict[str, Any] = {"blocked": None, "not_before": ""}
-        labels = waits.cleared(card.labels)  # the operator acted: the tries start over
-        if card.blocked.cls == "too-wide":
-            labels = tuple(x for x in labels if not x.startswith(BUDGET_LABEL))
-        if labels != card.labels:
-            changes["labels"] = labels
+        changes.update(waits.cleared(card))  # the operator acted: the tries start over
+        if card.blocked.cls == "too-wide" and card.timeouts:
+            changes["timeouts"] = 0
         return changes
 
     before = store.get(card_id)
@@ -323,12 +320,10 @@ def requeue(store: Store, card_id: str, reason: str | None = None, who: str = OP
         # kept tree" (see drive.requeued_since_last_build); the reason goes into the brief
         tx.add_event(card.id, reason or REQUEUED, who, kind=REQUEUE_EVENT)
         changes: dict[str, Any] = {"lane": "ready", "blocked": None, "drive": "", "not_before": ""}
-        labels = waits.cleared(card.labels)  # a requeue is a fresh start: tries and rung too
-        if card.blocked is not None and card.blocked.cls == "too-wide":
+        changes.update(waits.cleared(card))  # a requeue is a fresh start: tries and rung too
+        if card.blocked is not None and card.blocked.cls == "too-wide" and card.timeouts:
             # like unblock: a requeued too-wide card gets a real attempt, not an instant re-park
-            labels = tuple(x for x in labels if not x.startswith(BUDGET_LABEL))
-        if labels != card.labels:
-            changes["labels"] = labels
+            changes["timeouts"] = 0
         return changes
 
     before = store.get(card_id)

@@ -6,7 +6,7 @@ whole only burns more timeouts. At `coder.timeout_split_after` counted timeouts 
 sweep never re-runs it) and only then releases the task, in that order, so whoever
 picks up the task finds the card already parked.
 
-The count lives in the store only (a `budget:timeout=N` label): a count held in memory
+The count lives in the store only (`Card.timeouts`, not a label): a count held in memory
 would survive an operator's `unblock` from another process and re-park the card on its
 first real retry (docs/lifecycle.md, "Every edge"). Which timeouts count is the drive's
 decision (a fresh build whose coder printed something); this module only keeps the count.
@@ -37,14 +37,13 @@ from board.core.store import Expect, Store, Tx
 if TYPE_CHECKING:
     from board.core.store.contract import DriveFields
 
-BUDGET_LABEL = actions.BUDGET_LABEL  # "budget:timeout=" + the count
 ASKED_LABEL = "decompose-asked"  # on the card: a decompose task was filed for it
 SPLIT_OF = "split-of="  # on the decompose task: the card it splits
 SPLIT_FROM = "split-from="  # on each slice: the card it was cut from
 TOO_WIDE = "too-wide"
 WHO = "board"
 
-_OWN_LABELS = (BUDGET_LABEL, ASKED_LABEL, SPLIT_OF)
+_OWN_LABELS = (ASKED_LABEL, SPLIT_OF)
 _SPLIT_TITLE_RE = re.compile(r"^Split [a-z][a-z0-9]*-\d+: ")
 
 
@@ -52,19 +51,8 @@ _SPLIT_TITLE_RE = re.compile(r"^Split [a-z][a-z0-9]*-\d+: ")
 
 
 def timeout_count(card: Card) -> int:
-    """The durable count of counted timeouts (0 without the label or with a garbled one)."""
-    raw = card.label_value(BUDGET_LABEL)
-    try:
-        return max(0, int(raw)) if raw is not None else 0
-    except ValueError:
-        return 0
-
-
-def _with_count(labels: Sequence[str], count: int | None) -> tuple[str, ...]:
-    kept = [x for x in labels if not x.startswith(BUDGET_LABEL)]
-    if count:
-        kept.append(f"{BUDGET_LABEL}{count}")
-    return tuple(kept)
+    """The durable count of counted timeouts (0 when none was counted)."""
+    return card.timeouts
 
 
 def count_timeout(store: Store, cfg: Config, card: Card, token: str) -> str | None:
@@ -89,7 +77,7 @@ def count_timeout(store: Store, cfg: Config, card: Card, token: str) -> str | No
         current = tx.update(
             current.id,
             Expect(lane="working", drive=token, version=current.version),
-            {"labels": _with_count(current.labels, count)},
+            {"timeouts": count},
             WHO,
             note=f"coder timeout {count} of {threshold} before a split is asked",
         )
@@ -122,12 +110,12 @@ def clear_count(store: Store, card_id: str) -> Card:
     """Drop the count: a build reached review or was published, so the card is not too wide."""
     with store.transaction() as tx:
         card = tx.get(card_id)
-        if card.label_value(BUDGET_LABEL) is None:
+        if not card.timeouts:
             return card
         return tx.update(
             card_id,
             Expect(version=card.version),
-            {"labels": _with_count(card.labels, None)},
+            {"timeouts": 0},
             WHO,
             note="the timeout count is cleared: a build got through",
         )
@@ -398,7 +386,7 @@ def split(
                     "lane": "cancelled",
                     "drive": "",
                     "blocked": None,
-                    "labels": tuple(x for x in card.labels if not x.startswith(BUDGET_LABEL)),
+                    "timeouts": 0,
                 },
                 who,
                 note=f"split into {', '.join(slice_ids)}",

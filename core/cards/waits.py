@@ -6,10 +6,11 @@ a dead login pauses its tier board-wide: drives share one account, so the next c
 that tier would only hit the same wall. The claim, `board status` and the card screen all
 ask here, so they say the same thing.
 
-The count of tries is one per card and class (`tries:<class>=N`, a label, so a restart
-does not refund it), shared by the drive's back-offs and the sweep's self-healing; the
-rung a back-off left the card on is a label too (`rung=<tier>`), so the retry is the same
-rung and not a climb. The operator's unblock or requeue clears both.
+The count of tries is one per card and class (`Card.tries`, kept in the store, so a
+restart does not refund it), shared by the drive's back-offs and the sweep's self-healing;
+the rung a back-off left the card on is kept there too (`Card.rung`), so the retry is the
+same rung and not a climb. The operator's unblock or requeue clears both. Neither is a
+label: the labels are the operator's.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
+from typing import Any
 
 from board.core import hosts
 from board.core.config import Config
@@ -27,8 +29,6 @@ from board.core.records import FACTORY, Record
 from board.core.store import Store
 
 _MAGIC = "*?["
-TRIES_LABEL = "tries:"
-RUNG_LABEL = "rung="
 
 
 def now() -> datetime:
@@ -37,24 +37,18 @@ def now() -> datetime:
 
 def tries(card: Card, cls: str) -> int:
     """How often this card has already failed (or been healed) with class `cls`."""
-    raw = card.label_value(f"{TRIES_LABEL}{cls}=")
-    try:
-        return max(0, int(raw)) if raw is not None else 0
-    except ValueError:
-        return 0
+    return dict(card.tries).get(cls, 0)
 
 
-def with_tries(labels: Sequence[str], cls: str, n: int) -> tuple[str, ...]:
-    key = f"{TRIES_LABEL}{cls}="
-    return (*(x for x in labels if not x.startswith(key)), f"{key}{n}")
+def with_tries(card: Card, cls: str, n: int) -> tuple[tuple[str, int], ...]:
+    """The card's tries with `cls` at `n` (set last, as the latest)."""
+    return (*((c, k) for c, k in card.tries if c != cls), (cls, n))
 
 
 def wait_class(card: Card) -> str:
     """The class a waiting card backed off for: the one it has tries of (a rate limit
     first, since it is the one that pauses a tier); '' when it has none."""
-    have = [
-        x[len(TRIES_LABEL) :].split("=", 1)[0] for x in card.labels if x.startswith(TRIES_LABEL)
-    ]
+    have = [cls for cls, _n in card.tries]
     for cls in ("rate-limit", "transient", *have):
         if cls in have:
             return cls
@@ -64,19 +58,23 @@ def wait_class(card: Card) -> str:
 def rung(cfg: Config, card: Card) -> str:
     """The tier the card's next build starts on: the rung a back-off left it on, else the
     ladder's first (a rung no longer in the ladder counts as the first)."""
-    tier = card.label_value(RUNG_LABEL)
-    return tier if tier in cfg.ladder else cfg.ladder[0]
+    return card.rung if card.rung in cfg.ladder else cfg.ladder[0]
 
 
-def with_rung(cfg: Config, labels: Sequence[str], tier: str) -> tuple[str, ...]:
-    rest = tuple(x for x in labels if not x.startswith(RUNG_LABEL))
-    return rest if tier == cfg.ladder[0] else (*rest, f"{RUNG_LABEL}{tier}")
+def rung_field(cfg: Config, tier: str) -> str:
+    """`Card.rung` for a card left on `tier`: '' for the ladder's first."""
+    return "" if tier == cfg.ladder[0] else tier
 
 
-def cleared(labels: Sequence[str]) -> tuple[str, ...]:
-    """The labels without the counts and the rung: what the operator's unblock, requeue or
-    a published build leaves."""
-    return tuple(x for x in labels if not x.startswith((TRIES_LABEL, RUNG_LABEL)))
+def cleared(card: Card) -> dict[str, Any]:
+    """The changes that drop the card's tries and rung (none if it has neither): what the
+    operator's unblock, requeue or a published build does."""
+    changes: dict[str, Any] = {}
+    if card.tries:
+        changes["tries"] = ()
+    if card.rung:
+        changes["rung"] = ""
+    return changes
 
 
 def active_pause(pauses: Sequence[Pause], tier: str, at: datetime | None = None) -> Pause | None:

@@ -126,7 +126,7 @@ class BackOffSteps:
                     self.store,
                     self.card_id,
                     self.owner,
-                    {"labels": waits.with_rung(self.cfg, card.labels, tier)},
+                    {"rung": waits.rung_field(self.cfg, tier)},
                     "back-off",
                 )
             except StoodAside as exc:
@@ -137,7 +137,7 @@ class BackOffSteps:
         if cls == "rate-limit":
             self.store.pause_tier(Pause(tier, cls, what, when, failures.stamp(at), self.card_id))
         self._save_for_resume(f"{cls} during attempt {self.attempt}")
-        labels = waits.with_rung(self.cfg, waits.with_tries(card.labels, cls, n), tier)
+        counts = {"tries": waits.with_tries(card, cls, n), "rung": waits.rung_field(self.cfg, tier)}
         paused = f"; tier {tier} is paused until then" if cls == "rate-limit" else ""
         note = (
             f"{what}; back in ready, not before {when} on the same rung ({cls} {n} of "
@@ -148,7 +148,7 @@ class BackOffSteps:
                 self.store,
                 self.card_id,
                 self.owner,
-                {"lane": "ready", "drive": "", "not_before": when, "labels": labels},
+                {"lane": "ready", "drive": "", "not_before": when, **counts},
                 "back-off",
                 note=note,
             )

@@ -728,10 +728,8 @@ def _clear_count(store: Store, card_id: str) -> None:
     """The build got through: the timeout count, the tries and the rung start over."""
     try:
         card = store.get(card_id)
-        if waits.cleared(card.labels) != card.labels:
-            store.update(
-                card_id, Expect(version=card.version), {"labels": waits.cleared(card.labels)}
-            )
+        if waits.cleared(card):
+            store.update(card_id, Expect(version=card.version), waits.cleared(card))
     except BoardError:
         pass
     try:

@@ -4,7 +4,8 @@ A row holds whatever a hand edit or an older board put there. Each field is chec
 read, and a bad one raises CorruptCard naming the card and the field, so the operator reads
 one line about one card (and a listing that asks for it leaves that card out) instead of a
 failure somewhere later, far from its cause. Plain tuples in, in `_CARD_COLS` order, so any
-SQL store can share it.
+SQL store can share it; the board's own counts of a card (its tries, rung, told mark and
+timeout count) come from its card_state row, in `_STATE_COLS` order, when it has one.
 """
 
 from __future__ import annotations
@@ -24,13 +25,17 @@ _CARD_COLS = (
     "blocked_class, blocked_reason, labels, surface, drive, created_at, updated_at, version, "
     "not_before, pr_state, pr_polled_at"
 )
+_STATE_COLS = "tries, rung, told, timeouts"  # a card_state row, less its card
 _DRIVE_COLS = (
     "id, card, attempt, tier, status, started_at, ended_at, pgid, host, owner_pid, log, result"
 )
 
 
 def _card_from_row(
-    row: tuple[Any, ...], deps: Iterable[str], lists: dict[str, tuple[str, ...]] | None = None
+    row: tuple[Any, ...],
+    deps: Iterable[str],
+    lists: dict[str, tuple[str, ...]] | None = None,
+    state: tuple[Any, ...] | None = None,
 ) -> Card:
     """A card from its row, every field checked: a value edited in by hand (a priority
     that is not a number, an unknown block class, labels that are not JSON) raises
@@ -40,15 +45,20 @@ def _card_from_row(
     the rest of `board card list`: so a row whose every field is of its usual type (exact
     ints and text, a known lane, kind and block class) is checked in a few C-level passes and
     its card made in one step; any other row takes the checks below, which say what is
-    wrong. `lists` remembers the labels and surface JSON already parsed in this listing."""
+    wrong. `lists` remembers the labels and surface JSON already parsed in this listing.
+    `state` is the card's card_state row (`_STATE_COLS`), None when it has none (its counts
+    are all at rest)."""
     deps = tuple(deps)
-    card = _plain_card(row, deps, {} if lists is None else lists)
-    if card is not None:
-        return card
-    return _checked_card(row, deps)
+    if state is None:
+        card = _plain_card(row, deps, {} if lists is None else lists)
+        if card is not None:
+            return card
+    return _checked_card(row, deps, state)
 
 
-def _checked_card(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
+def _checked_card(
+    row: tuple[Any, ...], deps: Iterable[str], state: tuple[Any, ...] | None = None
+) -> Card:
     """`_card_from_row` field by field, each wrong value named."""
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
      labels, surface, drive, created, updated, version, not_before, pr_state,
@@ -106,7 +116,33 @@ def _checked_card(row: tuple[Any, ...], deps: Iterable[str]) -> Card:
         not_before=not_before,
         pr_state=pr_state,
         pr_polled_at=pr_polled_at,
+        **_state_fields(state, bad),
     )
+
+
+def _state_fields(
+    state: tuple[Any, ...] | None, bad: Callable[[str, str], CorruptCard]
+) -> dict[str, Any]:
+    """A card_state row's fields, each checked (a hand edit names the field it spoilt)."""
+    if state is None:
+        return {}
+    raw_tries, rung, told, timeouts = state
+    import json
+
+    try:
+        tries = json.loads(raw_tries)
+    except (TypeError, ValueError, RecursionError):
+        tries = None
+    if not isinstance(tries, dict) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in tries.values()
+    ):
+        raise bad("tries", f"holds {_shown(raw_tries)}, not a JSON object of counts")
+    for name, value in (("rung", rung), ("told", told)):
+        if not isinstance(value, str):
+            raise bad(name, f"holds {_shown(value)}, not text")
+    if isinstance(timeouts, bool) or not isinstance(timeouts, int) or timeouts < 0:
+        raise bad("timeouts", f"holds {_shown(timeouts)}, not a count")
+    return {"tries": tuple(tries.items()), "rung": rung, "told": told, "timeouts": timeouts}
 
 
 _TEXT_ONLY = {str}  # the types a list of text (labels, deps) may hold
@@ -254,6 +290,10 @@ def _plain_card(
             "not_before": not_before,
             "pr_state": pr_state,
             "pr_polled_at": pr_polled_at,
+            "tries": (),
+            "rung": "",
+            "told": "",
+            "timeouts": 0,
         }
     )
 
@@ -262,6 +302,7 @@ def _cards_json(
     rows: Iterable[tuple[Any, ...]],
     deps: Mapping[str, list[str]],
     unreadable: list[CorruptCard] | None,
+    states: Mapping[str, tuple[Any, ...]] | None = None,
 ) -> str:
     """`json.dumps([card.to_json() for card in _cards(rows, deps, unreadable)], indent=2,
     ensure_ascii=False)`, the same text, written from the rows.
@@ -270,19 +311,22 @@ def _cards_json(
     each row, and laying the dicts out, cost several times what reading the rows costs. A
     row whose every field is of its usual type is written straight from its columns with
     json's own C string encoder, in the layout json.dumps gives; any other row becomes its
-    Card (or its CorruptCard) as in `_cards`, and is written by json.dumps itself."""
+    Card (or its CorruptCard) as in `_cards`, and is written by json.dumps itself, as is a
+    card with a card_state row (`states`: few cards have one)."""
     import json
     from json.encoder import encode_basestring as quote  # json's C encoder, ensure_ascii=False
 
     texts = []
     lists: dict[str, tuple[str, ...]] = {}
     shown: dict[tuple[str, ...], str] = {}
+    states = states or {}
     for row in rows:
         card_deps = tuple(deps.get(row[0], ()))
-        text = _plain_json(row, card_deps, lists, shown, quote)
+        state = states.get(row[0])
+        text = None if state is not None else _plain_json(row, card_deps, lists, shown, quote)
         if text is None:
             try:
-                card = _checked_card(row, card_deps)
+                card = _checked_card(row, card_deps, state)
             except CorruptCard as exc:
                 if unreadable is None:
                     raise
@@ -329,7 +373,8 @@ def _plain_json(
         f'\n    "pr_state": {quote(pr_state) if pr_state else "null"},'
         f'\n    "pr_polled_at": {quote(pr_polled_at) if pr_polled_at else "null"},'
         f'\n    "created_at": {quote(created)},\n    "updated_at": {quote(updated)},'
-        f'\n    "version": {int.__repr__(version)}\n  }}'
+        f'\n    "version": {int.__repr__(version)},'
+        '\n    "tries": {},\n    "rung": null,\n    "told": null,\n    "timeouts": 0\n  }'
     )
 
 
@@ -369,13 +414,16 @@ def _cards(
     rows: Iterable[tuple[Any, ...]],
     deps: Mapping[str, list[str]],
     unreadable: list[CorruptCard] | None,
+    states: Mapping[str, tuple[Any, ...]] | None = None,
 ) -> list[Card]:
-    """Cards from rows; with `unreadable` a corrupt row is left out and noted there."""
+    """Cards from rows (and their card_state rows, `states`, by card); with `unreadable` a
+    corrupt row is left out and noted there."""
     cards = []
     lists: dict[str, tuple[str, ...]] = {}
+    states = states or {}
     for row in rows:
         try:
-            cards.append(_card_from_row(row, deps.get(row[0], ()), lists))
+            cards.append(_card_from_row(row, deps.get(row[0], ()), lists, states.get(row[0])))
         except CorruptCard as exc:
             if unreadable is None:
                 raise

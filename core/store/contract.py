@@ -22,6 +22,7 @@ from board.core.model import (
     CardDraft,
     Drive,
     Event,
+    LaneMove,
     LoopBeat,
     Pause,
 )
@@ -92,6 +93,16 @@ def describe_changes(old: Card, changes: Mapping[str, Any]) -> str:
             parts.append(f"{key} {' '.join(bits)}")
         elif key == "drive":
             parts.append(f"drive {new}" if new else "drive released")
+        elif key == "tries":
+            was, now = dict(before), dict(new)
+            counts = [
+                f"{cls} {was.get(cls, 0)} → {now.get(cls, 0)}"
+                for cls in {**was, **now}
+                if was.get(cls, 0) != now.get(cls, 0)
+            ]
+            parts.append(f"tries {', '.join(counts) or 'reordered'}")
+        elif key == "timeouts":
+            parts.append(f"timeouts {before} → {new}")
         else:
             parts.append(f"{key} {before or '∅'} → {new or '∅'}")
     return "; ".join(parts)
@@ -290,6 +301,11 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def events_since(self, at: str) -> list[Event]:
         """Every card's timeline lines written at or after `at`, in the order written."""
+
+    @abc.abstractmethod
+    def lane_moves_since(self, at: str) -> list[LaneMove]:
+        """Every card's lane moves made at or after `at`, in the order made: what the flow
+        screen counts (each written with the timeline line `lane A → B` that says it)."""
 
     @abc.abstractmethod
     def live_drives(self) -> list[Drive]:

@@ -51,6 +51,7 @@ from board.core.store.schema import (
     SCHEMA_VERSION,
     SEED_META,
     migrations,
+    pg_spelling,
     whole,
 )
 from board.core.store.sqlite import BUSY_TIMEOUT_MS
@@ -304,7 +305,10 @@ class PostgresStore(SqlQueries, Store):
         """What each later version added, as the SQLite file gets it (DDL is transactional
         here, so a migration that fails leaves the old schema whole)."""
         for ddl in migrations(version, self.where):
-            conn.execute(ddl)
+            conn.execute(pg_spelling(ddl))
+        from board.core.store.upgrade import upgrade_rows  # only an old store's open
+
+        upgrade_rows(conn, version, "%s")
         have = {
             r[0]
             for r in conn.execute(

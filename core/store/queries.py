@@ -16,11 +16,21 @@ from contextlib import AbstractContextManager
 
 from board.core import hosts
 from board.core.errors import CorruptCard, NotFound, Refused, StoreError
-from board.core.model import DRIVE_LIVE, TERMINAL, BoardShape, Card, Drive, Event, LoopBeat, Pause
+from board.core.model import (
+    DRIVE_LIVE,
+    TERMINAL,
+    BoardShape,
+    Card,
+    Drive,
+    Event,
+    LaneMove,
+    LoopBeat,
+    Pause,
+)
 from board.core.store.cardrow import _CARD_COLS, _DRIVE_COLS, _cards, _cards_json, _id_key
 from board.core.store.contract import LaneHeads, Tx
 from board.core.store.schema import CLOSED_ORDER, IS_BLOCKED, OPEN_ORDER, whole
-from board.core.store.sqltx import SqlTx, card_rows, marks, read_card, read_cards
+from board.core.store.sqltx import SqlTx, card_rows, card_states, marks, read_card, read_cards
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
@@ -82,9 +92,11 @@ class SqlQueries:
     def list_cards_json(
         self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
     ) -> str:
-        return self._in_read_tx(
-            lambda conn: _cards_json(*card_rows(conn, self.PARAM, lane), unreadable)
-        )
+        def written(conn: Conn) -> str:
+            rows, deps, states = card_rows(conn, self.PARAM, lane)
+            return _cards_json(rows, deps, unreadable, states)
+
+        return self._in_read_tx(written)
 
     def lane_heads(self, limit: int, unreadable: list[CorruptCard] | None = None) -> LaneHeads:
         """One read transaction: each lane's counts (`_lane_counts`), then each lane's first
@@ -111,10 +123,14 @@ class SqlQueries:
                 (lane, limit),
             ).fetchall()
         deps = self._deps_of(conn, [r[0] for lane_rows in rows.values() for r in lane_rows])
+        states = card_states(conn)
         return LaneHeads(
             totals=totals,
             blocked=blocked,
-            cards={lane: _cards(lane_rows, deps, unreadable) for lane, lane_rows in rows.items()},
+            cards={
+                lane: _cards(lane_rows, deps, unreadable, states)
+                for lane, lane_rows in rows.items()
+            },
             changes=changes,
             complete=all(total <= limit for total in totals.values()),
         )
@@ -211,6 +227,16 @@ class SqlQueries:
             (at,),
         )
         return [Event(*r) for r in rows]
+
+    def lane_moves_since(self, at: str) -> list[LaneMove]:
+        """Every card's lane moves at or after `at`, in the order made."""
+        rows = self._read(
+            self._q(
+                "SELECT seq, card, at, who, old, new FROM lane_moves WHERE at >= ? ORDER BY seq"
+            ),
+            (at,),
+        )
+        return [LaneMove(*r) for r in rows]
 
     def live_drives(self) -> list[Drive]:
         rows = self._read(

@@ -137,6 +137,9 @@ class SQLiteStore(SqlQueries, Store):
             if row is not None and row[0] == version:  # nobody migrated it meanwhile
                 for ddl in migrations(version, self.where):
                     self.conn.execute(ddl)
+                from board.core.store.upgrade import upgrade_rows  # only an old store's open
+
+                upgrade_rows(self.conn, version, "?")
                 self.conn.execute(
                     "UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),)
                 )

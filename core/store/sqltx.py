@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from board.core.errors import Conflict, CorruptCard, NotFound, Refused
-from board.core.model import Card, CardDraft
-from board.core.store.cardrow import _CARD_COLS, _card_from_row, _cards, _id_key
+from board.core.model import STATE_FIELDS, Card, CardDraft
+from board.core.store.cardrow import _CARD_COLS, _STATE_COLS, _card_from_row, _cards, _id_key
 from board.core.store.contract import Expect, Tx, describe_changes
-from board.core.store.schema import FIELDS, whole
+from board.core.store.schema import FIELDS, STATE_COLS, whole
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
@@ -48,13 +48,23 @@ def read_card(conn: Conn, param: str, card_id: str, lock: str = "") -> Card:
     deps = conn.execute(
         marks("SELECT dep FROM deps WHERE card = ? ORDER BY dep", param), (card_id,)
     )
-    return _card_from_row(row, [r[0] for r in deps])
+    dep_ids = [r[0] for r in deps]
+    state = conn.execute(
+        marks(f"SELECT {_STATE_COLS} FROM card_state WHERE card = ?", param), (card_id,)
+    ).fetchone()
+    return _card_from_row(row, dep_ids, None, tuple(state) if state is not None else None)
+
+
+def card_states(conn: Conn) -> dict[str, tuple[Any, ...]]:
+    """Every card_state row by card: only the cards whose counts are not all at rest have
+    one, so this is a few rows on any board."""
+    return {r[0]: tuple(r[1:]) for r in conn.execute(f"SELECT {STATE_COLS} FROM card_state")}
 
 
 def card_rows(
     conn: Conn, param: str, lane: str | None
-) -> tuple[list[tuple[Any, ...]], dict[str, list[str]]]:
-    """Every card's row (or one lane's) in seq order, and every card's deps."""
+) -> tuple[list[tuple[Any, ...]], dict[str, list[str]], dict[str, tuple[Any, ...]]]:
+    """Every card's row (or one lane's) in seq order, every card's deps and its counts."""
     if lane is None:
         rows = conn.execute(f"SELECT {_CARD_COLS} FROM cards ORDER BY seq").fetchall()
     else:
@@ -64,13 +74,14 @@ def card_rows(
     deps: dict[str, list[str]] = {}
     for card, dep in conn.execute("SELECT card, dep FROM deps ORDER BY card, dep"):
         deps.setdefault(card, []).append(dep)
-    return rows, deps
+    return rows, deps, card_states(conn)
 
 
 def read_cards(
     conn: Conn, param: str, lane: str | None, unreadable: list[CorruptCard] | None = None
 ) -> list[Card]:
-    return _cards(*card_rows(conn, param, lane), unreadable)
+    rows, deps, states = card_rows(conn, param, lane)
+    return _cards(rows, deps, unreadable, states)
 
 
 def dependents(conn: Conn, param: str, card_id: str) -> list[str]:
@@ -163,10 +174,12 @@ class SqlTx(Tx):
         blocked = changes.get("blocked", card.blocked)
         if blocked is not None and not blocked.reason.strip():
             raise Refused(f"{card_id}: a block needs a reason")
+        counts = any(key in changes for key in STATE_FIELDS)
+        state = self._state_row(card, changes) if counts else None  # checked before any write
         text = describe_changes(card, changes)
         sets: dict[str, Any] = {}
         for key, value in changes.items():
-            if key == "deps":
+            if key == "deps" or key in STATE_FIELDS:
                 continue
             if key == "blocked":
                 sets["blocked_class"] = value.cls if value else None
@@ -188,9 +201,50 @@ class SqlTx(Tx):
             conn.execute(self._q("DELETE FROM deps WHERE card = ?"), (card_id,))
             for dep in changes["deps"]:
                 conn.execute(self._q("INSERT INTO deps (card, dep) VALUES (?, ?)"), (card_id, dep))
+        if counts:
+            self._put_state(conn, card_id, state)
         line = "; ".join(x for x in (text, note) if x) or "touched"
         self._add_event(conn, card_id, line, who, "event")
+        new_lane = changes.get("lane", card.lane)
+        if new_lane != card.lane:  # the move as data, beside the line that says it
+            conn.execute(
+                self._q("INSERT INTO lane_moves (card, at, who, old, new) VALUES (?, ?, ?, ?, ?)"),
+                (card_id, self.now, who, card.lane, new_lane),
+            )
         return self._get(conn, card_id)
+
+    def _state_row(self, card: Card, changes: Mapping[str, Any]) -> tuple[Any, ...] | None:
+        """The card's card_state row as `changes` leave its counts, None when they are all at
+        rest (the card keeps no row then); a value of the wrong shape refuses the write."""
+        import json
+
+        tries, rung, told, timeouts = (changes.get(k, getattr(card, k)) for k in STATE_FIELDS)
+        try:
+            pairs = {str(cls): int(n) for cls, n in tries}
+        except (TypeError, ValueError):
+            raise Refused(f"{card.id}: tries must be (class, count) pairs, not {tries!r}") from None
+        is_count = isinstance(timeouts, int) and not isinstance(timeouts, bool)
+        if not (isinstance(rung, str) and isinstance(told, str) and is_count):
+            raise Refused(f"{card.id}: rung and told are text, timeouts a whole number")
+        if min((timeouts, *pairs.values())) < 0:
+            raise Refused(f"{card.id}: a count cannot be below 0")
+        if not pairs and not rung and not told and not timeouts:
+            return None
+        return (card.id, json.dumps(pairs), rung, told, timeouts)
+
+    def _put_state(self, conn: Conn, card_id: str, row: tuple[Any, ...] | None) -> None:
+        """The card's card_state row written, or dropped (`row` None)."""
+        if row is None:
+            conn.execute(self._q("DELETE FROM card_state WHERE card = ?"), (card_id,))
+            return
+        conn.execute(
+            self._q(
+                f"INSERT INTO card_state ({STATE_COLS}) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (card) DO UPDATE SET tries = excluded.tries, rung = excluded.rung, "
+                "told = excluded.told, timeouts = excluded.timeouts"
+            ),
+            row,
+        )
 
     def create(self, draft: CardDraft, prefix: str, who: str) -> Card:
         return self.call(lambda conn: self._create(conn, draft, prefix, who))

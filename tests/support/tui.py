@@ -148,11 +148,11 @@ def live_board(tmp_path: Path) -> Board:
     store.update(
         retry,
         Expect(),
-        {"not_before": RETRY_AT, "surface": ["net/**"], "labels": ["tries:transient=1"]},
+        {"not_before": RETRY_AT, "surface": ["net/**"], "tries": (("transient", 1),)},
         who="fixture",
     )
-    smart = add(store, "On the smart tier", "ready", labels=["rung=smart"])
-    store.update(smart, Expect(), {"surface": ["docs/**"]}, who="fixture")
+    smart = add(store, "On the smart tier", "ready")
+    store.update(smart, Expect(), {"surface": ["docs/**"], "rung": "smart"}, who="fixture")
     add(store, "Gate red on main", "ready", blocked=Blocked("gate-red", "3 tests fail"))
     add(store, "Write the README", "backlog", spec="")
     store.pause_tier(Pause("smart", "rate-limit", "429: usage limit", PAUSE_UNTIL, FIXED_NOW))
