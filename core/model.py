@@ -84,7 +84,7 @@ class Event(Frozen):
 
 
 # the fields of a card the board keeps for itself (its counts), in the card_state table
-STATE_FIELDS: tuple[str, ...] = ("tries", "rung", "told", "timeouts")
+STATE_FIELDS: tuple[str, ...] = ("tries", "rung", "told", "timeouts", "reviews_seen")
 
 
 class Card(Frozen):
@@ -119,6 +119,7 @@ class Card(Frozen):
         "rung",
         "told",
         "timeouts",
+        "reviews_seen",
     )
     id: str
     title: str
@@ -148,6 +149,7 @@ class Card(Frozen):
     rung: str  # the tier a back-off left the card on; "" for the ladder's first
     told: str  # "<class>:<hash>" of the block the operator was told about; "" when none
     timeouts: int  # counted coder timeouts toward a split (coder.timeout_split_after)
+    reviews_seen: int  # the PR's change requests already acted on (a requeue each)
 
     def __init__(
         self,
@@ -177,6 +179,7 @@ class Card(Frozen):
         rung: str = "",
         told: str = "",
         timeouts: int = 0,
+        reviews_seen: int = 0,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "id", id)
@@ -205,6 +208,7 @@ class Card(Frozen):
         set_(self, "rung", rung)
         set_(self, "told", told)
         set_(self, "timeouts", timeouts)
+        set_(self, "reviews_seen", reviews_seen)
 
     @property
     def is_open(self) -> bool:
@@ -227,6 +231,8 @@ class Card(Frozen):
             parts.append(f"rung {self.rung}")
         if self.timeouts:
             parts.append(f"timeouts {self.timeouts}")
+        if self.reviews_seen:
+            parts.append(f"reviews seen {self.reviews_seen}")
         if self.told:
             parts.append(f"told {self.told}")
         return "; ".join(parts)
@@ -257,6 +263,7 @@ class Card(Frozen):
             "rung": self.rung or None,
             "told": self.told or None,
             "timeouts": self.timeouts,
+            "reviews_seen": self.reviews_seen,
         }
 
 

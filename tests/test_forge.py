@@ -174,6 +174,7 @@ def test_changes_requested_requeue_with_the_review_and_push_to_the_same_pr(
     assert "Please rename x to width." in seen(tmp_path, card.id, 1)["brief"]
     after = store.get(card.id)
     assert after.pr_url == card.pr_url
+    assert after.reviews_seen == 1 and after.labels == card.labels, "counted among the labels"
     creates = [
         c
         for c in map(json.loads, Path(f"{state}.calls").read_text().splitlines())

@@ -81,6 +81,7 @@ class Card_:
     rung: str = ""
     told: str = ""
     timeouts: int = 0
+    reviews_seen: int = 0
 
 
 @dataclass(frozen=True)

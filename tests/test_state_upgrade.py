@@ -108,22 +108,22 @@ def test_a_board_made_by_the_old_code_opens_with_its_counts_as_data_and_loses_no
         "rung=",
         "budget:timeout=2",
     ]
-    assert by_title["done in a day"]["labels"] == ["docs", "rungs=3", "told-you"]
+    assert by_title["done in a day"]["labels"] == ["docs", "rungs=3", "told-you", "reviews-seen=1"]
     flow = old["flow"]
     assert sum(flow["done_per_hour"]) == 1 and flow["failures"] and max(flow["peak_working"]) >= 1
 
     store = open_new(where)
     try:
-        want = {  # title: (the operator's labels, tries, rung, told, timeouts)
-            "retried twice": (("ui",), (("rate-limit", 2), ("transient", 1)), "smart", "", 0),
-            "told once": (("keep",), (), "", "gate-red:0123456789", 0),
-            "too wide": (("x", "tries:garbled=many", "rung="), (), "", "", 2),
-            "done in a day": (("docs", "rungs=3", "told-you"), (), "", "", 0),
-            "made and left": ((), (), "", "", 0),
+        want = {  # title: (the operator's labels, tries, rung, told, timeouts, reviews_seen)
+            "retried twice": (("ui",), (("rate-limit", 2), ("transient", 1)), "smart", "", 0, 0),
+            "told once": (("keep",), (), "", "gate-red:0123456789", 0, 0),
+            "too wide": (("x", "tries:garbled=many", "rung="), (), "", "", 2, 0),
+            "done in a day": (("docs", "rungs=3", "told-you"), (), "", "", 0, 1),
+            "made and left": ((), (), "", "", 0, 0),
         }
         for before in old["cards"]:
             card = store.get(before["id"])
-            got = (card.labels, card.tries, card.rung, card.told, card.timeouts)
+            got = (card.labels, card.tries, card.rung, card.told, card.timeouts, card.reviews_seen)
             assert got == want[card.title], card
             now = card.to_json()
             for key, value in before.items():  # every other field as it was, version too
@@ -175,16 +175,26 @@ def test_the_boards_counts_are_written_beside_the_card_not_among_its_labels(st: 
     counted = st.update(
         card.id,
         Expect(version=card.version),
-        {"tries": (("transient", 1),), "rung": "smart", "told": "held:abc", "timeouts": 1},
+        {
+            "tries": (("transient", 1),),
+            "rung": "smart",
+            "told": "held:abc",
+            "timeouts": 1,
+            "reviews_seen": 2,
+        },
     )
     assert counted.labels == ("mine",)
     assert (counted.tries, counted.rung, counted.told, counted.timeouts) == (
         (("transient", 1),), "smart", "held:abc", 1,
     )  # fmt: skip
+    assert counted.reviews_seen == 2
     assert st.list_cards() == [counted] and st.lane_heads(5).cards["backlog"] == [counted]
     assert json.loads(st.list_cards_json()) == [counted.to_json()]
-    assert counted.counts() == "tries transient=1; rung smart; timeouts 1; told held:abc"
-    cleared = st.update(card.id, Expect(), {"tries": (), "rung": "", "told": "", "timeouts": 0})
+    assert counted.counts() == (
+        "tries transient=1; rung smart; timeouts 1; reviews seen 2; told held:abc"
+    )
+    rest = {"tries": (), "rung": "", "told": "", "timeouts": 0, "reviews_seen": 0}
+    cleared = st.update(card.id, Expect(), rest)
     assert cleared.labels == ("mine",) and cleared.counts() == ""
     assert by_hand(st, "SELECT COUNT(*) FROM card_state") == [(0,)]
 

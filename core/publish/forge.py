@@ -26,7 +26,6 @@ from board.core.store import Expect, Store
 
 WHO = "board"
 HOLD_LABEL = "merge-hold"
-REVIEWS_SEEN = "reviews-seen="  # how many reviews had been acted on when it was requeued
 GREEN = {"SUCCESS", "NEUTRAL", "SKIPPED"}
 RED = {"FAILURE", "TIMED_OUT", "CANCELLED", "ACTION_REQUIRED", "ERROR", "STARTUP_FAILURE"}
 
@@ -212,17 +211,16 @@ def poll(cfg: Config, store: Store, card: Card) -> Poll:
         )
         return Poll(card.id, "closed", reason)
     asked = [r for r in state.reviews if r.state == "CHANGES_REQUESTED"]
-    seen = _reviews_seen(card)
+    seen = card.reviews_seen  # how many had been acted on (a requeue each)
     if state.review_decision == "CHANGES_REQUESTED" and len(asked) > seen:
         text = "\n\n".join(
             f"{r.author or 'a reviewer'} asked for changes:\n{r.body or '(no text)'}"
             for r in asked[seen:]
         )
-        labels = tuple(x for x in card.labels if not x.startswith(REVIEWS_SEEN))
         store.update(
             card.id,
             Expect(lane="review", version=card.version),
-            {"labels": (*labels, f"{REVIEWS_SEEN}{len(asked)}")},
+            {"reviews_seen": len(asked)},
             WHO,
         )
         actions.requeue(store, card.id, reason=f"review on {card.pr_url}:\n\n{text}", who=WHO)
@@ -259,14 +257,6 @@ def _auto_merge(cfg: Config, store: Store, card: Card, state: PrState) -> Poll:
         return _failed(cfg, card, "the merge command", res)
     store.add_event(card.id, f"merged by the board (auto_merge, {cfg.merge_method})", WHO)
     return Poll(card.id, "merge-ran", "the merge command ran; the next poll sees the merge")
-
-
-def _reviews_seen(card: Card) -> int:
-    raw = card.label_value(REVIEWS_SEEN)
-    try:
-        return int(raw) if raw is not None else 0
-    except ValueError:
-        return 0
 
 
 def fetch_base(cfg: Config) -> proc.Result:

@@ -25,7 +25,7 @@ _CARD_COLS = (
     "blocked_class, blocked_reason, labels, surface, drive, created_at, updated_at, version, "
     "not_before, pr_state, pr_polled_at"
 )
-_STATE_COLS = "tries, rung, told, timeouts"  # a card_state row, less its card
+_STATE_COLS = "tries, rung, told, timeouts, reviews_seen"  # a card_state row, less its card
 _DRIVE_COLS = (
     "id, card, attempt, tier, status, started_at, ended_at, pgid, host, owner_pid, log, result"
 )
@@ -126,7 +126,7 @@ def _state_fields(
     """A card_state row's fields, each checked (a hand edit names the field it spoilt)."""
     if state is None:
         return {}
-    raw_tries, rung, told, timeouts = state
+    raw_tries, rung, told, timeouts, reviews_seen = state
     import json
 
     try:
@@ -140,9 +140,16 @@ def _state_fields(
     for name, value in (("rung", rung), ("told", told)):
         if not isinstance(value, str):
             raise bad(name, f"holds {_shown(value)}, not text")
-    if isinstance(timeouts, bool) or not isinstance(timeouts, int) or timeouts < 0:
-        raise bad("timeouts", f"holds {_shown(timeouts)}, not a count")
-    return {"tries": tuple(tries.items()), "rung": rung, "told": told, "timeouts": timeouts}
+    for name, value in (("timeouts", timeouts), ("reviews_seen", reviews_seen)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise bad(name, f"holds {_shown(value)}, not a count")
+    return {
+        "tries": tuple(tries.items()),
+        "rung": rung,
+        "told": told,
+        "timeouts": timeouts,
+        "reviews_seen": reviews_seen,
+    }
 
 
 _TEXT_ONLY = {str}  # the types a list of text (labels, deps) may hold
@@ -294,6 +301,7 @@ def _plain_card(
             "rung": "",
             "told": "",
             "timeouts": 0,
+            "reviews_seen": 0,
         }
     )
 
@@ -374,7 +382,8 @@ def _plain_json(
         f'\n    "pr_polled_at": {quote(pr_polled_at) if pr_polled_at else "null"},'
         f'\n    "created_at": {quote(created)},\n    "updated_at": {quote(updated)},'
         f'\n    "version": {int.__repr__(version)},'
-        '\n    "tries": {},\n    "rung": null,\n    "told": null,\n    "timeouts": 0\n  }'
+        '\n    "tries": {},\n    "rung": null,\n    "told": null,\n    "timeouts": 0,'
+        '\n    "reviews_seen": 0\n  }'
     )
 
 

@@ -33,7 +33,7 @@ FIELDS = tuple(
 )
 # the card fields kept in card_state, a row per card whose counts are not all at rest (none
 # is, on most cards): the cards row and its columns stay as every board before made them
-STATE_COLS = "card, tries, rung, told, timeouts"
+STATE_COLS = "card, tries, rung, told, timeouts, reviews_seen"
 
 # 1 for a blocked card (a block class that is set and not empty, as _card_from_row reads it)
 IS_BLOCKED = "CASE WHEN blocked_class IS NULL OR blocked_class = '' THEN 0 ELSE 1 END"
@@ -83,7 +83,8 @@ _V4 = [
     )""",
 ]
 # added by schema version 5: the board's counts of a card (they were labels: `tries:<class>=N`,
-# `rung=<tier>`, `told=<class>:<hash>`, `budget:timeout=N`), and each lane move of a card as
+# `rung=<tier>`, `told=<class>:<hash>`, `budget:timeout=N`, `reviews-seen=N`), and each lane
+# move of a card as
 # data (it was only the words `lane A → B` of a timeline line). core/store/upgrade.py moves
 # an older store's labels and timeline lines into them, in the migration's transaction.
 _V5 = [
@@ -92,7 +93,8 @@ _V5 = [
         tries TEXT NOT NULL DEFAULT '{}',
         rung TEXT NOT NULL DEFAULT '',
         told TEXT NOT NULL DEFAULT '',
-        timeouts INTEGER NOT NULL DEFAULT 0
+        timeouts INTEGER NOT NULL DEFAULT 0,
+        reviews_seen INTEGER NOT NULL DEFAULT 0
     )""",
     f"""CREATE TABLE IF NOT EXISTS lane_moves (
         seq {_AUTOINCREMENT},

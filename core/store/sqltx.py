@@ -218,19 +218,21 @@ class SqlTx(Tx):
         rest (the card keeps no row then); a value of the wrong shape refuses the write."""
         import json
 
-        tries, rung, told, timeouts = (changes.get(k, getattr(card, k)) for k in STATE_FIELDS)
+        values = (changes.get(k, getattr(card, k)) for k in STATE_FIELDS)
+        tries, rung, told, timeouts, reviews_seen = values
         try:
             pairs = {str(cls): int(n) for cls, n in tries}
         except (TypeError, ValueError):
             raise Refused(f"{card.id}: tries must be (class, count) pairs, not {tries!r}") from None
-        is_count = isinstance(timeouts, int) and not isinstance(timeouts, bool)
+        counts = (timeouts, reviews_seen)
+        is_count = all(isinstance(n, int) and not isinstance(n, bool) for n in counts)
         if not (isinstance(rung, str) and isinstance(told, str) and is_count):
-            raise Refused(f"{card.id}: rung and told are text, timeouts a whole number")
-        if min((timeouts, *pairs.values())) < 0:
+            raise Refused(f"{card.id}: rung and told are text, timeouts and reviews_seen counts")
+        if min((*counts, *pairs.values())) < 0:
             raise Refused(f"{card.id}: a count cannot be below 0")
-        if not pairs and not rung and not told and not timeouts:
+        if not pairs and not rung and not told and not any(counts):
             return None
-        return (card.id, json.dumps(pairs), rung, told, timeouts)
+        return (card.id, json.dumps(pairs), rung, told, timeouts, reviews_seen)
 
     def _put_state(self, conn: Conn, card_id: str, row: tuple[Any, ...] | None) -> None:
         """The card's card_state row written, or dropped (`row` None)."""
@@ -239,9 +241,10 @@ class SqlTx(Tx):
             return
         conn.execute(
             self._q(
-                f"INSERT INTO card_state ({STATE_COLS}) VALUES (?, ?, ?, ?, ?) "
+                f"INSERT INTO card_state ({STATE_COLS}) VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (card) DO UPDATE SET tries = excluded.tries, rung = excluded.rung, "
-                "told = excluded.told, timeouts = excluded.timeouts"
+                "told = excluded.told, timeouts = excluded.timeouts, "
+                "reviews_seen = excluded.reviews_seen"
             ),
             row,
         )

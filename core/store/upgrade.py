@@ -2,7 +2,8 @@
 
 Version 5 makes the board's own state data. Before it, the board kept its counts of a card
 among the card's labels, words next to the operator's own (`tries:<class>=N`, `rung=<tier>`,
-`told=<class>:<hash>`, `budget:timeout=N`), and a lane move only as the words `lane A → B`
+`told=<class>:<hash>`, `budget:timeout=N`, `reviews-seen=N`), and a lane move only as the
+words `lane A → B`
 of a timeline line, which the flow screen read back with a regex (and so also counted a
 block reason that quoted those words). An older store opened by this board has, in the
 migration's one transaction: each such label moved into the card's card_state row (the
@@ -31,6 +32,7 @@ TRIES = "tries:"  # tries:<class>=N
 RUNG = "rung="
 TOLD = "told="
 BUDGET = "budget:timeout="
+REVIEWS = "reviews-seen="
 
 _LANE = "|".join(re.escape(lane) for lane in LANES)
 # a lane change inside a timeline line, as `describe_changes` wrote it before version 5: at
@@ -44,37 +46,49 @@ def _count(text: str) -> int | None:
 
 def split_labels(labels: list[str]) -> tuple[list[str], dict[str, Any]]:
     """The labels the operator keeps, and the counts the board's own labels among `labels`
-    held (tries, rung, told, timeouts; only those found). A label is the board's only in
-    exactly the form the board wrote it, and only its first of a kind counts, as the board
-    read them (`Card.label_value`): any other stays a label, so nothing is lost."""
+    held (tries, rung, told, timeouts, reviews_seen; only those found). A label is the
+    board's only in exactly the form the board wrote it, and only its first of a kind
+    counts, as the board read them (`Card.label_value`): any other stays a label, so
+    nothing is lost."""
     kept: list[str] = []
     tries: dict[str, int] = {}
     state: dict[str, Any] = {}
     for label in labels:
-        if label.startswith(TRIES):
-            cls, eq, raw = label[len(TRIES) :].partition("=")
-            n = _count(raw)
-            if cls and eq and n is not None and cls not in tries:
-                tries[cls] = n
-                continue
-        elif label.startswith(BUDGET):
-            n = _count(label[len(BUDGET) :])
-            if n is not None and "timeouts" not in state:
-                state["timeouts"] = n
-                continue
-        else:
-            for prefix, name in ((RUNG, "rung"), (TOLD, "told")):
-                value = label[len(prefix) :]
-                if label.startswith(prefix) and value and name not in state:
-                    state[name] = value
-                    break
-            else:
-                kept.append(label)
-            continue
-        kept.append(label)
+        if not _taken(label, tries, state):
+            kept.append(label)
     if tries:
         state["tries"] = tries
     return kept, state
+
+
+_COUNTS = ((BUDGET, "timeouts"), (REVIEWS, "reviews_seen"))
+_TEXTS = ((RUNG, "rung"), (TOLD, "told"))
+
+
+def _taken(label: str, tries: dict[str, int], state: dict[str, Any]) -> bool:
+    """True when `label` is one of the board's, its value now in `tries` or `state`."""
+    if label.startswith(TRIES):
+        cls, eq, raw = label[len(TRIES) :].partition("=")
+        n = _count(raw)
+        if not cls or not eq or n is None or cls in tries:
+            return False
+        tries[cls] = n
+        return True
+    for prefix, name in _COUNTS:
+        if label.startswith(prefix):
+            n = _count(label[len(prefix) :])
+            if n is None or name in state:
+                return False
+            state[name] = n
+            return True
+    for prefix, name in _TEXTS:
+        if label.startswith(prefix):
+            value = label[len(prefix) :]
+            if not value or name in state:
+                return False
+            state[name] = value
+            return True
+    return False
 
 
 def to_v5(conn: Conn, param: str) -> None:
@@ -94,13 +108,14 @@ def to_v5(conn: Conn, param: str) -> None:
         if not state:
             continue
         conn.execute(
-            q(f"INSERT INTO card_state ({STATE_COLS}) VALUES (?, ?, ?, ?, ?)"),
+            q(f"INSERT INTO card_state ({STATE_COLS}) VALUES (?, ?, ?, ?, ?, ?)"),
             (
                 card,
                 json.dumps(state.get("tries", {})),
                 state.get("rung", ""),
                 state.get("told", ""),
                 state.get("timeouts", 0),
+                state.get("reviews_seen", 0),
             ),
         )
         conn.execute(q("UPDATE cards SET labels = ? WHERE id = ?"), (json.dumps(kept), card))

@@ -1,8 +1,9 @@
 """A board made by the code of an older commit (tests/test_state_upgrade.py runs this file
 with that commit's source on PYTHONPATH, never this tree's): cards whose labels hold the
 board's own counts as that code wrote them (`tries:<class>=N`, `rung=<tier>`,
-`told=<class>:<hash>`, `budget:timeout=N`) beside the operator's, a timeline of lane moves
-and drives at fixed moments, and what that code's flow figures and cards were.
+`told=<class>:<hash>`, `budget:timeout=N`, `reviews-seen=N`) beside the operator's, a
+timeline of lane moves and drives at fixed moments, and what that code's flow figures and
+cards were.
 
 Usage: python old_board.py WHERE OUT, WHERE a SQLite file to make or a PostgreSQL URL;
 writes OUT as JSON: each card (to_json) with its timeline, and the flow's figures at END.
@@ -20,6 +21,7 @@ from board.core.cards import split, waits
 from board.core.failures import stamp
 from board.core.flow import read_flow
 from board.core.model import Blocked, CardDraft
+from board.core.publish import forge
 from board.core.store import Expect, SQLiteStore
 
 END = datetime(2026, 1, 2, 0, 0, tzinfo=UTC)
@@ -104,6 +106,9 @@ def main(where: str, out: str) -> None:
     move(done, "working", 500)
     drive(done, 500, 560, "passed", "folded onto board/run", 1)
     move(done, "review", 560)
+    card = store.get(done)  # a review's change request acted on, as the poller counted it
+    now(600)
+    store.update(done, Expect(), {"labels": (*card.labels, f"{forge.REVIEWS_SEEN}1")})
     move(done, "done", 700)
 
     now(20 * 60)
