@@ -31,6 +31,8 @@ from board.core.model import Blocked, CardDraft
 from board.core.store import Expect, SQLiteStore, Store
 from board.core.store.postgres import PostgresStore
 
+from tests.support.repos import run_cli
+
 pytestmark = pytest.mark.backends()
 
 OLD = "c258853"  # the last commit whose board kept its counts in labels
@@ -223,3 +225,16 @@ def test_a_bad_count_is_refused_and_a_spoilt_row_named(st: Store) -> None:
     assert "tries" in exc.value.line(), exc.value.line()
     unreadable: list[CorruptCard] = []
     assert st.list_cards(unreadable=unreadable) == [] and len(unreadable) == 1
+
+
+def test_card_show_prints_the_counts_beside_the_labels_not_among_them(
+    repo: Path, store: Store
+) -> None:
+    card = store.create(CardDraft(title="counted", spec="s", labels=["mine"]), "c", "op")
+    store.update(card.id, Expect(), {"tries": (("rate-limit", 1),), "rung": "high"})
+    res = run_cli(repo, "card", "show", card.id)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert "labels: mine" in lines and "counts: tries rate-limit=1; rung high" in lines, lines
+    shown = json.loads(run_cli(repo, "card", "show", card.id, "--json").stdout)
+    assert (shown["labels"], shown["tries"], shown["rung"]) == (["mine"], {"rate-limit": 1}, "high")

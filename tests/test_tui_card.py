@@ -125,6 +125,9 @@ async def test_card_screen_shows_a_waiting_cards_not_before_and_class_and_the_pr
         await settle(pilot)
         text = "\n".join(screen_lines(app))
         assert "not before 2026-01-01T00:05:00.000Z (rate-limit)" in text, text
+        rows = [line.split() for line in screen_lines(app)]
+        assert ["labels", "config,", "core"] in rows, text  # the labels, the operator's alone
+        assert ["counts", "tries", "rate-limit=2"] in rows, text  # the board's own, beside them
         assert "pull/7  OPEN, polled 2026-01-01T00:01:00.000Z" in text, text
 
 
