@@ -19,6 +19,8 @@ from board.core.store.cardrow import _CARD_COLS, _STATE_COLS, _card_from_row, _c
 from board.core.store.contract import Expect, Tx, describe_changes
 from board.core.store.schema import FIELDS, STATE_COLS, whole
 
+_STATE_WIDTH = len(_STATE_COLS.split(","))
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
     from typing import Any, Protocol, TypeVar
@@ -39,20 +41,25 @@ def marks(sql: str, param: str) -> str:
 
 
 def read_card(conn: Conn, param: str, card_id: str, lock: str = "") -> Card:
-    """One card with its deps; `lock` is what the row is read with (`FOR UPDATE`, or none)."""
+    """One card with its deps and its counts; `lock` is what the row is read with (`FOR
+    UPDATE`, or none). The counts come in the card's own read (an outer join: a card whose
+    counts are at rest has no card_state row), so a write reads no more than before."""
+    lock = f"{lock} OF cards" if lock else ""  # the cards row: card_state may have none
     row = conn.execute(
-        marks(f"SELECT {_CARD_COLS} FROM cards WHERE id = ?{lock}", param), (card_id,)
+        marks(
+            f"SELECT {_CARD_COLS}, {_STATE_COLS}, card_state.card FROM cards "
+            f"LEFT JOIN card_state ON card_state.card = cards.id WHERE id = ?{lock}",
+            param,
+        ),
+        (card_id,),
     ).fetchone()
     if row is None:
         raise NotFound(f"no card {card_id!r}")
     deps = conn.execute(
         marks("SELECT dep FROM deps WHERE card = ? ORDER BY dep", param), (card_id,)
     )
-    dep_ids = [r[0] for r in deps]
-    state = conn.execute(
-        marks(f"SELECT {_STATE_COLS} FROM card_state WHERE card = ?", param), (card_id,)
-    ).fetchone()
-    return _card_from_row(row, dep_ids, None, tuple(state) if state is not None else None)
+    state = None if row[-1] is None else tuple(row[-1 - _STATE_WIDTH : -1])
+    return _card_from_row(tuple(row[: -1 - _STATE_WIDTH]), [r[0] for r in deps], None, state)
 
 
 def card_states(conn: Conn) -> dict[str, tuple[Any, ...]]:
