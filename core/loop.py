@@ -177,7 +177,7 @@ class Loop:
         except BaseException:
             self.lock.release()
             raise
-        self.store.keep_trying(self.cfg.reconnect_s, self._store_said)
+        self.store.keep_trying(self.cfg.store.reconnect_s, self._store_said)
         restore = self._install_signals()
         beating = self._start_heartbeat()
         polling = self._start_poller()
@@ -217,7 +217,7 @@ class Loop:
                 if until_idle and idle and not self._timed_waits(began):
                     self.log("idle", touched=sorted(self.touched))
                     break
-                self.wake.wait(self.cfg.loop_interval_s)
+                self.wake.wait(self.cfg.board.loop_interval_s)
                 self.wake.clear()
         except StoreUnavailable as exc:
             self._store_said("gave-up", exc.line())
@@ -229,7 +229,7 @@ class Loop:
         with back-off meanwhile), back, or gave up after reconnect_s (the loop stops). Told
         from whichever thread met it, with the store's lock held: it only logs and flags."""
         if event == "lost":
-            wait = f"{self.cfg.reconnect_s:g}s"
+            wait = f"{self.cfg.store.reconnect_s:g}s"
             self.log("store", state="unreachable, retrying", reason=line, up_to=wait)
         elif event == "back":
             self._store_back = time.monotonic()
@@ -301,9 +301,14 @@ class Loop:
             snapshot.base_ref(self.cfg)
         except NotFound:
             cfg = self.cfg
-            where = f"neither {cfg.remote}/{cfg.base} nor a local branch" if cfg.remote else ""
+            where = (
+                f"neither {cfg.publish.remote}/{cfg.board.base} nor a local branch"
+                if cfg.publish.remote
+                else ""
+            )
             raise Refused(
-                f"the base branch {cfg.base!r} does not exist ({where or 'no local branch'}): "
+                f"the base branch {cfg.board.base!r} does not exist "
+                f"({where or 'no local branch'}): "
                 f"set [board] base in {Path(cfg.root) / CONFIG_NAME}"
             ) from None
 
@@ -481,7 +486,7 @@ class Loop:
         """A host that stopped beating gives its cards back (core/ops/leases.py). For
         host_lease_s after the store came back from an outage no host is judged: none could
         beat while it was away, and each needs a moment to beat again."""
-        if time.monotonic() - self._store_back >= self.cfg.host_lease_s:
+        if time.monotonic() - self._store_back >= self.cfg.board.host_lease_s:
             leases.give_back(self.cfg, self.store, self.host, self.log)
 
     def _share_saves(self) -> None:
@@ -494,7 +499,7 @@ class Loop:
         if not runbranch.on_remote(self.cfg):
             return
         now = time.monotonic()
-        if now - self._shared_at < min(self.cfg.poll_s, 10.0):
+        if now - self._shared_at < min(self.cfg.publish.poll_s, 10.0):
             return
         self._shared_at = now
         try:
@@ -503,7 +508,7 @@ class Loop:
                 self.log("pushed-save", branch=res.branch, card=card or "")
                 if card and self.store.find(card) is not None:
                     self.store.add_event(
-                        card, f"saved work {res.branch} is on {self.cfg.remote} too", WHO
+                        card, f"saved work {res.branch} is on {self.cfg.publish.remote} too", WHO
                     )
         except BoardError as exc:
             self.log("share-saves", error=exc.line())
@@ -533,7 +538,7 @@ class Loop:
         cls = card.blocked.cls
         if cls in SELF_HEALING:
             healed = waits.tries(card, cls)
-            limit = failures.limit_for(self.cfg.failure_rules, cls, self.cfg.self_heal_max)
+            limit = failures.limit_for(self.cfg.failures.rules, cls, self.cfg.board.self_heal_max)
             if healed < limit:
                 self._heal(card, healed + 1, limit)
                 return
@@ -617,7 +622,7 @@ class Loop:
 
         claimed: list[str] = []
         queue = actions.ready_queue(self.store)
-        if queue and len(self.running) < self.cfg.max_concurrent:
+        if queue and len(self.running) < self.cfg.board.max_concurrent:
             self.poller.fetch_base()
             if self._base_conflicts():
                 return claimed
@@ -625,16 +630,16 @@ class Loop:
             self.store,
             pauses=self._pauses(),
             in_use=len(self.running),
-            limit=self.cfg.max_concurrent,
+            limit=self.cfg.board.max_concurrent,
         )
         seen = set()
         for i, card in enumerate(queue):
             seen.add(card.id)
             if self.stopping.is_set():
                 break
-            if len(self.running) >= self.cfg.max_concurrent:
+            if len(self.running) >= self.cfg.board.max_concurrent:
                 waiting = [c.id for c in queue[i:]]
-                reason = waits.all_busy(len(self.running), self.cfg.max_concurrent)
+                reason = waits.all_busy(len(self.running), self.cfg.board.max_concurrent)
                 key = f"{reason}: {','.join(waiting)}"
                 if self._last_skip.get("*") != key:
                     self._last_skip["*"] = key

@@ -52,11 +52,11 @@ class ForgePoller:
     def start(self) -> threading.Event:
         """Poll from a thread of its own until the returned event is set."""
         done = threading.Event()
-        if not self.cfg.pr_state_argv:
+        if not self.cfg.publish.pr_state_argv:
             return done
 
         def run() -> None:
-            while not done.wait(min(self.cfg.poll_s, 1.0)):
+            while not done.wait(min(self.cfg.publish.poll_s, 1.0)):
                 try:
                     self.poll_prs()
                 except BoardError:
@@ -79,7 +79,7 @@ class ForgePoller:
             if not card.pr_url or card.blocked is not None:
                 continue
             last = failures.parse_stamp(card.pr_polled_at)
-            if last is not None and (at - last).total_seconds() < self.cfg.poll_s:
+            if last is not None and (at - last).total_seconds() < self.cfg.publish.poll_s:
                 continue
             result = forge.poll(self.cfg, self.store, card)
             done.append(result)
@@ -108,7 +108,7 @@ class ForgePoller:
             return
         self.tries += 1
         self.wait_until = failures.wait_until(
-            found.rule, result.line, self.tries, at, self.cfg.max_backoff_s
+            found.rule, result.line, self.tries, at, self.cfg.failures.max_backoff_s
         )
         self.log(
             "forge-backoff",
@@ -120,17 +120,20 @@ class ForgePoller:
     def fetch_base(self) -> None:
         """`git fetch <remote> <base>` in push mode, when due; a failure is logged with the
         class the failure rules give it, and trees start from what is there."""
-        if self.cfg.publish_mode != "push" or not self.cfg.remote:
+        if self.cfg.publish.mode != "push" or not self.cfg.publish.remote:
             return
         now = time.monotonic()
-        if not self.fetch_due and now - self.fetched < self.cfg.poll_s:
+        if not self.fetch_due and now - self.fetched < self.cfg.publish.poll_s:
             return
         self.fetched, self.fetch_due = now, False
         res = forge.fetch_base(self.cfg)
         if res.ok:
-            self.log("fetch", remote=self.cfg.remote, base=self.cfg.base)
+            self.log("fetch", remote=self.cfg.publish.remote, base=self.cfg.board.base)
             return
         tail = (res.stdout + res.stderr).strip()
-        found = failures.classify(self.cfg.failure_rules, "push", tail, res.returncode)
-        fields: dict[str, Any] = {"remote": self.cfg.remote, "cls": found.cls if found else ""}
+        found = failures.classify(self.cfg.failures.rules, "push", tail, res.returncode)
+        fields: dict[str, Any] = {
+            "remote": self.cfg.publish.remote,
+            "cls": found.cls if found else "",
+        }
         self.log("fetch-failed", reason=tail.splitlines()[-1] if tail else "no output", **fields)

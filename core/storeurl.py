@@ -1,7 +1,7 @@
 """`[store] url`: what may be written there, and how `board init --store` writes it.
 
 board.toml is committed, copied and pasted into issues, so a password never lives there;
-kept apart from config.py, which reads every other key.
+kept apart from core/config/, which reads every other key.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`[[failures.rules]]` as board.toml holds them, and where a key sits in the file.
 
 tomllib gives no line numbers for values, and a refusal must name the file, the line and
-the key; so the lines are found here, by reading the text. Kept apart from config.py, which
+the key; so the lines are found here, by reading the text. Kept apart from core/config/, which
 reads every other key, so that neither grows past what one can read at once.
 """
 

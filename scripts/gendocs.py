@@ -1,13 +1,16 @@
 """The docs' generated blocks, made from the code that holds them, and the mkdocs hook that
 refuses a stale one.
 
-A table the code already keeps (board.toml's keys in `core/config.py` `KEYS`, the coder
+A table the code already keeps (board.toml's keys in `core/config/keyschema.py` `KEYS`, the coder
 presets in `core/presets.py`, the TUI's keys in its `BINDINGS`) is written into its page
 by this script, between `<!-- NAME: generated … -->` and `<!-- /NAME -->`, never by hand:
 a table copied by hand drifts from the code within a week.
 
     .venv/bin/python scripts/gendocs.py           # rewrite every block in docs/
     .venv/bin/python scripts/gendocs.py --check   # exit 1 naming each stale block
+
+It also writes core/config/sections.pyi, the type checker's view of the section records
+that core/config/sections.py makes from KEYS at import (tests/test_config.py keeps it equal).
 
 mkdocs.yml lists this file under `hooks`, so `mkdocs build` (and tests/test_docs.py, which
 runs it) fails on a stale block too. It only reads the code it imports.
@@ -25,7 +28,7 @@ DOCS = ROOT / "docs"
 
 
 def config_keys() -> str:
-    """Every board.toml key with its default and its meaning (core/config.py KEYS)."""
+    """Every board.toml key with its default and its meaning (core/config/keyschema.py KEYS)."""
     from board.core import config
 
     return config.key_table()
@@ -109,6 +112,33 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
 }
 
 
+def section_stubs() -> str:
+    """core/config/sections.pyi: each section record's fields, from KEYS."""
+    from board.core import config
+
+    return config.stub_text()
+
+
+# a file under the repository made whole from the code: its path → what makes it
+FILES: dict[str, Callable[[], str]] = {"core/config/sections.pyi": section_stubs}
+
+
+def file_problems(write: bool = False) -> list[str]:
+    """One line per generated file that differs from what the code makes (rewritten with
+    `write`)."""
+    found = []
+    for name, make in FILES.items():
+        path = ROOT / name
+        want = make()
+        if path.is_file() and path.read_text(encoding="utf-8") == want:
+            continue
+        if write:
+            path.write_text(want, encoding="utf-8")
+        else:
+            found.append(f"{name} is out of date (run .venv/bin/python scripts/gendocs.py)")
+    return found
+
+
 def _span(text: str, marker: str) -> tuple[int, int] | None:
     """Where the block's body starts (after its opening marker's line) and ends."""
     start = text.find(f"<!-- {marker}:")
@@ -154,7 +184,7 @@ def on_pre_build(config: Any) -> None:
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
-    found = problems(write=not check)
+    found = problems(write=not check) + file_problems(write=not check)
     for line in found:
         print(line, file=sys.stderr)
     return 1 if found else 0

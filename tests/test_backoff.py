@@ -112,7 +112,7 @@ def test_a_429_sends_the_card_back_to_ready_with_not_before_on_the_same_rung(
     assert end.outcome == "done", end
     done = store.get(card.id)
     assert not done.tries and not done.rung, done
-    assert show(cfg, cfg.run_branch, f"work/{card.id}.partial"), "the resumed work was lost"
+    assert show(cfg, cfg.board.run_branch, f"work/{card.id}.partial"), "the resumed work was lost"
     store.close()
 
 

@@ -71,7 +71,7 @@ def test_a_clone_runs_the_coder_board_toml_names_whatever_its_board_dir_holds(
 
     # the clone's caches are in the user's cache directory; .board/ is as the clone brought it
     cfg = config.load(clone)
-    assert list(cfg.tier("default").argv) == edit_tier(real_ran)
+    assert list(cfg.coder.tiers["default"].argv) == edit_tier(real_ran)
     folder = cfg.cache_folder
     assert folder is not None and Path(folder.path).parent == kept_caches
     assert Path(folder.path, "board.toml.cache").is_file()

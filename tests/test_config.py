@@ -24,18 +24,26 @@ def test_written_default_file_round_trips_with_every_key(tmp_path: Path) -> None
             spelled = f"[{section}.{key}]" if kind is dict else f"\n{key} = "
             assert spelled in text, f"{section}.{key} is not spelled out"
     cfg = config.load(tmp_path)
-    assert cfg.base == "main" and cfg.run_branch == "board/run" and cfg.max_concurrent == 2
-    assert cfg.timeout_split_after == 2 and cfg.publish_mode == "fold" and cfg.review == "none"
+    assert (
+        cfg.board.base == "main"
+        and cfg.board.run_branch == "board/run"
+        and cfg.board.max_concurrent == 2
+    )
+    assert (
+        cfg.coder.timeout_split_after == 2
+        and cfg.publish.mode == "fold"
+        and cfg.publish.review == "none"
+    )
 
 
 def test_a_file_with_only_what_differs_is_valid() -> None:
     cfg = parse('[board]\nprefix = "bd"\n[gate]\nargv = ["pytest", "-q"]\n')
-    assert cfg.prefix == "bd" and cfg.gate_argv == ("pytest", "-q")
-    assert cfg.coder_timeout_s == 1800 and cfg.ladder == ("default",)
+    assert cfg.board.prefix == "bd" and cfg.gate.argv == ("pytest", "-q")
+    assert cfg.coder.timeout_s == 1800 and cfg.coder.ladder == ("default",)
 
 
 def test_empty_file_is_all_defaults() -> None:
-    assert parse("").scratch == (".board-scratch",)
+    assert parse("").board.scratch == (".board-scratch",)
 
 
 @pytest.mark.parametrize(
@@ -95,14 +103,14 @@ def test_zero_keeps_its_documented_meanings() -> None:
         "[board]\nloop_interval_s = 0.05\n"
         "[store]\nreconnect_s = 0\n"
     )
-    assert cfg.first_output_timeout_s == 0 and cfg.tier("default").timeout_s == 0
-    assert cfg.loop_interval_s == 0.05
-    assert cfg.reconnect_s == 0 and parse("").reconnect_s == 300
+    assert cfg.coder.first_output_timeout_s == 0 and cfg.coder.tiers["default"].timeout_s == 0
+    assert cfg.board.loop_interval_s == 0.05
+    assert cfg.store.reconnect_s == 0 and parse("").store.reconnect_s == 300
 
 
 def test_scratch_entries_are_kept_as_plain_relative_names() -> None:
     """`./s/` names the same directory as `s`; the save compares git's paths with it."""
-    assert parse('[board]\nscratch = ["./s/", "a/b"]\n').scratch == ("s", "a/b")
+    assert parse('[board]\nscratch = ["./s/", "a/b"]\n').board.scratch == ("s", "a/b")
 
 
 def test_missing_config_says_what_to_run(tmp_path: Path) -> None:
@@ -115,23 +123,55 @@ def test_toml_syntax_error_names_the_line() -> None:
         parse('[board]\nbase = "unterminated\n')
 
 
+def _fields() -> list[str]:
+    """Every field under Config, as `section.name` (`root` alone is not a section's)."""
+    out = []
+    for name in records.fields(config.Config):
+        section = config.RECORDS.get(name)
+        out += [f"{name}.{f}" for f in records.fields(section)] if section else [name]
+    return out
+
+
+def _field(cfg: config.Config, key: config.Key) -> object:
+    return getattr(getattr(cfg, key.section), key.name)
+
+
+def test_every_key_is_one_field_of_one_section_and_nothing_else_is() -> None:
+    """KEYS is the one place a key is written: each key is exactly one field of exactly one
+    section record, each section record is a Config field named as its section, and no
+    field (but the root) is anything but a key."""
+    fields = _fields()
+    keys = [f"{k.section}.{k.name}" for k in config.KEYS]
+    assert len(set(keys)) == len(keys), "a key is written twice in KEYS"
+    assert sorted(fields) == sorted(["root", *keys]), "a field that is no key, or the reverse"
+    assert records.fields(config.Config) == ("root", *config.SECTION_NAMES)
+    for section, record in config.RECORDS.items():
+        assert record.__name__ == f"{section.capitalize()}Section"
+        assert getattr(config, record.__name__) is record
+        assert records.fields(record) == tuple(k.name for k in config.KEYS if k.section == section)
+
+
+def test_the_type_checker_reads_the_sections_as_keys_make_them() -> None:
+    """core/config/sections.pyi is made from KEYS too (scripts/gendocs.py)."""
+    stub = (ROOT / "core" / "config" / "sections.pyi").read_text()
+    assert stub == config.stub_text(), "core/config/sections.pyi is stale: run scripts/gendocs.py"
+
+
 def test_one_schema_gives_the_defaults_the_validation_the_template_and_the_docs() -> None:
     """Every default is written once, in config.KEYS: the Config fields, the file `board
     init` writes, and the key table of docs/configuration.md all come from it and must agree."""
-    fields = set(records.fields(config.Config)) - {
-        "root",
-        "tiers",
-        "failure_rules",
-    }
-    assert fields == {k.attr for k in config.KEYS}, "a key without a Config field, or the reverse"
+    fields = set(_fields()) - {"root"}
+    assert fields == {f"{k.section}.{k.name}" for k in config.KEYS}, (
+        "a key without a Config field, or the reverse"
+    )
     defaults = config.Config(root=Path("/r"))
     written = parse(config.template())
     from_nothing = parse("")
     for k in config.KEYS:
-        want = getattr(defaults, k.attr)
-        assert getattr(written, k.attr) == want, f"the template's {k.section}.{k.name} differs"
-        assert getattr(from_nothing, k.attr) == want, f"{k.section}.{k.name}'s default differs"
-    assert written.tiers["default"].argv == config.DEFAULT_TIER
+        want = _field(defaults, k)
+        assert _field(written, k) == want, f"the template's {k.section}.{k.name} differs"
+        assert _field(from_nothing, k) == want, f"{k.section}.{k.name}'s default differs"
+    assert written.coder.tiers["default"].argv == config.DEFAULT_TIER
     page = (ROOT / "docs" / "configuration.md").read_text()
     table = page.split("<!-- keys:", 1)[1].split("-->", 1)[1].split("<!-- /keys -->")[0]
     assert table.strip() == config.key_table().strip(), "docs/configuration.md's key table is stale"

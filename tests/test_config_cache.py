@@ -63,7 +63,7 @@ def forge(root: Path, text: str, data: object, python: str = sys.version) -> Non
 
 
 def test_a_read_keeps_tomllib_s_answer_and_the_next_read_uses_it(root: Path) -> None:
-    assert config.load(root).prefix == "aa"
+    assert config.load(root).board.prefix == "aa"
     assert cache_of(root).is_file()
     assert list((root / ".board").iterdir()) == [], "a cache was kept in the repository"
     text = (root / "board.toml").read_text()
@@ -75,18 +75,18 @@ def test_a_read_keeps_tomllib_s_answer_and_the_next_read_uses_it(root: Path) -> 
     }
     # the next read takes the kept answer: a forged one for this very text shows through
     forge(root, text, {"board": {"prefix": "zz"}})
-    assert config.load(root).prefix == "zz"
+    assert config.load(root).board.prefix == "zz"
 
 
 def test_an_edit_is_seen_at_once_with_the_same_size_and_time_stamps(root: Path) -> None:
     path = root / "board.toml"
-    assert config.load(root).prefix == "aa"
+    assert config.load(root).board.prefix == "aa"
     before = path.stat()
     board_toml(root, "bb")  # the same length
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     after = path.stat()
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
-    assert config.load(root).prefix == "bb"
+    assert config.load(root).board.prefix == "bb"
     # and the cache now holds the new answer
     folder = cachedir.for_repo(root)
     assert folder is not None
@@ -107,7 +107,7 @@ def test_an_edit_is_seen_at_once_with_the_same_size_and_time_stamps(root: Path) 
 def test_a_corrupt_cache_is_ignored_and_replaced(root: Path, blob: bytes) -> None:
     config.load(root)
     cache_of(root).write_bytes(blob)
-    assert config.load(root).prefix == "aa"
+    assert config.load(root).board.prefix == "aa"
     assert cache_of(root).read_bytes() != blob
 
 
@@ -119,7 +119,7 @@ def test_a_torn_or_flipped_cache_is_ignored(root: Path) -> None:
     forged = cache_of(root).read_bytes()
     for bad in (forged[:-1], forged[:-1] + bytes([forged[-1] ^ 1]), forged + b"x"):
         cache_of(root).write_bytes(bad)
-        assert config.load(root).prefix == "aa"
+        assert config.load(root).board.prefix == "aa"
     assert cache_of(root).read_bytes() == good
 
 
@@ -141,7 +141,7 @@ def test_a_foreign_cache_is_ignored(root: Path, kept: tuple[str, str | None, obj
     python, text, data = kept
     real = (root / "board.toml").read_text()
     forge(root, real if text is None else text, data, python)
-    assert config.load(root).prefix == "aa"
+    assert config.load(root).board.prefix == "aa"
 
 
 def test_an_unwritable_cache_directory_is_fine(root: Path) -> None:
@@ -152,8 +152,8 @@ def test_an_unwritable_cache_directory_is_fine(root: Path) -> None:
     try:
         if os.access(folder, os.W_OK):
             pytest.skip("running as a user who writes anywhere (see the next test)")
-        assert config.load(root).prefix == "aa"
-        assert config.load(root).prefix == "aa"
+        assert config.load(root).board.prefix == "aa"
+        assert config.load(root).board.prefix == "aa"
         assert list(folder.iterdir()) == []
     finally:
         folder.chmod(0o700)
@@ -163,9 +163,9 @@ def test_a_cache_that_cannot_be_written_or_read_is_fine(root: Path) -> None:
     """What root cannot be refused: the cache's name taken by a directory."""
     cache_of(root).mkdir(parents=True)
     (cache_of(root) / "x").write_text("")
-    assert config.load(root).prefix == "aa"
+    assert config.load(root).board.prefix == "aa"
     board_toml(root, "bb")
-    assert config.load(root).prefix == "bb"
+    assert config.load(root).board.prefix == "bb"
     assert sorted(p.name for p in folder_of(root).iterdir()) == [tomlcache.NAME]
     assert cache_of(root).is_dir()
 
@@ -175,7 +175,7 @@ def test_no_board_dir_is_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     repo = tmp_path / "repo"
     repo.mkdir()
     board_toml(repo, "aa")
-    assert config.load(repo).prefix == "aa"
+    assert config.load(repo).board.prefix == "aa"
     assert sorted(p.name for p in repo.iterdir()) == ["board.toml"]
 
 
@@ -187,8 +187,8 @@ def test_a_cache_in_the_repository_is_never_read(root: Path) -> None:
     forged = blob_of(text, {"board": {"prefix": "zz"}})
     for name in (tomlcache.NAME, "themes.toml.cache"):
         (root / ".board" / name).write_bytes(forged)
-    assert config.load(root).prefix == "aa"
-    assert config.load(root).prefix == "aa"  # and again, from the user's own cache
+    assert config.load(root).board.prefix == "aa"
+    assert config.load(root).board.prefix == "aa"  # and again, from the user's own cache
     assert cache_of(root).is_file()
     assert (root / ".board" / tomlcache.NAME).read_bytes() == forged
 
@@ -200,7 +200,7 @@ def test_a_cache_that_is_not_the_users_own_is_not_read(root: Path, damage: str) 
     config.load(root)
     text = (root / "board.toml").read_text()
     forge(root, text, {"board": {"prefix": "zz"}})
-    assert config.load(root).prefix == "zz"  # the forge reads as a kept answer …
+    assert config.load(root).board.prefix == "zz"  # the forge reads as a kept answer …
     if damage == "others may write the file":
         cache_of(root).chmod(0o666)
     elif damage == "others may write the folder":
@@ -211,7 +211,7 @@ def test_a_cache_that_is_not_the_users_own_is_not_read(root: Path, damage: str) 
         elsewhere.chmod(0o600)
         cache_of(root).unlink()
         cache_of(root).symlink_to(elsewhere)
-    assert config.load(root).prefix == "aa"  # … but not once another may have written it
+    assert config.load(root).board.prefix == "aa"  # … but not once another may have written it
 
 
 def test_turned_off_nothing_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -221,7 +221,7 @@ def test_turned_off_nothing_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     (repo / ".board").mkdir(parents=True)
     board_toml(repo, "aa")
     assert cachedir.for_repo(repo) is None
-    assert config.load(repo).prefix == "aa"
+    assert config.load(repo).board.prefix == "aa"
     assert not (tmp_path / "xdg").exists() and list((repo / ".board").iterdir()) == []
 
 
@@ -261,7 +261,7 @@ def test_a_read_with_the_cache_current_imports_no_tomllib(root: Path) -> None:
         "import sys\n"
         "from pathlib import Path\n"
         "from board.core import config\n"
-        f"print(config.load(Path({str(root)!r})).prefix, 'tomllib' in sys.modules)\n"
+        f"print(config.load(Path({str(root)!r})).board.prefix, 'tomllib' in sys.modules)\n"
     )
     res = python_child(["-c", code], cwd=root)
     assert res.returncode == 0, res.stderr

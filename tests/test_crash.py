@@ -82,7 +82,7 @@ def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Pa
     )
     assert res.returncode == 0, res.stderr
     assert store.get(card.id).lane == "done"
-    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "work of c-1, unfinished\nwork of c-1"
+    assert show(cfg, cfg.board.run_branch, "work/c-1.txt") == "work of c-1, unfinished\nwork of c-1"
     assert stranded_branches(cfg) == saved, "the saved branch was lost or overwritten"
     store.close()
 

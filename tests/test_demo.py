@@ -134,12 +134,12 @@ def test_demo_runs_from_a_source_checkout_beside_an_installed_board(
     finally:
         os.killpg(loop.pid, signal.SIGTERM)
         loop.wait(timeout=20)
-    tier = config.load(repo).ladder[0]
+    tier = config.load(repo).coder.ladder[0]
     # the shadowing itself needs a plain install (an editable one finds board first
     # whatever the path): checked by hand from a fresh clone; here, that every child the
     # demo starts is told not to put its directory first
     assert list(demo.BOARD[:2]) == [sys.executable, "-P"]
-    assert list(config.load(repo).tiers[tier].argv[:2]) == [sys.executable, "-P"]
+    assert list(config.load(repo).coder.tiers[tier].argv[:2]) == [sys.executable, "-P"]
 
 
 _ = asyncio  # pilot tests run on pytest-asyncio (asyncio_mode=auto)

@@ -129,8 +129,8 @@ def test_no_preview_when_no_whole_line_fits(r: Repo) -> None:
 def set_base(r: Repo, ref: str) -> None:
     """Move where trees start, which the diffs compare with (the run branch in fold mode,
     and origin/main), to `ref`."""
-    git(r.root, "update-ref", f"refs/remotes/{r.cfg.remote}/{r.cfg.base}", ref)
-    git(r.root, "update-ref", f"refs/heads/{r.cfg.run_branch}", ref)
+    git(r.root, "update-ref", f"refs/remotes/{r.cfg.publish.remote}/{r.cfg.board.base}", ref)
+    git(r.root, "update-ref", f"refs/heads/{r.cfg.board.run_branch}", ref)
 
 
 def test_no_preview_for_a_changed_file(r: Repo) -> None:

@@ -53,10 +53,12 @@ def test_a_clean_build_is_committed_by_the_board_and_folded(tmp_path: Path) -> N
     assert end.outcome == "done", f"the build did not publish: {end}"
     assert after.lane == "done" and after.drive == "", "the folded card is not done/released"
     assert run_branch_log(cfg)[-1] == f"{card.id}: add c-1's work"
-    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "work of c-1"
-    author = git(cfg.root, "log", "-1", "--format=%an <%ae>|%cn", cfg.run_branch)
+    assert show(cfg, cfg.board.run_branch, "work/c-1.txt") == "work of c-1"
+    author = git(cfg.root, "log", "-1", "--format=%an <%ae>|%cn", cfg.board.run_branch)
     assert author == "board <board@localhost>|board", "the commit is not the board's own"
-    assert show(cfg, cfg.run_branch, ".board-scratch/brief.md") is None, "the brief was committed"
+    assert show(cfg, cfg.board.run_branch, ".board-scratch/brief.md") is None, (
+        "the brief was committed"
+    )
     assert not (cfg.worktrees_dir / "feat-c-1").exists(), "the published tree was not reaped"
     assert stranded_branches(cfg) == [], "a published tree was saved as if it held lost work"
     assert git(cfg.root, "branch", "--list", "feat/c-1") == "", "the folded branch lingers"
@@ -88,7 +90,7 @@ def test_the_brief_says_edit_only_and_promises_a_gate_only_when_one_is_set(
     assert "gate" not in log.split("## Rules", 1)[1].lower(), "the brief promised a gate"
 
     text = drive.brief_text(
-        records.replace(cfg, gate_argv=("make", "check")),
+        records.replace(cfg, gate=records.replace(cfg.gate, argv=("make", "check"))),
         store.get(card.id),
         tree=cfg.root,
         branch="feat/c-1",
@@ -111,7 +113,7 @@ def test_a_coder_that_commits_by_itself_is_handled_not_broken(tmp_path: Path) ->
     card = add_card(store, "self-committer", surface=["work/**"])
     end = drive_one(cfg, store, card)
     assert end.outcome == "done", f"the coder's own commit broke the drive: {end.reason}"
-    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "work of c-1"
+    assert show(cfg, cfg.board.run_branch, "work/c-1.txt") == "work of c-1"
     log = run_branch_log(cfg)
     assert log[-1] == "c-1: self-committer" and "coder's own commit" not in log, (
         "the coder's commit was published as-is instead of through the board's commit"
@@ -136,9 +138,9 @@ def test_an_edit_behind_an_index_bit_is_committed_and_folded(tmp_path: Path, bit
     card = add_card(store, "hidden edit", surface=["work/**"])
     end = drive_one(cfg, store, card)
     assert end.outcome == "done", f"the edit behind {bit} was not seen: {end.reason}"
-    assert show(cfg, cfg.run_branch, "work/tracked.txt") == f"base\nedited by c-1, behind {bit}", (
-        f"the card reached done without the edit behind {bit}"
-    )
+    assert (
+        show(cfg, cfg.board.run_branch, "work/tracked.txt") == f"base\nedited by c-1, behind {bit}"
+    ), f"the card reached done without the edit behind {bit}"
     _close(store)
 
 
@@ -206,11 +208,11 @@ def test_a_lockfile_outside_the_surface_is_dropped_only_after_the_tree_is_saved(
     card = add_card(store, "surface harvest", surface=["work/**"])
     end = drive_one(cfg, store, card)
     assert end.outcome == "done", end.reason
-    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "work of c-1"
-    assert show(cfg, cfg.run_branch, "package-lock.json") == '{"lockfileVersion": 3}', (
+    assert show(cfg, cfg.board.run_branch, "work/c-1.txt") == "work of c-1"
+    assert show(cfg, cfg.board.run_branch, "package-lock.json") == '{"lockfileVersion": 3}', (
         "a change outside the surface was published"
     )
-    assert show(cfg, cfg.run_branch, "notes-c-1.txt") is None
+    assert show(cfg, cfg.board.run_branch, "notes-c-1.txt") is None
     saved = stranded_branches(cfg)
     assert len(saved) == 1, f"the tree was not saved before the drop: {saved}"
     assert "rewritten" in (show(cfg, saved[0], "package-lock.json") or ""), (
@@ -293,7 +295,7 @@ def test_a_failed_rung_leaves_its_work_on_an_attempt_branch_and_the_next_rung_bu
     end = drive_one(cfg, store, card)
 
     assert end.outcome == "done", f"the second rung did not build the card: {end}"
-    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "fixed"
+    assert show(cfg, cfg.board.run_branch, "work/c-1.txt") == "fixed"
     listed = _listed(cfg, capsys)
     assert len(listed) == 1, f"the failed attempt's work was thrown away when {how}: {listed}"
     item = listed[0]
@@ -412,7 +414,7 @@ def test_a_red_gate_feeds_its_output_into_the_retry_brief(tmp_path: Path) -> Non
     card = add_card(store, "fix me", surface=["work/**"])
     end = drive_one(cfg, store, card)
     assert end.outcome == "done", f"the retry did not get the gate's output: {end.reason}"
-    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "fixed"
+    assert show(cfg, cfg.board.run_branch, "work/c-1.txt") == "fixed"
     rows = store.list_drives(card.id)
     assert len(rows) == 2 and {r.tier for r in rows} == {"default"}, "a gate retry climbed"
     said = "\n".join(comments(store, card.id))

@@ -213,10 +213,10 @@ def test_user_rules_come_before_the_defaults(tmp_path: Path) -> None:
         '[[failures.rules]]\npattern = "usage limit"\nclass = "transient"\nbackoff_s = 5\n'
         'max_attempts = 3\nsteps = ["coder", "gate"]\nexit_codes = [1, 2]\n',
     )
-    assert cfg.failure_rules[2:] == failures.DEFAULT_RULES
-    found = failures.classify(cfg.failure_rules, "coder", "Claude usage limit reached", 1)
+    assert cfg.failures.rules[2:] == failures.DEFAULT_RULES
+    found = failures.classify(cfg.failures.rules, "coder", "Claude usage limit reached", 1)
     assert found is not None and found.cls == "transient" and found.rule.max_attempts == 3
-    found = failures.classify(cfg.failure_rules, "coder", "Credit balance is too low", 1)
+    found = failures.classify(cfg.failures.rules, "coder", "Credit balance is too low", 1)
     assert found is not None and found.cls == "auth"
 
 

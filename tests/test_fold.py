@@ -39,12 +39,12 @@ def _built_tree(cfg, store, card, path: str, text: str) -> tuple[str, Path, str]
 def _commit_on_run(cfg, path: str, text: str) -> str:
     """Move the run branch by one commit touching `path`, without checking it out."""
     side = cfg.root.parent / "side"
-    git(cfg.root, "worktree", "add", "-q", "--detach", str(side), cfg.run_branch)
+    git(cfg.root, "worktree", "add", "-q", "--detach", str(side), cfg.board.run_branch)
     (side / path).write_text(text)
     git(side, "add", "-A")
     git(side, "commit", "-q", "-m", "someone else's change")
     new = git(side, "rev-parse", "HEAD")
-    git(cfg.root, "update-ref", f"refs/heads/{cfg.run_branch}", new)
+    git(cfg.root, "update-ref", f"refs/heads/{cfg.board.run_branch}", new)
     git(cfg.root, "worktree", "remove", "--force", str(side))
     return new
 
@@ -69,10 +69,10 @@ def test_four_drives_on_disjoint_surfaces_all_fold_in_serial_order(
     assert subjects[0] == "initial" and len(subjects) == 5, f"a fold was lost: {subjects}"
     assert sorted(subjects[1:]) == [f"c-{i}: part {i}" for i in range(1, 5)]
     for i in range(1, 5):
-        assert show(cfg, cfg.run_branch, f"work/c-{i}.txt") == f"work of c-{i}", (
+        assert show(cfg, cfg.board.run_branch, f"work/c-{i}.txt") == f"work of c-{i}", (
             f"c-{i}'s commit is not on the run branch"
         )
-    parents = git(cfg.root, "log", "--format=%p", cfg.run_branch).splitlines()
+    parents = git(cfg.root, "log", "--format=%p", cfg.board.run_branch).splitlines()
     assert all(len(p.split()) <= 1 for p in parents), "the run branch is not a serial line"
     # serial order: the run branch's order is the order the cards went done
     done_at = {}
@@ -100,7 +100,7 @@ def test_a_fold_conflict_keeps_the_branch_and_blocks_naming_the_paths(tmp_path: 
     assert "app.py" in after.blocked.reason, "the conflict reason does not name the path"
     assert after.lane == "ready" and after.drive == ""
     assert git(cfg.root, "rev-parse", "feat/c-1") == tip_before, "the card branch was changed"
-    assert git(cfg.root, "rev-parse", cfg.run_branch) == run_before, "the run branch moved"
+    assert git(cfg.root, "rev-parse", cfg.board.run_branch) == run_before, "the run branch moved"
     assert not (Path(git(tree, "rev-parse", "--git-dir")) / "rebase-merge").exists(), (
         "the rebase was left half-done"
     )
@@ -122,7 +122,7 @@ def test_a_fold_through_the_drive_keeps_tree_and_branch_on_conflict(
     runner.start()
     # while the coder works, someone else folds a different work/c-1.txt onto the run branch
     wait_for(lambda: (cfg.worktrees_dir / "feat-c-1" / "work" / "c-1.txt").exists())
-    git(cfg.root, "worktree", "add", "-q", "--detach", str(tmp_path / "side"), cfg.run_branch)
+    git(cfg.root, "worktree", "add", "-q", "--detach", str(tmp_path / "side"), cfg.board.run_branch)
     (tmp_path / "side" / "work").mkdir()
     (tmp_path / "side" / "work" / "c-1.txt").write_text("someone else's c-1\n")
     git(tmp_path / "side", "add", "-A")
@@ -130,7 +130,7 @@ def test_a_fold_through_the_drive_keeps_tree_and_branch_on_conflict(
     git(
         cfg.root,
         "update-ref",
-        f"refs/heads/{cfg.run_branch}",
+        f"refs/heads/{cfg.board.run_branch}",
         git(tmp_path / "side", "rev-parse", "HEAD"),
     )
     git(cfg.root, "worktree", "remove", "--force", str(tmp_path / "side"))
@@ -158,8 +158,8 @@ def test_a_card_built_on_a_newer_base_folds_with_the_base_commit_it_relies_on(
     res = publish.fold(cfg, store, store.get(card.id), tree, token, start=start)
 
     assert res.outcome == "done", f"a card relying on a newer base could not fold: {res}"
-    assert show(cfg, cfg.run_branch, "lib.txt") == "lib v2"
-    assert show(cfg, cfg.run_branch, "README.md") == "the run branch moved too"
+    assert show(cfg, cfg.board.run_branch, "lib.txt") == "lib v2"
+    assert show(cfg, cfg.board.run_branch, "README.md") == "the run branch moved too"
     store.close()
 
 
@@ -167,15 +167,15 @@ def test_a_fold_refuses_while_a_worktree_has_the_run_branch_checked_out(tmp_path
     cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "blocked by a checkout", surface=["work/**"])
     token, tree, start = _built_tree(cfg, store, card, "work/c-1.txt", "x\n")
-    git(cfg.root, "checkout", "-q", cfg.run_branch)
-    run_before = git(cfg.root, "rev-parse", cfg.run_branch)
+    git(cfg.root, "checkout", "-q", cfg.board.run_branch)
+    run_before = git(cfg.root, "rev-parse", cfg.board.run_branch)
     status_before = git(cfg.root, "status", "--porcelain")
 
     res = publish.fold(cfg, store, store.get(card.id), tree, token, start=start)
 
     assert res.outcome == "blocked", res
     assert "checked out" in res.reason and str(cfg.root) in res.reason
-    assert git(cfg.root, "rev-parse", cfg.run_branch) == run_before, (
+    assert git(cfg.root, "rev-parse", cfg.board.run_branch) == run_before, (
         "the fold moved the run branch under the operator's checkout"
     )
     assert git(cfg.root, "status", "--porcelain") == status_before, (
@@ -191,7 +191,7 @@ def test_a_card_moved_between_rebase_and_update_ref_is_not_published(
     card = add_card(store, "moved at the last moment", surface=["work/**"])
     token, tree, start = _built_tree(cfg, store, card, "work/c-1.txt", "x\n")
     _commit_on_run(cfg, "README.md", "moved on\n")  # so the fold really rebases
-    run_before = git(cfg.root, "rev-parse", cfg.run_branch)
+    run_before = git(cfg.root, "rev-parse", cfg.board.run_branch)
     real_rebase = publish._rebase
 
     def rebase_then_requeue(*args, **kw):
@@ -203,7 +203,7 @@ def test_a_card_moved_between_rebase_and_update_ref_is_not_published(
     res = publish.fold(cfg, store, store.get(card.id), tree, token, start=start)
 
     assert res.outcome == "stood-aside", res
-    assert git(cfg.root, "rev-parse", cfg.run_branch) == run_before, (
+    assert git(cfg.root, "rev-parse", cfg.board.run_branch) == run_before, (
         "a card requeued under its fold was published"
     )
     assert store.get(card.id).lane == "ready"
@@ -230,11 +230,11 @@ def test_the_run_branch_moves_only_by_compare_and_swap(
     _commit_on_run(cfg, "app.py", "print('moved')\n")
     res = publish.fold(cfg, store, store.get(card.id), tree, token, start=start)
     assert res.outcome == "done", res
-    assert git(cfg.root, "merge-base", "--is-ancestor", raced[0], cfg.run_branch) == "", (
+    assert git(cfg.root, "merge-base", "--is-ancestor", raced[0], cfg.board.run_branch) == "", (
         "the racing commit was overwritten by the fold"
     )
-    assert show(cfg, cfg.run_branch, "README.md") == "raced in"
-    assert show(cfg, cfg.run_branch, "work/c-1.txt") == "x"
+    assert show(cfg, cfg.board.run_branch, "README.md") == "raced in"
+    assert show(cfg, cfg.board.run_branch, "work/c-1.txt") == "x"
     store.close()
 
 

@@ -57,7 +57,7 @@ def test_a_chain_of_dependent_cards_folds_in_order_with_plain_run_until_idle(
     lanes = {c: (store.get(c).lane, store.get(c).blocked) for c in (one.id, two.id, three.id)}
     assert code == 0, f"--until-idle did not end 0: {err} {lanes}"
     assert all(lane == "done" for lane, _ in lanes.values()), lanes
-    assert show(cfg, cfg.run_branch, "work/chain.txt") == "step 1\nstep 2\nstep 3"
+    assert show(cfg, cfg.board.run_branch, "work/chain.txt") == "step 1\nstep 2\nstep 3"
     assert run_branch_log(cfg)[1:] == ["c-1: step 1", "c-2: step 2", "c-3: step 3"]
     assert git(cfg.root, "rev-parse", "main") == git(cfg.root, "rev-parse", "origin/main"), (
         "the base was moved"
@@ -128,8 +128,8 @@ def test_a_base_that_moved_on_is_taken_into_the_run_branch_before_a_tree_starts(
 
     assert end.outcome == "done", end
     for path in ("lib.txt", "folded.txt", "work/c-1.txt"):
-        assert show(cfg, cfg.run_branch, path) is not None, f"{path} is not on the run branch"
-    parents = git(cfg.root, "log", "--format=%P", "-n", "1", f"{cfg.run_branch}~1").split()
+        assert show(cfg, cfg.board.run_branch, path) is not None, f"{path} is not on the run branch"
+    parents = git(cfg.root, "log", "--format=%P", "-n", "1", f"{cfg.board.run_branch}~1").split()
     assert parents == [run_before, git(cfg.root, "rev-parse", "origin/main")], (
         "the base was not taken in by a merge commit on top of the run branch"
     )
@@ -151,7 +151,7 @@ def test_a_take_in_that_conflicts_claims_nothing_and_says_so_once(tmp_path: Path
     assert store.get(card.id).lane == "ready", "a card was claimed anyway"
     assert code == 1 and err.count("\n") == 1, err
     assert "conflicts with the run branch in app.py" in err, err
-    assert git(cfg.root, "rev-parse", cfg.run_branch) == run_before, "the run branch moved"
+    assert git(cfg.root, "rev-parse", cfg.board.run_branch) == run_before, "the run branch moved"
     log = (cfg.board_dir / "loop.log").read_text()
     said = [line for line in log.splitlines() if "conflicts with the run branch in app.py" in line]
     assert len(said) == 1, f"the operator was not told exactly once: {said}"
@@ -184,12 +184,12 @@ def _conflicted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiers=None, **k
 
 def _commit_on_run(cfg, tmp_path: Path, path: str, text: str, message: str) -> str:
     side = tmp_path / "side"
-    git(cfg.root, "worktree", "add", "-q", "--detach", str(side), cfg.run_branch)
+    git(cfg.root, "worktree", "add", "-q", "--detach", str(side), cfg.board.run_branch)
     (side / path).write_text(text)
     git(side, "add", "-A")
     git(side, "commit", "-q", "-m", message)
     new = git(side, "rev-parse", "HEAD")
-    git(cfg.root, "update-ref", f"refs/heads/{cfg.run_branch}", new)
+    git(cfg.root, "update-ref", f"refs/heads/{cfg.board.run_branch}", new)
     git(cfg.root, "worktree", "remove", "--force", str(side))
     return new
 
@@ -221,8 +221,8 @@ def test_requeue_rebuilds_on_the_run_tip_with_the_conflict_in_the_brief(
 
     store = SQLiteStore(cfg.db_path)
     assert code == 0 and store.get(card.id).lane == "done", (err, store.get(card.id))
-    assert show(cfg, cfg.run_branch, "app.py") == "print('from c-1')"
-    assert git(cfg.root, "merge-base", "--is-ancestor", rival, cfg.run_branch) == ""
+    assert show(cfg, cfg.board.run_branch, "app.py") == "print('from c-1')"
+    assert git(cfg.root, "merge-base", "--is-ancestor", rival, cfg.board.run_branch) == ""
     second = briefs.read_text().split("=== c-1\n")[2]
     assert "## The last fold conflicted" in second and "app.py" in second, second
     assert f"{rival[:7]} c-9: the rival" in second, "the brief does not name the other side"
@@ -253,7 +253,7 @@ def test_salvage_refuses_in_one_line_while_it_conflicts_then_folds_once_the_othe
 
     assert res.returncode == 0, res.stderr
     assert store.get(card.id).lane == "done"
-    assert show(cfg, cfg.run_branch, "app.py") == "print('from c-1')"
+    assert show(cfg, cfg.board.run_branch, "app.py") == "print('from c-1')"
     store.close()
 
 
@@ -273,10 +273,10 @@ def test_salvage_of_a_stranded_branch_replays_it_on_the_run_tip_named_after_the_
     res = run_cli(cfg.root, "stranded", "salvage", branch)
 
     assert res.returncode == 0, res.stderr
-    subject = git(cfg.root, "log", "-1", "--format=%s", cfg.run_branch)
+    subject = git(cfg.root, "log", "-1", "--format=%s", cfg.board.run_branch)
     assert subject == f"c-1: rewrites app.py (salvaged from {branch})", subject
-    assert show(cfg, cfg.run_branch, "app.py") == "print('from c-1')"
-    assert show(cfg, cfg.run_branch, "other.txt") == "moved on", "the salvage lost a fold"
+    assert show(cfg, cfg.board.run_branch, "app.py") == "print('from c-1')"
+    assert show(cfg, cfg.board.run_branch, "other.txt") == "moved on", "the salvage lost a fold"
     store.close()
 
 
@@ -297,7 +297,7 @@ def test_resolve_leaves_the_conflict_then_continue_gates_folds_and_moves_the_car
     assert (
         "conflicts in app.py" in res.stdout and f"board resolve {card.id} --continue" in res.stdout
     )
-    assert f"the other side ({cfg.run_branch}): {rival[:7]} c-9: the rival" in res.stdout
+    assert f"the other side ({cfg.board.run_branch}): {rival[:7]} c-9: the rival" in res.stdout
     assert f"cd {tree.relative_to(cfg.root)}" in res.stdout and "git add -- app.py" in res.stdout
     assert treestate.rebase_in_progress(tree), "no rebase was left stopped at the conflict"
     after = store.get(card.id)
@@ -313,8 +313,8 @@ def test_resolve_leaves_the_conflict_then_continue_gates_folds_and_moves_the_car
 
     assert done.returncode == 0, done.stderr
     assert store.get(card.id).lane == "done"
-    assert show(cfg, cfg.run_branch, "app.py") == "print('rival')\nprint('from c-1')"
-    assert git(cfg.root, "merge-base", "--is-ancestor", rival, cfg.run_branch) == ""
+    assert show(cfg, cfg.board.run_branch, "app.py") == "print('rival')\nprint('from c-1')"
+    assert git(cfg.root, "merge-base", "--is-ancestor", rival, cfg.board.run_branch) == ""
     assert f"argv: {card.id}" in gate_log.read_text(), "the gate did not run on the resolution"
     store.close()
 
@@ -348,8 +348,10 @@ def test_unblock_takes_a_tree_resolved_by_hand_as_the_build_and_never_one_mid_re
     end = drive.Drive(cfg, store, card.id, drive.claim(cfg, store, store.get(card.id))).run()
 
     assert end.outcome == "done", end
-    assert show(cfg, cfg.run_branch, "app.py") == "print('by hand')", "the hand resolution was lost"
-    assert git(cfg.root, "merge-base", "--is-ancestor", rival, cfg.run_branch) == ""
+    assert show(cfg, cfg.board.run_branch, "app.py") == "print('by hand')", (
+        "the hand resolution was lost"
+    )
+    assert git(cfg.root, "merge-base", "--is-ancestor", rival, cfg.board.run_branch) == ""
     assert any("took the kept tree" in e for e in events(store, card.id)), "a coder ran anyway"
     store.close()
 
@@ -489,7 +491,7 @@ def test_a_history_of_dependent_commits_replayed_as_cards_ends_equal_to_upstream
     log = (cfg.board_dir / "loop.log").read_text().splitlines()
     said = f"cards: {cards}\nrun branch: {run_branch_log(cfg)}\nloop log:\n" + "\n".join(log)
     assert code == 0, f"{err}\n{said}"
-    assert git(clone, "rev-parse", f"{cfg.run_branch}^{{tree}}") == git(
+    assert git(clone, "rev-parse", f"{cfg.board.run_branch}^{{tree}}") == git(
         source, "rev-parse", "HEAD^{tree}"
     ), f"the run branch's tree is not the history's last tree\n{said}"
     assert len(run_branch_log(cfg)) == 1 + len(HISTORY)

@@ -134,12 +134,14 @@ def test_two_hosts_folding_at_once_onto_the_remote_run_branch_both_land(
     assert drive_one(cfg, store, one).outcome == "done"
     assert raced, "the race was not staged"
     origin = tmp_path / "origin.git"
-    subjects = git(origin, "log", "--format=%s", cfg.run_branch).splitlines()
+    subjects = git(origin, "log", "--format=%s", cfg.board.run_branch).splitlines()
     assert any(s.startswith(f"{one.id}: on h1") for s in subjects), subjects
     assert any(s.startswith(f"{two.id}: on h2") for s in subjects), (
         f"h2's fold was overwritten: {subjects}"
     )
-    assert git(cfg.root, "rev-parse", cfg.run_branch) == git(origin, "rev-parse", cfg.run_branch)
+    assert git(cfg.root, "rev-parse", cfg.board.run_branch) == git(
+        origin, "rev-parse", cfg.board.run_branch
+    )
     store.close()
     store2.close()
 
@@ -168,7 +170,7 @@ def test_work_saved_on_one_host_is_listed_and_picked_on_another(tmp_path: Path) 
     assert branch in json.dumps(listed), f"h1 does not list h2's save: {listed}"
     res = run_cli(cfg.root, "stranded", "pick", branch)
     assert res.returncode == 0, res.stderr
-    assert "h2's work" in git(origin, "show", f"{cfg.run_branch}:work/half.txt")
+    assert "h2's work" in git(origin, "show", f"{cfg.board.run_branch}:work/half.txt")
     res = run_cli(cfg.root, "stranded", "discard", branch, "--yes")
     assert res.returncode == 0, res.stderr
     assert branch not in git(origin, "for-each-ref", "--format=%(refname)"), "remote copy kept"

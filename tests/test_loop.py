@@ -259,7 +259,7 @@ def test_shutdown_leaves_the_tree_of_a_drive_that_stood_aside(
 
 def test_a_planner_task_waits_when_no_planner_is_configured(tmp_path: Path) -> None:
     cfg, store = make_board(tmp_path, origin=True)
-    task = add_card(store, "Split c-9: x", kind="task", assignee=cfg.planner_name)
+    task = add_card(store, "Split c-9: x", kind="task", assignee=cfg.planner.name)
     loop = Loop(cfg, store)
     assert loop.tick() == []
     skips = [x for x in _loop_log(cfg) if x["event"] == "skip" and x["card"] == task.id]

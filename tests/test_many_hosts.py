@@ -76,7 +76,7 @@ def test_three_hosts_drain_one_board_and_a_killed_host_loses_nothing(
     text = text.replace('argv = [\n    "my-agent",\n    "--brief",\n    "{brief}",\n]', argv, 1)
     (first / "board.toml").write_text(text)
     cfg = config.load(first)
-    assert cfg.run_on_remote and cfg.tiers["default"].argv[1] == str(coder)
+    assert cfg.publish.run_on_remote and cfg.coder.tiers["default"].argv[1] == str(coder)
     clones = [first]
     for name in ("h2", "h3"):
         other = tmp_path / name
@@ -93,9 +93,9 @@ def test_three_hosts_drain_one_board_and_a_killed_host_loses_nothing(
     try:
         wait_for(lambda: all(c.lane == "done" for c in store.list_cards()), 300, "30 cards done")
         origin = tmp_path / "origin.git"
-        assert _markers(origin, cfg.run_branch) == {f"c-{n}" for n in range(1, 31)}
-        line = git(origin, "rev-list", "--first-parent", "--count", cfg.run_branch)
-        total = git(origin, "rev-list", "--count", cfg.run_branch)
+        assert _markers(origin, cfg.board.run_branch) == {f"c-{n}" for n in range(1, 31)}
+        line = git(origin, "rev-list", "--first-parent", "--count", cfg.board.run_branch)
+        total = git(origin, "rev-list", "--count", cfg.board.run_branch)
         assert line == total, "the run branch is not one serial line"
         drives = [d for d in store.list_drives(limit=1000) if d.status == "passed"]
         by_host = {d.host for d in drives}
@@ -137,7 +137,7 @@ def test_three_hosts_drain_one_board_and_a_killed_host_loses_nothing(
             30, "h3's cards given back after the lease",
         )  # fmt: skip
         wait_for(lambda: all(c.lane == "done" for c in store.list_cards()), 240, "36 cards done")
-        assert _markers(origin, cfg.run_branch) == {f"c-{n}" for n in range(1, 37)}
+        assert _markers(origin, cfg.board.run_branch) == {f"c-{n}" for n in range(1, 37)}
         # h3 comes back: its old trees are saved and reach the remote
         hosts["h3"] = _host(clones[2], "h3")
 

@@ -193,7 +193,7 @@ def test_hold_on_a_working_card_makes_its_drive_stand_aside_and_keep_its_tree(
     monkeypatch.setenv("CODER_SLEEP", "0.6")
     cfg = configure(repo, coder=coder("coder_edit.sh"))
     card = add_card(store, "Hold me")
-    run_before = git(repo, "rev-parse", cfg.run_branch)
+    run_before = git(repo, "rev-parse", cfg.board.run_branch)
     run = DriveThread(cfg, store, card.id)
     tree = cfg.worktrees_dir / f"feat-{card.id}"
     wait_for(lambda: (tree / "work").exists())
@@ -203,7 +203,7 @@ def test_hold_on_a_working_card_makes_its_drive_stand_aside_and_keep_its_tree(
     assert store.get(card.id).blocked.cls == "held", "the hold did not set the flag at once"
     end = run.join()
     assert end.outcome == "stood-aside", f"the drive did not stand aside: {end}"
-    assert git(repo, "rev-parse", cfg.run_branch) == run_before, "a held card was published"
+    assert git(repo, "rev-parse", cfg.board.run_branch) == run_before, "a held card was published"
     assert (tree / "work" / f"{card.id}.txt").exists(), "the held card's tree lost its work"
     after = store.get(card.id)
     assert after.lane == "ready" and after.blocked.reason == "let me look first"
@@ -271,7 +271,9 @@ def test_approve_folds_a_reviewed_card(repo: Path, store):
     assert res.returncode == 0, res.stderr
     after = store.get(card.id)
     assert after.lane == "done", f"approve did not publish: {after.lane}"
-    assert _show(cfg, cfg.run_branch, f"work/{card.id}.txt"), "the work is not on the run branch"
+    assert _show(cfg, cfg.board.run_branch, f"work/{card.id}.txt"), (
+        "the work is not on the run branch"
+    )
     assert not tree.exists() and not git_ok(repo, "rev-parse", "--verify", card.branch)
     assert stranded(cfg) == []
     assert any("approved: looks right" in e.text for e in store.timeline(card.id))
@@ -284,7 +286,9 @@ def test_approve_folds_from_the_branch_when_the_tree_is_gone(repo: Path, store):
     result = operator.approve(store, cfg, card.id)
 
     assert result.outcome == "done", result.lines
-    assert _show(cfg, cfg.run_branch, f"work/{card.id}.txt"), "the branch's work was not folded"
+    assert _show(cfg, cfg.board.run_branch, f"work/{card.id}.txt"), (
+        "the branch's work was not folded"
+    )
 
 
 def test_approve_with_nothing_to_publish_is_refused_and_changes_nothing(repo: Path, store):
@@ -342,7 +346,7 @@ def test_approve_after_a_requeue_by_someone_else_is_refused(repo: Path, store):
     seen = card.version
     res = run_cli(repo, "requeue", card.id, "--reason", "wrong approach")
     assert res.returncode == 0, res.stderr
-    run_before = git(repo, "rev-parse", cfg.run_branch)
+    run_before = git(repo, "rev-parse", cfg.board.run_branch)
     before = _state(store)
 
     with pytest.raises(Refused, match="expects review, got ready"):
@@ -351,7 +355,9 @@ def test_approve_after_a_requeue_by_someone_else_is_refused(repo: Path, store):
 
     assert res.returncode == 1 and "expects review, got ready" in res.stderr
     assert _state(store) == before, "a refused approve changed the card"
-    assert git(repo, "rev-parse", cfg.run_branch) == run_before, "a requeued card was published"
+    assert git(repo, "rev-parse", cfg.board.run_branch) == run_before, (
+        "a requeued card was published"
+    )
 
 
 def test_approve_of_a_build_you_did_not_see_is_refused(repo: Path, store):
@@ -399,7 +405,7 @@ def test_requeue_reason_is_in_the_next_brief(repo: Path, store):
     end = run_drive(cfg, store, card.id)
 
     assert end.outcome == "review", end
-    brief = (cfg.worktrees_dir / f"feat-{card.id}" / cfg.scratch[0] / "brief.md").read_text()
+    brief = (cfg.worktrees_dir / f"feat-{card.id}" / cfg.board.scratch[0] / "brief.md").read_text()
     assert "use snake_case for the file name" in brief, "the requeue reason is not in the brief"
 
 
@@ -423,7 +429,7 @@ def test_approve_refusals_change_nothing(repo: Path, store):
 
 
 def _run_commits_touching(cfg, path: str) -> int:
-    return len(git(cfg.root, "log", "--format=%H", cfg.run_branch, "--", path).split())
+    return len(git(cfg.root, "log", "--format=%H", cfg.board.run_branch, "--", path).split())
 
 
 def test_salvage_of_a_stranded_branch_lands_its_commits_exactly_once(repo: Path, store):
@@ -436,17 +442,17 @@ def test_salvage_of_a_stranded_branch_lands_its_commits_exactly_once(repo: Path,
     assert res.returncode == 0, res.stderr
     after = store.get(card.id)
     assert after.lane == "done" and after.drive == "", after
-    assert _show(cfg, cfg.run_branch, "rescued.py") == "done = 1"
-    assert _show(cfg, cfg.run_branch, "notes.txt") == "saved work"
+    assert _show(cfg, cfg.board.run_branch, "rescued.py") == "done = 1"
+    assert _show(cfg, cfg.board.run_branch, "notes.txt") == "saved work"
     assert _run_commits_touching(cfg, "notes.txt") == 1
     assert branch not in stranded(cfg), "the salvaged branch is still listed as stranded"
     assert store.tombstones() == {(branch, saved_at)}, "no host may fetch it back to salvage"
-    tip = git(repo, "rev-parse", cfg.run_branch)
+    tip = git(repo, "rev-parse", cfg.board.run_branch)
 
     again = run_cli(repo, "stranded", "salvage", branch)
 
     assert again.returncode != 0, "a second salvage of the same branch was accepted"
-    assert git(repo, "rev-parse", cfg.run_branch) == tip, "the work landed twice"
+    assert git(repo, "rev-parse", cfg.board.run_branch) == tip, "the work landed twice"
     assert _run_commits_touching(cfg, "notes.txt") == 1
     assert not list(cfg.worktrees_dir.glob("feat-*")), "the salvage left a tree behind"
     drives = store.list_drives(card.id)
@@ -460,13 +466,13 @@ def test_salvage_with_a_red_gate_publishes_nothing_and_shows_the_tail(repo: Path
     card, branch = _stranded_card(cfg, store)
     actions.hold(store, card.id, "parked")
     card = store.get(card.id)
-    run_before = git(repo, "rev-parse", cfg.run_branch)
+    run_before = git(repo, "rev-parse", cfg.board.run_branch)
 
     res = run_cli(repo, "stranded", "salvage", branch)
 
     assert res.returncode == 1
     assert "GATE-RED: test_feature failed" in res.stdout, "the gate's tail was not shown"
-    assert git(repo, "rev-parse", cfg.run_branch) == run_before, "a red salvage published"
+    assert git(repo, "rev-parse", cfg.board.run_branch) == run_before, "a red salvage published"
     after = store.get(card.id)
     assert (after.lane, after.blocked) == (card.lane, card.blocked), "the card was not put back"
     assert stranded(cfg) == [branch], "the red salvage lost or added stranded branches"
@@ -481,7 +487,7 @@ def test_salvage_force_publishes_over_a_red_gate_and_notes_it(repo: Path, store)
     result = operator.salvage(store, cfg, branch, force=True)
 
     assert result.published and result.forced and result.outcome == "done"
-    assert _show(cfg, cfg.run_branch, "notes.txt") == "saved work"
+    assert _show(cfg, cfg.board.run_branch, "notes.txt") == "saved work"
     notes = [e.text for e in store.timeline(card.id) if e.kind == "comment"]
     assert any("--force over a red gate" in n and "GATE-RED" in n for n in notes), (
         "a forced fold was not marked on the card"
@@ -519,8 +525,10 @@ def test_salvage_of_a_cards_tree_commits_what_it_holds(repo: Path, store):
 
     assert result.outcome == "done", result.lines
     assert result.gate == "passed", "the gate did not run where the tree stands"
-    assert _show(cfg, cfg.run_branch, "half.py") == "half = 1", "the uncommitted file was lost"
-    assert _show(cfg, cfg.run_branch, "whole.py") == "whole = 1"
+    assert _show(cfg, cfg.board.run_branch, "half.py") == "half = 1", (
+        "the uncommitted file was lost"
+    )
+    assert _show(cfg, cfg.board.run_branch, "whole.py") == "whole = 1"
     assert not tree.exists() and stranded(cfg) == []
     assert store.get(card.id).lane == "done"
 
@@ -552,7 +560,7 @@ def test_salvage_refuses_while_another_salvage_holds_the_card(repo: Path, store)
 def test_salvage_refuses_when_there_is_nothing_to_publish(repo: Path, store):
     cfg = configure(repo, gate=gate("gate_pass.sh"))
     card, branch = _stranded_card(cfg, store)
-    git(repo, "-c", "core.hooksPath=/dev/null", "branch", "-f", cfg.run_branch, branch)
+    git(repo, "-c", "core.hooksPath=/dev/null", "branch", "-f", cfg.board.run_branch, branch)
     before, refs = _state(store), _refs(cfg)
 
     with pytest.raises(Refused, match="nothing to publish"):
@@ -569,7 +577,7 @@ def test_stop_ends_a_salvage_and_nothing_is_published(repo: Path, store, tmp_pat
     marker = tmp_path / "gate-started"
     cfg = configure(repo, gate=["sh", "-c", f"touch {marker}; sleep 1000"])
     card, branch = _stranded_card(cfg, store)
-    run_before = git(repo, "rev-parse", cfg.run_branch)
+    run_before = git(repo, "rev-parse", cfg.board.run_branch)
     out: dict[str, object] = {}
 
     def go() -> None:
@@ -587,7 +595,7 @@ def test_stop_ends_a_salvage_and_nothing_is_published(repo: Path, store, tmp_pat
 
     result = out.get("result")
     assert result is not None and result.outcome == "stood-aside", out
-    assert git(repo, "rev-parse", cfg.run_branch) == run_before, "a stopped salvage published"
+    assert git(repo, "rev-parse", cfg.board.run_branch) == run_before, "a stopped salvage published"
     assert store.get(card.id).blocked.reason == "stopped: not now"
     assert branch in stranded(cfg), "the stranded branch was lost by a stopped salvage"
 
@@ -616,7 +624,7 @@ def test_a_salvage_killed_9_gives_the_card_back_held_never_free_to_run(
     if held:
         actions.hold(store, card.id, "parked by the operator")
     card = store.get(card.id)
-    run_before = git(repo, "rev-parse", cfg.run_branch)
+    run_before = git(repo, "rev-parse", cfg.board.run_branch)
     salvage = subprocess.Popen(
         [sys.executable, "-m", "board.cli", "stranded", "salvage", branch],
         cwd=repo, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -655,7 +663,7 @@ def test_a_salvage_killed_9_gives_the_card_back_held_never_free_to_run(
         assert after.blocked == card.blocked, "the card's hold was lost with its salvage"
     else:
         assert after.blocked.cls == "held" and "salvage" in after.blocked.reason
-    assert git(repo, "rev-parse", cfg.run_branch) == run_before, "a killed salvage published"
+    assert git(repo, "rev-parse", cfg.board.run_branch) == run_before, "a killed salvage published"
     assert branch in stranded(cfg), "the stranded branch was lost with the salvage"
     assert {d.status for d in store.list_drives(card.id)} == {"crashed"}
 

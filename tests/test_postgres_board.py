@@ -64,7 +64,7 @@ def test_init_store_writes_the_url_and_two_clones_work_one_board(
     out = ok(run_cli(first, "init", "--store", pg_url))
     assert f"store: PostgreSQL at {pg_url} ([store] url in board.toml)" in out
     assert f"created store {pg_url}" in out
-    assert config.load(first).store_url == pg_url
+    assert config.load(first).store.url == pg_url
     assert (first / ".board").is_dir() and not (first / ".board" / "board.db").exists()
     assert "c-1" in ok(run_cli(first, "card", "add", "Shared card", "--spec", "s", "--ready"))
 
@@ -81,7 +81,7 @@ def test_init_store_writes_the_url_and_two_clones_work_one_board(
     assert "ready" in ok(run_cli(second, "card", "list"))
 
     out = ok(run_cli(first, "init"))  # the url in board.toml is kept, the schema found current
-    assert f"kept store {pg_url}" in out and config.load(first).store_url == pg_url
+    assert f"kept store {pg_url}" in out and config.load(first).store.url == pg_url
 
 
 def test_init_store_on_an_existing_board_toml_adds_the_url_or_refuses_another(

@@ -72,7 +72,7 @@ def test_each_preset_runs_its_cli_headless_and_backs_off_on_its_limit(
     assert "not installed" not in res.stdout, "the stand-in was not found on PATH"
     cfg = config.load(repo)
     preset = presets.PRESETS[name]
-    assert cfg.ladder == (name,) and cfg.tiers[name].argv == preset.argv
+    assert cfg.coder.ladder == (name,) and cfg.coder.tiers[name].argv == preset.argv
     store = SQLiteStore(cfg.db_path)
     card = add_card(store, "a task", surface=["work/**"])
     end = drive_one(cfg, store, card)
@@ -120,7 +120,7 @@ def test_init_coder_adds_to_an_existing_board_toml_changing_nothing_else(
     assert "added [coder.tiers.claude]" in res.stdout and "added [coder.tiers.aider]" in res.stdout
     assert "the ladder is unchanged (default)" in res.stdout
     cfg = config.load(repo)
-    assert cfg.ladder == ("default",) and {"claude", "aider"} <= set(cfg.tiers)
+    assert cfg.coder.ladder == ("default",) and {"claude", "aider"} <= set(cfg.coder.tiers)
     again = run_cli(repo, "init", "--coder", "claude")
     assert "kept [coder.tiers.claude]" in again.stdout and path.read_text() == after
 
@@ -145,7 +145,7 @@ def test_init_says_in_one_line_when_a_preset_program_is_not_installed(tmp_path: 
         os.environ["PATH"] = env_path
     lines = [x for x in res.stdout.splitlines() if "codex is not installed" in x]
     assert len(lines) == 1 and "dispatch-infra" in lines[0], res.stdout
-    assert config.load(repo).tiers["codex"].argv == presets.PRESETS["codex"].argv
+    assert config.load(repo).coder.tiers["codex"].argv == presets.PRESETS["codex"].argv
 
 
 # gate discovery ------------------------------------------------------------------------
@@ -212,14 +212,14 @@ def test_init_writes_the_gate_it_found_and_says_why(tmp_path: Path) -> None:
     (repo / "Cargo.toml").write_text("[package]\nname = 'x'\n")
     res = run_cli(repo, "init")
     assert "gate: cargo test — Cargo.toml: a Rust crate" in res.stdout, res.stdout
-    assert config.load(repo).gate_argv == ("cargo", "test")
+    assert config.load(repo).gate.argv == ("cargo", "test")
 
 
 def test_init_with_nothing_found_leaves_the_gate_empty_and_says_so(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, init="").root
     res = run_cli(repo, "init")
     assert "gate: none found" in res.stdout and "set [gate] argv" in res.stdout
-    assert config.load(repo).gate_argv == ()
+    assert config.load(repo).gate.argv == ()
 
 
 def test_an_existing_gate_is_never_overwritten(tmp_path: Path) -> None:
@@ -230,7 +230,7 @@ def test_an_existing_gate_is_never_overwritten(tmp_path: Path) -> None:
     (repo / "board.toml").write_text(text)
     (repo / "go.mod").write_text("module x\n")
     res = run_cli(repo, "init")
-    assert config.load(repo).gate_argv == ("./check.sh",)
+    assert config.load(repo).gate.argv == ("./check.sh",)
     assert "gate:" not in res.stdout, "an existing gate was offered a replacement"
 
 
@@ -391,7 +391,7 @@ def test_init_writes_the_setup_it_found_and_says_why(tmp_path: Path) -> None:
     assert "setup: npm ci — package-lock.json: a fresh tree has no node_modules" in res.stdout
     assert "gate: npm test" in res.stdout and "note:" not in res.stdout, res.stdout
     cfg = config.load(repo)
-    assert cfg.tree_setup == (("npm", "ci"),) and cfg.gate_argv == ("npm", "test")
+    assert cfg.tree.setup == (("npm", "ci"),) and cfg.gate.argv == ("npm", "test")
 
 
 def test_init_writes_a_venv_setup_and_its_gate(tmp_path: Path) -> None:
@@ -405,8 +405,8 @@ def test_init_writes_a_venv_setup_and_its_gate(tmp_path: Path) -> None:
     assert "note: pip install -e with setuptools makes a *.egg-info" in res.stdout
     assert "init adds *.egg-info/ to .git/info/exclude" in res.stdout
     cfg = config.load(repo)
-    assert cfg.gate_argv == (VENV_PY, "-m", "pytest", "-q")
-    assert cfg.tree_setup[1][-3:] == ("-e", ".[tests]", "pytest")
+    assert cfg.gate.argv == (VENV_PY, "-m", "pytest", "-q")
+    assert cfg.tree.setup[1][-3:] == ("-e", ".[tests]", "pytest")
     excluded = (repo / ".git" / "info" / "exclude").read_text().splitlines()
     assert ".board-scratch/" in excluded and "*.egg-info/" in excluded, excluded
 
@@ -416,7 +416,7 @@ def test_init_with_no_setup_found_says_so(tmp_path: Path) -> None:
     (repo / "go.mod").write_text("module x\n")
     res = run_cli(repo, "init")
     assert "setup: none" in res.stdout and "[tree] setup stays empty" in res.stdout
-    assert config.load(repo).tree_setup == ()
+    assert config.load(repo).tree.setup == ()
 
 
 def test_an_existing_tree_setup_is_never_overwritten(tmp_path: Path) -> None:
@@ -426,14 +426,14 @@ def test_an_existing_tree_setup_is_never_overwritten(tmp_path: Path) -> None:
     res = run_cli(repo, "init")
     want = "setup: empty in board.toml; found npm ci (package-lock.json: a fresh tree has"
     assert want in res.stdout and "set [tree] setup to use it" in res.stdout, res.stdout
-    assert config.load(repo).tree_setup == (), "an empty [tree] setup was filled in"
+    assert config.load(repo).tree.setup == (), "an empty [tree] setup was filled in"
 
     text = (repo / "board.toml").read_text()
     text = text.replace("\nsetup = []\n", '\nsetup = [["./prepare.sh"]]\n', 1)
     (repo / "board.toml").write_text(text)
     res = run_cli(repo, "init")
     assert res.returncode == 0, res.stderr
-    assert config.load(repo).tree_setup == (("./prepare.sh",),)
+    assert config.load(repo).tree.setup == (("./prepare.sh",),)
     assert "setup:" not in res.stdout, "an existing setup was offered a replacement"
     assert (repo / "board.toml").read_text() == text, "init changed an existing board.toml"
 
@@ -454,5 +454,5 @@ def test_an_existing_board_hears_of_a_venv_setup_and_the_gate_it_goes_with(
     res = run_cli(repo, "init")
     assert "gate: empty" not in res.stdout
     assert f"note: with that setup, [gate] argv would be {VENV_PY} -m pytest -q" in res.stdout
-    assert config.load(repo).gate_argv == ("python3", "-m", "pytest", "-q")
-    assert config.load(repo).tree_setup == ()
+    assert config.load(repo).gate.argv == ("python3", "-m", "pytest", "-q")
+    assert config.load(repo).tree.setup == ()

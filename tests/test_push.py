@@ -58,7 +58,7 @@ def test_push_publishes_the_branch_and_records_the_pr_url(repo: Path, store, tmp
     assert len(calls) == 1, f"the PR command ran {len(calls)} times"
     argv = calls[0]["argv"]
     assert argv[argv.index("--head") + 1] == card.branch
-    assert argv[argv.index("--base") + 1] == cfg.base
+    assert argv[argv.index("--base") + 1] == cfg.board.base
     assert argv[argv.index("--title") + 1] == card.title
     assert "the spec text" in calls[0]["body"] and "it works" in calls[0]["body"], (
         "the PR body lost the card's spec or acceptance"
@@ -219,7 +219,7 @@ def test_a_rebuilt_branch_replaces_the_boards_own_earlier_push(repo: Path, store
     # the operator requeues; the next build starts the branch again from the base
     actions.requeue(store, card.id, "use a constant")
     token = claim(store, card.id)
-    git(tree, "reset", "-q", "--hard", cfg.base)
+    git(tree, "reset", "-q", "--hard", cfg.board.base)
     (tree / "feature.py").write_text("X = 1\n")
     git(tree, "add", "-A")
     git(tree, "commit", "-q", "-m", "rebuilt")

@@ -4,7 +4,7 @@ The card, the config, a drive row and the rest were `@dataclass`es; importing `d
 and generating their methods at every start cost each verb some 40 ms, so they are plain
 classes now (core/records.py). Each is checked here against the `@dataclass` it was,
 written out below as it stood (core/model.py, failures.py, presets.py, store/contract.py,
-config.py): the same constructor (names, order, annotations, defaults, a fresh value where
+config/): the same constructor (names, order, annotations, defaults, a fresh value where
 the default came from a factory), repr, equality over every field and nothing else, hash,
 immutability, and `records.replace`/`as_dict`/`fields` as `dataclasses.replace`/`asdict`/
 `fields`. A field added to a record and not to its twin here, or to `__init__` and not to
@@ -24,7 +24,22 @@ from typing import Any
 import pytest
 from board.core import config, failures, logs, model, presets, proc, records
 from board.core.cards import waits
-from board.core.config import DEFAULT_TIER, Tier
+from board.core.config import (
+    DEFAULT_TIER,
+    BoardSection,
+    CoderSection,
+    FailuresSection,
+    GateSection,
+    PlannerSection,
+    PublishSection,
+    StoreSection,
+    Tier,
+    TreeSection,
+    TuiSection,
+    boardconfig,
+    keyschema,
+    sections,
+)
 from board.core.failures import DEFAULT_RULES, DEFAULT_STEPS, Rule
 from board.core.model import PRIORITY_DEFAULT, Blocked, Card, LoopBeat, Pause
 from board.core.store import contract
@@ -203,7 +218,6 @@ class Key_:
     name: str
     kind: Any
     default: Any
-    attr: str
     doc: str
     choices: tuple[str, ...] = ()
 
@@ -215,62 +229,59 @@ class Tier_:
     timeout_s: float = 0
 
 
-def _d(attr: str) -> Any:
-    """config._default as it was: a Config attribute's default from KEYS."""
-    value = next(k.default for k in config.KEYS if k.attr == attr)
-    if isinstance(value, list):
-        return tuple(value)
-    if isinstance(value, dict):
+# The section records are made from KEYS (core/config/keyschema.py section_record); each
+# twin is the frozen dataclass the same keys make, with the defaults and types as a key's
+# kind says them (written here again, so a section record that strays from them shows).
+_KIND_TYPE = {
+    str: "str",
+    int: "int",
+    bool: "bool",
+    float: "float",
+    dict: "dict[str, str]",
+    "argv": "tuple[str, ...]",
+    "strlist": "tuple[str, ...]",
+    "argvs": "tuple[tuple[str, ...], ...]",
+    "tiers": "dict[str, Tier]",
+    "rules": "tuple[Rule, ...]",
+}
+
+
+def _twin_default(key: config.Key) -> Any:
+    if key.kind == "tiers":
+        return field(default_factory=lambda: {"default": Tier("default", DEFAULT_TIER)})
+    if key.kind == "rules":
+        return DEFAULT_RULES
+    if isinstance(key.default, dict):
         return field(default_factory=dict)
-    return value
+    if isinstance(key.default, list):
+        return tuple(tuple(v) if isinstance(v, list) else v for v in key.default)
+    return key.default
+
+
+def _section_twin(section: str) -> type:
+    keys = [k for k in config.KEYS if k.section == section]
+    return dataclasses.make_dataclass(
+        f"{section.capitalize()}Section_",
+        [(k.name, _KIND_TYPE[k.kind], _twin_default(k)) for k in keys],
+        frozen=True,
+    )
+
+
+SECTION_TWINS = {section: _section_twin(section) for section in config.SECTION_NAMES}
 
 
 @dataclass(frozen=True)
 class Config_:
     root: Path
-    base: str = _d("base")
-    run_branch: str = _d("run_branch")
-    worktrees: str = _d("worktrees")
-    prefix: str = _d("prefix")
-    max_concurrent: int = _d("max_concurrent")
-    loop_interval_s: float = _d("loop_interval_s")
-    scratch: tuple[str, ...] = _d("scratch")
-    planner_name: str = _d("planner_name")
-    self_heal_max: int = _d("self_heal_max")
-    host_lease_s: float = _d("host_lease_s")
-    ladder: tuple[str, ...] = _d("ladder")
-    tiers: dict[str, Tier] = field(default_factory=dict)
-    coder_timeout_s: float = _d("coder_timeout_s")
-    first_output_timeout_s: float = _d("first_output_timeout_s")
-    timeout_split_after: int = _d("timeout_split_after")
-    gate_format_argv: tuple[str, ...] = _d("gate_format_argv")
-    gate_argv: tuple[str, ...] = _d("gate_argv")
-    gate_timeout_s: float = _d("gate_timeout_s")
-    gate_retries: int = _d("gate_retries")
-    publish_mode: str = _d("publish_mode")
-    review: str = _d("review")
-    remote: str = _d("remote")
-    pr_argv: tuple[str, ...] = _d("pr_argv")
-    run_on_remote: bool = _d("run_on_remote")
-    publish_timeout_s: float = _d("publish_timeout_s")
-    pr_state_argv: tuple[str, ...] = _d("pr_state_argv")
-    poll_s: float = _d("poll_s")
-    auto_merge: bool = _d("auto_merge")
-    merge_argv: tuple[str, ...] = _d("merge_argv")
-    merge_method: str = _d("merge_method")
-    tree_setup: tuple[tuple[str, ...], ...] = _d("tree_setup")
-    tree_copy: tuple[str, ...] = _d("tree_copy")
-    setup_timeout_s: float = _d("setup_timeout_s")
-    planner_argv: tuple[str, ...] = _d("planner_argv")
-    planner_timeout_s: float = _d("planner_timeout_s")
-    max_backoff_s: float = _d("max_backoff_s")
-    failure_rules: tuple[Rule, ...] = DEFAULT_RULES
-    theme: str = _d("theme")
-    theme_dir: str = _d("theme_dir")
-    keys: dict[str, str] = _d("keys")
-    notify: str = _d("notify")
-    store_url: str = _d("store_url")
-    reconnect_s: float = _d("reconnect_s")
+    board: BoardSection = field(default_factory=config.BoardSection)
+    coder: CoderSection = field(default_factory=config.CoderSection)
+    gate: GateSection = field(default_factory=config.GateSection)
+    publish: PublishSection = field(default_factory=config.PublishSection)
+    tree: TreeSection = field(default_factory=config.TreeSection)
+    planner: PlannerSection = field(default_factory=config.PlannerSection)
+    failures: FailuresSection = field(default_factory=config.FailuresSection)
+    tui: TuiSection = field(default_factory=config.TuiSection)
+    store: StoreSection = field(default_factory=config.StoreSection)
 
 
 # the control room's records, dataclasses until its start stopped paying for them (each
@@ -406,6 +417,7 @@ TWINS: list[tuple[type[records.Record], type]] = [
     (config.Key, Key_),
     (config.Tier, Tier_),
     (config.Config, Config_),
+    *((config.RECORDS[name], twin) for name, twin in SECTION_TWINS.items()),
     (proc.Result, Result_),
     (waits.ClaimView, ClaimView_),
     (logs.Chunk, Chunk_),
@@ -424,8 +436,8 @@ IDS = [hand.__name__ for hand, _ in TWINS]
 def test_every_record_has_its_twin_here() -> None:
     """A record added without a dataclass twin here goes unchecked: refuse that."""
     found = set()
-    modules = (model, failures, presets, contract, config, proc, waits, logs)
-    for module in (*modules, tui_base, commands, health, notify, preview, themes):
+    modules = (model, failures, presets, contract, keyschema, sections, boardconfig, proc, waits)
+    for module in (*modules, logs, tui_base, commands, health, notify, preview, themes):
         for value in vars(module).values():
             if (
                 isinstance(value, type)
@@ -559,8 +571,11 @@ def test_real_records_too() -> None:
     assert repr(cfg) == repr(Config_(root=Path("/r"))).replace("Config_", "Config", 1)
     with pytest.raises(TypeError):
         hash(cfg)
-    assert cfg == config.Config(root=Path("/r"), tiers={}, keys={})
-    assert config.parse(Path("/r/board.toml"), "").tiers == {
+    tiers = {"default": Tier("default", DEFAULT_TIER)}
+    assert cfg == config.Config(
+        Path("/r"), coder=CoderSection(tiers=tiers), tui=TuiSection(keys={})
+    )
+    assert config.parse(Path("/r/board.toml"), "").coder.tiers == {
         "default": Tier("default", DEFAULT_TIER)
     }
     rule = DEFAULT_RULES[0]

@@ -54,7 +54,7 @@ def test_stop_then_unblock_continues_from_the_stopped_work(tmp_path: Path) -> No
     end = drive.Drive(cfg, store, card.id, drive.claim(cfg, store, store.get(card.id))).run()
 
     assert end.outcome == "done", end
-    assert show(cfg, cfg.run_branch, f"work/{card.id}.txt") == "part 1\npart 2"
+    assert show(cfg, cfg.board.run_branch, f"work/{card.id}.txt") == "part 1\npart 2"
     said = [e for e in events(store, card.id) if "continues from the interrupted build" in e]
     assert said and branch in said[0], "the card does not say where the build continued from"
     assert git(cfg.root, "rev-parse", "--verify", "-q", f"refs/heads/{branch}"), (
@@ -84,12 +84,14 @@ def test_stopped_work_that_no_longer_applies_gives_a_fresh_build_said_on_the_car
     card = add_card(store, "two sittings", surface=["work/**"])
     _stopped(cfg, store, card)
     side = tmp_path / "side"  # meanwhile the run branch gets a different work/c-1.txt
-    git(cfg.root, "worktree", "add", "-q", "--detach", str(side), cfg.run_branch)
+    git(cfg.root, "worktree", "add", "-q", "--detach", str(side), cfg.board.run_branch)
     (side / "work").mkdir()
     (side / "work" / f"{card.id}.txt").write_text("someone else's\n")
     git(side, "add", "-A")
     git(side, "commit", "-q", "-m", "rival")
-    git(cfg.root, "update-ref", f"refs/heads/{cfg.run_branch}", git(side, "rev-parse", "HEAD"))
+    git(
+        cfg.root, "update-ref", f"refs/heads/{cfg.board.run_branch}", git(side, "rev-parse", "HEAD")
+    )
     git(cfg.root, "worktree", "remove", "--force", str(side))
 
     actions.unblock(store, card.id)
@@ -118,7 +120,7 @@ def test_a_build_interrupted_by_a_shutdown_continues_at_the_next_run(tmp_path: P
     end = drive.Drive(cfg, store, card.id, drive.claim(cfg, store, store.get(card.id))).run()
 
     assert end.outcome == "done", end
-    assert show(cfg, cfg.run_branch, f"work/{card.id}.txt") == "part 1\npart 2"
+    assert show(cfg, cfg.board.run_branch, f"work/{card.id}.txt") == "part 1\npart 2"
     store.close()
 
 
@@ -139,5 +141,5 @@ def test_unblock_after_a_hold_continues_from_the_tree_the_drive_kept(tmp_path: P
     end = drive.Drive(cfg, store, card.id, drive.claim(cfg, store, store.get(card.id))).run()
 
     assert end.outcome == "done", end
-    assert show(cfg, cfg.run_branch, f"work/{card.id}.txt") == "part 1\npart 2"
+    assert show(cfg, cfg.board.run_branch, f"work/{card.id}.txt") == "part 1\npart 2"
     store.close()

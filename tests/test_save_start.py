@@ -31,7 +31,7 @@ def _lagging_run_branch(r: Repo) -> str:
     r.commit(r.root, {"upstream_b.py": BASE_WORK}, "upstream b")
     r.git("push", "-q", "origin", "main")
     r.git("fetch", "-q", "origin")
-    assert r.rev(r.cfg.run_branch) != r.rev("origin/main")
+    assert r.rev(r.cfg.board.run_branch) != r.rev("origin/main")
     return r.rev("origin/main") or ""
 
 
@@ -67,7 +67,7 @@ def test_a_hand_made_tree_from_a_newer_base_shows_only_its_own_change(r: Repo) -
     assert any(f"git diff {upstream}..." in line for line in lines), lines
     result = pick.pick(r.cfg, saved.branch)
     assert result.ok and len(result.picked) == 1, result
-    target = r.cfg.run_branch
+    target = r.cfg.board.run_branch
     assert r.show(target, "upstream_a.py") is None, "the pick carried the base's commits"
     assert r.show(target, "app.py") == "print('rescued')\n"
 
@@ -82,20 +82,20 @@ def test_a_hand_commit_in_the_tree_is_part_of_its_work(r: Repo) -> None:
     assert (saved.stats.files, saved.stats.insertions) == (2, 2)
     result = pick.pick(r.cfg, saved.branch)
     assert result.ok and len(result.picked) == 2, result
-    assert r.show(r.cfg.run_branch, "lib_extra.py") == "x = 1\n"
-    assert r.show(r.cfg.run_branch, "upstream_b.py") is None
+    assert r.show(r.cfg.board.run_branch, "lib_extra.py") == "x = 1\n"
+    assert r.show(r.cfg.board.run_branch, "upstream_b.py") is None
 
 
 def test_a_board_tree_records_its_start_point_though_the_run_branch_moved_on(r: Repo) -> None:
-    start = r.rev(r.cfg.run_branch)
+    start = r.rev(r.cfg.board.run_branch)
     tree = worktrees.create_worktree(r.cfg, "c-2")
     r.commit(tree, {"feature.py": "feature = 1\n"}, "the coder's commit")
     (tree / "extra.py").write_text("extra = 2\n")
     # the run branch moves on meanwhile (another card folded)
     other = r.cfg.worktrees_dir.parent / "other"
-    r.git("worktree", "add", "-q", "--detach", str(other), r.cfg.run_branch)
+    r.git("worktree", "add", "-q", "--detach", str(other), r.cfg.board.run_branch)
     moved = r.commit(other, {"folded.py": "f = 1\n"}, "another card")
-    r.git("branch", "-f", r.cfg.run_branch, moved)
+    r.git("branch", "-f", r.cfg.board.run_branch, moved)
     r.git("worktree", "remove", "--force", str(other))
     saved = _save(r, tree)
     assert saved.start == start
@@ -113,7 +113,7 @@ def test_a_save_from_before_the_start_was_recorded_keeps_today_s_rule(r: Repo) -
     old = r.git("commit-tree", f"{saved.commit}^{{tree}}", "-p", f"{saved.commit}^", "-m", message)
     r.git("update-ref", f"refs/heads/{saved.branch}", old)
     assert saves.start_of(r.cfg, old) is None
-    assert stranded.diff_args(r.cfg, saved.branch)[-1].startswith(f"{r.cfg.run_branch}...")
+    assert stranded.diff_args(r.cfg, saved.branch)[-1].startswith(f"{r.cfg.board.run_branch}...")
 
 
 # a branch the board did not make -------------------------------------------------------------

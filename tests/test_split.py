@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from board.core.cards import actions, split
-from board.core.config import Config
+from board.core.config import CoderSection, Config
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.model import TERMINAL, Blocked
 from board.core.records import replace
@@ -26,7 +26,12 @@ from tests.support.split import add, claim, end_drive, events, first_seq, state,
 
 @pytest.fixture
 def conf(tmp_path: Path) -> Config:
-    return Config(root=tmp_path, timeout_split_after=2)
+    return Config(tmp_path, coder=CoderSection(timeout_split_after=2))
+
+
+def planning(conf: Config, *argv: str) -> Config:
+    """`conf` with [planner] argv = argv."""
+    return replace(conf, planner=replace(conf.planner, argv=argv))
 
 
 def time_out(st: SQLiteStore, conf: Config, card_id: str) -> str | None:
@@ -62,7 +67,7 @@ def test_the_threshold_files_the_task_parks_the_card_then_releases_the_task(st, 
     assert parked.blocked == Blocked("too-wide", reason), f"not parked too-wide: {parked.blocked}"
     assert task.id in reason, f"the park reason does not name the task: {reason}"
     assert "NO split task" not in reason
-    assert task.kind == "task" and task.assignee == conf.planner_name
+    assert task.kind == "task" and task.assignee == conf.planner.name
     assert task.title == f"Split {card.id}: wide card"
     assert task.lane == "ready" and task.blocked is None, "the task was not released"
     assert split.ASKED_LABEL in parked.labels
@@ -83,11 +88,11 @@ def test_the_threshold_files_the_task_parks_the_card_then_releases_the_task(st, 
     end_drive(st, card.id, token)
     queue = [c.id for c in actions.ready_queue(st)]
     assert card.id not in queue, "a too-wide card is back in the queue to be rebuilt whole"
-    assert task.id in [c.id for c in split.planner_queue(st, replace(conf, planner_argv=("p",)))]
+    assert task.id in [c.id for c in split.planner_queue(st, planning(conf, "p"))]
 
 
 def test_zero_turns_the_budget_off(st, conf) -> None:
-    off = replace(conf, timeout_split_after=0)
+    off = replace(conf, coder=replace(conf.coder, timeout_split_after=0))
     card = add(st)
     for _ in range(3):
         token = claim(st, card.id)
@@ -436,7 +441,7 @@ def test_the_planner_runs_the_split_in_the_repository_root(repo: Path, cfg, stor
     assert split.for_planner(conf, store.get(task)), "the split task is not the planner's"
     assert not split.for_planner(conf, store.get(card)), "a feature was given to the planner"
     assert [c.id for c in split.planner_queue(store, conf)] == [task]
-    assert split.planner_queue(store, replace(conf, planner_argv=())) == [], (
+    assert split.planner_queue(store, planning(conf)) == [], (
         "without a planner command the task must wait for the operator"
     )
     token = claim(store, task)
@@ -454,7 +459,7 @@ def test_the_planner_runs_the_split_in_the_repository_root(repo: Path, cfg, stor
 def test_a_planner_that_does_not_split_blocks_its_task_with_the_reason(
     repo: Path, cfg, store
 ) -> None:
-    conf = replace(cfg, planner_argv=(sys.executable, script("split_planner.py"), "{card}", "fail"))
+    conf = planning(cfg, sys.executable, script("split_planner.py"), "{card}", "fail")
     card, _, task = parked_task(repo, conf, store)
     token = claim(store, task)
     res = split.run_planner(store, conf, store.get(task), token)
@@ -465,7 +470,7 @@ def test_a_planner_that_does_not_split_blocks_its_task_with_the_reason(
     assert "cannot decide" in now.blocked.reason, "the planner's last words were not kept"
     assert store.get(card).blocked is not None, "the card lost its park"
 
-    missing = replace(conf, planner_argv=(str(repo / "no-such-planner"),))
+    missing = planning(conf, str(repo / "no-such-planner"))
     actions.unblock(store, task)
     token = claim(store, task)
     split.run_planner(store, missing, store.get(task), token)
@@ -474,7 +479,7 @@ def test_a_planner_that_does_not_split_blocks_its_task_with_the_reason(
 
 
 def test_a_planner_task_held_while_it_runs_keeps_the_operators_hold(repo: Path, cfg, store) -> None:
-    conf = replace(cfg, planner_argv=(sys.executable, script("split_planner.py"), "{card}", "held"))
+    conf = planning(cfg, sys.executable, script("split_planner.py"), "{card}", "held")
     _, _, task = parked_task(repo, conf, store)
     token = claim(store, task)
     res = split.run_planner(store, conf, store.get(task), token)

@@ -84,7 +84,7 @@ def test_three_rungs_a_then_b_then_the_park_naming_the_task(repo: Path, store) -
     assert now.lane == "ready" and now.drive == "", "the parked card was not given back"
     assert now.blocked is not None and now.blocked.cls == "too-wide"
     assert task.id in now.blocked.reason, f"the park does not name the task: {now.blocked}"
-    assert task.lane == "ready" and task.assignee == cfg.planner_name
+    assert task.lane == "ready" and task.assignee == cfg.planner.name
     assert after in task.spec, "the task's spec does not list the dependent"
     evs = events(store, card, task.id)
     ask = first_seq(evs, task.id, "created in backlog")
@@ -181,7 +181,7 @@ def test_a_re_park_names_the_same_task_and_a_lost_label_files_no_duplicate(
 def test_the_parked_card_is_split_by_the_planner_and_by_board_split(repo: Path, store) -> None:
     cfg = board_cfg(repo, {"a": "print-then-hang", "b": "print-then-hang"})
     planner = (sys.executable, script("split_planner.py"), "{card}", "split")
-    cfg = replace(cfg, planner_argv=planner)
+    cfg = replace(cfg, planner=replace(cfg.planner, argv=planner))
     card = add(store, surface=["src/**"])
     after = add(store, "needs the wide card", deps=[card])
     run_once(cfg, store, card)
@@ -233,7 +233,7 @@ def test_the_loop_never_rebuilds_a_parked_card_tells_once_then_runs_the_planner(
     assert len(told) == 1 and task.id in told[0], f"the operator was not told once: {told}"
 
     planner = (sys.executable, script("split_planner.py"), "{card}", "split")
-    lp = loop.Loop(replace(cfg, planner_argv=planner), store)
+    lp = loop.Loop(replace(cfg, planner=replace(cfg.planner, argv=planner)), store)
     assert lp.tick() == [task.id], "the planner task was not dispatched to the planner"
     assert lp.wait(60)
     assert store.get(task.id).lane == "done" and store.get(card).lane == "cancelled"

@@ -608,7 +608,9 @@ def test_a_connection_the_server_dropped_is_made_again(pg_url: str) -> None:
 def test_open_store_follows_board_toml(tmp_path: Path, pg_url: str) -> None:
     (tmp_path / ".board").mkdir()
     lite = open_store(config.Config(root=tmp_path), create=True)
-    pg = open_store(config.Config(root=tmp_path, store_url=pg_url))  # any open makes the tables
+    pg = open_store(
+        config.Config(tmp_path, store=config.StoreSection(url=pg_url))
+    )  # any open makes the tables
     try:
         assert isinstance(lite, SQLiteStore) and lite.where == str(tmp_path / ".board/board.db")
         assert isinstance(pg, PostgresStore) and pg.where == pg_url and pg.created

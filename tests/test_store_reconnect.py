@@ -250,7 +250,7 @@ def test_the_loop_outlives_a_server_restart_and_every_card_ends_done_once(
             timeline = "\n".join(e.text for e in store.timeline(card_id))
             for word in ("internal error", "transient", "stood aside", "blocked"):
                 assert word not in timeline, (card_id, timeline)
-            assert show(cfg, cfg.run_branch, f"work/{card_id}.txt") == f"work of {card_id}"
+            assert show(cfg, cfg.board.run_branch, f"work/{card_id}.txt") == f"work of {card_id}"
     finally:
         store.close()
     folds = [s for s in run_branch_log(cfg) if s.split(":")[0] in ids]
@@ -321,7 +321,7 @@ def test_past_reconnect_s_the_loop_stops_in_one_line_and_the_next_run_loses_noth
         store.close()
     for card_id in ids:
         # the first coder's line, saved at boot and resumed from, then the second's
-        work = show(cfg, cfg.run_branch, f"work/{card_id}.txt")
+        work = show(cfg, cfg.board.run_branch, f"work/{card_id}.txt")
         assert work == f"work of {card_id}\nwork of {card_id}", work
         assert naming.card_trees(cfg, card_id) == []
 

@@ -432,7 +432,7 @@ def test_the_listing_s_kept_rows_serve_only_the_very_text_they_were_made_of(
         if blob is not None:
             kept.write_bytes(blob)
         data = tomlcache.load(
-            folder, naming.STATS_KEPT, savestats._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}"
+            folder, naming.STATS_KEPT, savestats._KEPT_MAGIC, f"{r.cfg.board.prefix}\n{text}"
         )
         assert data is not None, "no rows kept for the stats file's text"
         return data
@@ -496,7 +496,7 @@ def test_a_stats_file_appended_to_has_only_its_new_lines_read_over_the_kept_rows
         folder = r.cfg.cache_folder
         assert folder is not None
         if tomlcache.load(
-            folder, naming.STATS_KEPT, savestats._KEPT_MAGIC, f"{r.cfg.prefix}\n{text}"
+            folder, naming.STATS_KEPT, savestats._KEPT_MAGIC, f"{r.cfg.board.prefix}\n{text}"
         ):
             kept_text = text
     assert kept_text != first_kept, "the rows were not kept again after many new lines"
@@ -547,7 +547,7 @@ def test_the_kept_rows_follow_the_card_prefix(r: Repo) -> None:
         )
     )
     assert {b.card for b in stranded.list_stranded(r.cfg)} == {"c-0", "c-1"}
-    other = records.replace(r.cfg, prefix="t")
+    other = records.replace(r.cfg, board=records.replace(r.cfg.board, prefix="t"))
     assert {b.card for b in stranded.list_stranded(other)} == {None}, "rows of prefix c answered"
     assert {b.card for b in stranded.list_stranded(r.cfg)} == {"c-0", "c-1"}
 

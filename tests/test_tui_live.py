@@ -264,7 +264,7 @@ async def test_each_wait_reason_is_on_its_card_and_is_what_the_claim_decides(bea
     cards = {
         add_card(store, "overlaps", surface=["a/x.py"]).id: "surface overlaps working",
         add_card(store, "no surface").id: "it has no surface, so it runs alone",
-        add_card(store, "Split c-9", kind="task", assignee=cfg.planner_name).id: "no planner",
+        add_card(store, "Split c-9", kind="task", assignee=cfg.planner.name).id: "no planner",
     }
     later = add_card(store, "backed off", surface=["c/**"])
     store.update(later.id, Expect(), {"not_before": "2999-01-01T00:00:00.000Z"})

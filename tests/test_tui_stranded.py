@@ -682,7 +682,7 @@ async def test_discard_of_a_husk_deletes_only_that_directory(fx) -> None:
 async def test_salvage_publishes_through_the_gate_and_says_so(fx) -> None:
     reconfigure(fx, gate={"argv": gate("gate_pass.sh"), "timeout_s": 30, "retries": 0})
     branch = fx.saves["dirty"]
-    run_before = fx.repo.rev(fx.cfg.run_branch)
+    run_before = fx.repo.rev(fx.cfg.board.run_branch)
     app = make_app(fx)
     async with run_pilot(app, size=SIZE) as pilot:
         screen = await open_browser(pilot, fx)
@@ -693,15 +693,15 @@ async def test_salvage_publishes_through_the_gate_and_says_so(fx) -> None:
         assert app.screen.focused is app.screen.query_one("#no"), "No is not focused"
         await pilot.press("enter")  # a stray enter: No
         await pilot.pause()
-        assert screen.load_count == count and fx.repo.rev(fx.cfg.run_branch) == run_before
+        assert screen.load_count == count and fx.repo.rev(fx.cfg.board.run_branch) == run_before
         await pilot.press("S", "y")
         await wait_loaded_again(pilot, screen, count)
         line, error = status(app)
         assert not error and line.startswith(f"salvaged {branch}: done, gate passed"), line
         assert branch not in names(screen), "the salvaged branch is still listed"
         assert "folded onto" in result_text(screen)
-    assert fx.repo.rev(fx.cfg.run_branch) != run_before, "nothing was published"
-    assert fx.repo.show(fx.cfg.run_branch, "config.py") == "LINES = 3\nname = 'board'\n"
+    assert fx.repo.rev(fx.cfg.board.run_branch) != run_before, "nothing was published"
+    assert fx.repo.show(fx.cfg.board.run_branch, "config.py") == "LINES = 3\nname = 'board'\n"
     assert fx.store.get("c-1").lane == "done"
 
 
@@ -719,7 +719,10 @@ async def test_salvage_over_a_red_gate_publishes_nothing_and_shows_the_tail(fx) 
         assert error and "published nothing" in line and "gate red" in line, line
         assert "GATE-RED" in result_text(screen), "the gate's tail is not on screen"
     after = fx.refs()
-    assert after[f"refs/heads/{fx.cfg.run_branch}"] == before[f"refs/heads/{fx.cfg.run_branch}"]
+    assert (
+        after[f"refs/heads/{fx.cfg.board.run_branch}"]
+        == before[f"refs/heads/{fx.cfg.board.run_branch}"]
+    )
     assert f"refs/heads/{fx.saves['dirty']}" in after, "a red salvage lost the branch"
 
 

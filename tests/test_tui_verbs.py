@@ -292,7 +292,7 @@ def _reviewable(board) -> None:
     (root / "README.md").write_text("base\n")
     gitutil.git(root, "add", "README.md")
     gitutil.git(root, *gitutil.NO_HOOKS, "commit", "-q", "-m", "base", env=env)
-    gitutil.git(root, "branch", board.cfg.run_branch)
+    gitutil.git(root, "branch", board.cfg.board.run_branch)
     gitutil.git(root, "checkout", "-q", "-b", "feat/c-6")
     (root / "fold.txt").write_text("folded\n")
     gitutil.git(root, "add", "fold.txt")
@@ -318,7 +318,7 @@ async def test_a_asks_then_approves_a_review_card_and_it_folds(board) -> None:
         await pilot.press("a", "y")
         await wait_for(pilot, lambda: board.store.get("c-6").lane == "done", 20, "the fold")
         await settle(pilot)
-        run_files = gitutil.out(board.root, "ls-tree", "--name-only", board.cfg.run_branch)
+        run_files = gitutil.out(board.root, "ls-tree", "--name-only", board.cfg.board.run_branch)
         assert "fold.txt" in run_files.split(), "approve did not fold the branch onto the run"
         assert status(app).startswith("approve c-6: done"), status(app)
 

@@ -208,9 +208,18 @@ def make_tree(board, card_id: str) -> Path:
     (root / "app.py").write_text("print('hello')\n")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "initial")
-    git(root, "branch", "-f", board.cfg.run_branch, "HEAD")
-    tree = root / board.cfg.worktrees / f"feat-{card_id}"
-    git(root, "worktree", "add", "-q", "-b", f"feat/{card_id}", str(tree), board.cfg.run_branch)
+    git(root, "branch", "-f", board.cfg.board.run_branch, "HEAD")
+    tree = root / board.cfg.board.worktrees / f"feat-{card_id}"
+    git(
+        root,
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        f"feat/{card_id}",
+        str(tree),
+        board.cfg.board.run_branch,
+    )
     board.store.update(card_id, Expect(), {"branch": f"feat/{card_id}"}, who="fixture")
     return tree
 

@@ -65,7 +65,7 @@ def test_each_reason_is_what_the_claim_decides(tmp_path: Path) -> None:
     _claims_with_the_words(cfg, store, paused.id, "tier default is paused (rate-limit) until 2999")
     store.resume_tier("default")
     # a planner task with no planner configured
-    task = add_card(store, "Split c-9: too wide", kind="task", assignee=cfg.planner_name)
+    task = add_card(store, "Split c-9: too wide", kind="task", assignee=cfg.planner.name)
     _claims_with_the_words(cfg, store, task.id, "no planner command is configured")
     # no loop running: what the TUI says when nothing else holds a card back
     free = add_card(store, "free", surface=["e/**"])

@@ -121,10 +121,10 @@ class BoardApp(App[int]):
         self.verb_versions: dict[str, int] = {}  # card version seen when a verb key was pressed
         self.user_keys: dict[str, str] = {}  # [tui.keys], once checked (`_apply_keys`)
         self.cursor_blink = True
-        self.theme_set = load_themes(user_theme_dir(cfg.root, cfg.theme_dir), cfg.cache_folder)
+        self.theme_set = load_themes(user_theme_dir(cfg.root, cfg.tui.theme_dir), cfg.cache_folder)
         for item in self.theme_set.themes.values():
             self.register_theme(item)
-        name = theme or cfg.theme
+        name = theme or cfg.tui.theme
         self.theme_set.require(name)  # a one-line ConfigError before anything is drawn
         self.theme = name
         # Setting the theme queues Textual's refresh of the CSS, which parses every
@@ -134,7 +134,7 @@ class BoardApp(App[int]):
         self.stylesheet.set_variables(self.get_css_variables())
         self._theme_refresh_pending = True
         self.problems: list[str] = list(self.theme_set.problems)
-        self.problems += self._apply_keys(cfg.keys)
+        self.problems += self._apply_keys(cfg.tui.keys)
         self.seen_changes: int | None = None
         # the store's change count, published when it moved: every screen showing the
         # store subscribes (BoardAppScreen.watch_store) and reloads
@@ -440,9 +440,9 @@ class BoardApp(App[int]):
         """A toast, and the `[tui] notify` extra: the bell, or a desktop notice (OSC 9)."""
         self.notices.told.append(text)
         self.notify(text, title="board", severity="warning", timeout=10, markup=False)
-        if self.cfg.notify == "bell":
+        if self.cfg.tui.notify == "bell":
             self.bell()
-        elif self.cfg.notify == "osc9":
+        elif self.cfg.tui.notify == "osc9":
             self._write_terminal(osc9(text))
 
     def _write_terminal(self, sequence: str) -> None:

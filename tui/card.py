@@ -87,7 +87,7 @@ def load_detail(cfg: Config, store: Store, card_id: str, at: datetime | None = N
             no_loop="" if loops else waits.NO_LOOP,
             at=at,
             in_use=len(store.live_drives()),
-            limit=cfg.max_concurrent * max(1, loops),
+            limit=cfg.board.max_concurrent * max(1, loops),
         )
         why = waits.why_waits(cfg, card, view)
     drives = store.list_drives(card.id, limit=1)

@@ -323,7 +323,7 @@ def save_card(app: BoardApp, seen: Card | None, values: dict[str, object], deps:
             deps=deps,
             surface=surface,
         )
-        return actions.add_card(app.store, draft, prefix=app.cfg.prefix)
+        return actions.add_card(app.store, draft, prefix=app.cfg.board.prefix)
     edit = actions.CardEdit(
         title=str(values["title"]),
         spec=str(values["spec"]),

@@ -121,7 +121,7 @@ class FlowScreen(BoardAppScreen):
     def _read(self) -> None:
         app = self.board_app
         try:
-            flow = read_flow(app.store, app.clock(), app.cfg.max_concurrent)
+            flow = read_flow(app.store, app.clock(), app.cfg.board.max_concurrent)
         except Exception as exc:  # a store error is a line on the screen, not a crash
             app.call_from_thread(app.say, f"flow: {exc}", True)
             return

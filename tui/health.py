@@ -146,7 +146,9 @@ def store_down(last: Health | None, cfg: Config, why: str, at: datetime) -> Heal
     was (what the board shows is what was last read), saying so. The next reading that
     gets through replaces it, so the header follows the server back by itself."""
     if last is None:
-        return Health(at, cfg.max_concurrent, host_lease_s=cfg.host_lease_s, store_down=why)
+        return Health(
+            at, cfg.board.max_concurrent, host_lease_s=cfg.board.host_lease_s, store_down=why
+        )
     return replace(last, at=at, store_down=why)
 
 
@@ -165,13 +167,13 @@ def read_health(cfg: Config, store: Store, clock: Clock = utc_now) -> Health:
         drives[drive.card] = live_drive(cfg, drive, at)
     return Health(
         at=at,
-        max_concurrent=cfg.max_concurrent,
+        max_concurrent=cfg.board.max_concurrent,
         loops=running,
         last_beat=beats[0] if beats else None,
         drives=drives,
         pauses=tuple(store.pauses()),
         silent=tuple(silent.values()),
-        host_lease_s=cfg.host_lease_s,
+        host_lease_s=cfg.board.host_lease_s,
     )
 
 
@@ -209,7 +211,7 @@ def row_detail(
     if card.lane == "review":
         if card.pr_state:
             return f"PR {one_line(card.pr_state)}", "detail"
-        if cfg.review == "operator":
+        if cfg.publish.review == "operator":
             return "waits for your approve (a)", "wait"
     return "", ""
 

@@ -101,7 +101,7 @@ def card_line(card: Card) -> str:
 
 
 def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core import config, discover, presets
+    from board.core import config, discover, presets, storeurl
     from board.core.git import gitutil
     from board.core.store import open_store
 
@@ -121,7 +121,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
     if len(set(coders)) != len(coders):
         raise Refused("a coder preset is named twice")
     url: str | None = args.store
-    if url is not None and (why := config.store_url_problem(url)):
+    if url is not None and (why := storeurl.store_url_problem(url)):
         raise Refused(f"--store {why}; nothing written")
     gitutil.require_git()
     root = ctx.root
@@ -171,7 +171,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
         cfg = config.load(root)
         ctx.out(f"wrote {path} (every key with its default)")
         came = base[1] if base else "no branch is checked out, so the default"
-        ctx.out(f"base branch: {cfg.base} ({came}; [board] base in {config.CONFIG_NAME})")
+        ctx.out(f"base branch: {cfg.board.base} ({came}; [board] base in {config.CONFIG_NAME})")
         for name in coders:
             _say_preset(ctx, name, "wrote")
         if coders:
@@ -189,7 +189,11 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
         exclude = root / exclude
     exclude.parent.mkdir(parents=True, exist_ok=True)
     lines = exclude.read_text().splitlines() if exclude.exists() else []
-    wanted = [".board/", f"{cfg.worktrees.strip('/')}/", *(f"{s.strip('/')}/" for s in cfg.scratch)]
+    wanted = [
+        ".board/",
+        f"{cfg.board.worktrees.strip('/')}/",
+        *(f"{s.strip('/')}/" for s in cfg.board.scratch),
+    ]
     wanted += list(setup.excludes) if setup is not None else []
     wanted += [x for name in coders for x in presets.PRESETS[name].excludes]  # what they write
     missing = [w for w in wanted if w not in lines]
@@ -198,20 +202,26 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
             if lines and lines[-1] != "":
                 fh.write("\n")
             fh.write("".join(f"{w}\n" for w in missing))
-    if gitutil.rev(root, cfg.run_branch) is None:
+    if gitutil.rev(root, cfg.board.run_branch) is None:
         start = next(
             (
                 ref
-                for ref in (f"refs/heads/{cfg.base}", f"refs/remotes/{cfg.remote}/{cfg.base}")
+                for ref in (
+                    f"refs/heads/{cfg.board.base}",
+                    f"refs/remotes/{cfg.publish.remote}/{cfg.board.base}",
+                )
                 if gitutil.rev(root, ref) is not None
             ),
             None,
         )
         if start is not None:
-            gitutil.git(root, "branch", "--no-track", cfg.run_branch, start)
-            ctx.out(f"created run branch {cfg.run_branch} from {gitutil.short_ref(start)}")
+            gitutil.git(root, "branch", "--no-track", cfg.board.run_branch, start)
+            ctx.out(f"created run branch {cfg.board.run_branch} from {gitutil.short_ref(start)}")
         else:
-            ctx.out(f"note: base branch {cfg.base!r} has no commit yet; the run branch comes later")
+            ctx.out(
+                f"note: base branch {cfg.board.base!r} has no commit yet; "
+                "the run branch comes later"
+            )
     ctx.out("next: board card add TITLE --spec TEXT --ready, then board run and board tui")
     return 0
 
@@ -234,7 +244,7 @@ def _add_presets(ctx: Context, path: Path, cfg: config.Config, coders: list[str]
     nothing else; a tier it already has is kept. Validated before anything is written."""
     from board.core import config, presets
 
-    new = [n for n in coders if n not in cfg.tiers]
+    new = [n for n in coders if n not in cfg.coder.tiers]
     for name in coders:
         if name not in new:
             ctx.out(f"kept [coder.tiers.{name}]: {config.CONFIG_NAME} already has it")
@@ -259,7 +269,7 @@ def _add_presets(ctx: Context, path: Path, cfg: config.Config, coders: list[str]
     for name in new:
         _say_preset(ctx, name, "added")
     ctx.out(
-        f"the ladder is unchanged ({', '.join(cfg.ladder)}): add "
+        f"the ladder is unchanged ({', '.join(cfg.coder.ladder)}): add "
         f"{', '.join(new)} to [coder] ladder in {config.CONFIG_NAME} to use "
         f"{'it' if len(new) == 1 else 'them'}"
     )
@@ -273,12 +283,12 @@ def _add_store(ctx: Context, path: Path, cfg: config.Config, url: str) -> bool:
     database's tables were made here."""
     from board.core import config, storeurl
 
-    if cfg.store_url == url:
+    if cfg.store.url == url:
         ctx.out(f"kept [store] url: {config.CONFIG_NAME} already names {url}")
         return False
-    if cfg.store_url:
+    if cfg.store.url:
         raise Refused(
-            f"{path} already has [store] url = {cfg.store_url}, not {url}: edit it by hand if "
+            f"{path} already has [store] url = {cfg.store.url}, not {url}: edit it by hand if "
             "the board moves; nothing changed"
         )
     text = path.read_text(encoding="utf-8")
@@ -287,7 +297,7 @@ def _add_store(ctx: Context, path: Path, cfg: config.Config, url: str) -> bool:
         written = config.parse(path, joined, ctx.root)
     except ConfigError as exc:
         raise Refused(f"cannot add [store] url to {path}: {exc.line()}; nothing changed") from None
-    if written.store_url != url:
+    if written.store.url != url:
         raise Refused(
             f"cannot add [store] url to {path} (it spells [store] in a way init does not "
             "edit): set it by hand; nothing changed"
@@ -311,7 +321,7 @@ def _reach_store(root: Path, url: str) -> bool:
     from board.core.store import open_store
 
     try:
-        store = open_store(config.Config(root=root, store_url=url), create=True)
+        store = open_store(config.Config(root, store=config.StoreSection(url=url)), create=True)
     except StoreError as exc:
         raise StoreError(f"{exc.line()}; nothing written") from None
     store.close()
@@ -367,13 +377,13 @@ def _say_gate(ctx: Context, root: Path, cfg: config.Config) -> None:
     found."""
     from board.core import config, discover
 
-    if cfg.gate_argv and cfg.tree_setup:
+    if cfg.gate.argv and cfg.tree.setup:
         return
     gate, _ = discover.discover(root)
-    setup = None if cfg.tree_setup else discover.tree_setup(root, gate, cfg.scratch[0])
+    setup = None if cfg.tree.setup else discover.tree_setup(root, gate, cfg.board.scratch[0])
     if setup is not None and setup.gate is not None:
         gate = setup.gate
-    if gate is not None and not cfg.gate_argv:
+    if gate is not None and not cfg.gate.argv:
         ctx.out(
             f"gate: empty in {config.CONFIG_NAME}; found {' '.join(gate.argv)} ({gate.why}): "
             "set [gate] argv to use it"
@@ -384,7 +394,7 @@ def _say_gate(ctx: Context, root: Path, cfg: config.Config) -> None:
         f"setup: empty in {config.CONFIG_NAME}; found {discover.shown(setup.argvs)} "
         f"({setup.why}): set [tree] setup to use it"
     )
-    if setup.gate is not None and cfg.gate_argv and cfg.gate_argv != setup.gate.argv:
+    if setup.gate is not None and cfg.gate.argv and cfg.gate.argv != setup.gate.argv:
         ctx.out(
             f"note: with that setup, [gate] argv would be {' '.join(setup.gate.argv)} "
             "(the tree's own environment)"
@@ -449,7 +459,7 @@ def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
         deps=list(args.dep or []),
         surface=list(args.surface or []),
     )
-    card = actions.add_card(ctx.store, draft, prefix=ctx.cfg.prefix)
+    card = actions.add_card(ctx.store, draft, prefix=ctx.cfg.board.prefix)
     ctx.show_card(card, args.json)
     return 0
 

@@ -108,7 +108,7 @@ def trickle(repo: Path, stop: threading.Event, every_s: float = TRICKLE_S) -> in
         for op in TRICKLE_OPS:
             if stop.wait(every_s):
                 break
-            actions.add_card(store, trickle_card(op), prefix=cfg.prefix, who="demo")
+            actions.add_card(store, trickle_card(op), prefix=cfg.board.prefix, who="demo")
             added += 1
     finally:
         store.close()
@@ -200,7 +200,7 @@ def _seed_cards(repo: Path, env: dict[str, str]) -> None:
                 surface=list(spec.get("surface", [])),
                 deps=[ids[i] for i in spec.get("deps", [])],
             )
-            card = actions.add_card(store, draft, prefix=cfg.prefix, who="demo")
+            card = actions.add_card(store, draft, prefix=cfg.board.prefix, who="demo")
             ids.append(card.id)
             if spec.get("held"):
                 actions.hold(store, card.id, spec["held"], who="demo")
@@ -210,7 +210,7 @@ def _seed_cards(repo: Path, env: dict[str, str]) -> None:
                 actions.cancel(store, None, card.id, who="demo", reason="out of scope")
             elif lane == "review":
                 branch = f"feat/{card.id}"
-                gitutil.git(repo, "branch", branch, cfg.base)
+                gitutil.git(repo, "branch", branch, cfg.board.base)
                 tree = cfg.worktrees_dir / f"feat-{card.id}"
                 gitutil.git(repo, "worktree", "add", "-q", str(tree), branch)
                 rel = spec["branch_file"]

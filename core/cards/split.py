@@ -65,7 +65,7 @@ def count_timeout(store: Store, cfg: Config, card: Card, token: str) -> str | No
     parked `too-wide` with a reason naming the task (or saying plainly none was filed),
     then the task is released to `ready`. Returns the park reason, or None if not parked.
     """
-    threshold = cfg.timeout_split_after
+    threshold = cfg.coder.timeout_split_after
     if threshold <= 0:  # 0 turns the whole budget off: nothing counted, nothing parked
         return None
     with store.transaction() as tx:
@@ -220,13 +220,13 @@ def _ask(tx: Tx, cfg: Config, card: Card) -> tuple[Card | None, str]:
                 kind="task",
                 lane="backlog",
                 priority=card.priority,
-                assignee=cfg.planner_name,
+                assignee=cfg.planner.name,
                 labels=[f"{SPLIT_OF}{card.id}"],
             ),
-            cfg.prefix,
+            cfg.board.prefix,
             WHO,
         )
-        tx.add_event(card.id, f"asked for a split: filed {task.id} for {cfg.planner_name}", WHO)
+        tx.add_event(card.id, f"asked for a split: filed {task.id} for {cfg.planner.name}", WHO)
     if ASKED_LABEL not in card.labels:  # file-then-label: heal a lost label write
         tx.update(
             card.id,
@@ -349,7 +349,7 @@ def split(
                         deps=list(card.deps),
                         surface=list(own[i] or card.surface),
                     ),
-                    cfg.prefix,
+                    cfg.board.prefix,
                     who,
                 )
                 for i, title in enumerate(titles)
@@ -469,7 +469,7 @@ for_planner = waits.for_planner  # kept here too: the planner's verbs live in th
 
 def planner_queue(store: Store, cfg: Config) -> list[Card]:
     """Claimable planner tasks, in queue order; none without a planner command (they wait)."""
-    if not cfg.planner_argv:
+    if not cfg.planner.argv:
         return []
     return [c for c in actions.ready_queue(store) if for_planner(cfg, c)]
 
@@ -506,7 +506,7 @@ def run_planner(store: Store, cfg: Config, task: Card, token: str) -> PlannerRes
     was split (cancelled), else it is blocked with the reason; a task moved meanwhile is
     left alone.
     """
-    if not cfg.planner_argv:
+    if not cfg.planner.argv:
         raise Refused(f"{task.id}: no planner command is configured ([planner] argv)")
     current = store.get(task.id)
     if current.lane != "working" or current.drive != token:
@@ -520,7 +520,7 @@ def run_planner(store: Store, cfg: Config, task: Card, token: str) -> PlannerRes
     brief_path.parent.mkdir(parents=True, exist_ok=True)
     brief_path.write_text(planner_brief(current, target), encoding="utf-8")
     argv = gitutil.argv_with(
-        cfg.planner_argv,
+        cfg.planner.argv,
         brief=str(brief_path),
         card=target or "",
         task=task.id,
@@ -538,9 +538,9 @@ def run_planner(store: Store, cfg: Config, task: Card, token: str) -> PlannerRes
         res = proc.stream(
             argv,
             cwd=root,
-            timeout=cfg.planner_timeout_s,
+            timeout=cfg.planner.timeout_s,
             on_line=log.write_line,
-            first_output_timeout=cfg.first_output_timeout_s,
+            first_output_timeout=cfg.coder.first_output_timeout_s,
             env=env,
             on_start=on_start,
         )

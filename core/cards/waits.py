@@ -58,12 +58,12 @@ def wait_class(card: Card) -> str:
 def rung(cfg: Config, card: Card) -> str:
     """The tier the card's next build starts on: the rung a back-off left it on, else the
     ladder's first (a rung no longer in the ladder counts as the first)."""
-    return card.rung if card.rung in cfg.ladder else cfg.ladder[0]
+    return card.rung if card.rung in cfg.coder.ladder else cfg.coder.ladder[0]
 
 
 def rung_field(cfg: Config, tier: str) -> str:
     """`Card.rung` for a card left on `tier`: '' for the ladder's first."""
-    return "" if tier == cfg.ladder[0] else tier
+    return "" if tier == cfg.coder.ladder[0] else tier
 
 
 def cleared(card: Card) -> dict[str, Any]:
@@ -174,7 +174,7 @@ def surfaces_overlap(a: Iterable[str], b: Iterable[str]) -> tuple[str, str] | No
 
 def for_planner(cfg: Config, card: Card) -> bool:
     """A task assigned to the planner: never given to a coder; dispatched to `planner.argv`."""
-    return card.kind == "task" and card.assignee == cfg.planner_name
+    return card.kind == "task" and card.assignee == cfg.planner.name
 
 
 class ClaimView(Record):
@@ -290,7 +290,7 @@ def needs_operator(cfg: Config, card: Card) -> bool:
         return False
     if card.blocked is not None:
         return card.blocked.cls not in SELF_HEALING
-    return card.lane == "review" and cfg.review == "operator"
+    return card.lane == "review" and cfg.publish.review == "operator"
 
 
 def why_waits(cfg: Config, card: Card, view: ClaimView) -> str:
@@ -304,7 +304,7 @@ def why_waits(cfg: Config, card: Card, view: ClaimView) -> str:
         if lane is not None and lane not in TERMINAL:
             return f"waits on {dep} ({lane})"
     if for_planner(cfg, card):
-        if not cfg.planner_argv:
+        if not cfg.planner.argv:
             return "a planner task, and no planner command is configured ([planner] argv)"
     else:
         when = not_before(card, view.at)

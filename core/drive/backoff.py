@@ -67,7 +67,7 @@ class BackOffSteps:
         if res is not None:
             output = res.tail_text(200)
             exit_code = res.returncode
-        failure = failures.classify(self.cfg.failure_rules, step, output, exit_code)
+        failure = failures.classify(self.cfg.failures.rules, step, output, exit_code)
         self._tell_slow_rules()
         if failure is None:
             return
@@ -132,7 +132,7 @@ class BackOffSteps:
             except StoodAside as exc:
                 self._stand_aside("back-off", exc.found)
             self._block(cls, reason, "\n".join(tail), remove_tree=False)
-        until = failures.wait_until(rule, output, n, at, self.cfg.max_backoff_s)
+        until = failures.wait_until(rule, output, n, at, self.cfg.failures.max_backoff_s)
         when = failures.stamp(until)
         if cls == "rate-limit":
             self.store.pause_tier(Pause(tier, cls, what, when, failures.stamp(at), self.card_id))

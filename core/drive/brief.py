@@ -120,7 +120,7 @@ def brief_text(
         lines.append("")
     if gate_output:
         lines += [
-            f"## The last gate run failed (retry {gate_round} of {cfg.gate_retries})",
+            f"## The last gate run failed (retry {gate_round} of {cfg.gate.retries})",
             "",
             "Fix what it reports. Its output:",
             "",
@@ -136,8 +136,8 @@ def brief_text(
         "  the board commits what you leave in the worktree and publishes it itself.",
         "- Do not touch the scratch directory this brief lives in.",
     ]
-    if cfg.gate_argv:
-        gate = gitutil.argv_with(cfg.gate_argv, worktree=str(tree), card=card.id)
+    if cfg.gate.argv:
+        gate = gitutil.argv_with(cfg.gate.argv, worktree=str(tree), card=card.id)
         lines.append(
             f"- When you exit, the board runs the gate `{' '.join(gate)}` in the "
             "worktree; a red gate sends you its output."
@@ -147,7 +147,7 @@ def brief_text(
 
 def write_brief(cfg: Config, tree: Path, text: str) -> Path:
     """Write the brief into the tree's scratch directory (never committed, never work)."""
-    folder = Path(tree) / cfg.scratch[0]
+    folder = Path(tree) / cfg.board.scratch[0]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / BRIEF_NAME
     path.write_text(text, encoding="utf-8")

@@ -36,13 +36,13 @@ def claim(
     from board.core.git import naming
 
     tier = tier or waits.rung(cfg, card)
-    if tier in cfg.ladder and waits.active_pause(store.pauses(), tier) is not None:
+    if tier in cfg.coder.ladder and waits.active_pause(store.pauses(), tier) is not None:
         return None
     attempt = store.next_attempt(card.id)
     log_rel = cfg.rel(log_path(cfg, card.id, attempt))
     drive = store.start_drive(card.id, tier, attempt, log_rel, owner_pid or os.getpid())
     changes: dict[str, Any] = {"lane": "working", "drive": drive.id, "not_before": ""}
-    if tier in cfg.ladder:
+    if tier in cfg.coder.ladder:
         changes["branch"] = naming.branch_for(card.id)
     try:
         with store.transaction() as tx:

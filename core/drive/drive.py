@@ -133,7 +133,7 @@ class Drive(TreeSteps, BackOffSteps):
         row = store.get_drive(token)
         self.attempt = row.attempt
         # a back-off left the card on its rung: the retry is that rung, not the first
-        self.rung = cfg.ladder.index(row.tier) if row.tier in cfg.ladder else 0
+        self.rung = cfg.coder.ladder.index(row.tier) if row.tier in cfg.coder.ladder else 0
         self.tree: Path | None = None
         self.start = ""
         self.brief: Path | None = None
@@ -168,7 +168,7 @@ class Drive(TreeSteps, BackOffSteps):
 
     @property
     def tier(self) -> str:
-        return self.cfg.ladder[self.rung]
+        return self.cfg.coder.ladder[self.rung]
 
     @property
     def owner(self) -> Owner:
@@ -243,26 +243,26 @@ class Drive(TreeSteps, BackOffSteps):
                 self._climb("the coder exited 0 but changed nothing", "terminal", tail)
                 fresh = True
                 continue
-            if self.cfg.gate_argv:
+            if self.cfg.gate.argv:
                 self._edge_check("gate start")  # held while the coder or formatter ran
                 verdict = self._gate()
                 self._check_stop()
                 self._no_leak()
                 if verdict.red:
                     self._not_its_fault("gate", None, verdict.tail, verdict.exit_code)
-                    if gate_round < self.cfg.gate_retries:
+                    if gate_round < self.cfg.gate.retries:
                         gate_round += 1
                         gate_output = verdict.tail
                         self._comment(
                             f"attempt {self.attempt} (tier {self.tier}): {verdict.reason}; "
-                            f"retry {gate_round} of {self.cfg.gate_retries} with its output "
+                            f"retry {gate_round} of {self.cfg.gate.retries} with its output "
                             "in the brief",
                             verdict.tail,
                         )
                         self._pending = ("failed", verdict.reason)
                         fresh = False
                         continue
-                    why = f"{verdict.reason}, and stayed red after {self.cfg.gate_retries} retries"
+                    why = f"{verdict.reason}, and stayed red after {self.cfg.gate.retries} retries"
                     self._climb(why, "gate-red", verdict.tail)
                     fresh = True
                     continue
@@ -275,16 +275,16 @@ class Drive(TreeSteps, BackOffSteps):
     # -- steps ---------------------------------------------------------------------------
 
     def _run_coder(self, brief: Path) -> proc.Result:
-        tier = self.cfg.tier(self.tier)
+        tier = self.cfg.coder.tiers[self.tier]
         assert self.tree is not None
         argv = gitutil.argv_with(
             tier.argv, brief=str(brief), worktree=str(self.tree), card=self.card_id
         )
-        timeout = tier.timeout_s or self.cfg.coder_timeout_s
+        timeout = tier.timeout_s or self.cfg.coder.timeout_s
         self._say(f"coder (tier {self.tier}, attempt {self.attempt}): {argv}")
         self.waiting = None
         began = time.monotonic()
-        res = self._stream(argv, timeout, self.cfg.first_output_timeout_s, watch=True)
+        res = self._stream(argv, timeout, self.cfg.coder.first_output_timeout_s, watch=True)
         self.coder_seconds = time.monotonic() - began
         self._say(f"coder ended: {_describe(res)}")
         return res
@@ -295,7 +295,7 @@ class Drive(TreeSteps, BackOffSteps):
         self._line(text)
         if self.waiting is not None:
             return
-        found = failures.classify_line(self.cfg.failure_rules, "coder", text)
+        found = failures.classify_line(self.cfg.failures.rules, "coder", text)
         self._tell_slow_rules()
         if found is None:
             return
@@ -360,7 +360,7 @@ class Drive(TreeSteps, BackOffSteps):
             self._block(
                 "dispatch-infra",
                 f"the coder (tier {self.tier}) printed nothing in "
-                f"{self.cfg.first_output_timeout_s:g}s and was killed: it never reached its "
+                f"{self.cfg.coder.first_output_timeout_s:g}s and was killed: it never reached its "
                 "model; check the coder command and its service, then unblock",
                 tail,
             )
@@ -379,7 +379,7 @@ class Drive(TreeSteps, BackOffSteps):
         return None
 
     def _coder_timeout(self) -> float:
-        return self.cfg.tier(self.tier).timeout_s or self.cfg.coder_timeout_s
+        return self.cfg.coder.tiers[self.tier].timeout_s or self.cfg.coder.timeout_s
 
     def _count_timeout(self) -> str | None:
         """Issue 6's count of a timeout that counts; a missing split module parks nothing."""
@@ -396,18 +396,18 @@ class Drive(TreeSteps, BackOffSteps):
         return None  # pragma: no cover - _stand_aside raises
 
     def _format(self) -> None:
-        if not self.cfg.gate_format_argv:
+        if not self.cfg.gate.format_argv:
             return
         assert self.tree is not None
-        argv = gitutil.argv_with(self.cfg.gate_format_argv, worktree=str(self.tree))
+        argv = gitutil.argv_with(self.cfg.gate.format_argv, worktree=str(self.tree))
         self._say(f"format: {argv}")
-        res = self._stream(argv, self.cfg.gate_timeout_s)
+        res = self._stream(argv, self.cfg.gate.timeout_s)
         if not res.ok:
             self._say(f"format did not finish cleanly ({_describe(res)}); going on")
 
     def _gate(self) -> GateVerdict:
         assert self.tree is not None
-        gate = gitutil.argv_with(self.cfg.gate_argv, worktree=str(self.tree), card=self.card_id)
+        gate = gitutil.argv_with(self.cfg.gate.argv, worktree=str(self.tree), card=self.card_id)
         self._say(f"gate: {gate}")
         verdict = run_gate(
             self.cfg,
@@ -483,8 +483,10 @@ class Drive(TreeSteps, BackOffSteps):
         if published.outcome in ("done", "review"):
             _clear_count(self.store, self.card_id)
         if published.outcome == "done":
-            self._say(f"folded onto {self.cfg.run_branch} at {published.commit[:10]}")
-            self._end_row("passed", f"folded onto {self.cfg.run_branch} at {published.commit[:10]}")
+            self._say(f"folded onto {self.cfg.board.run_branch} at {published.commit[:10]}")
+            self._end_row(
+                "passed", f"folded onto {self.cfg.board.run_branch} at {published.commit[:10]}"
+            )
             branch = gitutil.out(self.tree, "branch", "--show-current")
             self._remove_tree(f"{self.card_id} was published")
             publishing.drop_folded_branch(self.cfg, branch)
@@ -525,7 +527,7 @@ class Drive(TreeSteps, BackOffSteps):
     def _climb(self, why: str, top_cls: str, tail: str) -> None:
         """One rung up, or at the top a block; the failed attempt is saved, then removed."""
         why += depwork.note(self.cfg, self.store, self.store.get(self.card_id), self.start)
-        if self.rung + 1 >= len(self.cfg.ladder):
+        if self.rung + 1 >= len(self.cfg.coder.ladder):
             log = self._log_rel()
             self._block(
                 top_cls,
@@ -533,7 +535,7 @@ class Drive(TreeSteps, BackOffSteps):
                 f"its log: {log}",
                 tail,
             )
-        nxt = self.cfg.ladder[self.rung + 1]
+        nxt = self.cfg.coder.ladder[self.rung + 1]
         self._edge_check("climb")
         self._comment(
             f"attempt {self.attempt} (tier {self.tier}) failed: {why}; climbing to tier {nxt}",

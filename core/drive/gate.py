@@ -46,13 +46,13 @@ def run_gate(
     `{worktree}`, `{card}` and `{brief}` are substituted as in the coder's argv, and the
     gate's environment has BOARD_CARD, BOARD_BRIEF and BOARD_WORKTREE: a gate can check
     the card it gates (e.g. run only that card's acceptance tests)."""
-    argv = gitutil.argv_with(cfg.gate_argv, worktree=str(tree), card=card, brief=brief)
+    argv = gitutil.argv_with(cfg.gate.argv, worktree=str(tree), card=card, brief=brief)
     full_env = {"BOARD_CARD": card, "BOARD_BRIEF": brief, "BOARD_WORKTREE": str(tree)}
     full_env.update(env or {})
     res = proc.stream(
         argv,
         cwd=tree,
-        timeout=cfg.gate_timeout_s,
+        timeout=cfg.gate.timeout_s,
         on_line=on_line,
         on_start=on_start,
         env=full_env,
@@ -62,7 +62,7 @@ def run_gate(
         return GateVerdict("red", f"the gate {argv[0]!r} could not be started", tail)
     if res.timed_out:
         return GateVerdict(
-            "red", f"the gate ran past gate.timeout_s ({cfg.gate_timeout_s:g}s)", tail
+            "red", f"the gate ran past gate.timeout_s ({cfg.gate.timeout_s:g}s)", tail
         )
     sig = res.killed_by_signal
     if sig is not None:

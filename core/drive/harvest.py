@@ -73,7 +73,9 @@ class Harvest:
 
 
 def _is_scratch(cfg: Config, path: str) -> bool:
-    return any(path == s.strip("/") or path.startswith(s.strip("/") + "/") for s in cfg.scratch)
+    return any(
+        path == s.strip("/") or path.startswith(s.strip("/") + "/") for s in cfg.board.scratch
+    )
 
 
 def tree_changes(cfg: Config, tree: Path) -> list[tuple[str, str]]:

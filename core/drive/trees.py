@@ -106,9 +106,9 @@ class TreeSteps:
             )
         for line in plan.lines():
             self._say(line)
-        if not self.cfg.tree_setup:
+        if not self.cfg.tree.setup:
             return
-        self._say(f"== setup: {len(self.cfg.tree_setup)} command(s) from [tree] setup ==")
+        self._say(f"== setup: {len(self.cfg.tree.setup)} command(s) from [tree] setup ==")
         end = setup.run_setup(
             self.cfg,
             self.tree,
@@ -180,12 +180,12 @@ class TreeSteps:
             return False
         self.tree, self.start = tree, tip
         self._say(
-            f"{tree} holds {self.cfg.run_branch}'s tip {tip[:10]} and work of its own "
+            f"{tree} holds {self.cfg.board.run_branch}'s tip {tip[:10]} and work of its own "
             "(resolved by hand): it is this build, with no coder"
         )
         self._comment(
             f"attempt {self.attempt}: took the kept tree {tree}, resolved onto "
-            f"{self.cfg.run_branch} by hand, as the build: the gate and the fold run on it"
+            f"{self.cfg.board.run_branch} by hand, as the build: the gate and the fold run on it"
         )
         return True
 

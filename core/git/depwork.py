@@ -35,10 +35,10 @@ def work_commit(cfg: Config, store: Store, dep_id: str) -> tuple[str, str] | Non
         if m:
             commit = gitutil.rev(cfg.root, m.group(1))
             if commit:
-                return commit, f"folded onto {cfg.run_branch}"
+                return commit, f"folded onto {cfg.board.run_branch}"
     names = [f"refs/heads/feat/{dep_id}"]
-    if cfg.remote:
-        names.append(f"refs/remotes/{cfg.remote}/feat/{dep_id}")
+    if cfg.publish.remote:
+        names.append(f"refs/remotes/{cfg.publish.remote}/feat/{dep_id}")
     for name in names:
         commit = gitutil.rev(cfg.root, name)
         if commit:

@@ -86,7 +86,7 @@ def card_trees(cfg: Config, card_id: str) -> list[Path]:
     for entry in sorted(root.iterdir()):
         if entry.name.startswith("."):
             continue
-        if card_id_of(entry.name, cfg.prefix) == card_id:
+        if card_id_of(entry.name, cfg.board.prefix) == card_id:
             found.append(entry)
     return found
 
@@ -151,7 +151,7 @@ def listed_trees(cfg: Config) -> list[ListedTree]:
         elif line.startswith("branch refs/heads/"):
             branch = line[len("branch refs/heads/") :]
         elif not line and path is not None:  # a blank line ends each tree's block
-            trees.append(ListedTree(path, branch, card_id_of(path.name, cfg.prefix)))
+            trees.append(ListedTree(path, branch, card_id_of(path.name, cfg.board.prefix)))
             path = None
     return trees
 

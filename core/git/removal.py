@@ -123,7 +123,7 @@ def ignored_files(cfg: Config, tree: Path) -> Dropped:
         "--exclude-standard",
         "--directory",
     )
-    scratch = [n for n in (s.strip("/") for s in cfg.scratch) if n]
+    scratch = [n for n in (s.strip("/") for s in cfg.board.scratch) if n]
     dropped = Dropped()
     for path in res.stdout.split("\0"):
         bare = path.rstrip("/")

@@ -62,9 +62,11 @@ def file_lock(path: Path, timeout: float, what: str) -> AbstractContextManager[N
 
 def run_lock(cfg: Config, timeout: float | None = None) -> AbstractContextManager[None]:
     """The per-run write lock: one fold (and its harvest, and a take-in) at a time."""
-    wait = cfg.publish_timeout_s if timeout is None else timeout
+    wait = cfg.publish.timeout_s if timeout is None else timeout
     return file_lock(
-        lock_path(cfg, f"run-{cfg.run_branch}"), wait, f"the run lock of {cfg.run_branch}"
+        lock_path(cfg, f"run-{cfg.board.run_branch}"),
+        wait,
+        f"the run lock of {cfg.board.run_branch}",
     )
 
 
@@ -75,33 +77,34 @@ def run_lock(cfg: Config, timeout: float | None = None) -> AbstractContextManage
 def base_ref(cfg: Config) -> str:
     """The base as git names it: `<remote>/<base>` when that remote-tracking branch exists,
     else the local `<base>`; refused (NotFound) when neither exists. One git call."""
-    names = [f"refs/remotes/{cfg.remote}/{cfg.base}"] if cfg.remote else []
-    names.append(f"refs/heads/{cfg.base}")
+    names = [f"refs/remotes/{cfg.publish.remote}/{cfg.board.base}"] if cfg.publish.remote else []
+    names.append(f"refs/heads/{cfg.board.base}")
     found = set(gitutil.lines(gitutil.out(cfg.root, "for-each-ref", "--format=%(refname)", *names)))
     for name in names:
         if name in found:
             return name.removeprefix("refs/heads/").removeprefix("refs/remotes/")
     raise NotFound(
-        f"base branch {cfg.base!r} not found (neither {cfg.remote}/{cfg.base} nor local)"
+        f"base branch {cfg.board.base!r} not found "
+        f"(neither {cfg.publish.remote}/{cfg.board.base} nor local)"
     )
 
 
 def folds(cfg: Config) -> bool:
-    return cfg.publish_mode == "fold"
+    return cfg.publish.mode == "fold"
 
 
 def start_ref(cfg: Config) -> str:
     """What fresh trees start from and stranded diffs compare with, by name: the run branch
     in `fold` mode (once it exists), else the base."""
-    if folds(cfg) and gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}") is not None:
-        return cfg.run_branch
+    if folds(cfg) and gitutil.rev(cfg.root, f"refs/heads/{cfg.board.run_branch}") is not None:
+        return cfg.board.run_branch
     return base_ref(cfg)
 
 
 def pick_target(cfg: Config) -> str:
     """Where a picked or salvaged change lands by default: the run branch (`fold`) or the
     base (`push`). The TUI, the recovery commands and the CLI all ask this one function."""
-    return cfg.run_branch if folds(cfg) else cfg.base
+    return cfg.board.run_branch if folds(cfg) else cfg.board.base
 
 
 def checked_out_at(cfg: Config, branch: str) -> str | None:
@@ -123,28 +126,28 @@ def checked_out_at(cfg: Config, branch: str) -> str | None:
 def on_remote(cfg: Config) -> bool:
     """Whether the run branch lives on the remote (`publish.run_on_remote`): a board on
     several hosts, each in its own clone, folds onto one branch there."""
-    return folds(cfg) and cfg.run_on_remote and bool(cfg.remote)
+    return folds(cfg) and cfg.publish.run_on_remote and bool(cfg.publish.remote)
 
 
 def sync(cfg: Config) -> str | None:
     """Fetch the remote run branch and move the local one to it; its tip, or None when the
     remote has none yet. The local run branch only follows: every fold pushes first, so a
     local commit the remote lacks means someone moved it by hand, and that is refused."""
-    run = cfg.run_branch
-    tracking = f"refs/remotes/{cfg.remote}/{run}"
+    run = cfg.board.run_branch
+    tracking = f"refs/remotes/{cfg.publish.remote}/{run}"
     res = gitutil.git(
         cfg.root,
         "fetch",
         "--quiet",
-        cfg.remote,
+        cfg.publish.remote,
         f"+refs/heads/{run}:{tracking}",
         check=False,
-        timeout=cfg.publish_timeout_s,
+        timeout=cfg.publish.timeout_s,
     )
     if res.returncode != 0:
         if "couldn't find remote ref" in res.stderr:
             return None
-        raise Refused(f"cannot fetch {run} from {cfg.remote}: {res.stderr.strip()}")
+        raise Refused(f"cannot fetch {run} from {cfg.publish.remote}: {res.stderr.strip()}")
     tip = gitutil.rev(cfg.root, tracking)
     if tip is None:
         return None
@@ -154,8 +157,9 @@ def sync(cfg: Config) -> str | None:
             cfg.root, "merge-base", "--is-ancestor", local, tip
         ):
             raise Refused(
-                f"the local {run} has commits {cfg.remote}/{run} lacks; the run branch lives "
-                f"on the remote: push them there by hand, or reset the local {run}"
+                f"the local {run} has commits {cfg.publish.remote}/{run} lacks; "
+                "the run branch lives on the remote: push them there by hand, "
+                f"or reset the local {run}"
             )
         gitutil.git(cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/heads/{run}", tip)
     return tip
@@ -166,25 +170,29 @@ def push_run(cfg: Config, new: str, expected: str | None) -> bool:
     exist yet): `git push --force-with-lease`, the compare-and-swap on the remote. False
     when another host moved it first (fetch, rebase and try again); the local run branch
     follows a push that landed."""
-    run = cfg.run_branch
+    run = cfg.board.run_branch
     res = gitutil.git(
         cfg.root,
         *gitutil.NO_HOOKS,
         "push",
         "--porcelain",
         f"--force-with-lease=refs/heads/{run}:{expected or ''}",
-        cfg.remote,
+        cfg.publish.remote,
         f"{new}:refs/heads/{run}",
         check=False,
-        timeout=cfg.publish_timeout_s,
+        timeout=cfg.publish.timeout_s,
     )
     if res.returncode != 0:
         text = res.stdout + res.stderr
         if "stale info" in text or "rejected" in text or "fetch first" in text:
             return False
-        raise Refused(f"cannot push {run} to {cfg.remote}: {res.stderr.strip() or text.strip()}")
+        raise Refused(
+            f"cannot push {run} to {cfg.publish.remote}: {res.stderr.strip() or text.strip()}"
+        )
     gitutil.git(cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/heads/{run}", new)
-    gitutil.git(cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/remotes/{cfg.remote}/{run}", new)
+    gitutil.git(
+        cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/remotes/{cfg.publish.remote}/{run}", new
+    )
     return True
 
 
@@ -198,18 +206,24 @@ def ensure(cfg: Config) -> str:
                 return tip
             start = gitutil.rev(cfg.root, base_ref(cfg))
             if start is None:
-                raise Refused(f"the base {cfg.base} has no commit to start {cfg.run_branch} from")
+                raise Refused(
+                    f"the base {cfg.board.base} has no commit to start {cfg.board.run_branch} from"
+                )
             if push_run(cfg, start, None):
                 return start
-        raise Refused(f"{cfg.remote}/{cfg.run_branch} kept changing while it was created")
-    tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}")
+        raise Refused(
+            f"{cfg.publish.remote}/{cfg.board.run_branch} kept changing while it was created"
+        )
+    tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.board.run_branch}")
     if tip is not None:
         return tip
-    start = gitutil.rev(cfg.root, cfg.base)
+    start = gitutil.rev(cfg.root, cfg.board.base)
     if start is None:
-        raise Refused(f"neither the run branch {cfg.run_branch} nor the base {cfg.base} exists")
+        raise Refused(
+            f"neither the run branch {cfg.board.run_branch} nor the base {cfg.board.base} exists"
+        )
     gitutil.git(
-        cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/heads/{cfg.run_branch}", start, ""
+        cfg.root, *gitutil.NO_HOOKS, "update-ref", f"refs/heads/{cfg.board.run_branch}", start, ""
     )
     return start
 
@@ -251,7 +265,7 @@ def take_in_base(cfg: Config) -> TakeIn:
     base_tip = gitutil.rev(cfg.root, base)
     if base_tip is None or gitutil.ok(cfg.root, "merge-base", "--is-ancestor", base_tip, tip):
         return TakeIn(tip)
-    run_ref = f"refs/heads/{cfg.run_branch}"
+    run_ref = f"refs/heads/{cfg.board.run_branch}"
     if gitutil.ok(cfg.root, "merge-base", "--is-ancestor", tip, base_tip):
         new = base_tip
     else:
@@ -270,7 +284,7 @@ def take_in_base(cfg: Config) -> TakeIn:
             paths = sorted({p for p in lines[1:] if p}) if res.returncode == 1 else []
             return TakeIn(tip, base=base, conflicts=paths or [f"(git: {res.stderr.strip()})"])
         message = (
-            f"board: take in {base} ({base_tip[:10]}) onto {cfg.run_branch}\n\n"
+            f"board: take in {base} ({base_tip[:10]}) onto {cfg.board.run_branch}\n\n"
             f"The base moved on outside the board; the run branch takes it in so that new "
             "trees start from both.\n"
         )

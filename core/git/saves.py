@@ -338,12 +338,12 @@ def preserve_worktree(
 def _preserve(
     cfg: Config, tree: Path, why: str, kind: str = KIND_SAVED
 ) -> tuple[SaveResult | None, Work]:
-    card = card_id_of(tree.name, cfg.prefix)
+    card = card_id_of(tree.name, cfg.board.prefix)
     try:
         work = _snapshot(cfg, tree)
     except (GitError, OSError) as exc:
         raise StrandedWorkError(
-            str(tree), "unknown: it could not be read", _why(exc), cfg.base
+            str(tree), "unknown: it could not be read", _why(exc), cfg.board.base
         ) from exc
     _fault("after-snapshot")
     if work.nested:
@@ -388,19 +388,19 @@ def _save_branch(
 ) -> SaveResult | None:
     """Save a branch's unique, unpublished commits (a husk's, or a leftover branch's)."""
     short = _short(branch_ref)
-    remote = cfg.remote
+    remote = cfg.publish.remote
     pub_names = [
         *(
             [
                 f"refs/remotes/{remote}/{short}",
-                f"refs/remotes/{remote}/{cfg.base}",
+                f"refs/remotes/{remote}/{cfg.board.base}",
                 f"refs/remotes/{remote}/HEAD",
             ]
             if remote
             else []
         ),
-        f"refs/heads/{cfg.base}",
-        f"refs/heads/{cfg.run_branch}",
+        f"refs/heads/{cfg.board.base}",
+        f"refs/heads/{cfg.board.run_branch}",
     ]
     refs = _refs(cfg.root, [branch_ref, *pub_names, f"{STRANDED_REFS}{tree_dir}/"])
     if branch_ref not in refs:
@@ -413,7 +413,7 @@ def _save_branch(
     if any(_merge_changes_nothing(cfg.root, p, tip) for p in pubs):
         return None
     base_name = next((n for n in _start_names(cfg) if n in refs), None)
-    base = _short(base_name) if base_name else cfg.base
+    base = _short(base_name) if base_name else cfg.board.base
     start = own_start(cfg, cfg.root, [tip], branch_ref)
     if start:
         mb = start

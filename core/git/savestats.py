@@ -170,7 +170,7 @@ def _read_stats(cfg: Config) -> _StatsFile:
     text = saves.stats_text(cfg) if folder is not None else ""
     if folder is None or not text:
         return _StatsFile(cfg, "", {}, {})
-    key = f"{cfg.prefix}\n{text}"
+    key = f"{cfg.board.prefix}\n{text}"
     kept = tomlcache.load_keyed(folder, naming.STATS_KEPT, _KEPT_MAGIC)
     read: _StatsFile | None = None
     if kept is not None and _rows(rows := kept[1]):
@@ -268,7 +268,7 @@ def _read_plain_lines(cfg: Config, text: str, lines: list[str]) -> _StatsFile | 
         return None
     if None in found:  # a save that named no card: its tree's, as `_branches` reads it
         for i in _where(map(is_, found, repeat(None))):
-            found[i] = naming.card_id_of(dirs[i], cfg.prefix)
+            found[i] = naming.card_id_of(dirs[i], cfg.board.prefix)
     rows = zip(names, found, dirs, map(_LAST, split), commits, *counts, kinds, strict=True)
     ready = dict(zip(commits, map(tuple.__new__, repeat(StrandedBranch), rows), strict=True))
     return _StatsFile(cfg, text, ready)
@@ -278,7 +278,7 @@ def _read_lines(cfg: Config, text: str, lines: list[str]) -> _StatsFile:
     """The stats file's lines read one by one: any line a save ever wrote, and damage."""
     cache: dict[str, _CachedStats] = {}
     ready: dict[str, StrandedBranch] = {}
-    card_of, prefix, new, row = naming.card_id_of, cfg.prefix, tuple.__new__, StrandedBranch
+    card_of, prefix, new, row = naming.card_id_of, cfg.board.prefix, tuple.__new__, StrandedBranch
     stats_of = _stats_of
     for line in lines:
         f = line.split("\t")

@@ -42,7 +42,7 @@ class Pushed:
 
 
 def _tracking(cfg: Config, branch: str) -> str:
-    return f"refs/remotes/{cfg.remote}/{branch}"
+    return f"refs/remotes/{cfg.publish.remote}/{branch}"
 
 
 def _refs(cfg: Config, pattern: str) -> dict[str, str]:
@@ -58,7 +58,7 @@ def unpushed(cfg: Config, buried: Buried | None = None) -> list[str]:
     """Local stranded branches the remote does not hold (as this clone last saw it), but
     for a buried save (it is deleted at this sweep, never pushed back)."""
     local = _refs(cfg, f"refs/heads/{STRANDED_PREFIX}")
-    remote = _refs(cfg, f"refs/remotes/{cfg.remote}/{STRANDED_PREFIX}")
+    remote = _refs(cfg, f"refs/remotes/{cfg.publish.remote}/{STRANDED_PREFIX}")
     out = []
     for ref, oid in sorted(local.items()):
         branch = ref.removeprefix("refs/heads/")
@@ -77,10 +77,10 @@ def push_stranded(cfg: Config, branches: list[str]) -> list[Pushed]:
         *gitutil.NO_HOOKS,
         "push",
         "--porcelain",
-        cfg.remote,
+        cfg.publish.remote,
         *specs,
         check=False,
-        timeout=cfg.publish_timeout_s,
+        timeout=cfg.publish.timeout_s,
     )
     said = {}
     for line in gitutil.lines(res.stdout):
@@ -104,10 +104,10 @@ def fetch_stranded(cfg: Config) -> bool:
         "fetch",
         "--quiet",
         "--prune",
-        cfg.remote,
-        f"+refs/heads/{prefix}*:refs/remotes/{cfg.remote}/{prefix}*",
+        cfg.publish.remote,
+        f"+refs/heads/{prefix}*:refs/remotes/{cfg.publish.remote}/{prefix}*",
         check=False,
-        timeout=cfg.publish_timeout_s,
+        timeout=cfg.publish.timeout_s,
     )
     return res.returncode == 0
 
@@ -118,8 +118,8 @@ def adopt_fetched(cfg: Config, buried: Buried | None = None) -> list[str]:
     prefix = STRANDED_PREFIX
     local = _refs(cfg, f"refs/heads/{prefix}")
     made = []
-    for ref, oid in sorted(_refs(cfg, f"refs/remotes/{cfg.remote}/{prefix}").items()):
-        branch = ref.removeprefix(f"refs/remotes/{cfg.remote}/")
+    for ref, oid in sorted(_refs(cfg, f"refs/remotes/{cfg.publish.remote}/{prefix}").items()):
+        branch = ref.removeprefix(f"refs/remotes/{cfg.publish.remote}/")
         if f"refs/heads/{branch}" in local or (branch, oid) in (buried or ()):
             continue
         made_ok = gitutil.git(
@@ -127,7 +127,7 @@ def adopt_fetched(cfg: Config, buried: Buried | None = None) -> list[str]:
             *gitutil.NO_HOOKS,
             "update-ref",
             "-m",
-            f"board: saved work from {cfg.remote}",
+            f"board: saved work from {cfg.publish.remote}",
             f"refs/heads/{branch}",
             oid,
             _ZERO,
@@ -160,10 +160,10 @@ def drop_buried(cfg: Config, buried: Buried) -> Dropped:
         ):
             here.append(branch)
     remote = []
-    if cfg.remote:
-        tracking = _refs(cfg, f"refs/remotes/{cfg.remote}/{STRANDED_PREFIX}")
+    if cfg.publish.remote:
+        tracking = _refs(cfg, f"refs/remotes/{cfg.publish.remote}/{STRANDED_PREFIX}")
         for ref, oid in sorted(tracking.items()):
-            branch = ref.removeprefix(f"refs/remotes/{cfg.remote}/")
+            branch = ref.removeprefix(f"refs/remotes/{cfg.publish.remote}/")
             if (branch, oid) in buried and delete_remote(cfg, branch, oid):
                 remote.append(branch)
     return Dropped(here, remote)
@@ -192,10 +192,10 @@ def delete_remote(cfg: Config, branch: str, commit: str) -> bool:
         "push",
         "--porcelain",
         f"--force-with-lease=refs/heads/{branch}:{commit}",
-        cfg.remote,
+        cfg.publish.remote,
         f":refs/heads/{branch}",
         check=False,
-        timeout=cfg.publish_timeout_s,
+        timeout=cfg.publish.timeout_s,
     )
     return res.returncode == 0
 
@@ -212,7 +212,7 @@ def sweep(cfg: Config, store: Store, log: Callable[..., Any]) -> list[Pushed]:
     for branch in dropped.here:
         log("dropped-save", branch=branch, reason="buried in the store")
     for branch in dropped.remote:
-        log("dropped-save", branch=branch, where=cfg.remote)
+        log("dropped-save", branch=branch, where=cfg.publish.remote)
     for made in adopt_fetched(cfg, buried) if fetched else []:
         log("fetched-save", branch=made)
     landed = []

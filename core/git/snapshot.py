@@ -103,10 +103,10 @@ def base_ref(cfg: Config) -> str:
 def _start_names(cfg: Config) -> list[str]:
     """The refs a save's stats and "inspect" command compare with, first found wins: the
     run branch in `fold` mode (trees start at its tip), then the base (see runbranch)."""
-    names = [f"refs/heads/{cfg.run_branch}"] if runbranch.folds(cfg) else []
-    if cfg.remote:
-        names.append(f"refs/remotes/{cfg.remote}/{cfg.base}")
-    return [*names, f"refs/heads/{cfg.base}"]
+    names = [f"refs/heads/{cfg.board.run_branch}"] if runbranch.folds(cfg) else []
+    if cfg.publish.remote:
+        names.append(f"refs/remotes/{cfg.publish.remote}/{cfg.board.base}")
+    return [*names, f"refs/heads/{cfg.board.base}"]
 
 
 def _short(ref: str) -> str:
@@ -209,7 +209,7 @@ def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None, unhidden: bool
     """
     if not unhidden:
         unhide(tree, env)
-    names = [n for n in (s.strip("/") for s in cfg.scratch) if n]
+    names = [n for n in (s.strip("/") for s in cfg.board.scratch) if n]
     # only a scratch path that is there can make `git add` fail; an absent one is excluded
     # as it is, and asks git nothing (the usual case: one process fewer per save)
     present = [n for n in names if os.path.lexists(tree / n)]
@@ -355,8 +355,8 @@ def own_start(cfg: Config, cwd: Path, tips: Sequence[str], branch: str | None) -
     mine = ["--exclude=refs/heads/stranded/*", "--exclude=refs/remotes/*/stranded/*"]
     if branch:
         mine.append(f"--exclude={branch}")
-        if cfg.remote and short:
-            mine.append(f"--exclude=refs/remotes/{cfg.remote}/{short}")
+        if cfg.publish.remote and short:
+            mine.append(f"--exclude=refs/remotes/{cfg.publish.remote}/{short}")
     res = git(
         cwd,
         "rev-list",
@@ -397,12 +397,16 @@ def _history(cfg: Config, tree: Path, work: Work) -> str | None:
         name_branch = _branch_of_tree_name(tree.name)
         work.branch = f"refs/heads/{name_branch}" if name_branch else None
     short_branch = _short(work.branch) if work.branch else ""
-    remote = cfg.remote
+    remote = cfg.publish.remote
     pub_names = [
         *([f"refs/remotes/{remote}/{short_branch}"] if remote and short_branch else []),
-        *([f"refs/remotes/{remote}/{cfg.base}", f"refs/remotes/{remote}/HEAD"] if remote else []),
-        f"refs/heads/{cfg.base}",
-        f"refs/heads/{cfg.run_branch}",
+        *(
+            [f"refs/remotes/{remote}/{cfg.board.base}", f"refs/remotes/{remote}/HEAD"]
+            if remote
+            else []
+        ),
+        f"refs/heads/{cfg.board.base}",
+        f"refs/heads/{cfg.board.run_branch}",
     ]
     patterns = [*pub_names, f"{STRANDED_REFS}{tree.name}/"]
     if work.branch:
@@ -412,7 +416,7 @@ def _history(cfg: Config, tree: Path, work: Work) -> str | None:
     tip = refs[work.branch][0] if work.branch and work.branch in refs else None
     work.branch_tip = tip
     base_name = next((n for n in _start_names(cfg) if n in refs), None)
-    work.base_ref = _short(base_name) if base_name else cfg.base
+    work.base_ref = _short(base_name) if base_name else cfg.board.base
     base_commit = refs[base_name][0] if base_name else None
 
     # commits: held by HEAD or the tree's branch and by no other ref, minus published content

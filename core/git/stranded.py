@@ -198,7 +198,7 @@ def _branches(
     # stranded/<tree dir>/<stamp>; stranded/<stamp> (made by hand) has no tree dir
     trees = [name[9:cut] if (cut := name.find("/", 9)) >= 0 else "" for name in names]
     if None in found:
-        card_of, prefix, mended = naming.card_id_of, cfg.prefix, list(found)
+        card_of, prefix, mended = naming.card_id_of, cfg.board.prefix, list(found)
         for i in _where(map(is_, mended, repeat(None))):
             mended[i] = card_of(trees[i], prefix)
         cards = mended
@@ -234,7 +234,7 @@ def list_husks(cfg: Config) -> list[Husk]:
             Husk(
                 name=entry.name,
                 path=entry,
-                card=naming.card_id_of(tree, cfg.prefix),
+                card=naming.card_id_of(tree, cfg.board.prefix),
                 tree=tree,
                 stamp=m.group("stamp") if m else "",
             )

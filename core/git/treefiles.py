@@ -91,7 +91,7 @@ class SecretLeak(StrandedWorkError):
 
 def patterns(cfg: Config) -> list[str]:
     """`[tree] copy`, then the checkout's `.worktreeinclude` lines (comments and blanks out)."""
-    found = list(cfg.tree_copy)
+    found = list(cfg.tree.copy)
     data = read_regular(cfg.root / INCLUDE_FILE, MAX_INCLUDE_BYTES + 1)
     if len(data) > MAX_INCLUDE_BYTES:
         data = b""  # not a list of a few paths: read as none (doctor names it)
@@ -157,7 +157,7 @@ def _own_dirs(cfg: Config) -> list[str]:
     """The board's own places inside the checkout: never copied into a tree."""
     from board.core.config import BOARD_DIR
 
-    own = [BOARD_DIR, ".git", *cfg.scratch]
+    own = [BOARD_DIR, ".git", *cfg.board.scratch]
     try:
         own.append(str(cfg.worktrees_dir.relative_to(cfg.root.resolve())))
     except ValueError:
@@ -396,4 +396,4 @@ def check_save(cfg: Config, tree: Path, snapshot: str) -> None:
     about to go on a branch holds a copied value or a copied file."""
     leak = leak_in(cfg, tree, snapshot)
     if leak is not None:
-        raise SecretLeak(str(tree), leak, cfg.base)
+        raise SecretLeak(str(tree), leak, cfg.board.base)

@@ -52,7 +52,7 @@ def resolved_onto_run(cfg: Config, tree: Path) -> str | None:
     resolution, ready to gate and fold); None otherwise, and always in `push` mode."""
     if not runbranch.folds(cfg) or rebase_in_progress(tree):
         return None
-    tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}")
+    tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.board.run_branch}")
     head = gitutil.rev(tree, "HEAD")
     if tip is None or head is None or head == tip:
         return None

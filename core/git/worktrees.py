@@ -115,7 +115,7 @@ def discard_worktree(
     if kind not in KINDS:
         raise Refused(f"not a kind of save: {kind!r} (one of {', '.join(KINDS)})")
     tree = Path(os.path.abspath(tree))
-    card = card_id or card_id_of(tree.name, cfg.prefix)
+    card = card_id or card_id_of(tree.name, cfg.board.prefix)
     result = RemoveResult(tree=tree, card=card, why=why)
     with tree_lock(cfg, tree):
         cleanup(cfg)
@@ -133,7 +133,7 @@ def discard_worktree(
                 str(tree),
                 "unknown: processes still write in it",
                 f"processes {', '.join(map(str, running))} started there could not be stopped",
-                cfg.base,
+                cfg.board.base,
             )
         if state == "husk":
             branch = _husk_branch(cfg, tree, admin)
@@ -147,7 +147,7 @@ def discard_worktree(
                         str(tree),
                         f"a husk whose branch {_short(branch)} holds unpushed commits",
                         _why(exc),
-                        cfg.base,
+                        cfg.board.base,
                     ) from exc
                 if saved:
                     result.branch_saves.append(saved)
@@ -313,7 +313,7 @@ def sweep_orphans(
             continue
         if Path(os.path.abspath(entry)).resolve() in live:
             continue
-        card = card_id_of(entry.name, cfg.prefix)
+        card = card_id_of(entry.name, cfg.board.prefix)
         if card is None:
             _log_once(
                 f"unparsed:{entry}",
@@ -393,7 +393,7 @@ def create_worktree(
             saved = _save_branch(cfg, f"refs/heads/{branch}", name, card_id, "create_worktree")
         except (GitError, OSError) as exc:
             raise StrandedWorkError(
-                str(path), f"branch {branch} holds unpushed commits", _why(exc), cfg.base
+                str(path), f"branch {branch} holds unpushed commits", _why(exc), cfg.board.base
             ) from exc
         if saved is not None and store is not None:
             store.add_comment(

@@ -75,7 +75,7 @@ def approve(
     with card_lock(cfg, card_id, f"an approve of {card_id}"):
         card = store.get(card_id)
         _check_approvable(card, expect_version)
-        pushing = cfg.publish_mode == "push"
+        pushing = cfg.publish.mode == "push"
         source = branch_to_push(cfg, card) if pushing else fold_source(cfg, card)
         note = "approved" + (f": {' '.join(reason.split())}" if reason and reason.strip() else "")
         card = store.update(
@@ -96,7 +96,7 @@ def approve(
             raise Conflict(f"{card.id}: {res.reason}; nothing was published")
         if res.outcome == "done":
             after_fold(cfg, store, card.id, tree, f"{card.id} was approved and folded")
-            line = f"folded onto {cfg.run_branch} at {res.commit[:10]}"
+            line = f"folded onto {cfg.board.run_branch} at {res.commit[:10]}"
             return ApproveResult(store.get(card.id), "done", commit=res.commit, lines=[line])
         return ApproveResult(store.get(card.id), res.outcome, lines=[res.reason])
 

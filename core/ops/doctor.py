@@ -128,9 +128,9 @@ def diagnose(root: Path, on_check: Callable[[Check], None] = _ignore) -> list[Ch
     add(_store(cfg))
     add(_ignored(cfg))
     add(_tracked(cfg))
-    if cfg.publish_mode == "push" or runbranch.on_remote(cfg):
+    if cfg.publish.mode == "push" or runbranch.on_remote(cfg):
         add(_remote(cfg))
-    if cfg.publish_mode == "push":
+    if cfg.publish.mode == "push":
         add(_forge(cfg))
     if base and run:
         _in_tree(cfg, add)
@@ -138,7 +138,7 @@ def diagnose(root: Path, on_check: Callable[[Check], None] = _ignore) -> list[Ch
     add(_copy_check(cfg, None))
     add(Check("tree", SKIP, "no fresh tree made: the base or the run branch is missing"))
     env = dict(os.environ)
-    for name in cfg.ladder:
+    for name in cfg.coder.ladder:
         add(_tier(cfg, name, cfg.root, env))
     add(Check("gate", SKIP, "not run: no fresh tree"))
     return checks
@@ -166,15 +166,15 @@ def _base(cfg: Config) -> Check:
     except BoardError as exc:
         return Check("base", FAIL, f"{exc.line()}: [board] base in board.toml names it")
     tip = gitutil.rev(cfg.root, ref) or ""
-    return Check("base", OK, f"{cfg.base} ({ref} at {tip[:10]})")
+    return Check("base", OK, f"{cfg.board.base} ({ref} at {tip[:10]})")
 
 
 def _run_branch(cfg: Config) -> Check:
     if not runbranch.folds(cfg):
         return Check("run-branch", OK, "not used: publish.mode is push (trees start at the base)")
-    refs = [f"refs/heads/{cfg.run_branch}"]
+    refs = [f"refs/heads/{cfg.board.run_branch}"]
     if runbranch.on_remote(cfg):
-        refs.append(f"refs/remotes/{cfg.remote}/{cfg.run_branch}")
+        refs.append(f"refs/remotes/{cfg.publish.remote}/{cfg.board.run_branch}")
     for ref in refs:
         tip = gitutil.rev(cfg.root, ref)
         if tip is not None:
@@ -182,7 +182,8 @@ def _run_branch(cfg: Config) -> Check:
     return Check(
         "run-branch",
         FAIL,
-        f"the run branch {cfg.run_branch} does not exist: `board init` creates it from the base",
+        f"the run branch {cfg.board.run_branch} does not exist: "
+        "`board init` creates it from the base",
     )
 
 
@@ -211,7 +212,11 @@ def _ignored(cfg: Config) -> Check:
     """`.board/`, the trees' folder and the scratch folders are ignored by git (board init
     writes them into .git/info/exclude): else the checkout shows them as work, and a scratch
     folder in a tree would be committed as the card's."""
-    want = [".board/", f"{cfg.worktrees.strip('/')}/", *(f"{s.strip('/')}/" for s in cfg.scratch)]
+    want = [
+        ".board/",
+        f"{cfg.board.worktrees.strip('/')}/",
+        *(f"{s.strip('/')}/" for s in cfg.board.scratch),
+    ]
     res = gitutil.git(
         cfg.root,
         "check-ignore",
@@ -266,26 +271,28 @@ def _tracked(cfg: Config) -> Check:
 
 
 def _remote(cfg: Config) -> Check:
-    if not cfg.remote:
+    if not cfg.publish.remote:
         return Check("remote", FAIL, "publish.remote is empty: push mode needs a remote")
-    res = gitutil.git(cfg.root, "remote", "get-url", cfg.remote, check=False)
+    res = gitutil.git(cfg.root, "remote", "get-url", cfg.publish.remote, check=False)
     if res.returncode != 0:
         return Check(
-            "remote", FAIL, f"no remote {cfg.remote!r} in this clone (publish.remote names it)"
+            "remote",
+            FAIL,
+            f"no remote {cfg.publish.remote!r} in this clone (publish.remote names it)",
         )
     url = re.sub(r"(://)[^/@]*@", r"\1", res.stdout.strip())  # no user or token shown
-    return Check("remote", OK, f"{cfg.remote} is {url}")
+    return Check("remote", OK, f"{cfg.publish.remote} is {url}")
 
 
 def _forge(cfg: Config) -> Check:
     """The PR command's program (and the PR state and merge commands', when set)."""
-    if not cfg.pr_argv:
+    if not cfg.publish.pr_argv:
         return Check(
             "forge", WARN, "publish.pr_argv is empty: pushed branches wait for a PR opened by hand"
         )
-    wanted = [("pr_argv", cfg.pr_argv), ("pr_state_argv", cfg.pr_state_argv)]
-    if cfg.auto_merge:
-        wanted.append(("merge_argv", cfg.merge_argv))
+    wanted = [("pr_argv", cfg.publish.pr_argv), ("pr_state_argv", cfg.publish.pr_state_argv)]
+    if cfg.publish.auto_merge:
+        wanted.append(("merge_argv", cfg.publish.merge_argv))
     lines: list[str] = []
     missing: list[str] = []
     for key, argv in wanted:
@@ -299,7 +306,7 @@ def _forge(cfg: Config) -> Check:
         return Check(
             "forge", FAIL, f"not installed or not on PATH: {', '.join(missing)}", lines=lines
         )
-    return Check("forge", OK, f"{cfg.pr_argv[0]} is installed", lines=lines)
+    return Check("forge", OK, f"{cfg.publish.pr_argv[0]} is installed", lines=lines)
 
 
 def find_program(name: str, cwd: Path, path: str | None) -> str | None:
@@ -312,7 +319,7 @@ def find_program(name: str, cwd: Path, path: str | None) -> str | None:
 
 
 def _tier(cfg: Config, name: str, cwd: Path, env: dict[str, str]) -> Check:
-    tier = cfg.tiers.get(name)
+    tier = cfg.coder.tiers.get(name)
     if tier is None or not tier.argv:
         return Check(f"tier:{name}", FAIL, f"the ladder names {name!r}, but it has no argv")
     program = gitutil.argv_with(tier.argv[:1], worktree=str(cwd), card="", brief="")[0]
@@ -464,15 +471,15 @@ def _start_check(cfg: Config, start: str, seconds: float) -> Check:
         base = runbranch.base_ref(cfg)
     except BoardError:
         base = ""
-    where = cfg.run_branch if runbranch.folds(cfg) else base
+    where = cfg.board.run_branch if runbranch.folds(cfg) else base
     if runbranch.folds(cfg):
         tip = gitutil.rev(cfg.root, base) if base else None
         if tip and not gitutil.ok(cfg.root, "merge-base", "--is-ancestor", tip, start):
             return Check(
                 "start-point",
                 FAIL,
-                f"the base {base} moved on and conflicts with {cfg.run_branch}: merge it into "
-                "the run branch by hand (the board starts no new build until then)",
+                f"the base {base} moved on and conflicts with {cfg.board.run_branch}: "
+                "merge it into the run branch by hand (the board starts no new build until then)",
                 seconds,
             )
     return Check("start-point", OK, f"{where} at {start[:10]}", seconds)
@@ -490,17 +497,17 @@ def _tree_checks(
         add(_copy_check(cfg, copied))
     # a slot past any a loop on this machine holds (1..max_concurrent): no port of a
     # running drive's is taken
-    env = tree_setup.tree_env(cfg, tree, "", cfg.max_concurrent + 1)
+    env = tree_setup.tree_env(cfg, tree, "", cfg.board.max_concurrent + 1)
     set_up = add(_setup(cfg, tree, env, child)).ok
     full = {**os.environ, **env}
-    for name in cfg.ladder:
+    for name in cfg.coder.ladder:
         add(_tier(cfg, name, tree, full))
     if not set_up:
         add(Check("gate", SKIP, "not run: setup failed"))
         return
-    if cfg.gate_format_argv:
+    if cfg.gate.format_argv:
         add(_format(cfg, tree, env, child))
-    if not cfg.gate_argv:
+    if not cfg.gate.argv:
         add(
             Check(
                 "gate",
@@ -540,7 +547,7 @@ def _node_modules(cfg: Config, tree: Path) -> Check | None:
 
 
 def _setup(cfg: Config, tree: Path, env: dict[str, str], child: _Child) -> Check:
-    if not cfg.tree_setup:
+    if not cfg.tree.setup:
         return Check("setup", OK, "none: [tree] setup is empty")
     end = tree_setup.run_setup(cfg, tree, env, _no_line, on_start=child.started)
     child.ended()
@@ -549,17 +556,17 @@ def _setup(cfg: Config, tree: Path, env: dict[str, str], child: _Child) -> Check
     if not end.ok:
         tail = end.tail.splitlines()[-TAIL_LINES:]
         return Check("setup", FAIL, end.reason, end.seconds, lines + [f"| {t}" for t in tail])
-    n = len(cfg.tree_setup)
+    n = len(cfg.tree.setup)
     return Check("setup", OK, f"{n} command(s) ran in a fresh tree", end.seconds, lines)
 
 
 def _format(cfg: Config, tree: Path, env: dict[str, str], child: _Child) -> Check:
     """`gate.format_argv`, run before the gate as a drive runs it; a failure is said, and a
     drive goes on, so it does not fail."""
-    argv = gitutil.argv_with(cfg.gate_format_argv, worktree=str(tree))
+    argv = gitutil.argv_with(cfg.gate.format_argv, worktree=str(tree))
     t0 = time.monotonic()
     res = proc.stream(
-        argv, cwd=tree, timeout=cfg.gate_timeout_s, on_line=_no_line, env=env,
+        argv, cwd=tree, timeout=cfg.gate.timeout_s, on_line=_no_line, env=env,
         on_start=child.started,
     )  # fmt: skip
     child.ended()
@@ -596,7 +603,7 @@ def _imports(cfg: Config, tree: Path, env: dict[str, str], child: _Child) -> Che
     tree with no Python package."""
     names = pytrap.packages(tree)
     full = {"BOARD_CARD": "", "BOARD_BRIEF": "", **os.environ, **env}
-    argv = gitutil.argv_with(cfg.gate_argv, worktree=str(tree), card="", brief="")
+    argv = gitutil.argv_with(cfg.gate.argv, worktree=str(tree), card="", brief="")
     if pytrap.own_environment(argv):
         return None  # tox, nox: each run installs the project from the tree into its own env
     py = pytrap.interpreter(argv, tree, full.get("PATH"))
@@ -610,7 +617,7 @@ def _imports(cfg: Config, tree: Path, env: dict[str, str], child: _Child) -> Che
         return Check(
             "imports", OK, "no Python package in the tree (src/<pkg>, <pkg>/__init__.py) to check"
         )
-    found = pytrap.probe(py, tree, cfg.root, names, full, cfg.gate_timeout_s, child.started)
+    found = pytrap.probe(py, tree, cfg.root, names, full, cfg.gate.timeout_s, child.started)
     child.ended()
     py.shown = py.shown.replace(str(tree), "{worktree}")
     gate_py = f"the gate's python ({py.shown})" if py.named else f"{py.shown} on the gate's PATH"
@@ -624,7 +631,7 @@ def _imports(cfg: Config, tree: Path, env: dict[str, str], child: _Child) -> Che
     if found.ok:
         said = f"{gate_py} imports the project from the tree"
         return Check("imports", OK, said, found.seconds, found.lines)
-    fix = pytrap.fix_lines(tree, cfg.scratch[0])
+    fix = pytrap.fix_lines(tree, cfg.board.scratch[0])
     if not py.named:
         return Check(
             "imports",

@@ -39,7 +39,7 @@ def lost_hosts(cfg: Config, store: Store, host: str) -> dict[str, str]:
     lost = {}
     for other, heard in newest.items():
         when = failures.parse_stamp(heard)
-        if other != host and (when is None or (at - when).total_seconds() > cfg.host_lease_s):
+        if other != host and (when is None or (at - when).total_seconds() > cfg.board.host_lease_s):
             lost[other] = heard
     return lost
 
@@ -55,7 +55,7 @@ def give_back(cfg: Config, store: Store, host: str, log: Log) -> None:
             continue
         why = (
             f"{LEASE_LOST} (host {row.host}, last heartbeat {lost[row.host]}, "
-            f"board.host_lease_s {cfg.host_lease_s:g})"
+            f"board.host_lease_s {cfg.board.host_lease_s:g})"
         )
         store.update_drive(row.id, status="crashed", pgid=0, result=why)
         note = (

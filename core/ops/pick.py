@@ -135,7 +135,7 @@ def titles_from(store: Store | Callable[[], Store]) -> Callable[[str], str | Non
 
 def card_of_branch(cfg: Config, short: str) -> str | None:
     m = _REF_RE.match(short)
-    return naming.card_id_of(m.group("tree"), cfg.prefix) if m else None
+    return naming.card_id_of(m.group("tree"), cfg.board.prefix) if m else None
 
 
 def _identity_env(cfg: Config) -> dict[str, str]:
@@ -193,7 +193,7 @@ def pick(
     (`title_of(card)`, from the store) and the branch it was picked from.
     """
     short, tip = _branch(cfg, branch)
-    remote_run = runbranch.on_remote(cfg) and (onto or cfg.run_branch) == cfg.run_branch
+    remote_run = runbranch.on_remote(cfg) and (onto or cfg.board.run_branch) == cfg.board.run_branch
     if remote_run:
         runbranch.ensure(cfg)  # the local run branch at the remote's tip
     target_ref, old = _target(cfg, onto)

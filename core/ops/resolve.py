@@ -93,7 +93,7 @@ def _tree(cfg: Config, card: Card) -> Path:
     hint = f"; its work is saved on {', '.join(saved[:3])}" if saved else ""
     raise NotFound(
         f"{card.id}: has neither a tree nor a branch to resolve{hint}: "
-        f"`board requeue {card.id}` rebuilds it on {cfg.run_branch}"
+        f"`board requeue {card.id}` rebuilds it on {cfg.board.run_branch}"
     )
 
 
@@ -155,33 +155,33 @@ def resolve(store: Store, cfg: Config, card_id: str) -> ResolveResult:
                     tip,
                     env=_REBASE_ENV,
                     check=False,
-                    timeout=cfg.publish_timeout_s or gitutil.GIT_TIMEOUT_S,
+                    timeout=cfg.publish.timeout_s or gitutil.GIT_TIMEOUT_S,
                 )
         conflicts = treestate.unmerged_paths(tree)
         mine = branch_tip or gitutil.rev(tree, "HEAD") or tip  # mid-rebase, HEAD is theirs
         theirs = publish.other_side(tree, mine, tip, conflicts) if conflicts else []
         if treestate.rebase_in_progress(tree):
             reason = (
-                f"being resolved by hand in {tree}: a rebase onto {cfg.run_branch} "
+                f"being resolved by hand in {tree}: a rebase onto {cfg.board.run_branch} "
                 f"({tip[:10]}) stopped at a conflict in {', '.join(conflicts) or 'its tree'}; "
                 f"resolve it there, then `board resolve {card.id} --continue`"
             )
             outcome = "conflict"
             lines = [
-                f"{card.id}: rebasing {card.branch or 'its branch'} onto {cfg.run_branch} "
+                f"{card.id}: rebasing {card.branch or 'its branch'} onto {cfg.board.run_branch} "
                 f"({tip[:10]}) in {where}: conflicts in {', '.join(conflicts) or '(none listed)'}"
             ]
             if theirs:
-                lines.append(f"the other side ({cfg.run_branch}): " + "; ".join(theirs))
+                lines.append(f"the other side ({cfg.board.run_branch}): " + "; ".join(theirs))
             lines += _finish_lines(cfg, card, tree, conflicts)
         else:
             reason = (
-                f"resolved onto {cfg.run_branch} ({tip[:10]}) in {tree}: "
+                f"resolved onto {cfg.board.run_branch} ({tip[:10]}) in {tree}: "
                 f"`board resolve {card.id} --continue` runs the gate and folds it"
             )
             outcome = "clean"
             lines = [
-                f"{card.id}: {where} holds {cfg.run_branch}'s tip with no conflict left",
+                f"{card.id}: {where} holds {cfg.board.run_branch}'s tip with no conflict left",
                 f"next: board resolve {card.id} --continue   # runs the gate, folds",
             ]
         card = _say_where(store, card, reason)
@@ -213,12 +213,12 @@ def resolve_continue(store: Store, cfg: Config, card_id: str) -> ResolveResult:
                 "--continue",
                 env=_REBASE_ENV,
                 check=False,
-                timeout=cfg.publish_timeout_s or gitutil.GIT_TIMEOUT_S,
+                timeout=cfg.publish.timeout_s or gitutil.GIT_TIMEOUT_S,
             )
-        tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}")
+        tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.board.run_branch}")
         if tip is None or not gitutil.ok(tree, "merge-base", "--is-ancestor", tip, "HEAD"):
             raise Conflict(
-                f"{card.id}: {where} does not hold {cfg.run_branch}'s tip (it moved on "
+                f"{card.id}: {where} does not hold {cfg.board.run_branch}'s tip (it moved on "
                 f"meanwhile): run `board resolve {card.id}` again"
             )
     result = salvage(store, cfg, card.id)

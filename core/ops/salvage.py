@@ -104,7 +104,7 @@ def _resolve(cfg: Config, store: Store, target: str) -> _Target:
         if tip is None:
             raise NotFound(f"no stranded branch {name} (see `board stranded list`)")
         tree_dir = name[len(naming.STRANDED) :].split("/", 1)[0]
-        card_id = naming.card_id_of(tree_dir, cfg.prefix)
+        card_id = naming.card_id_of(tree_dir, cfg.board.prefix)
         card = store.find(card_id) if card_id else None
         if card is None:
             raise Refused(
@@ -139,10 +139,10 @@ def stranded_of(cfg: Config, card_id: str) -> list[str]:
 
 def _publish_target(cfg: Config) -> str:
     """The ref a publish lands on: the run branch (fold) or the base (push)."""
-    if cfg.publish_mode == "fold" and gitutil.rev(cfg.root, f"refs/heads/{cfg.run_branch}"):
-        return f"refs/heads/{cfg.run_branch}"
-    remote = f"refs/remotes/{cfg.remote}/{cfg.base}"
-    return remote if gitutil.rev(cfg.root, remote) else f"refs/heads/{cfg.base}"
+    if cfg.publish.mode == "fold" and gitutil.rev(cfg.root, f"refs/heads/{cfg.board.run_branch}"):
+        return f"refs/heads/{cfg.board.run_branch}"
+    remote = f"refs/remotes/{cfg.publish.remote}/{cfg.board.base}"
+    return remote if gitutil.rev(cfg.root, remote) else f"refs/heads/{cfg.board.base}"
 
 
 def _already_on(cfg: Config, tip: str, target_ref: str) -> bool:
@@ -168,10 +168,12 @@ def _nothing_to_publish(cfg: Config, t: _Target) -> str:
             return f"{cfg.rel(t.tree)} has no commit"
         if _already_on(cfg, head, where):
             return f"everything in {cfg.rel(t.tree)} is already on {short}"
-        if cfg.publish_mode == "push" and t.card.pr_url:
+        if cfg.publish.mode == "push" and t.card.pr_url:
             branch = gitutil.out(t.tree, "branch", "--show-current", check=False)
             remote = (
-                gitutil.rev(cfg.root, f"refs/remotes/{cfg.remote}/{branch}") if branch else None
+                gitutil.rev(cfg.root, f"refs/remotes/{cfg.publish.remote}/{branch}")
+                if branch
+                else None
             )
             if remote == head:
                 return f"{branch} is pushed as it stands and has its PR {t.card.pr_url}"
@@ -239,10 +241,10 @@ def _refuse_conflicts(cfg: Config, t: _Target) -> None:
     way = (
         f"`board resolve {t.card.id}` to resolve it by hand"
         if t.tree is not None
-        else f"`board requeue {t.card.id}` to rebuild it on {cfg.run_branch}"
+        else f"`board requeue {t.card.id}` to rebuild it on {cfg.board.run_branch}"
     )
     raise Conflict(
-        f"{t.name} still conflicts with {cfg.run_branch} in {', '.join(paths)}{other}; "
+        f"{t.name} still conflicts with {cfg.board.run_branch} in {', '.join(paths)}{other}; "
         f"nothing was changed: {way}"
     )
 
@@ -394,7 +396,7 @@ class _Salvage:
             self.result.forced = True
             draft_why = f"published with --force over a red gate ({verdict.reason})"
             self.say(draft_why)
-        if self.cfg.publish_mode == "push":
+        if self.cfg.publish.mode == "push":
             return self._push(draft_why)
         return self._fold(draft_why)
 
@@ -437,7 +439,7 @@ class _Salvage:
         tip, paths, _ = replay_conflicts(self.cfg, self.t.tip)
         if paths:
             raise Conflict(
-                f"{self.t.name} conflicts with {self.cfg.run_branch} in {', '.join(paths)}; "
+                f"{self.t.name} conflicts with {self.cfg.board.run_branch} in {', '.join(paths)}; "
                 "nothing was published"
             )
         tree = gitutil.out(
@@ -462,16 +464,18 @@ class _Salvage:
             env=gitutil.identity_env(),
             input_bytes=message.encode(),
         )
-        self.say(f"{self.t.branch} replayed onto {self.cfg.run_branch} ({tip[:10]}) as {new[:10]}")
+        self.say(
+            f"{self.t.branch} replayed onto {self.cfg.board.run_branch} ({tip[:10]}) as {new[:10]}"
+        )
         return new
 
     def _gate(self) -> GateVerdict | None:
-        if not self.cfg.gate_argv:
+        if not self.cfg.gate.argv:
             self.say("no gate is configured (gate.argv is empty): publishing as it stands")
             return None
         assert self.tree is not None
         self._check()
-        self.say(f"gate: {list(self.cfg.gate_argv)}")
+        self.say(f"gate: {list(self.cfg.gate.argv)}")
 
         def on_line(text: str) -> None:
             if self.log is not None:
@@ -522,11 +526,11 @@ class _Salvage:
             return self.result
         self.result.outcome = "done"
         self.result.commit = res.commit
-        self.say(f"folded onto {self.cfg.run_branch} at {res.commit[:10]}")
+        self.say(f"folded onto {self.cfg.board.run_branch} at {res.commit[:10]}")
         if draft_why:
             self._comment(f"salvage of {self.t.name} {draft_why}", self.result.gate_tail)
-        self._end_row("passed", f"salvage folded onto {self.cfg.run_branch}")
-        self._drop_stranded(f"refs/heads/{self.cfg.run_branch}")
+        self._end_row("passed", f"salvage folded onto {self.cfg.board.run_branch}")
+        self._drop_stranded(f"refs/heads/{self.cfg.board.run_branch}")
         after_fold(self.cfg, self.store, card.id, self.tree, f"salvage of {self.t.name}")
         self.result.card = self.store.get(card.id)
         return self.result
@@ -550,7 +554,7 @@ class _Salvage:
             self.result.outcome = "review"
             self._end_row("passed", f"salvage pushed {branch}")
         if out.pushed:
-            self._drop_stranded(f"refs/remotes/{self.cfg.remote}/{branch}")
+            self._drop_stranded(f"refs/remotes/{self.cfg.publish.remote}/{branch}")
         self.result.card = self.store.get(card.id)
         return self.result
 

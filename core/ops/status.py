@@ -37,7 +37,7 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
             "pid": beat.pid,
             "started_at": beat.started_at,
             "heartbeat_at": beat.heartbeat_at,
-            "lost": age is None or age > cfg.host_lease_s,
+            "lost": age is None or age > cfg.board.host_lease_s,
             "drives": 0,
         }
     live = store.live_drives()
@@ -120,8 +120,8 @@ def resume(store: Store, cfg: Config, tier: str) -> bool:
     `setup`: the claims two failed setups in a row stopped). False if none."""
     from board.core.errors import Refused
 
-    if tier not in cfg.tiers and tier not in (FORGE_PAUSE, SETUP_PAUSE):
-        known = ", ".join(sorted(cfg.tiers)) or "none"
+    if tier not in cfg.coder.tiers and tier not in (FORGE_PAUSE, SETUP_PAUSE):
+        known = ", ".join(sorted(cfg.coder.tiers)) or "none"
         raise Refused(f"no tier {tier!r} in board.toml (tiers: {known})")
     return store.resume_tier(tier)
 

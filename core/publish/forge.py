@@ -148,34 +148,34 @@ def argv_for(cfg: Config, argv: tuple[str, ...], card: Card) -> list[str]:
     return gitutil.argv_with(
         argv,
         branch=card.branch,
-        base=cfg.base,
+        base=cfg.board.base,
         pr_url=card.pr_url,
-        merge_method=cfg.merge_method,
+        merge_method=cfg.publish.merge_method,
     )
 
 
 def _run(cfg: Config, argv: list[str], card: Card) -> proc.Result:
-    env = {"BOARD_CARD": card.id, "BOARD_BRANCH": card.branch, "BOARD_BASE": cfg.base}
-    return proc.run(argv, cwd=cfg.root, timeout=cfg.publish_timeout_s, env=env)
+    env = {"BOARD_CARD": card.id, "BOARD_BRANCH": card.branch, "BOARD_BASE": cfg.board.base}
+    return proc.run(argv, cwd=cfg.root, timeout=cfg.publish.timeout_s, env=env)
 
 
 def _failed(cfg: Config, card: Card, what: str, res: proc.Result) -> Poll:
     tail = (res.stdout + "\n" + res.stderr).strip()
     if res.timed_out:
-        why = f"timed out after {cfg.publish_timeout_s:g}s and was killed"
+        why = f"timed out after {cfg.publish.timeout_s:g}s and was killed"
     elif res.missing:
         why = "could not be started"
     else:
         why = f"exited {res.returncode}"
     line = f"{what} for {card.id} {why}: {tail.splitlines()[-1] if tail else '(no output)'}"
-    found = failures.classify(cfg.failure_rules, "pr", tail, res.returncode)
+    found = failures.classify(cfg.failures.rules, "pr", tail, res.returncode)
     return Poll(card.id, "failed", line, failure=found)
 
 
 def poll(cfg: Config, store: Store, card: Card) -> Poll:
     """Ask the forge about one card in review and take the edge it says; a card moved
     meanwhile is left alone (every write expects `review` and the version read)."""
-    res = _run(cfg, argv_for(cfg, cfg.pr_state_argv, card), card)
+    res = _run(cfg, argv_for(cfg, cfg.publish.pr_state_argv, card), card)
     if not res.ok:
         return _failed(cfg, card, "the PR state command", res)
     try:
@@ -225,7 +225,7 @@ def poll(cfg: Config, store: Store, card: Card) -> Poll:
         )
         actions.requeue(store, card.id, reason=f"review on {card.pr_url}:\n\n{text}", who=WHO)
         return Poll(card.id, "changes-requested", f"changes requested on {card.pr_url}")
-    if cfg.auto_merge:
+    if cfg.publish.auto_merge:
         return _auto_merge(cfg, store, card, state)
     green, waiting = state.checks_green()
     return Poll(card.id, "open", f"open; checks {'green' if green else 'not green: ' + waiting}")
@@ -252,10 +252,10 @@ def _auto_merge(cfg: Config, store: Store, card: Card, state: PrState) -> Poll:
         return Poll(card.id, "open", f"not merged: checks not all green ({waiting})")
     if state.mergeable != "MERGEABLE":
         return Poll(card.id, "open", f"not merged: mergeable is {state.mergeable or 'unknown'}")
-    res = _run(cfg, argv_for(cfg, cfg.merge_argv, card), card)
+    res = _run(cfg, argv_for(cfg, cfg.publish.merge_argv, card), card)
     if not res.ok:
         return _failed(cfg, card, "the merge command", res)
-    store.add_event(card.id, f"merged by the board (auto_merge, {cfg.merge_method})", WHO)
+    store.add_event(card.id, f"merged by the board (auto_merge, {cfg.publish.merge_method})", WHO)
     return Poll(card.id, "merge-ran", "the merge command ran; the next poll sees the merge")
 
 
@@ -266,8 +266,8 @@ def fetch_base(cfg: Config) -> proc.Result:
         cfg.root,
         "fetch",
         "--quiet",
-        cfg.remote,
-        f"+refs/heads/{cfg.base}:refs/remotes/{cfg.remote}/{cfg.base}",
+        cfg.publish.remote,
+        f"+refs/heads/{cfg.board.base}:refs/remotes/{cfg.publish.remote}/{cfg.board.base}",
         check=False,
-        timeout=cfg.publish_timeout_s,
+        timeout=cfg.publish.timeout_s,
     )

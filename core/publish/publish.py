@@ -50,7 +50,7 @@ FOLD_CAS_TRIES = 3
 def run_branch_holders(cfg: Config) -> list[str]:
     """Paths of the worktrees (main checkout included) that have the run branch checked out."""
     text = gitutil.out(cfg.root, "worktree", "list", "--porcelain")
-    want = f"branch refs/heads/{cfg.run_branch}"
+    want = f"branch refs/heads/{cfg.board.run_branch}"
     holders: list[str] = []
     current = ""
     for line in gitutil.lines(text):
@@ -85,7 +85,7 @@ def _rebase(cfg: Config, tree: Path, onto: str) -> tuple[bool, list[str], str]:
         onto,
         env=_COMMITTER,
         check=False,
-        timeout=cfg.publish_timeout_s or gitutil.GIT_TIMEOUT_S,
+        timeout=cfg.publish.timeout_s or gitutil.GIT_TIMEOUT_S,
     )
     if res.returncode == 0 and not res.timed_out:
         return True, [], ""
@@ -115,12 +115,12 @@ def fold(
     """
     tree = Path(tree)
     owner = owner or Owner("working", token)
-    run_ref = f"refs/heads/{cfg.run_branch}"
+    run_ref = f"refs/heads/{cfg.board.run_branch}"
     with run_lock(cfg):
         holders = run_branch_holders(cfg)
         if holders:
             reason = (
-                f"the run branch {cfg.run_branch} is checked out at {', '.join(holders)}; "
+                f"the run branch {cfg.board.run_branch} is checked out at {', '.join(holders)}; "
                 "a fold would move it under that checkout. Check out another branch there, "
                 f"then unblock {card.id}"
             )
@@ -148,6 +148,7 @@ def fold(
             new = gitutil.rev(tree, "HEAD")
             assert new is not None
             if runbranch.on_remote(cfg):
+                run = f"{cfg.publish.remote}/{cfg.board.run_branch}"
                 found = owner.why_not(store.get(card.id), store)
                 if found:
                     return PublishResult("stood-aside", reason=found)
@@ -160,14 +161,13 @@ def fold(
                         owner,
                         {"lane": "done", "drive": ""},
                         "publish",
-                        note=f"folded onto {cfg.remote}/{cfg.run_branch} at {new[:10]}",
+                        note=f"folded onto {run} at {new[:10]}",
                         who=who,
                     )
                 except StoodAside as exc:  # the push landed: the work is on the run branch
                     store.add_event(
                         card.id,
-                        f"its commit {new[:10]} is on {cfg.remote}/{cfg.run_branch} (pushed "
-                        f"before {exc.found})",
+                        f"its commit {new[:10]} is on {run} (pushed before {exc.found})",
                         who,
                     )
                     return PublishResult("stood-aside", reason=exc.found)
@@ -188,14 +188,16 @@ def fold(
                         Expect(version=now.version),
                         {"lane": "done", "drive": ""},
                         who,
-                        note=f"folded onto {cfg.run_branch} at {new[:10]}",
+                        note=f"folded onto {cfg.board.run_branch} at {new[:10]}",
                     )
             except StoodAside as exc:
                 return PublishResult("stood-aside", reason=exc.found)
             except _RunMoved:
                 continue  # someone outside the lock moved the run branch: rebase again
             return PublishResult("done", card=done, commit=new)
-        raise Conflict(f"{card.id}: {cfg.run_branch} kept moving under the fold ({tries} tries)")
+        raise Conflict(
+            f"{card.id}: {cfg.board.run_branch} kept moving under the fold ({tries} tries)"
+        )
 
 
 class _RunMoved(Exception):
@@ -240,20 +242,20 @@ def conflict_note(
     theirs = other_side(tree, head, tip, paths)
     where = ", ".join(paths) if paths else (said or "the rebase")
     branch = gitutil.out(tree, "branch", "--show-current", check=False) or "its branch"
-    with_ = f" with {cfg.run_branch}'s {'; '.join(theirs)}" if theirs else ""
+    with_ = f" with {cfg.board.run_branch}'s {'; '.join(theirs)}" if theirs else ""
     reason = (
-        f"folding onto {cfg.run_branch} conflicts in {where}{with_}; {branch} and its tree "
+        f"folding onto {cfg.board.run_branch} conflicts in {where}{with_}; {branch} and its tree "
         f"{tree} are kept as they were. Ways out: `board requeue {card_id}` rebuilds it on "
-        f"{cfg.run_branch}'s tip (the brief names this conflict); `board resolve {card_id}` "
+        f"{cfg.board.run_branch}'s tip (the brief names this conflict); `board resolve {card_id}` "
         f"leaves the conflict in its tree to resolve by hand; `board stranded salvage "
-        f"{card_id}` publishes it once {cfg.run_branch} no longer conflicts"
+        f"{card_id}` publishes it once {cfg.board.run_branch} no longer conflicts"
     )
-    lines = [f"The last build's fold onto {cfg.run_branch} conflicted in: {where}."]
+    lines = [f"The last build's fold onto {cfg.board.run_branch} conflicted in: {where}."]
     if theirs:
-        lines.append(f"The other side: these commits on {cfg.run_branch} touch those paths:")
+        lines.append(f"The other side: these commits on {cfg.board.run_branch} touch those paths:")
         lines += [f"- {c}" for c in theirs]
     lines.append(
-        f"This build starts from {cfg.run_branch}'s tip, which holds them: build on their "
+        f"This build starts from {cfg.board.run_branch}'s tip, which holds them: build on their "
         "version of those paths, not against it."
     )
     return ConflictNote(reason, "\n".join(lines), theirs)
@@ -285,7 +287,9 @@ def drop_folded_branch(cfg: Config, branch: str) -> bool:
     tip = gitutil.rev(cfg.root, ref)
     if tip is None:
         return False
-    if not gitutil.ok(cfg.root, "merge-base", "--is-ancestor", tip, f"refs/heads/{cfg.run_branch}"):
+    if not gitutil.ok(
+        cfg.root, "merge-base", "--is-ancestor", tip, f"refs/heads/{cfg.board.run_branch}"
+    ):
         return False
     holders = gitutil.out(cfg.root, "worktree", "list", "--porcelain")
     if f"branch {ref}" in gitutil.lines(holders):
@@ -337,13 +341,13 @@ def publish(
     Otherwise `fold` (local, serial) or `push`. Raises StoodAside never:
     a moved card comes back as outcome `stood-aside`, with nothing published.
     """
-    if cfg.review == "operator" and not approved:
+    if cfg.publish.review == "operator" and not approved:
         return to_review(cfg, store, card, tree, token, owner=owner)
-    if cfg.publish_mode == "fold":
+    if cfg.publish.mode == "fold":
         return fold(cfg, store, card, tree, token, owner=owner, start=start)
-    if cfg.publish_mode == "push":
+    if cfg.publish.mode == "push":
         return push.publish_card(cfg, store, card, tree, token, owner=owner)
-    raise BoardError(f"unknown publish mode {cfg.publish_mode!r}")
+    raise BoardError(f"unknown publish mode {cfg.publish.mode!r}")
 
 
 __all__ = [

@@ -79,15 +79,15 @@ def find_url(text: str) -> str:
 
 
 def remote_url(cfg: Config) -> str:
-    res = gitutil.git(cfg.root, "remote", "get-url", cfg.remote, check=False)
-    return res.stdout.strip() or cfg.remote
+    res = gitutil.git(cfg.root, "remote", "get-url", cfg.publish.remote, check=False)
+    return res.stdout.strip() or cfg.publish.remote
 
 
 def by_hand(cfg: Config, branch: str) -> str:
     """How the operator opens the PR themselves; the branch is already on the remote."""
     return (
-        f"the branch {branch} is pushed to {cfg.remote} ({remote_url(cfg)}); "
-        f"open a pull request from {branch} into {cfg.base} by hand"
+        f"the branch {branch} is pushed to {cfg.publish.remote} ({remote_url(cfg)}); "
+        f"open a pull request from {branch} into {cfg.board.base} by hand"
     )
 
 
@@ -96,7 +96,7 @@ def pr_argv(
 ) -> list[str]:
     """`publish.pr_argv` with its placeholders filled in, item by item; no shell ever sees it."""
     items: list[str] = []
-    for item in cfg.pr_argv:
+    for item in cfg.publish.pr_argv:
         if item == DRAFT_ITEM:
             if draft:
                 items.append(DRAFT_FLAG)
@@ -105,19 +105,19 @@ def pr_argv(
     return gitutil.argv_with(
         items,
         branch=branch,
-        base=cfg.base,
+        base=cfg.board.base,
         title=title,
         body_file=str(body_file),
         card=card_id,
-        remote=cfg.remote,
+        remote=cfg.publish.remote,
         draft="true" if draft else "false",
     )
 
 
 def diffstat(cfg: Config, branch: str) -> str:
     """`N files changed, …` between the base and the branch ('' when git cannot say)."""
-    base = cfg.base
-    tracking = f"refs/remotes/{cfg.remote}/{cfg.base}"
+    base = cfg.board.base
+    tracking = f"refs/remotes/{cfg.publish.remote}/{cfg.board.base}"
     if gitutil.rev(cfg.root, tracking):
         base = tracking
     res = gitutil.git(cfg.root, "diff", "--shortstat", f"{base}...{branch}", check=False)
@@ -150,7 +150,7 @@ def write_body(
     if note:
         parts += [note, ""]
     stat = diffstat(cfg, branch)
-    parts.append(f"Branch `{branch}` into `{cfg.base}`" + (f": {stat}." if stat else "."))
+    parts.append(f"Branch `{branch}` into `{cfg.board.base}`" + (f": {stat}." if stat else "."))
     parts += ["", "Built and published by board; the coder only edited files."]
     path.write_text("\n".join(parts) + "\n", encoding="utf-8")
     return path
@@ -158,17 +158,17 @@ def write_body(
 
 def push_branch(cfg: Config, branch: str) -> proc.Result:
     """Push `branch` to the remote, replacing only what the board itself pushed there last."""
-    tracking = f"refs/remotes/{cfg.remote}/{branch}"
+    tracking = f"refs/remotes/{cfg.publish.remote}/{branch}"
     last = gitutil.rev(cfg.root, tracking) or ""
     return gitutil.git(
         cfg.root,
         "push",
         "--porcelain",
         f"--force-with-lease=refs/heads/{branch}:{last}",
-        cfg.remote,
+        cfg.publish.remote,
         f"refs/heads/{branch}:refs/heads/{branch}",
         check=False,
-        timeout=cfg.publish_timeout_s or gitutil.GIT_TIMEOUT_S,
+        timeout=cfg.publish.timeout_s or gitutil.GIT_TIMEOUT_S,
     )
 
 
@@ -178,10 +178,10 @@ def run_pr_command(
     env = {
         "BOARD_CARD": card_id,
         "BOARD_BRANCH": branch,
-        "BOARD_BASE": cfg.base,
+        "BOARD_BASE": cfg.board.base,
         "BOARD_DRAFT": "1" if draft else "0",
     }
-    return proc.run(argv, cwd=cfg.root, timeout=cfg.publish_timeout_s or 300, env=env)
+    return proc.run(argv, cwd=cfg.root, timeout=cfg.publish.timeout_s or 300, env=env)
 
 
 class _Card:
@@ -251,18 +251,18 @@ def publish(
     if not res.ok:
         tail = output_tail(res)
         reason = (
-            f"push of {branch} to {cfg.remote} was refused (exit {res.returncode}); nothing "
-            f"was published. Fix the remote, then `board approve {side.id or 'ID'}` to push "
-            f"again. git said: {tail}"
+            f"push of {branch} to {cfg.publish.remote} was refused (exit {res.returncode}); "
+            f"nothing was published. Fix the remote, then `board approve {side.id or 'ID'}` "
+            f"to push again. git said: {tail}"
         )
         return _block(side, out, reason, _class_of(cfg, "push", res))
     out.pushed = True
-    out.lines.append(f"pushed {branch} to {cfg.remote}")
+    out.lines.append(f"pushed {branch} to {cfg.publish.remote}")
 
     found = side.found()
     if found:  # moved during the push: the branch is up, the card is someone else's now
         out.stood_aside = True
-        side.comment(f"{branch} was pushed to {cfg.remote}, but {found}: no PR was opened")
+        side.comment(f"{branch} was pushed to {cfg.publish.remote}, but {found}: no PR was opened")
         out.lines.append(f"stood aside: {found}; no PR was opened")
         return out
 
@@ -270,7 +270,7 @@ def publish(
         out.pr_url = card.pr_url
         text = f"pushed again to its open PR {card.pr_url}"
         return _finish(side, out, {"blocked": None, "drive": ""}, text)
-    if not cfg.pr_argv:
+    if not cfg.publish.pr_argv:
         text = f"{by_hand(cfg, branch)} (publish.pr_argv is empty)"
         return _finish(side, out, {"blocked": None, "drive": ""}, text)
 
@@ -321,7 +321,7 @@ def _class_of(cfg: Config, step: str, res: proc.Result) -> str:
     """The block class of a failed push or PR command: a rule's (a forge's rate limit, a
     dropped connection, an expired token) or `terminal`. The self-healing ones are retried
     by the sweep, within the rule's count; `auth` waits for the operator."""
-    found = failures.classify(cfg.failure_rules, step, res.tail_text(200), res.returncode)
+    found = failures.classify(cfg.failures.rules, step, res.tail_text(200), res.returncode)
     return found.cls if found is not None else BLOCK_CLASS
 
 

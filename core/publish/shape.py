@@ -30,7 +30,9 @@ RESHAPE = "board run --reshape"
 
 def of_config(cfg: Config, host: str) -> BoardShape:
     """The shape this clone's board.toml gives, as `host` would record it."""
-    return BoardShape(cfg.publish_mode, cfg.run_branch, cfg.base, cfg.run_on_remote, host)
+    return BoardShape(
+        cfg.publish.mode, cfg.board.run_branch, cfg.board.base, cfg.publish.run_on_remote, host
+    )
 
 
 def local_run(shape: BoardShape) -> bool:
@@ -69,10 +71,11 @@ def live_hosts(store: Store, host: str, lease_s: float) -> list[str]:
 def _second_host(cfg: Config, host: str, other: str, running: bool) -> Refused:
     where = f"host {other} is running this board" if running else f"host {other} runs this board"
     return Refused(
-        f"{where} folding onto its own local {cfg.run_branch} ([publish] run_on_remote = "
+        f"{where} folding onto its own local {cfg.board.run_branch} ([publish] run_on_remote = "
         f"false), so host {host} would fold onto another and split the board's work; set "
         f"[publish] run_on_remote = true in {CONFIG_NAME} on every host (after pushing "
-        f"{other}'s {cfg.run_branch} to {cfg.remote or 'the remote'}), then run `{RESHAPE}` once"
+        f"{other}'s {cfg.board.run_branch} to {cfg.publish.remote or 'the remote'}), "
+        f"then run `{RESHAPE}` once"
     )
 
 
@@ -86,12 +89,12 @@ def check(cfg: Config, store: Store, host: str, reshape: bool = False) -> str:
     the host is not compared, so a machine whose name changes keeps its board."""
     want = of_config(cfg, host)
     spans = store.spans_hosts
-    live = live_hosts(store, host, cfg.host_lease_s) if spans and local_run(want) else []
+    live = live_hosts(store, host, cfg.board.host_lease_s) if spans and local_run(want) else []
     if reshape:
         if live:
             raise Refused(
                 f"host {live[0]} is running this board, which would then fold onto a local "
-                f"{cfg.run_branch} ([publish] run_on_remote = false) on host {host}: stop it "
+                f"{cfg.board.run_branch} ([publish] run_on_remote = false) on host {host}: stop it "
                 "first, or set [publish] run_on_remote = true on every host; nothing changed"
             )
         store.record_shape(want, replace=True)

@@ -33,10 +33,10 @@ def open_store(cfg: Config, create: bool = False) -> Store:
     SQLite file at .board/board.db. `create` is for `board init` (a missing SQLite file is
     otherwise refused: it means the wrong directory). psycopg is imported only here, so a
     board that never sets a URL never pays for it."""
-    if cfg.store_url:
+    if cfg.store.url:
         from board.core.store.postgres import PostgresStore
 
-        return PostgresStore(cfg.store_url, create=create)
+        return PostgresStore(cfg.store.url, create=create)
     return SQLiteStore(cfg.db_path, create=create)
 
 

@@ -103,7 +103,7 @@ def bench_board(clone: Path, cards: int, concurrent: int) -> tuple[float, list[s
             loop.tick()
             if not loop.running and not actions.ready_queue(store):
                 break
-            loop.wake.wait(cfg.loop_interval_s)
+            loop.wake.wait(cfg.board.loop_interval_s)
             loop.wake.clear()
         loop.wait()
     finally:
@@ -117,13 +117,13 @@ def bench_board(clone: Path, cards: int, concurrent: int) -> tuple[float, list[s
 def check(cfg: config.Config, store: SQLiteStore, cards: int) -> list[str]:
     problems = []
     lanes = {c.id: c for c in store.list_cards()}
-    files = set(g(cfg.root, "ls-tree", "-r", "--name-only", cfg.run_branch, "work").split())
+    files = set(g(cfg.root, "ls-tree", "-r", "--name-only", cfg.board.run_branch, "work").split())
     for i in range(1, cards + 1):
         card = lanes[f"c-{i}"]
         if card.lane != "done":
             problems.append(f"{card.id} is {card.lane} ({card.blocked})")
         if f"work/c-{i}.txt" not in files:
-            problems.append(f"{card.id}'s file is not on {cfg.run_branch}")
+            problems.append(f"{card.id}'s file is not on {cfg.board.run_branch}")
     live = store.live_drives()
     if live:
         problems.append(f"{len(live)} drive(s) still running")

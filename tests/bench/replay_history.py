@@ -100,8 +100,8 @@ def main() -> int:
     from board.core import config
 
     found = config.load(clone)
-    gate_argv = list(found.gate_argv) if args.init_tree else gate
-    tree = {"setup": [list(a) for a in found.tree_setup]} if args.init_tree else {}
+    gate_argv = list(found.gate.argv) if args.init_tree else gate
+    tree = {"setup": [list(a) for a in found.tree.setup]} if args.init_tree else {}
     print(f"init: {init.stdout.strip()}" if args.init_tree else "", end="\n" * args.init_tree)
     config.write_default(
         clone,

@@ -89,7 +89,7 @@ def add_card(
 
 def run_branch_log(cfg: config.Config) -> list[str]:
     """Subjects on the run branch, oldest first, first-parent only."""
-    text = git(cfg.root, "log", "--first-parent", "--reverse", "--format=%s", cfg.run_branch)
+    text = git(cfg.root, "log", "--first-parent", "--reverse", "--format=%s", cfg.board.run_branch)
     return text.splitlines()
 
 

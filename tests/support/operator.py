@@ -117,7 +117,7 @@ def claim(store: Store, card_id: str, tier: str = "default") -> str:
 def make_tree(cfg: config.Config, card: Card, files: dict[str, str], commit: bool = True) -> Path:
     """The card's tree as a drive leaves it: `.worktrees/feat-<id>` on `feat/<id>`, work in it."""
     tree = cfg.worktrees_dir / f"feat-{card.id}"
-    git(cfg.root, "worktree", "add", "-q", "-b", f"feat/{card.id}", str(tree), cfg.base)
+    git(cfg.root, "worktree", "add", "-q", "-b", f"feat/{card.id}", str(tree), cfg.board.base)
     for name, text in files.items():
         path = tree / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,93 @@
+"""Config: the parsed board.toml, as the repository's root and one record per section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from board.core import cachedir
+from board.core.config.keyschema import BOARD_DIR
+from board.core.config.sections import RECORDS
+from board.core.records import FACTORY, Frozen
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from board.core.config.sections import (
+        BoardSection,
+        CoderSection,
+        FailuresSection,
+        GateSection,
+        PlannerSection,
+        PublishSection,
+        StoreSection,
+        TreeSection,
+        TuiSection,
+    )
+
+
+class Config(Frozen):
+    """The parsed board.toml with every default filled in: `cfg.gate.argv` is [gate] argv.
+    Its fields are the root and the sections of KEYS, in order (tests/test_config.py)."""
+
+    __slots__ = __match_args__ = (
+        "root", "board", "coder", "gate", "publish", "tree", "planner", "failures", "tui", "store",
+    )  # fmt: skip
+    root: Path
+    board: BoardSection
+    coder: CoderSection
+    gate: GateSection
+    publish: PublishSection
+    tree: TreeSection
+    planner: PlannerSection
+    failures: FailuresSection
+    tui: TuiSection
+    store: StoreSection
+
+    def __init__(
+        self,
+        root: Path,
+        board: BoardSection = FACTORY,
+        coder: CoderSection = FACTORY,
+        gate: GateSection = FACTORY,
+        publish: PublishSection = FACTORY,
+        tree: TreeSection = FACTORY,
+        planner: PlannerSection = FACTORY,
+        failures: FailuresSection = FACTORY,
+        tui: TuiSection = FACTORY,
+        store: StoreSection = FACTORY,
+    ) -> None:
+        given = locals()  # every argument by name, stored in field order
+        set_ = object.__setattr__
+        set_(self, "root", root)
+        for name in self.__match_args__[1:]:
+            value = given[name]
+            set_(self, name, RECORDS[name]() if value is FACTORY else value)
+
+    @property
+    def board_dir(self) -> Path:
+        return self.root / BOARD_DIR
+
+    @property
+    def cache_folder(self) -> cachedir.Folder | None:
+        """This repository's folder in the user's cache directory (never in `.board/`: a
+        clone brings what its repository committed there); None when caching is off."""
+        return cachedir.for_repo(self.root)
+
+    @property
+    def db_path(self) -> Path:
+        return self.board_dir / "board.db"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.board_dir / "logs"
+
+    @property
+    def worktrees_dir(self) -> Path:
+        return (self.root / self.board.worktrees).resolve()
+
+    def rel(self, path: str | Path) -> str:
+        """`path` relative to the repository root when it lies inside it, else as given:
+        what logs, comments and drive rows show (short, and the same on every machine)."""
+        try:
+            return str(Path(path).relative_to(self.root))
+        except ValueError:
+            return str(path)
