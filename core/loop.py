@@ -270,7 +270,7 @@ class Loop:
         for card in actions.ready_queue(self.store):
             if waits.not_before(card, at) is not None:
                 return True
-            pause = waits.active_pause(pauses, waits.rung(self.cfg, card), at)
+            pause = waits.active_pause(pauses, waits.rung(self.cfg.coder, card), at)
             if pause is not None and pause.until:
                 return True
         return False
@@ -480,14 +480,14 @@ class Loop:
 
     def lost_hosts(self) -> dict[str, str]:
         """Every other host whose newest heartbeat is older than host_lease_s, with it."""
-        return leases.lost_hosts(self.cfg, self.store, self.host)
+        return leases.lost_hosts(self.cfg.board, self.store, self.host)
 
     def _sweep_lost_hosts(self) -> None:
         """A host that stopped beating gives its cards back (core/ops/leases.py). For
         host_lease_s after the store came back from an outage no host is judged: none could
         beat while it was away, and each needs a moment to beat again."""
         if time.monotonic() - self._store_back >= self.cfg.board.host_lease_s:
-            leases.give_back(self.cfg, self.store, self.host, self.log)
+            leases.give_back(self.cfg.board, self.store, self.host, self.log)
 
     def _share_saves(self) -> None:
         """With the run branch on the remote, at most every publish.poll_s: push this host's
@@ -496,7 +496,7 @@ class Loop:
         from board.core.git import runbranch, shared
         from board.core.ops import pick
 
-        if not runbranch.on_remote(self.cfg):
+        if not runbranch.on_remote(self.cfg.publish):
             return
         now = time.monotonic()
         if now - self._shared_at < min(self.cfg.publish.poll_s, 10.0):
@@ -504,7 +504,7 @@ class Loop:
         self._shared_at = now
         try:
             for res in shared.sweep(self.cfg, self.store, self.log):
-                card = pick.card_of_branch(self.cfg, res.branch)
+                card = pick.card_of_branch(self.cfg.board, res.branch)
                 self.log("pushed-save", branch=res.branch, card=card or "")
                 if card and self.store.find(card) is not None:
                     self.store.add_event(
@@ -652,7 +652,7 @@ class Loop:
             if why:
                 self._skip(card, why)
                 continue
-            planner = split.for_planner(self.cfg, card)
+            planner = split.for_planner(self.cfg.planner, card)
             token = drive.claim(self.cfg, self.store, card, tier="planner" if planner else None)
             if token is None:
                 self._skip(card, "it changed while being claimed")
@@ -686,7 +686,7 @@ class Loop:
     def _base_conflicts(self) -> bool:
         """In `fold` mode the run branch takes in a base that moved on before new trees start
         from it; while that conflicts, nothing is claimed, and the operator is told once."""
-        if not runbranch.folds(self.cfg):
+        if not runbranch.folds(self.cfg.publish):
             return False
         try:
             with runbranch.run_lock(self.cfg):

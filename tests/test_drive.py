@@ -90,7 +90,7 @@ def test_the_brief_says_edit_only_and_promises_a_gate_only_when_one_is_set(
     assert "gate" not in log.split("## Rules", 1)[1].lower(), "the brief promised a gate"
 
     text = drive.brief_text(
-        records.replace(cfg, gate=records.replace(cfg.gate, argv=("make", "check"))),
+        records.replace(cfg.gate, argv=("make", "check")),
         store.get(card.id),
         tree=cfg.root,
         branch="feat/c-1",

@@ -63,7 +63,7 @@ def test_board_status_says_a_killed_loop_is_stale_and_counts_who_needs_you(
     built = add_card(store, "built")
     store.update(built.id, Expect(), {"lane": "review"})
     add_card(store, "free")
-    assert [waits.needs_operator(cfg, c) for c in store.list_cards()] == [
+    assert [waits.needs_operator(cfg.publish, c) for c in store.list_cards()] == [
         True,
         False,
         True,

@@ -88,7 +88,7 @@ def test_the_threshold_files_the_task_parks_the_card_then_releases_the_task(st, 
     end_drive(st, card.id, token)
     queue = [c.id for c in actions.ready_queue(st)]
     assert card.id not in queue, "a too-wide card is back in the queue to be rebuilt whole"
-    assert task.id in [c.id for c in split.planner_queue(st, planning(conf, "p"))]
+    assert task.id in [c.id for c in split.planner_queue(st, planning(conf, "p").planner)]
 
 
 def test_zero_turns_the_budget_off(st, conf) -> None:
@@ -438,10 +438,12 @@ def test_the_planner_runs_the_split_in_the_repository_root(repo: Path, cfg, stor
         cfg, planner_argv=(sys.executable, script("split_planner.py"), "{card}", "split")
     )
     card, dep, task = parked_task(repo, conf, store)
-    assert split.for_planner(conf, store.get(task)), "the split task is not the planner's"
-    assert not split.for_planner(conf, store.get(card)), "a feature was given to the planner"
-    assert [c.id for c in split.planner_queue(store, conf)] == [task]
-    assert split.planner_queue(store, planning(conf)) == [], (
+    assert split.for_planner(conf.planner, store.get(task)), "the split task is not the planner's"
+    assert not split.for_planner(conf.planner, store.get(card)), (
+        "a feature was given to the planner"
+    )
+    assert [c.id for c in split.planner_queue(store, conf.planner)] == [task]
+    assert split.planner_queue(store, planning(conf).planner) == [], (
         "without a planner command the task must wait for the operator"
     )
     token = claim(store, task)

@@ -93,7 +93,9 @@ def test_three_rungs_a_then_b_then_the_park_naming_the_task(repo: Path, store) -
     assert ask < park < release, "not in the order ask < park < release"
     queue = [c.id for c in actions.ready_queue(store)]
     assert card not in queue, "the parked card would be rebuilt whole"
-    assert [c.id for c in split.planner_queue(store, cfg)] == [], "no planner: the task waits"
+    assert [c.id for c in split.planner_queue(store, cfg.planner)] == [], (
+        "no planner: the task waits"
+    )
 
 
 def test_an_infra_timeout_is_never_counted(repo: Path, store) -> None:
@@ -185,7 +187,7 @@ def test_the_parked_card_is_split_by_the_planner_and_by_board_split(repo: Path, 
     card = add(store, surface=["src/**"])
     after = add(store, "needs the wide card", deps=[card])
     run_once(cfg, store, card)
-    [task] = split.planner_queue(store, cfg)
+    [task] = split.planner_queue(store, cfg.planner)
     token = drive.claim(cfg, store, task)
     assert token
     res = split.run_planner(store, cfg, store.get(task.id), token)

@@ -410,7 +410,7 @@ def test_stage_all_never_stages_the_node_modules_link_or_scratch(r: Repo) -> Non
     (t / ".board-scratch").mkdir()
     (t / ".board-scratch" / "x").write_text("x\n")
     (t / "feature.py").write_text("f = 1\n")
-    left_out = snapshot.stage_all(r.cfg, t)
+    left_out = snapshot.stage_all(r.cfg.board, t)
     staged = r.git("diff", "--cached", "--name-only", cwd=t).split()
     assert staged == ["feature.py"], f"the commit would carry the board's link or scratch: {staged}"
     assert left_out == ["node_modules"]

@@ -346,7 +346,7 @@ class BoardApp(App[int]):
         try:
             health = read_health(self.cfg, self.store, self.clock)
         except StoreUnavailable as exc:  # the header says so; the next reading tries again
-            health = store_down(self.health, self.cfg, exc.line(), self.clock())
+            health = store_down(self.health, self.cfg.board, exc.line(), self.clock())
         except BoardError as exc:
             self.call_from_thread(self.say, exc.line(), True)
             return

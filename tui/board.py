@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 
 from board.core.cards import waits
-from board.core.config import Config
+from board.core.config import PublishSection
 from board.core.errors import BoardError, CorruptCard
 from board.core.model import LANES, Card
 from board.core.records import replace
@@ -79,14 +79,14 @@ PREVIEW_FOLLOW_S = 0.5  # how often a shown working card's log and drive are rea
 
 
 def derived(
-    cfg: Config, lanes: Lanes, totals: Totals | None
+    publish: PublishSection, lanes: Lanes, totals: Totals | None
 ) -> tuple[dict[str, str], waits.ClaimView | None]:
     """What the rows tell beyond themselves: the cards that need the operator (with why,
     the header's count and the notices), and the claim's view of every card (None while
     only the heads are in: a dependency may sit in any lane, so a view of part of the
     board could say a card is free when it is not)."""
     cards = all_cards(lanes)
-    return needs_of(cfg, cards), waits.claim_view(None, cards, []) if totals is None else None
+    return needs_of(publish, cards), waits.claim_view(None, cards, []) if totals is None else None
 
 
 class FooterSlot(Widget):
@@ -244,7 +244,9 @@ class BoardScreen(BoardAppScreen):
             elif app.health is None:
                 app.health_changed(preload.health)  # the header's words, in the first paint
             # the heads are few (a screenful a lane): what they say is worked out here
-            self._show(lanes, count, preload.totals, *derived(app.cfg, lanes, preload.totals))
+            self._show(
+                lanes, count, preload.totals, *derived(app.cfg.publish, lanes, preload.totals)
+            )
 
     # data ----------------------------------------------------------------------------------
 
@@ -269,7 +271,7 @@ class BoardScreen(BoardAppScreen):
             return
         if unreadable:  # the rest of the board shows; the status line names the card
             app.call_from_thread(app.say, unreadable_line(unreadable), True)
-        needs, claim = derived(app.cfg, lanes, totals)
+        needs, claim = derived(app.cfg.publish, lanes, totals)
         if not worker.is_cancelled:
             self.post_message(self.Loaded(lanes, count, totals, needs, claim))
 
@@ -298,7 +300,7 @@ class BoardScreen(BoardAppScreen):
         self._update_claim()
         self.query_one(HealthBar).show(self.health, self.needs)
         if not self.shown:
-            self.current_lane = start_lane(app.cfg, lanes, self.visible_lanes())
+            self.current_lane = start_lane(app.cfg.publish, lanes, self.visible_lanes())
             self._mark_current()
         self._refilter()
         added = self.follow_next

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from board.core.cards.waits import needs_operator
-from board.core.config import Config
+from board.core.config import Config, PublishSection
 from board.core.errors import BoardError, CorruptCard
 from board.core.model import LANES, TERMINAL, Card
 from board.core.store import Store
@@ -126,13 +126,13 @@ def all_cards(lanes: Lanes) -> list[Card]:
     return [row.card for rows in lanes.values() for row in rows]
 
 
-def start_lane(cfg: Config, lanes: Lanes, visible: Sequence[str]) -> str:
+def start_lane(publish: PublishSection, lanes: Lanes, visible: Sequence[str]) -> str:
     """The lane the board opens on: where the work needs the operator. The first lane
     holding a card that waits for a human (`waits.needs_operator`: a block the sweep does
     not heal, a build waiting for approval), else `working` if a drive runs, else the first
     lane with cards: never an empty backlog while the work sits two lanes over."""
     for lane in visible:
-        if any(needs_operator(cfg, row.card) for row in lanes.get(lane, ())):
+        if any(needs_operator(publish, row.card) for row in lanes.get(lane, ())):
             return lane
     if lanes.get("working") and "working" in visible:
         return "working"

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from board.core.cards import waits
-from board.core.config import Config
+from board.core.config import BoardSection, Config
 from board.core.failures import parse_stamp
 from board.core.model import Card, Drive, LoopBeat, Pause
 from board.core.records import FACTORY, Frozen, replace
@@ -141,14 +141,12 @@ class Health(Frozen):
         )
 
 
-def store_down(last: Health | None, cfg: Config, why: str, at: datetime) -> Health:
+def store_down(last: Health | None, board: BoardSection, why: str, at: datetime) -> Health:
     """The reading when the store's server could not be reached: the last reading as it
     was (what the board shows is what was last read), saying so. The next reading that
     gets through replaces it, so the header follows the server back by itself."""
     if last is None:
-        return Health(
-            at, cfg.board.max_concurrent, host_lease_s=cfg.board.host_lease_s, store_down=why
-        )
+        return Health(at, board.max_concurrent, host_lease_s=board.host_lease_s, store_down=why)
     return replace(last, at=at, store_down=why)
 
 

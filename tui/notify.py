@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 
 from board.core.cards import waits
-from board.core.config import Config
+from board.core.config import PublishSection
 from board.core.model import Card
 from board.core.records import FACTORY, Record
 
@@ -24,12 +24,12 @@ MODES = ("none", "bell", "osc9")
 _UNSAFE = re.compile(r"[^A-Za-z0-9 ._:-]")
 
 
-def needs_of(cfg: Config, cards: Iterable[Card]) -> dict[str, str]:
+def needs_of(publish: PublishSection, cards: Iterable[Card]) -> dict[str, str]:
     """Each card that needs the operator, with why in one word: its block's class (a
     closed pull request is `pr-closed`), or `approve` for a build waiting in review."""
     found = {}
     for card in cards:
-        if waits.needs_operator(cfg, card):
+        if waits.needs_operator(publish, card):
             found[card.id] = card.blocked.cls if card.blocked is not None else "approve"
     return found
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeAlias
 
     from board.core import config, discover
+    from board.core.config import CoderSection
     from board.core.model import Card
     from board.core.store import Store
 
@@ -130,7 +131,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
     setup: discover.Setup | None = None  # the [tree] setup init writes (a new board.toml)
     if path.exists():
         cfg = config.load(root)  # refuses a bad file, changing nothing
-        added = _add_presets(ctx, path, cfg, coders)
+        added = _add_presets(ctx, path, cfg.coder, coders)
         if url is not None:
             made = _add_store(ctx, path, cfg, url)
             added = True
@@ -239,12 +240,12 @@ def _rules_text(coders: list[str]) -> str:
     return out
 
 
-def _add_presets(ctx: Context, path: Path, cfg: config.Config, coders: list[str]) -> bool:
+def _add_presets(ctx: Context, path: Path, coder: CoderSection, coders: list[str]) -> bool:
     """Add each named preset's tier (and rules) to an existing board.toml, changing
     nothing else; a tier it already has is kept. Validated before anything is written."""
     from board.core import config, presets
 
-    new = [n for n in coders if n not in cfg.coder.tiers]
+    new = [n for n in coders if n not in coder.tiers]
     for name in coders:
         if name not in new:
             ctx.out(f"kept [coder.tiers.{name}]: {config.CONFIG_NAME} already has it")
@@ -269,7 +270,7 @@ def _add_presets(ctx: Context, path: Path, cfg: config.Config, coders: list[str]
     for name in new:
         _say_preset(ctx, name, "added")
     ctx.out(
-        f"the ladder is unchanged ({', '.join(cfg.coder.ladder)}): add "
+        f"the ladder is unchanged ({', '.join(coder.ladder)}): add "
         f"{', '.join(new)} to [coder] ladder in {config.CONFIG_NAME} to use "
         f"{'it' if len(new) == 1 else 'them'}"
     )

@@ -53,7 +53,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_resume(args: argparse.Namespace, ctx: Context) -> int:
     from board.core.ops import status
 
-    if status.resume(ctx.store, ctx.cfg, args.tier):
+    if status.resume(ctx.store, ctx.cfg.coder, args.tier):
         if args.tier == "setup":
             ctx.out("setup resumed: the loop claims cards again")
         else:

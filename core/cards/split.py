@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from board.core import logs, proc
 from board.core.cards import actions, waits
-from board.core.config import Config
+from board.core.config import Config, PlannerSection
 from board.core.errors import BoardError, Conflict, NotFound, Refused, StoreError
 from board.core.git import gitutil
 from board.core.logs import LogWriter
@@ -467,11 +467,11 @@ def _slice_spec(card: Card, title: str, index: int, count: int) -> str:
 for_planner = waits.for_planner  # kept here too: the planner's verbs live in this module
 
 
-def planner_queue(store: Store, cfg: Config) -> list[Card]:
+def planner_queue(store: Store, planner: PlannerSection) -> list[Card]:
     """Claimable planner tasks, in queue order; none without a planner command (they wait)."""
-    if not cfg.planner.argv:
+    if not planner.argv:
         return []
-    return [c for c in actions.ready_queue(store) if for_planner(cfg, c)]
+    return [c for c in actions.ready_queue(store) if for_planner(planner, c)]
 
 
 @dataclass(frozen=True)

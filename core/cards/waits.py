@@ -21,7 +21,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from board.core import hosts
-from board.core.config import Config
+from board.core.config import CoderSection, Config, PlannerSection, PublishSection
 from board.core.failures import OPERATOR_CLASSES, parse_stamp
 from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Card, LoopBeat, Pause
 from board.core.proc import pid_alive
@@ -55,15 +55,15 @@ def wait_class(card: Card) -> str:
     return ""
 
 
-def rung(cfg: Config, card: Card) -> str:
+def rung(coder: CoderSection, card: Card) -> str:
     """The tier the card's next build starts on: the rung a back-off left it on, else the
     ladder's first (a rung no longer in the ladder counts as the first)."""
-    return card.rung if card.rung in cfg.coder.ladder else cfg.coder.ladder[0]
+    return card.rung if card.rung in coder.ladder else coder.ladder[0]
 
 
-def rung_field(cfg: Config, tier: str) -> str:
+def rung_field(coder: CoderSection, tier: str) -> str:
     """`Card.rung` for a card left on `tier`: '' for the ladder's first."""
-    return "" if tier == cfg.coder.ladder[0] else tier
+    return "" if tier == coder.ladder[0] else tier
 
 
 def cleared(card: Card) -> dict[str, Any]:
@@ -172,9 +172,9 @@ def surfaces_overlap(a: Iterable[str], b: Iterable[str]) -> tuple[str, str] | No
 # why a ready card is not claimed: one answer for the claim, the TUI and `board status`
 
 
-def for_planner(cfg: Config, card: Card) -> bool:
+def for_planner(planner: PlannerSection, card: Card) -> bool:
     """A task assigned to the planner: never given to a coder; dispatched to `planner.argv`."""
-    return card.kind == "task" and card.assignee == cfg.planner.name
+    return card.kind == "task" and card.assignee == planner.name
 
 
 class ClaimView(Record):
@@ -282,7 +282,7 @@ def loop_running(beat: LoopBeat, at: datetime | None = None, here: str | None = 
 NO_LOOP = "no loop is running (board run)"  # what a card waits for when nothing else holds it
 
 
-def needs_operator(cfg: Config, card: Card) -> bool:
+def needs_operator(publish: PublishSection, card: Card) -> bool:
     """Whether the card waits for a human and nothing else will move it: blocked with a
     class the sweep does not heal (a hold, a red gate, a dead login…), or built and
     waiting in review for `board approve` (`publish.review = "operator"`)."""
@@ -290,7 +290,7 @@ def needs_operator(cfg: Config, card: Card) -> bool:
         return False
     if card.blocked is not None:
         return card.blocked.cls not in SELF_HEALING
-    return card.lane == "review" and cfg.publish.review == "operator"
+    return card.lane == "review" and publish.review == "operator"
 
 
 def why_waits(cfg: Config, card: Card, view: ClaimView) -> str:
@@ -303,7 +303,7 @@ def why_waits(cfg: Config, card: Card, view: ClaimView) -> str:
         lane = view.lanes.get(dep)
         if lane is not None and lane not in TERMINAL:
             return f"waits on {dep} ({lane})"
-    if for_planner(cfg, card):
+    if for_planner(cfg.planner, card):
         if not cfg.planner.argv:
             return "a planner task, and no planner command is configured ([planner] argv)"
     else:
@@ -313,7 +313,7 @@ def why_waits(cfg: Config, card: Card, view: ClaimView) -> str:
         held = active_pause(view.pauses, SETUP_PAUSE, view.at)
         if held is not None:
             return f"claims are paused (board resume setup): {held.reason}"
-        tier = rung(cfg, card)
+        tier = rung(cfg.coder, card)
         pause = active_pause(view.pauses, tier, view.at)
         if pause is not None:
             until = f"until {pause.until}" if pause.until else "until the operator acts"

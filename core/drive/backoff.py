@@ -126,7 +126,7 @@ class BackOffSteps:
                     self.store,
                     self.card_id,
                     self.owner,
-                    {"rung": waits.rung_field(self.cfg, tier)},
+                    {"rung": waits.rung_field(self.cfg.coder, tier)},
                     "back-off",
                 )
             except StoodAside as exc:
@@ -137,7 +137,10 @@ class BackOffSteps:
         if cls == "rate-limit":
             self.store.pause_tier(Pause(tier, cls, what, when, failures.stamp(at), self.card_id))
         self._save_for_resume(f"{cls} during attempt {self.attempt}")
-        counts = {"tries": waits.with_tries(card, cls, n), "rung": waits.rung_field(self.cfg, tier)}
+        counts = {
+            "tries": waits.with_tries(card, cls, n),
+            "rung": waits.rung_field(self.cfg.coder, tier),
+        }
         paused = f"; tier {tier} is paused until then" if cls == "rate-limit" else ""
         note = (
             f"{what}; back in ready, not before {when} on the same rung ({cls} {n} of "

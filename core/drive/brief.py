@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from board.core.config import Config
+from board.core.config import BoardSection, GateSection
 from board.core.git import gitutil, treestate
 from board.core.model import FOLD_CONFLICT_EVENT, REQUEUE_EVENT, REQUEUED, Card
 from board.core.store import Store
@@ -53,7 +53,7 @@ def last_fold_conflict(store: Store, card_id: str) -> str:
 
 
 def brief_text(
-    cfg: Config,
+    gate_cfg: GateSection,
     card: Card,
     *,
     tree: Path,
@@ -120,7 +120,7 @@ def brief_text(
         lines.append("")
     if gate_output:
         lines += [
-            f"## The last gate run failed (retry {gate_round} of {cfg.gate.retries})",
+            f"## The last gate run failed (retry {gate_round} of {gate_cfg.retries})",
             "",
             "Fix what it reports. Its output:",
             "",
@@ -136,8 +136,8 @@ def brief_text(
         "  the board commits what you leave in the worktree and publishes it itself.",
         "- Do not touch the scratch directory this brief lives in.",
     ]
-    if cfg.gate.argv:
-        gate = gitutil.argv_with(cfg.gate.argv, worktree=str(tree), card=card.id)
+    if gate_cfg.argv:
+        gate = gitutil.argv_with(gate_cfg.argv, worktree=str(tree), card=card.id)
         lines.append(
             f"- When you exit, the board runs the gate `{' '.join(gate)}` in the "
             "worktree; a red gate sends you its output."
@@ -145,9 +145,9 @@ def brief_text(
     return "\n".join(lines) + "\n"
 
 
-def write_brief(cfg: Config, tree: Path, text: str) -> Path:
+def write_brief(board: BoardSection, tree: Path, text: str) -> Path:
     """Write the brief into the tree's scratch directory (never committed, never work)."""
-    folder = Path(tree) / cfg.board.scratch[0]
+    folder = Path(tree) / board.scratch[0]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / BRIEF_NAME
     path.write_text(text, encoding="utf-8")

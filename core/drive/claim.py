@@ -35,7 +35,7 @@ def claim(
     from board.core.cards import waits
     from board.core.git import naming
 
-    tier = tier or waits.rung(cfg, card)
+    tier = tier or waits.rung(cfg.coder, card)
     if tier in cfg.coder.ladder and waits.active_pause(store.pauses(), tier) is not None:
         return None
     attempt = store.next_attempt(card.id)

@@ -207,7 +207,7 @@ class Drive(TreeSteps, BackOffSteps):
             assert self.tree is not None
             card = self.store.get(self.card_id)
             text = brief_text(
-                self.cfg,
+                self.cfg.gate,
                 card,
                 tree=self.tree,
                 branch=card.branch,
@@ -220,7 +220,7 @@ class Drive(TreeSteps, BackOffSteps):
                 resumed_from=self.resumed_from if fresh else "",
                 attempts=self.kept_attempts,
             )
-            self.brief = write_brief(self.cfg, self.tree, text)
+            self.brief = write_brief(self.cfg.board, self.tree, text)
             self._check_stop()
             res: proc.Result | None = None
             if not adopted:
@@ -410,7 +410,7 @@ class Drive(TreeSteps, BackOffSteps):
         gate = gitutil.argv_with(self.cfg.gate.argv, worktree=str(self.tree), card=self.card_id)
         self._say(f"gate: {gate}")
         verdict = run_gate(
-            self.cfg,
+            self.cfg.gate,
             self.tree,
             self._line,
             on_start=self._on_start,
@@ -448,7 +448,7 @@ class Drive(TreeSteps, BackOffSteps):
         assert self.tree is not None
         if gitutil.rev(self.tree, "HEAD") != self.start:
             return True
-        return bool(tree_changes(self.cfg, self.tree))
+        return bool(tree_changes(self.cfg.board, self.tree))
 
     def _commit_and_publish(self) -> DriveEnd | None:
         from board.core.publish import publish as publishing

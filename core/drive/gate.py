@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from board.core import proc
-from board.core.config import Config
+from board.core.config import GateSection
 from board.core.git import gitutil
 
 # ---------------------------------------------------------------------------------------------
@@ -33,7 +33,7 @@ class GateVerdict:
 
 
 def run_gate(
-    cfg: Config,
+    gate: GateSection,
     tree: Path,
     on_line: Callable[[str], None],
     on_start: Callable[[int], None] | None = None,
@@ -46,13 +46,13 @@ def run_gate(
     `{worktree}`, `{card}` and `{brief}` are substituted as in the coder's argv, and the
     gate's environment has BOARD_CARD, BOARD_BRIEF and BOARD_WORKTREE: a gate can check
     the card it gates (e.g. run only that card's acceptance tests)."""
-    argv = gitutil.argv_with(cfg.gate.argv, worktree=str(tree), card=card, brief=brief)
+    argv = gitutil.argv_with(gate.argv, worktree=str(tree), card=card, brief=brief)
     full_env = {"BOARD_CARD": card, "BOARD_BRIEF": brief, "BOARD_WORKTREE": str(tree)}
     full_env.update(env or {})
     res = proc.stream(
         argv,
         cwd=tree,
-        timeout=cfg.gate.timeout_s,
+        timeout=gate.timeout_s,
         on_line=on_line,
         on_start=on_start,
         env=full_env,
@@ -61,9 +61,7 @@ def run_gate(
     if res.missing:
         return GateVerdict("red", f"the gate {argv[0]!r} could not be started", tail)
     if res.timed_out:
-        return GateVerdict(
-            "red", f"the gate ran past gate.timeout_s ({cfg.gate.timeout_s:g}s)", tail
-        )
+        return GateVerdict("red", f"the gate ran past gate.timeout_s ({gate.timeout_s:g}s)", tail)
     sig = res.killed_by_signal
     if sig is not None:
         return GateVerdict("no-verdict", f"the gate was killed by signal {sig}: no verdict", tail)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from board.core.config import Config
+from board.core.config import BoardSection, Config
 from board.core.git import gitutil
 from board.core.model import Card
 
@@ -72,13 +72,11 @@ class Harvest:
         return "; ".join(parts)
 
 
-def _is_scratch(cfg: Config, path: str) -> bool:
-    return any(
-        path == s.strip("/") or path.startswith(s.strip("/") + "/") for s in cfg.board.scratch
-    )
+def _is_scratch(board: BoardSection, path: str) -> bool:
+    return any(path == s.strip("/") or path.startswith(s.strip("/") + "/") for s in board.scratch)
 
 
-def tree_changes(cfg: Config, tree: Path) -> list[tuple[str, str]]:
+def tree_changes(board_cfg: BoardSection, tree: Path) -> list[tuple[str, str]]:
     """(XY, path) of every uncommitted change, scratch excluded, renames split in two.
 
     Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
@@ -95,7 +93,7 @@ def tree_changes(cfg: Config, tree: Path) -> list[tuple[str, str]]:
         if len(entry) < 4:
             continue
         xy, path = entry[:2], entry[3:]
-        if _is_scratch(cfg, path):
+        if _is_scratch(board_cfg, path):
             continue
         if xy == "??" and (tree / path).is_symlink() and "node_modules" in Path(path).parts:
             continue  # the board's own node_modules links are never work (docs/lifecycle.md)
@@ -148,11 +146,11 @@ def harvest(cfg: Config, tree: str | Path, card: Card, start: str, message: str)
         result.coder_commits = gitutil.out(tree, "rev-list", "--reverse", f"{start}..HEAD").split()
         if result.coder_commits:
             gitutil.git(tree, "reset", "-q", "--soft", start)
-    changes = tree_changes(cfg, tree)
+    changes = tree_changes(cfg.board, tree)
     if not changes:
         return result
     if not card.surface:
-        snapshot.stage_all(cfg, tree)
+        snapshot.stage_all(cfg.board, tree)
         names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")
         result.committed = sorted(p for p in names if p)
         if result.committed:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from board.core import proc
-from board.core.config import Config
+from board.core.config import Config, TreeSection
 from board.core.git import gitutil
 
 TAIL_LINES = 12
@@ -81,7 +81,7 @@ def _status(tree: Path) -> set[str]:
 
 
 def run_setup(
-    cfg: Config,
+    tree_cfg: TreeSection,
     tree: Path,
     env: dict[str, str],
     on_line: Callable[[str], None],
@@ -91,11 +91,11 @@ def run_setup(
     """Run each `[tree] setup` command in `tree`, in order, until one fails."""
     began = time.monotonic()
     end = SetupEnd(True)
-    if not cfg.tree.setup:
+    if not tree_cfg.setup:
         return end
     before = _status(tree)
-    total = len(cfg.tree.setup)
-    for n, cmd in enumerate(cfg.tree.setup, start=1):
+    total = len(tree_cfg.setup)
+    for n, cmd in enumerate(tree_cfg.setup, start=1):
         if stopping():
             end.ok, end.reason = False, f"stopped before setup command {n} of {total}"
             break
@@ -105,14 +105,14 @@ def run_setup(
         res = proc.stream(
             argv,
             cwd=tree,
-            timeout=cfg.tree.setup_timeout_s,
+            timeout=tree_cfg.setup_timeout_s,
             on_line=on_line,
             env=env,
             on_start=on_start,
         )
         took = time.monotonic() - t0
         end.steps.append((" ".join(argv), took))
-        what = _describe(res, cfg.tree.setup_timeout_s)
+        what = _describe(res, tree_cfg.setup_timeout_s)
         on_line(f"board: setup {n} of {total} ended: {what} ({took:.1f}s)")
         if res.killed_by_signal is not None and stopping():
             end.ok, end.reason = False, f"stopped during setup command {n} of {total}"

@@ -110,7 +110,7 @@ class TreeSteps:
             return
         self._say(f"== setup: {len(self.cfg.tree.setup)} command(s) from [tree] setup ==")
         end = setup.run_setup(
-            self.cfg,
+            self.cfg.tree,
             self.tree,
             self._env(),
             self._line,

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from board.core import proc
-from board.core.config import Config
+from board.core.config import BoardSection, Config
 from board.core.errors import GitError
 from board.core.git import gitutil, runbranch
 from board.core.git.gitutil import git, out
@@ -55,7 +55,7 @@ def start_point(cfg: Config, tree: Path) -> str:
     return res.stdout.strip() or head
 
 
-def working_tree_object(cfg: Config, tree: Path) -> str:
+def working_tree_object(board: BoardSection, tree: Path) -> str:
     """The tree object of everything the tree holds now (committed, staged, modified,
     untracked), staged into a private index; the tree's own index is only read (copied)."""
     gitdir = _gitfile_dir(tree) if (tree / ".git").is_file() else tree / ".git"
@@ -66,14 +66,14 @@ def working_tree_object(cfg: Config, tree: Path) -> str:
         with contextlib.suppress(FileNotFoundError):
             shutil.copy2(gitdir / "index", private)
         env = {"GIT_INDEX_FILE": str(private)}
-        stage_all(cfg, tree, env)
+        stage_all(board, tree, env)
         return out(tree, "write-tree", env=env)
 
 
 def live_diff_args(cfg: Config, tree: Path) -> list[str]:
     """The `git diff` arguments of the tree's work now against its start point."""
     start = start_point(cfg, tree)
-    snapshot = working_tree_object(cfg, tree)
+    snapshot = working_tree_object(cfg.board, tree)
     return ["diff", "--patch", *_DIFF_OPTS, start, snapshot]
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from board.core import locks, proc
-from board.core.config import Config
+from board.core.config import BoardSection, Config
 from board.core.errors import Refused
 from board.core.git import naming
 from board.core.git.faults import _fault
@@ -108,7 +108,7 @@ def _tree_bytes(path: Path) -> tuple[int, int]:
     return files, size
 
 
-def ignored_files(cfg: Config, tree: Path) -> Dropped:
+def ignored_files(board: BoardSection, tree: Path) -> Dropped:
     """The ignored files in `tree` (scratch and the board's node_modules links left out).
 
     One `git ls-files --ignored --directory` (an ignored directory is listed once), then
@@ -123,7 +123,7 @@ def ignored_files(cfg: Config, tree: Path) -> Dropped:
         "--exclude-standard",
         "--directory",
     )
-    scratch = [n for n in (s.strip("/") for s in cfg.board.scratch) if n]
+    scratch = [n for n in (s.strip("/") for s in board.scratch) if n]
     dropped = Dropped()
     for path in res.stdout.split("\0"):
         bare = path.rstrip("/")

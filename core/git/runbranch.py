@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from board.core import hosts, locks
-from board.core.config import Config
+from board.core.config import Config, PublishSection
 from board.core.errors import NotFound, Refused
 from board.core.git import gitutil
 
@@ -89,14 +89,17 @@ def base_ref(cfg: Config) -> str:
     )
 
 
-def folds(cfg: Config) -> bool:
-    return cfg.publish.mode == "fold"
+def folds(publish: PublishSection) -> bool:
+    return publish.mode == "fold"
 
 
 def start_ref(cfg: Config) -> str:
     """What fresh trees start from and stranded diffs compare with, by name: the run branch
     in `fold` mode (once it exists), else the base."""
-    if folds(cfg) and gitutil.rev(cfg.root, f"refs/heads/{cfg.board.run_branch}") is not None:
+    if (
+        folds(cfg.publish)
+        and gitutil.rev(cfg.root, f"refs/heads/{cfg.board.run_branch}") is not None
+    ):
         return cfg.board.run_branch
     return base_ref(cfg)
 
@@ -104,7 +107,7 @@ def start_ref(cfg: Config) -> str:
 def pick_target(cfg: Config) -> str:
     """Where a picked or salvaged change lands by default: the run branch (`fold`) or the
     base (`push`). The TUI, the recovery commands and the CLI all ask this one function."""
-    return cfg.board.run_branch if folds(cfg) else cfg.board.base
+    return cfg.board.run_branch if folds(cfg.publish) else cfg.board.base
 
 
 def checked_out_at(cfg: Config, branch: str) -> str | None:
@@ -123,10 +126,10 @@ def checked_out_at(cfg: Config, branch: str) -> str | None:
 # the run branch's tip, and taking the base in
 
 
-def on_remote(cfg: Config) -> bool:
+def on_remote(publish_cfg: PublishSection) -> bool:
     """Whether the run branch lives on the remote (`publish.run_on_remote`): a board on
     several hosts, each in its own clone, folds onto one branch there."""
-    return folds(cfg) and cfg.publish.run_on_remote and bool(cfg.publish.remote)
+    return folds(publish_cfg) and publish_cfg.run_on_remote and bool(publish_cfg.remote)
 
 
 def sync(cfg: Config) -> str | None:
@@ -199,7 +202,7 @@ def push_run(cfg: Config, new: str, expected: str | None) -> bool:
 def ensure(cfg: Config) -> str:
     """The run branch's tip, creating it from the base when it does not exist yet (on the
     remote too, when the run branch lives there: the first fold creates it)."""
-    if on_remote(cfg):
+    if on_remote(cfg.publish):
         for _ in range(REMOTE_TRIES):
             tip = sync(cfg)
             if tip is not None:
@@ -302,7 +305,7 @@ def take_in_base(cfg: Config) -> TakeIn:
             env=gitutil.identity_env(),
             input_bytes=message.encode(),
         )
-    if on_remote(cfg):  # the remote's compare-and-swap; lost: the next call sees it
+    if on_remote(cfg.publish):  # the remote's compare-and-swap; lost: the next call sees it
         if not push_run(cfg, new, tip):
             return TakeIn(tip)
         return TakeIn(new, base=base, merged=new)
@@ -324,7 +327,7 @@ def take_in_base(cfg: Config) -> TakeIn:
 
 def start_point(cfg: Config) -> str:
     """The commit a card's fresh tree starts from (see the module docstring)."""
-    if not folds(cfg):
+    if not folds(cfg.publish):
         return gitutil.out(cfg.root, "rev-parse", "--verify", f"{base_ref(cfg)}^{{commit}}")
     with run_lock(cfg):
         return take_in_base(cfg).tip

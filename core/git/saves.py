@@ -414,7 +414,7 @@ def _save_branch(
         return None
     base_name = next((n for n in _start_names(cfg) if n in refs), None)
     base = _short(base_name) if base_name else cfg.board.base
-    start = own_start(cfg, cfg.root, [tip], branch_ref)
+    start = own_start(cfg.publish, cfg.root, [tip], branch_ref)
     if start:
         mb = start
     elif base_name:

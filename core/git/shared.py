@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from board.core import hosts
-from board.core.config import Config
+from board.core.config import Config, PublishSection
 from board.core.errors import BoardError
 from board.core.git import gitutil, runbranch
 from board.core.git.naming import STRANDED as STRANDED_PREFIX
@@ -41,8 +41,8 @@ class Pushed:
     why: str = ""
 
 
-def _tracking(cfg: Config, branch: str) -> str:
-    return f"refs/remotes/{cfg.publish.remote}/{branch}"
+def _tracking(publish: PublishSection, branch: str) -> str:
+    return f"refs/remotes/{publish.remote}/{branch}"
 
 
 def _refs(cfg: Config, pattern: str) -> dict[str, str]:
@@ -62,7 +62,9 @@ def unpushed(cfg: Config, buried: Buried | None = None) -> list[str]:
     out = []
     for ref, oid in sorted(local.items()):
         branch = ref.removeprefix("refs/heads/")
-        if remote.get(_tracking(cfg, branch)) != oid and (branch, oid) not in (buried or ()):
+        if remote.get(_tracking(cfg.publish, branch)) != oid and (branch, oid) not in (
+            buried or ()
+        ):
             out.append(branch)
     return out
 

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from board.core.config import Config
+from board.core.config import BoardSection, Config, PublishSection
 from board.core.errors import GitError
 from board.core.git import gitutil, runbranch
 from board.core.git.gitutil import git, out
@@ -103,7 +103,7 @@ def base_ref(cfg: Config) -> str:
 def _start_names(cfg: Config) -> list[str]:
     """The refs a save's stats and "inspect" command compare with, first found wins: the
     run branch in `fold` mode (trees start at its tip), then the base (see runbranch)."""
-    names = [f"refs/heads/{cfg.board.run_branch}"] if runbranch.folds(cfg) else []
+    names = [f"refs/heads/{cfg.board.run_branch}"] if runbranch.folds(cfg.publish) else []
     if cfg.publish.remote:
         names.append(f"refs/remotes/{cfg.publish.remote}/{cfg.board.base}")
     return [*names, f"refs/heads/{cfg.board.base}"]
@@ -199,7 +199,9 @@ def unhide(tree: Path, env: dict[str, str] | None = None) -> list[str]:
     return sorted(set(assumed) | set(skipped))
 
 
-def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None, unhidden: bool = False) -> None:
+def _add_all(
+    board: BoardSection, tree: Path, env: dict[str, str] | None, unhidden: bool = False
+) -> None:
     """`git add -A` of the whole tree except the scratch directories.
 
     A scratch directory git already ignores (`board init` puts it in info/exclude) is left
@@ -209,7 +211,7 @@ def _add_all(cfg: Config, tree: Path, env: dict[str, str] | None, unhidden: bool
     """
     if not unhidden:
         unhide(tree, env)
-    names = [n for n in (s.strip("/") for s in cfg.board.scratch) if n]
+    names = [n for n in (s.strip("/") for s in board.scratch) if n]
     # only a scratch path that is there can make `git add` fail; an absent one is excluded
     # as it is, and asks git nothing (the usual case: one process fewer per save)
     present = [n for n in names if os.path.lexists(tree / n)]
@@ -256,7 +258,7 @@ def _unstage(tree: Path, paths: list[str], env: dict[str, str] | None) -> None:
     )
 
 
-def stage_all(cfg: Config, tree: Path, env: dict[str, str] | None = None) -> list[str]:
+def stage_all(board_cfg: BoardSection, tree: Path, env: dict[str, str] | None = None) -> list[str]:
     """Stage everything a commit of this tree should hold; return the links left out.
 
     Never the scratch directories, never an untracked (not in HEAD) `node_modules` symlink,
@@ -264,7 +266,7 @@ def stage_all(cfg: Config, tree: Path, env: dict[str, str] | None = None) -> lis
     (the save with a private GIT_INDEX_FILE in `env`).
     """
     tree = Path(tree)
-    _add_all(cfg, tree, env)
+    _add_all(board_cfg, tree, env)
     head = git(tree, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip()
     res = git(
         tree,
@@ -337,7 +339,7 @@ def _rev_list(
     return [line for line in gitutil.lines(git(cwd, *args).stdout) if line.strip()]
 
 
-def own_start(cfg: Config, cwd: Path, tips: Sequence[str], branch: str | None) -> str:
+def own_start(publish: PublishSection, cwd: Path, tips: Sequence[str], branch: str | None) -> str:
     """The commit a tree's (or a branch's) own work starts from: the first parent of the
     oldest commit that only `tips`, the tree's branch (and its copy on the remote) or saved
     work hold; the first tip itself when every commit is held elsewhere; "" when that work
@@ -355,8 +357,8 @@ def own_start(cfg: Config, cwd: Path, tips: Sequence[str], branch: str | None) -
     mine = ["--exclude=refs/heads/stranded/*", "--exclude=refs/remotes/*/stranded/*"]
     if branch:
         mine.append(f"--exclude={branch}")
-        if cfg.publish.remote and short:
-            mine.append(f"--exclude=refs/remotes/{cfg.publish.remote}/{short}")
+        if publish.remote and short:
+            mine.append(f"--exclude=refs/remotes/{publish.remote}/{short}")
     res = git(
         cwd,
         "rev-list",
@@ -443,7 +445,9 @@ def _history(cfg: Config, tree: Path, work: Work) -> str | None:
         if _rev_list(tree, [tip], work.branch, extra_not=[head])[:1]:
             parents.append(tip)  # the branch tip a moved detached HEAD left behind
     work.parents = parents
-    work.start = own_start(cfg, tree, [t for t in dict.fromkeys([head, tip]) if t], work.branch)
+    work.start = own_start(
+        cfg.publish, tree, [t for t in dict.fromkeys([head, tip]) if t], work.branch
+    )
     return base_commit
 
 
@@ -501,9 +505,9 @@ def _snapshot(cfg: Config, tree: Path) -> Work:
                 # skipped them and stays right)
                 hidden = pool.submit(hidden_paths, tree, {"GIT_INDEX_FILE": str(listed)})
             try:
-                _add_all(cfg, tree, env, unhidden=True)
+                _add_all(cfg.board, tree, env, unhidden=True)
                 if hidden is not None and any(hidden.result()):
-                    _add_all(cfg, tree, env)
+                    _add_all(cfg.board, tree, env)
             except GitError:
                 nested = _untracked_nested(tree, env)
                 if nested:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from board.core import proc
-from board.core.config import Config
+from board.core.config import BoardSection, Config
 from board.core.errors import NotFound, Refused
 from board.core.git import gitutil, naming, runbranch, saves
 from board.core.git.gitutil import git
@@ -96,7 +96,7 @@ class StrandedRefs:
         if missing:
             named = dict(zip(head[2::3], head[1::3], strict=True))
             cache.update(_stats_from_trailers(self.cfg, sorted(set(missing)), named))
-        return _branches(self.cfg, head, cache)
+        return _branches(self.cfg.board, head, cache)
 
     def all(self) -> list[StrandedBranch]:
         read = self.stats if self.stats is not None else _read_stats(self.cfg)
@@ -124,7 +124,7 @@ class StrandedRefs:
         # written back as if whole, and the save's own line would land in the old file.
         if read.whole and (unnamed or len(cache) > 2 * len(commits) + 200):
             _compact_stats(self.cfg, cache, named)
-        return _branches(self.cfg, self.words, cache)
+        return _branches(self.cfg.board, self.words, cache)
 
 
 _BRANCH_OF = operator.itemgetter(0)  # a StrandedBranch's `branch`
@@ -179,7 +179,7 @@ def _beside(fn: Callable[[Config], _StatsFile], cfg: Config) -> Future[_StatsFil
 
 
 def _branches(
-    cfg: Config, words: list[str], cache: dict[str, _CachedStats]
+    board: BoardSection, words: list[str], cache: dict[str, _CachedStats]
 ) -> list[StrandedBranch]:
     """The branches of `words` (stamp, short name, commit, …) with their cached stats.
 
@@ -198,7 +198,7 @@ def _branches(
     # stranded/<tree dir>/<stamp>; stranded/<stamp> (made by hand) has no tree dir
     trees = [name[9:cut] if (cut := name.find("/", 9)) >= 0 else "" for name in names]
     if None in found:
-        card_of, prefix, mended = naming.card_id_of, cfg.board.prefix, list(found)
+        card_of, prefix, mended = naming.card_id_of, board.prefix, list(found)
         for i in _where(map(is_, mended, repeat(None))):
             mended[i] = card_of(trees[i], prefix)
         cards = mended

@@ -50,7 +50,7 @@ def unmerged_paths(tree: Path) -> list[str]:
 def resolved_onto_run(cfg: Config, tree: Path) -> str | None:
     """The run tip when `tree`'s HEAD holds it and work of its own (a finished hand
     resolution, ready to gate and fold); None otherwise, and always in `push` mode."""
-    if not runbranch.folds(cfg) or rebase_in_progress(tree):
+    if not runbranch.folds(cfg.publish) or rebase_in_progress(tree):
         return None
     tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.board.run_branch}")
     head = gitutil.rev(tree, "HEAD")

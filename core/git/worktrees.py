@@ -165,7 +165,7 @@ def discard_worktree(
             return result
         result.saved, work = _preserve(cfg, tree, why, kind)
         try:
-            ignored = ignored_files(cfg, tree)
+            ignored = ignored_files(cfg.board, tree)
         except (GitError, OSError) as exc:  # naming them must never stop a saved tree going
             log.warning("could not list the ignored files of %s: %s", tree, exc)
             ignored = None

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from board.core import config, proc
-from board.core.config import Config
+from board.core.config import CoderSection, Config, GateSection, TreeSection
 from board.core.drive import setup as tree_setup
 from board.core.drive.gate import run_gate
 from board.core.errors import BoardError
@@ -128,7 +128,7 @@ def diagnose(root: Path, on_check: Callable[[Check], None] = _ignore) -> list[Ch
     add(_store(cfg))
     add(_ignored(cfg))
     add(_tracked(cfg))
-    if cfg.publish.mode == "push" or runbranch.on_remote(cfg):
+    if cfg.publish.mode == "push" or runbranch.on_remote(cfg.publish):
         add(_remote(cfg))
     if cfg.publish.mode == "push":
         add(_forge(cfg))
@@ -139,7 +139,7 @@ def diagnose(root: Path, on_check: Callable[[Check], None] = _ignore) -> list[Ch
     add(Check("tree", SKIP, "no fresh tree made: the base or the run branch is missing"))
     env = dict(os.environ)
     for name in cfg.coder.ladder:
-        add(_tier(cfg, name, cfg.root, env))
+        add(_tier(cfg.coder, name, cfg.root, env))
     add(Check("gate", SKIP, "not run: no fresh tree"))
     return checks
 
@@ -170,10 +170,10 @@ def _base(cfg: Config) -> Check:
 
 
 def _run_branch(cfg: Config) -> Check:
-    if not runbranch.folds(cfg):
+    if not runbranch.folds(cfg.publish):
         return Check("run-branch", OK, "not used: publish.mode is push (trees start at the base)")
     refs = [f"refs/heads/{cfg.board.run_branch}"]
-    if runbranch.on_remote(cfg):
+    if runbranch.on_remote(cfg.publish):
         refs.append(f"refs/remotes/{cfg.publish.remote}/{cfg.board.run_branch}")
     for ref in refs:
         tip = gitutil.rev(cfg.root, ref)
@@ -318,8 +318,8 @@ def find_program(name: str, cwd: Path, path: str | None) -> str | None:
     return shutil.which(name, path=path)
 
 
-def _tier(cfg: Config, name: str, cwd: Path, env: dict[str, str]) -> Check:
-    tier = cfg.coder.tiers.get(name)
+def _tier(coder: CoderSection, name: str, cwd: Path, env: dict[str, str]) -> Check:
+    tier = coder.tiers.get(name)
     if tier is None or not tier.argv:
         return Check(f"tier:{name}", FAIL, f"the ladder names {name!r}, but it has no argv")
     program = gitutil.argv_with(tier.argv[:1], worktree=str(cwd), card="", brief="")[0]
@@ -471,8 +471,8 @@ def _start_check(cfg: Config, start: str, seconds: float) -> Check:
         base = runbranch.base_ref(cfg)
     except BoardError:
         base = ""
-    where = cfg.board.run_branch if runbranch.folds(cfg) else base
-    if runbranch.folds(cfg):
+    where = cfg.board.run_branch if runbranch.folds(cfg.publish) else base
+    if runbranch.folds(cfg.publish):
         tip = gitutil.rev(cfg.root, base) if base else None
         if tip and not gitutil.ok(cfg.root, "merge-base", "--is-ancestor", tip, start):
             return Check(
@@ -498,15 +498,15 @@ def _tree_checks(
     # a slot past any a loop on this machine holds (1..max_concurrent): no port of a
     # running drive's is taken
     env = tree_setup.tree_env(cfg, tree, "", cfg.board.max_concurrent + 1)
-    set_up = add(_setup(cfg, tree, env, child)).ok
+    set_up = add(_setup(cfg.tree, tree, env, child)).ok
     full = {**os.environ, **env}
     for name in cfg.coder.ladder:
-        add(_tier(cfg, name, tree, full))
+        add(_tier(cfg.coder, name, tree, full))
     if not set_up:
         add(Check("gate", SKIP, "not run: setup failed"))
         return
     if cfg.gate.format_argv:
-        add(_format(cfg, tree, env, child))
+        add(_format(cfg.gate, tree, env, child))
     if not cfg.gate.argv:
         add(
             Check(
@@ -517,7 +517,7 @@ def _tree_checks(
             )
         )
         return
-    add(_gate(cfg, tree, start, env, child))
+    add(_gate(cfg.gate, tree, start, env, child))
     imports = _imports(cfg, tree, env, child)
     if imports is not None:
         add(imports)
@@ -546,27 +546,27 @@ def _node_modules(cfg: Config, tree: Path) -> Check | None:
     )
 
 
-def _setup(cfg: Config, tree: Path, env: dict[str, str], child: _Child) -> Check:
-    if not cfg.tree.setup:
+def _setup(tree_cfg: TreeSection, tree: Path, env: dict[str, str], child: _Child) -> Check:
+    if not tree_cfg.setup:
         return Check("setup", OK, "none: [tree] setup is empty")
-    end = tree_setup.run_setup(cfg, tree, env, _no_line, on_start=child.started)
+    end = tree_setup.run_setup(tree_cfg, tree, env, _no_line, on_start=child.started)
     child.ended()
     here = str(tree)
     lines = [f"{argv.replace(here, '{worktree}')} ({took:.1f}s)" for argv, took in end.steps]
     if not end.ok:
         tail = end.tail.splitlines()[-TAIL_LINES:]
         return Check("setup", FAIL, end.reason, end.seconds, lines + [f"| {t}" for t in tail])
-    n = len(cfg.tree.setup)
+    n = len(tree_cfg.setup)
     return Check("setup", OK, f"{n} command(s) ran in a fresh tree", end.seconds, lines)
 
 
-def _format(cfg: Config, tree: Path, env: dict[str, str], child: _Child) -> Check:
+def _format(gate: GateSection, tree: Path, env: dict[str, str], child: _Child) -> Check:
     """`gate.format_argv`, run before the gate as a drive runs it; a failure is said, and a
     drive goes on, so it does not fail."""
-    argv = gitutil.argv_with(cfg.gate.format_argv, worktree=str(tree))
+    argv = gitutil.argv_with(gate.format_argv, worktree=str(tree))
     t0 = time.monotonic()
     res = proc.stream(
-        argv, cwd=tree, timeout=cfg.gate.timeout_s, on_line=_no_line, env=env,
+        argv, cwd=tree, timeout=gate.timeout_s, on_line=_no_line, env=env,
         on_start=child.started,
     )  # fmt: skip
     child.ended()
@@ -578,9 +578,11 @@ def _format(cfg: Config, tree: Path, env: dict[str, str], child: _Child) -> Chec
     return Check("format", WARN, f"{argv[0]} {what} (a drive goes on to the gate)", took, tail)
 
 
-def _gate(cfg: Config, tree: Path, start: str, env: dict[str, str], child: _Child) -> Check:
+def _gate(
+    gate_cfg: GateSection, tree: Path, start: str, env: dict[str, str], child: _Child
+) -> Check:
     t0 = time.monotonic()
-    verdict = run_gate(cfg, tree, _no_line, on_start=child.started, env=env)
+    verdict = run_gate(gate_cfg, tree, _no_line, on_start=child.started, env=env)
     child.ended()
     took = time.monotonic() - t0
     if verdict.status == "passed":

@@ -17,7 +17,7 @@ from typing import Any
 
 from board.core import failures
 from board.core.cards import waits
-from board.core.config import Config
+from board.core.config import BoardSection, Config
 from board.core.errors import BoardError
 from board.core.publish.owner import release_working
 from board.core.store import Store
@@ -29,7 +29,7 @@ TREES_SAVED = "its trees were saved when the host booted again"
 Log = Callable[..., None]  # the loop's log: an event name, then its fields
 
 
-def lost_hosts(cfg: Config, store: Store, host: str) -> dict[str, str]:
+def lost_hosts(board: BoardSection, store: Store, host: str) -> dict[str, str]:
     """Every host but `host` whose newest heartbeat is older than host_lease_s, with it."""
     at = waits.now()
     newest: dict[str, str] = {}
@@ -39,15 +39,15 @@ def lost_hosts(cfg: Config, store: Store, host: str) -> dict[str, str]:
     lost = {}
     for other, heard in newest.items():
         when = failures.parse_stamp(heard)
-        if other != host and (when is None or (at - when).total_seconds() > cfg.board.host_lease_s):
+        if other != host and (when is None or (at - when).total_seconds() > board.host_lease_s):
             lost[other] = heard
     return lost
 
 
-def give_back(cfg: Config, store: Store, host: str, log: Log) -> None:
+def give_back(board_cfg: BoardSection, store: Store, host: str, log: Log) -> None:
     """The live drives of every host that lost its lease end crashed, their cards back in
     ready with a note naming the host."""
-    lost = lost_hosts(cfg, store, host)
+    lost = lost_hosts(board_cfg, store, host)
     if not lost:
         return
     for row in store.live_drives():
@@ -55,7 +55,7 @@ def give_back(cfg: Config, store: Store, host: str, log: Log) -> None:
             continue
         why = (
             f"{LEASE_LOST} (host {row.host}, last heartbeat {lost[row.host]}, "
-            f"board.host_lease_s {cfg.board.host_lease_s:g})"
+            f"board.host_lease_s {board_cfg.host_lease_s:g})"
         )
         store.update_drive(row.id, status="crashed", pgid=0, result=why)
         note = (

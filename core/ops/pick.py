@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from board.core.config import Config
+from board.core.config import BoardSection, Config
 from board.core.errors import BoardError, Conflict, NotFound, Refused
 from board.core.git import gitutil, naming, removal, runbranch, saves, snapshot
 from board.core.git.gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
@@ -133,9 +133,9 @@ def titles_from(store: Store | Callable[[], Store]) -> Callable[[str], str | Non
     return lookup
 
 
-def card_of_branch(cfg: Config, short: str) -> str | None:
+def card_of_branch(board: BoardSection, short: str) -> str | None:
     m = _REF_RE.match(short)
-    return naming.card_id_of(m.group("tree"), cfg.board.prefix) if m else None
+    return naming.card_id_of(m.group("tree"), board.prefix) if m else None
 
 
 def _identity_env(cfg: Config) -> dict[str, str]:
@@ -193,11 +193,13 @@ def pick(
     (`title_of(card)`, from the store) and the branch it was picked from.
     """
     short, tip = _branch(cfg, branch)
-    remote_run = runbranch.on_remote(cfg) and (onto or cfg.board.run_branch) == cfg.board.run_branch
+    remote_run = (
+        runbranch.on_remote(cfg.publish) and (onto or cfg.board.run_branch) == cfg.board.run_branch
+    )
     if remote_run:
         runbranch.ensure(cfg)  # the local run branch at the remote's tip
     target_ref, old = _target(cfg, onto)
-    card = card_of_branch(cfg, short)
+    card = card_of_branch(cfg.board, short)
     title = title_of(card) if card and title_of is not None else None
     where = runbranch.checked_out_at(cfg, target_ref[len("refs/heads/") :])
     if where:
@@ -363,7 +365,7 @@ def discard(cfg: Config, name: str, store: Store) -> DiscardTarget:
         from board.core.git import shared
 
         shared.bury(cfg, store, [(target.name, target.commit)])
-        if runbranch.on_remote(cfg):  # or the next fetch brings it back
+        if runbranch.on_remote(cfg.publish):  # or the next fetch brings it back
             shared.delete_remote(cfg, target.name, target.commit)
         return target
     assert target.path is not None
@@ -501,7 +503,7 @@ def prune(cfg: Config, store: Store, plan: PrunePlan) -> list[str]:
     from board.core.git import shared
 
     shared.bury(cfg, store, [(b.branch, b.commit) for b in plan.branches])
-    if runbranch.on_remote(cfg):
+    if runbranch.on_remote(cfg.publish):
         for b in plan.branches:
             shared.delete_remote(cfg, b.branch, b.commit)
     return [b.branch for b in plan.branches]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from board.core.config import Config
+from board.core.config import Config, PublishSection
 from board.core.drive.drive import tree_changes
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.git import gitutil, runbranch, treestate
@@ -67,8 +67,8 @@ class ResolveResult:
         }
 
 
-def _check_card(store: Store, cfg: Config, card_id: str) -> Card:
-    if not runbranch.folds(cfg):
+def _check_card(store: Store, publish_cfg: PublishSection, card_id: str) -> Card:
+    if not runbranch.folds(publish_cfg):
         raise Refused(
             "board resolve is for fold conflicts (publish.mode = fold); with push, rebase the "
             "card branch by hand and push it"
@@ -126,9 +126,9 @@ def _finish_lines(cfg: Config, card: Card, tree: Path, conflicts: list[str]) -> 
 
 def resolve(store: Store, cfg: Config, card_id: str) -> ResolveResult:
     """Leave the card's tree stopped at its conflict with the run tip (see the docstring)."""
-    card = _check_card(store, cfg, card_id)
+    card = _check_card(store, cfg.publish, card_id)
     with card_lock(cfg, card.id, f"a resolve of {card.id}"):
-        card = _check_card(store, cfg, card_id)
+        card = _check_card(store, cfg.publish, card_id)
         tree = _tree(cfg, card)
         where = cfg.rel(tree)
         tip = runbranch.ensure(cfg)
@@ -136,7 +136,7 @@ def resolve(store: Store, cfg: Config, card_id: str) -> ResolveResult:
         if not treestate.rebase_in_progress(tree):
             if not gitutil.out(tree, "branch", "--show-current", check=False):
                 raise Refused(f"{where} is on no branch (a detached HEAD): check out its branch")
-            changed = [p for _, p in tree_changes(cfg, tree)]
+            changed = [p for _, p in tree_changes(cfg.board, tree)]
             if changed:
                 raise Refused(
                     f"{where} has uncommitted changes ({', '.join(changed[:5])}): commit or "
@@ -190,9 +190,9 @@ def resolve(store: Store, cfg: Config, card_id: str) -> ResolveResult:
 
 def resolve_continue(store: Store, cfg: Config, card_id: str) -> ResolveResult:
     """Finish the rebase in the card's tree, then gate and fold it like a salvage."""
-    card = _check_card(store, cfg, card_id)
+    card = _check_card(store, cfg.publish, card_id)
     with card_lock(cfg, card.id, f"a resolve of {card.id}"):
-        card = _check_card(store, cfg, card_id)
+        card = _check_card(store, cfg.publish, card_id)
         tree = treestate.card_tree(cfg, card)
         if tree is None:
             raise NotFound(f"{card.id}: has no tree being resolved: `board resolve {card.id}`")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from board.core.cards.enddrives import SALVAGE_TIER, before_note
-from board.core.config import Config
+from board.core.config import BoardSection, Config
 from board.core.drive.brief import brief_text, write_brief
 from board.core.drive.gate import GateVerdict, run_gate
 from board.core.drive.harvest import git_commit, tree_changes
@@ -161,7 +161,7 @@ def _nothing_to_publish(cfg: Config, t: _Target) -> str:
     where = _publish_target(cfg)
     short = where.split("/", 2)[-1]
     if t.tree is not None:
-        if tree_changes(cfg, t.tree):
+        if tree_changes(cfg.board, t.tree):
             return ""
         head = gitutil.rev(t.tree, "HEAD")
         if head is None:
@@ -189,7 +189,7 @@ def _work_commit(cfg: Config, t: _Target) -> str:
     if t.tree is None:
         return t.tip
     head = gitutil.out(t.tree, "rev-parse", "HEAD")
-    if not tree_changes(cfg, t.tree):
+    if not tree_changes(cfg.board, t.tree):
         return head
     work = snapshot.unpublished_work(cfg, t.tree)
     if not work.snapshot:
@@ -232,7 +232,7 @@ def replay_conflicts(cfg: Config, commit: str) -> tuple[str, list[str], list[str
 def _refuse_conflicts(cfg: Config, t: _Target) -> None:
     """In `fold` mode, refuse before anything changes when the work still conflicts with
     the run branch's tip, in one line naming the paths and the other side."""
-    if not runbranch.folds(cfg):
+    if not runbranch.folds(cfg.publish):
         return
     _, paths, theirs = replay_conflicts(cfg, _work_commit(cfg, t))
     if not paths:
@@ -287,9 +287,9 @@ def _free_slug(cfg: Config, card_id: str) -> str:
     raise Refused(f"{card_id}: no free salvage tree name left under {cfg.worktrees_dir}")
 
 
-def _commit_all(cfg: Config, tree: Path, card: Card) -> str:
+def _commit_all(board: BoardSection, tree: Path, card: Card) -> str:
     """Commit everything the tree holds (scratch and the board's links excepted); '' if none."""
-    snapshot.stage_all(cfg, tree)
+    snapshot.stage_all(board, tree)
     if gitutil.ok(tree, "diff", "--cached", "--quiet"):
         return ""
     subject = " ".join((card.title.splitlines() or [""])[0].split())
@@ -405,7 +405,7 @@ class _Salvage:
     def _prepare_tree(self) -> Path:
         if self.t.tree is not None:
             self._check()
-            made = _commit_all(self.cfg, self.t.tree, self.card)
+            made = _commit_all(self.cfg.board, self.t.tree, self.card)
             if made:
                 self.say(f"committed what {self.t.tree.name} held as {made[:10]}")
                 self.result.commit = made
@@ -414,7 +414,7 @@ class _Salvage:
         path = self.cfg.worktrees_dir / naming.tree_name(self.card.id, slug)
         branch = naming.branch_for(self.card.id, slug)
         self.cfg.worktrees_dir.mkdir(parents=True, exist_ok=True)
-        start = self._replay() if runbranch.folds(self.cfg) else self.t.tip
+        start = self._replay() if runbranch.folds(self.cfg.publish) else self.t.tip
         gitutil.git(
             self.cfg.root,
             *gitutil.NO_HOOKS,
@@ -485,10 +485,10 @@ class _Salvage:
             self.store.update_drive(self.row.id, pgid=pid)
 
         brief = write_brief(
-            self.cfg,
+            self.cfg.board,
             self.tree,
             brief_text(
-                self.cfg,
+                self.cfg.gate,
                 self.card,
                 tree=self.tree,
                 branch=gitutil.out(self.tree, "branch", "--show-current", check=False),
@@ -497,7 +497,7 @@ class _Salvage:
             ),
         )
         verdict = run_gate(
-            self.cfg,
+            self.cfg.gate,
             self.tree,
             on_line,
             on_start=on_start,
@@ -623,7 +623,7 @@ class _Salvage:
         if (
             gitutil.rev(tree, "HEAD") == (self.made_head or self.t.tip)
             and gitutil.rev(self.cfg.root, f"refs/heads/{self.t.branch}") == self.t.tip
-            and not tree_changes(self.cfg, tree)
+            and not tree_changes(self.cfg.board, tree)
         ):
             gitutil.git(
                 self.cfg.root, "worktree", "remove", "--force", "--force", str(tree), check=False
@@ -659,7 +659,7 @@ class _Salvage:
             except BoardError as exc:
                 self.say(exc.line())
                 return
-            if runbranch.on_remote(self.cfg):
+            if runbranch.on_remote(self.cfg.publish):
                 shared.delete_remote(self.cfg, self.t.branch, self.t.tip)
 
 

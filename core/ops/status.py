@@ -15,7 +15,7 @@ from typing import Any
 
 from board.core.cards import waits
 from board.core.cards.waits import HEARTBEAT_S, STALE_AFTER_S, heartbeat_age, loop_running
-from board.core.config import Config
+from board.core.config import CoderSection, Config
 from board.core.model import FORGE_PAUSE, LANES, SETUP_PAUSE
 from board.core.store import Store
 
@@ -74,7 +74,7 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
         "waiting": waiting,
         "lanes": {lane: lanes.get(lane, 0) for lane in LANES},
         "blocked": dict(sorted(blocked.items())),
-        "needs_operator": sum(1 for c in cards if waits.needs_operator(cfg, c)),
+        "needs_operator": sum(1 for c in cards if waits.needs_operator(cfg.publish, c)),
     }
 
 
@@ -115,13 +115,13 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     return out
 
 
-def resume(store: Store, cfg: Config, tier: str) -> bool:
+def resume(store: Store, coder: CoderSection, tier: str) -> bool:
     """`board resume TIER`: lift the tier's pause, whatever its class (`forge`: PR polling,
     `setup`: the claims two failed setups in a row stopped). False if none."""
     from board.core.errors import Refused
 
-    if tier not in cfg.coder.tiers and tier not in (FORGE_PAUSE, SETUP_PAUSE):
-        known = ", ".join(sorted(cfg.coder.tiers)) or "none"
+    if tier not in coder.tiers and tier not in (FORGE_PAUSE, SETUP_PAUSE):
+        known = ", ".join(sorted(coder.tiers)) or "none"
         raise Refused(f"no tier {tier!r} in board.toml (tiers: {known})")
     return store.resume_tier(tier)
 

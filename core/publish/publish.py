@@ -23,7 +23,7 @@ import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from board.core.config import Config
+from board.core.config import BoardSection, Config, PublishSection
 from board.core.errors import BoardError, Conflict, Refused
 from board.core.git import gitutil, runbranch
 from board.core.git.runbranch import run_lock
@@ -66,7 +66,7 @@ def _conflict_paths(tree: Path) -> list[str]:
     return sorted({p for p in res.stdout.split("\0") if p})
 
 
-def _rebase(cfg: Config, tree: Path, onto: str) -> tuple[bool, list[str], str]:
+def _rebase(publish: PublishSection, tree: Path, onto: str) -> tuple[bool, list[str], str]:
     """`git rebase <onto>` in the card's tree; on conflict abort it and name the paths.
 
     Every commit the run branch lacks is replayed (the card's, and any newer base commits
@@ -85,7 +85,7 @@ def _rebase(cfg: Config, tree: Path, onto: str) -> tuple[bool, list[str], str]:
         onto,
         env=_COMMITTER,
         check=False,
-        timeout=cfg.publish.timeout_s or gitutil.GIT_TIMEOUT_S,
+        timeout=publish.timeout_s or gitutil.GIT_TIMEOUT_S,
     )
     if res.returncode == 0 and not res.timed_out:
         return True, [], ""
@@ -132,7 +132,7 @@ def fold(
             start = gitutil.out(tree, "merge-base", "HEAD", runbranch.start_ref(cfg))
         if head == start:
             raise Refused(f"{card.id}: {tree} holds no commit of its own to publish")
-        tries = 4 * runbranch.REMOTE_TRIES if runbranch.on_remote(cfg) else FOLD_CAS_TRIES
+        tries = 4 * runbranch.REMOTE_TRIES if runbranch.on_remote(cfg.publish) else FOLD_CAS_TRIES
         for _ in range(tries):
             found = owner.why_not(store.get(card.id), store)
             if found:
@@ -141,13 +141,13 @@ def fold(
             if gitutil.rev(tree, "HEAD") != tip and not gitutil.ok(
                 tree, "merge-base", "--is-ancestor", tip, "HEAD"
             ):
-                ok, paths, said = _rebase(cfg, tree, tip)
+                ok, paths, said = _rebase(cfg.publish, tree, tip)
                 if not ok:
-                    note = conflict_note(cfg, card.id, tree, tip, paths, said)
+                    note = conflict_note(cfg.board, card.id, tree, tip, paths, said)
                     return _fold_block(store, card, owner, note.reason, paths, note.detail)
             new = gitutil.rev(tree, "HEAD")
             assert new is not None
-            if runbranch.on_remote(cfg):
+            if runbranch.on_remote(cfg.publish):
                 run = f"{cfg.publish.remote}/{cfg.board.run_branch}"
                 found = owner.why_not(store.get(card.id), store)
                 if found:
@@ -235,27 +235,27 @@ def other_side(cwd: Path, head: str, tip: str, paths: list[str]) -> list[str]:
 
 
 def conflict_note(
-    cfg: Config, card_id: str, tree: Path, tip: str, paths: list[str], said: str = ""
+    board: BoardSection, card_id: str, tree: Path, tip: str, paths: list[str], said: str = ""
 ) -> ConflictNote:
     """The reason and brief detail of a fold that conflicted in `tree` onto `tip`."""
     head = gitutil.rev(tree, "HEAD") or tip
     theirs = other_side(tree, head, tip, paths)
     where = ", ".join(paths) if paths else (said or "the rebase")
     branch = gitutil.out(tree, "branch", "--show-current", check=False) or "its branch"
-    with_ = f" with {cfg.board.run_branch}'s {'; '.join(theirs)}" if theirs else ""
+    with_ = f" with {board.run_branch}'s {'; '.join(theirs)}" if theirs else ""
     reason = (
-        f"folding onto {cfg.board.run_branch} conflicts in {where}{with_}; {branch} and its tree "
+        f"folding onto {board.run_branch} conflicts in {where}{with_}; {branch} and its tree "
         f"{tree} are kept as they were. Ways out: `board requeue {card_id}` rebuilds it on "
-        f"{cfg.board.run_branch}'s tip (the brief names this conflict); `board resolve {card_id}` "
+        f"{board.run_branch}'s tip (the brief names this conflict); `board resolve {card_id}` "
         f"leaves the conflict in its tree to resolve by hand; `board stranded salvage "
-        f"{card_id}` publishes it once {cfg.board.run_branch} no longer conflicts"
+        f"{card_id}` publishes it once {board.run_branch} no longer conflicts"
     )
-    lines = [f"The last build's fold onto {cfg.board.run_branch} conflicted in: {where}."]
+    lines = [f"The last build's fold onto {board.run_branch} conflicted in: {where}."]
     if theirs:
-        lines.append(f"The other side: these commits on {cfg.board.run_branch} touch those paths:")
+        lines.append(f"The other side: these commits on {board.run_branch} touch those paths:")
         lines += [f"- {c}" for c in theirs]
     lines.append(
-        f"This build starts from {cfg.board.run_branch}'s tip, which holds them: build on their "
+        f"This build starts from {board.run_branch}'s tip, which holds them: build on their "
         "version of those paths, not against it."
     )
     return ConflictNote(reason, "\n".join(lines), theirs)

@@ -29,7 +29,7 @@ from typing import Any
 
 from board.core import failures, proc
 from board.core.cards import split
-from board.core.config import Config
+from board.core.config import Config, FailuresSection
 from board.core.git import gitutil
 from board.core.model import Blocked, Card
 from board.core.publish.owner import Owner, PublishResult, StoodAside, edge_update
@@ -255,7 +255,7 @@ def publish(
             f"nothing was published. Fix the remote, then `board approve {side.id or 'ID'}` "
             f"to push again. git said: {tail}"
         )
-        return _block(side, out, reason, _class_of(cfg, "push", res))
+        return _block(side, out, reason, _class_of(cfg.failures, "push", res))
     out.pushed = True
     out.lines.append(f"pushed {branch} to {cfg.publish.remote}")
 
@@ -289,7 +289,7 @@ def publish(
             f"the PR command failed (exit {res.returncode}); {by_hand(cfg, branch)}, then "
             f"`board unblock {side.id or 'ID'}`. It said: {output_tail(res)}"
         )
-        return _block(side, out, reason, _class_of(cfg, "pr", res))
+        return _block(side, out, reason, _class_of(cfg.failures, "pr", res))
     url = find_url(res.stdout) or find_url(res.stderr)
     out.pr_url = url
     said = f"PR opened: {url}" if url else f"the PR command printed no URL; {by_hand(cfg, branch)}"
@@ -317,11 +317,11 @@ def _finish(side: _Card, out: PushOutcome, changes: dict[str, Any], said: str) -
     return out
 
 
-def _class_of(cfg: Config, step: str, res: proc.Result) -> str:
+def _class_of(failures_cfg: FailuresSection, step: str, res: proc.Result) -> str:
     """The block class of a failed push or PR command: a rule's (a forge's rate limit, a
     dropped connection, an expired token) or `terminal`. The self-healing ones are retried
     by the sweep, within the rule's count; `auth` waits for the operator."""
-    found = failures.classify(cfg.failures.rules, step, res.tail_text(200), res.returncode)
+    found = failures.classify(failures_cfg.rules, step, res.tail_text(200), res.returncode)
     return found.cls if found is not None else BLOCK_CLASS
 
 

@@ -108,7 +108,7 @@ def board_setup(cfg: config.Config, tree: Path, start: str) -> float:
     lines: list[str] = []
     t0 = time.perf_counter()
     plan = treefiles.copy_into(cfg, tree, start)
-    end = setup.run_setup(cfg, tree, setup.tree_env(cfg, tree, "c-1", 1), lines.append)
+    end = setup.run_setup(cfg.tree, tree, setup.tree_env(cfg, tree, "c-1", 1), lines.append)
     took = time.perf_counter() - t0
     assert end.ok, f"{end.reason}\n{end.tail}"
     assert [p for p, _ in plan.files] == [".env"], plan.lines()

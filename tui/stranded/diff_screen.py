@@ -35,7 +35,7 @@ from .strandrows import StrandedRow
 def _start_name(cfg: Config) -> str:
     """What a saved tree's diff is against, by name, without a git call on the UI thread:
     the run branch where the tree started (fold), or the base (push)."""
-    return cfg.board.run_branch if runbranch.folds(cfg) else cfg.board.base
+    return cfg.board.run_branch if runbranch.folds(cfg.publish) else cfg.board.base
 
 
 # the browser's and the diffs' rules (the live diff is opened from the board, not the browser)
