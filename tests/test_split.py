@@ -434,9 +434,7 @@ def parked_task(repo: Path, conf: Config, st: SQLiteStore) -> tuple[str, str, st
 
 
 def test_the_planner_runs_the_split_in_the_repository_root(repo: Path, cfg, store) -> None:
-    conf = replace(
-        cfg, planner_argv=(sys.executable, script("split_planner.py"), "{card}", "split")
-    )
+    conf = planning(cfg, sys.executable, script("split_planner.py"), "{card}", "split")
     card, dep, task = parked_task(repo, conf, store)
     assert split.for_planner(conf.planner, store.get(task)), "the split task is not the planner's"
     assert not split.for_planner(conf.planner, store.get(card)), (
