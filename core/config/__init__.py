@@ -31,6 +31,7 @@ from board.core.config.keyschema import (
 )
 from board.core.config.sections import RECORDS
 from board.core.config.tomlread import bad_branch_name, load, parse
+from board.core.errors import ConfigError  # what load and parse raise
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ __all__ = [
     "BoardSection",
     "CoderSection",
     "Config",
+    "ConfigError",
     "FailuresSection",
     "GateSection",
     "Key",
