@@ -6,16 +6,6 @@ key table). `from board.core.config import Config, load` reads as it always did.
 from __future__ import annotations
 
 from board.core.config.boardconfig import Config
-from board.core.config.inittemplate import (
-    default_document,
-    key_table,
-    rule_table,
-    rules_text,
-    stub_text,
-    template,
-    tier_text,
-    write_default,
-)
 from board.core.config.keyschema import (
     BOARD_DIR,
     CONFIG_NAME,
@@ -35,6 +25,18 @@ from board.core.errors import ConfigError  # what load and parse raise
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
+    from typing import Any
+
+    from board.core.config.inittemplate import (
+        default_document,
+        key_table,
+        rule_table,
+        rules_text,
+        stub_text,
+        template,
+        tier_text,
+        write_default,
+    )
     from board.core.config.sections import (
         BoardSection,
         CoderSection,
@@ -48,6 +50,30 @@ if TYPE_CHECKING:
     )
 else:  # the records are made at import (sections.py); named here as the type checker names them
     globals().update({record.__name__: record for record in RECORDS.values()})
+
+# board.toml's text is for `board init` and the docs: its module is imported when one of
+# these is first asked for, not at every verb's start
+_TEXT = frozenset(
+    (
+        "default_document",
+        "key_table",
+        "rule_table",
+        "rules_text",
+        "stub_text",
+        "template",
+        "tier_text",
+        "write_default",
+    )
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TEXT:
+        from board.core.config import inittemplate
+
+        return getattr(inittemplate, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BOARD_DIR",
