@@ -16,7 +16,6 @@ from board.core.config.keyschema import (
     BOARD_DIR,
     CHOICES,
     CONFIG_NAME,
-    DEFAULT_TIER,
     INTERVALS,
     KEYS,
     MIN_INTERVAL_S,
@@ -267,8 +266,8 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
     def get(section: str, key: str) -> Any:
         if (section, key) in values:
             return values[(section, key)]
-        kind, default = SCHEMA[section][key]
-        return value_of(_KEY[(section, key)], default)
+        key_ = _KEY[(section, key)]
+        return value_of(key_, key_.default)
 
     prefix = get("board", "prefix")
     if not _PREFIX_RE.match(prefix):
@@ -293,7 +292,7 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
     if not ladder:
         raise reader.fail(["coder"], "ladder", "must name at least one tier")
     if not tiers and "tiers" not in data.get("coder", {}):
-        tiers = {"default": Tier("default", DEFAULT_TIER)}
+        tiers = get("coder", "tiers")  # the default tier (KEYS)
     for name in ladder:
         if name not in tiers:
             raise reader.fail(
