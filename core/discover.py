@@ -21,12 +21,12 @@ import configparser
 import json
 import re
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
+from board.core.records import Frozen
 
-@dataclass(frozen=True)
-class Found:
+
+class Found(Frozen):
     """A gate: the argv, and the one line saying what in the repository it came from."""
 
     argv: tuple[str, ...]
@@ -151,8 +151,7 @@ def discover(root: Path) -> tuple[Found | None, list[Found]]:
 # tree setup ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Setup:
+class Setup(Frozen):
     """`[tree] setup`: the commands, the one line saying why, the gate to write instead of
     the one found (run by the tree's own interpreter) if any, what the operator should know
     (an install product no ignore rule covers), and the install products init itself

@@ -47,35 +47,13 @@ class Rule(Frozen):
     stopped at once, since it would only wait, e.g. for a login in a browser).
     No __slots__: `regex` is cached in the instance dict."""
 
-    __match_args__ = (
-        "pattern", "cls", "steps", "exit_codes", "backoff_s", "max_attempts", "live"
-    )  # fmt: skip
     pattern: str
     cls: str
-    steps: tuple[str, ...]
-    exit_codes: tuple[int, ...]  # empty: any exit (aider exits 0 on a failed call)
-    backoff_s: float
-    max_attempts: int
-    live: bool
-
-    def __init__(
-        self,
-        pattern: str,
-        cls: str,
-        steps: tuple[str, ...] = DEFAULT_STEPS,
-        exit_codes: tuple[int, ...] = (),
-        backoff_s: float = 60.0,
-        max_attempts: int = 5,
-        live: bool = False,
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "pattern", pattern)
-        set_(self, "cls", cls)
-        set_(self, "steps", steps)
-        set_(self, "exit_codes", exit_codes)
-        set_(self, "backoff_s", backoff_s)
-        set_(self, "max_attempts", max_attempts)
-        set_(self, "live", live)
+    steps: tuple[str, ...] = DEFAULT_STEPS
+    exit_codes: tuple[int, ...] = ()  # empty: any exit (aider exits 0 on a failed call)
+    backoff_s: float = 60.0
+    max_attempts: int = 5
+    live: bool = False
 
     @functools.cached_property
     def regex(self) -> Pattern[str]:
@@ -177,21 +155,11 @@ def slow_rules() -> list[Rule]:
     return told
 
 
-class Failure(Frozen):
+class Failure(Frozen, slots=True):
     """A failed step classified: the rule that matched, and the line it matched in."""
 
-    __slots__ = __match_args__ = ("rule", "line")
     rule: Rule
     line: str
-
-    def __init__(
-        self,
-        rule: Rule,
-        line: str,
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "rule", rule)
-        set_(self, "line", line)
 
     @property
     def cls(self) -> str:

@@ -13,19 +13,18 @@ fixed figures.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from board.core.failures import parse_stamp, stamp
 from board.core.model import BLOCK_CLASSES, DRIVE_LIVE, LANES, TERMINAL, Card, Drive, LaneMove
+from board.core.records import Frozen, Record, field
 from board.core.store.contract import Store
 
 HOURS = 24
 FAILED = ("failed", "blocked", "timeout", "crashed")  # drive statuses that count as a failure
 
 
-@dataclass(frozen=True)
-class Flow:
+class Flow(Frozen):
     """The figures of one window: `hours` buckets of an hour each, the first starting at
     `start`, the last ending at `end`."""
 
@@ -59,8 +58,7 @@ class Flow:
         return statistics.median(ordered), p90, ordered[-1]
 
 
-@dataclass
-class _Card:
+class _Card(Record):
     """One card's lane changes in the window, in the order written."""
 
     moves: list[tuple[datetime, str, str]] = field(default_factory=list)

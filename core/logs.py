@@ -234,16 +234,10 @@ class LineSplitter:
 
 
 class Chunk(Record):
-    """What a follower read: new bytes, and whether the file was truncated or replaced first.
-    (A plain record, not a dataclass: the board's start imports this module; records.py.)"""
+    """What a follower read: new bytes, and whether the file was truncated or replaced first."""
 
-    __match_args__ = ("data", "truncated")
-    data: bytes
-    truncated: bool
-
-    def __init__(self, data: bytes = b"", truncated: bool = False) -> None:
-        self.data = data
-        self.truncated = truncated
+    data: bytes = b""
+    truncated: bool = False
 
 
 class Follower:

@@ -46,7 +46,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
@@ -68,6 +67,7 @@ from board.core.poller import ForgePoller
 from board.core.proc import pid_alive
 from board.core.publish import shape
 from board.core.publish.owner import release_working
+from board.core.records import Record, field
 from board.core.store import Expect, Store, utc_now
 
 WHO = "board"
@@ -113,8 +113,7 @@ class BoardLock:
             self._lock = None
 
 
-@dataclass
-class Running:
+class Running(Record):
     """A drive the loop started and has not seen end."""
 
     card: str

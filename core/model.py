@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from board.core.records import FACTORY, Frozen, Record, as_dict
+from board.core.records import Frozen, Record, as_dict, field
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
@@ -36,17 +36,11 @@ PRIORITY_MAX = 4
 PRIORITY_DEFAULT = 2
 
 
-class Blocked(Frozen):
+class Blocked(Frozen, slots=True):
     """Why a card may not be claimed: a class the loop understands and a reason a human reads."""
 
-    __slots__ = __match_args__ = ("cls", "reason")
     cls: str
     reason: str
-
-    def __init__(self, cls: str, reason: str) -> None:
-        set_ = object.__setattr__
-        set_(self, "cls", cls)
-        set_(self, "reason", reason)
 
     def to_json(self) -> dict[str, str]:
         return {"class": self.cls, "reason": self.reason}
@@ -59,25 +53,15 @@ FOLD_CONFLICT_EVENT = "fold-conflict"  # what a fold conflicted on, quoted in th
 RESUME_EVENT = "resume-from"  # the branch an interrupted build's work was saved to
 
 
-class Event(Frozen):
+class Event(Frozen, slots=True):
     """One line of a card's timeline: who changed what, when; comments are events too."""
 
-    __slots__ = __match_args__ = ("seq", "card", "at", "who", "kind", "text")
     seq: int
     card: str
     at: str
     who: str
     kind: str  # "event" | "comment"
     text: str
-
-    def __init__(self, seq: int, card: str, at: str, who: str, kind: str, text: str) -> None:
-        set_ = object.__setattr__
-        set_(self, "seq", seq)
-        set_(self, "card", card)
-        set_(self, "at", at)
-        set_(self, "who", who)
-        set_(self, "kind", kind)
-        set_(self, "text", text)
 
     def to_json(self) -> dict[str, Any]:
         return as_dict(self)
@@ -92,123 +76,35 @@ class Card(Frozen):
 
     No __slots__: a listing fills a card's instance dict in one call (store/cardrow.py)."""
 
-    __match_args__ = (
-        "id",
-        "title",
-        "spec",
-        "acceptance",
-        "kind",
-        "lane",
-        "priority",
-        "assignee",
-        "branch",
-        "pr_url",
-        "blocked",
-        "labels",
-        "deps",
-        "surface",
-        "created_at",
-        "updated_at",
-        "version",
-        "seq",
-        "drive",
-        "not_before",
-        "pr_state",
-        "pr_polled_at",
-        "tries",
-        "rung",
-        "told",
-        "timeouts",
-        "reviews_seen",
-    )
     id: str
     title: str
-    spec: str
-    acceptance: str
-    kind: str
-    lane: str
-    priority: int
-    assignee: str
-    branch: str
-    pr_url: str
-    blocked: Blocked | None
-    labels: tuple[str, ...]
-    deps: tuple[str, ...]
-    surface: tuple[str, ...]
-    created_at: str
-    updated_at: str
-    version: int
-    seq: int
-    drive: str  # token of the drive that owns the card while it is working
-    not_before: str  # ISO UTC: no claim before then (a back-off); "" when none
-    pr_state: str  # the PR's state when last polled (OPEN, MERGED, CLOSED, ...)
-    pr_polled_at: str  # when it was polled
+    spec: str = ""
+    acceptance: str = ""
+    kind: str = "feature"
+    lane: str = "backlog"
+    priority: int = PRIORITY_DEFAULT
+    assignee: str = ""
+    branch: str = ""
+    pr_url: str = ""
+    blocked: Blocked | None = None
+    labels: tuple[str, ...] = ()
+    deps: tuple[str, ...] = ()
+    surface: tuple[str, ...] = ()
+    created_at: str = ""
+    updated_at: str = ""
+    version: int = 0
+    seq: int = 0
+    drive: str = ""  # token of the drive that owns the card while it is working
+    not_before: str = ""  # ISO UTC: no claim before then (a back-off); "" when none
+    pr_state: str = ""  # the PR's state when last polled (OPEN, MERGED, CLOSED, ...)
+    pr_polled_at: str = ""  # when it was polled
     # the board's own counts of the card (docs/lifecycle.md, "Failures that are not the
     # card's fault"), kept in the store's card_state table, never among the labels:
-    tries: tuple[tuple[str, int], ...]  # (class, failures or heals of it), in the order set
-    rung: str  # the tier a back-off left the card on; "" for the ladder's first
-    told: str  # "<class>:<hash>" of the block the operator was told about; "" when none
-    timeouts: int  # counted coder timeouts toward a split (coder.timeout_split_after)
-    reviews_seen: int  # the PR's change requests already acted on (a requeue each)
-
-    def __init__(
-        self,
-        id: str,
-        title: str,
-        spec: str = "",
-        acceptance: str = "",
-        kind: str = "feature",
-        lane: str = "backlog",
-        priority: int = PRIORITY_DEFAULT,
-        assignee: str = "",
-        branch: str = "",
-        pr_url: str = "",
-        blocked: Blocked | None = None,
-        labels: tuple[str, ...] = (),
-        deps: tuple[str, ...] = (),
-        surface: tuple[str, ...] = (),
-        created_at: str = "",
-        updated_at: str = "",
-        version: int = 0,
-        seq: int = 0,
-        drive: str = "",
-        not_before: str = "",
-        pr_state: str = "",
-        pr_polled_at: str = "",
-        tries: tuple[tuple[str, int], ...] = (),
-        rung: str = "",
-        told: str = "",
-        timeouts: int = 0,
-        reviews_seen: int = 0,
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "id", id)
-        set_(self, "title", title)
-        set_(self, "spec", spec)
-        set_(self, "acceptance", acceptance)
-        set_(self, "kind", kind)
-        set_(self, "lane", lane)
-        set_(self, "priority", priority)
-        set_(self, "assignee", assignee)
-        set_(self, "branch", branch)
-        set_(self, "pr_url", pr_url)
-        set_(self, "blocked", blocked)
-        set_(self, "labels", labels)
-        set_(self, "deps", deps)
-        set_(self, "surface", surface)
-        set_(self, "created_at", created_at)
-        set_(self, "updated_at", updated_at)
-        set_(self, "version", version)
-        set_(self, "seq", seq)
-        set_(self, "drive", drive)
-        set_(self, "not_before", not_before)
-        set_(self, "pr_state", pr_state)
-        set_(self, "pr_polled_at", pr_polled_at)
-        set_(self, "tries", tries)
-        set_(self, "rung", rung)
-        set_(self, "told", told)
-        set_(self, "timeouts", timeouts)
-        set_(self, "reviews_seen", reviews_seen)
+    tries: tuple[tuple[str, int], ...] = ()  # (class, failures or heals of it), in the order set
+    rung: str = ""  # the tier a back-off left the card on; "" for the ladder's first
+    told: str = ""  # "<class>:<hash>" of the block the operator was told about; "" when none
+    timeouts: int = 0  # counted coder timeouts toward a split (coder.timeout_split_after)
+    reviews_seen: int = 0  # the PR's change requests already acted on (a requeue each)
 
     @property
     def is_open(self) -> bool:
@@ -267,78 +163,32 @@ class Card(Frozen):
         }
 
 
-class CardDraft(Record):
+class CardDraft(Record, slots=True):
     """The fields an operator gives when adding a card; the store assigns id and times."""
 
-    __slots__ = __match_args__ = (
-        "title",
-        "spec",
-        "acceptance",
-        "kind",
-        "lane",
-        "priority",
-        "assignee",
-        "labels",
-        "deps",
-        "surface",
-    )
     title: str
-    spec: str
-    acceptance: str
-    kind: str
-    lane: str
-    priority: int
-    assignee: str
-    labels: list[str]
-    deps: list[str]
-    surface: list[str]
-
-    def __init__(
-        self,
-        title: str,
-        spec: str = "",
-        acceptance: str = "",
-        kind: str = "feature",
-        lane: str = "backlog",
-        priority: int = PRIORITY_DEFAULT,
-        assignee: str = "",
-        labels: list[str] = FACTORY,
-        deps: list[str] = FACTORY,
-        surface: list[str] = FACTORY,
-    ) -> None:
-        self.title = title
-        self.spec = spec
-        self.acceptance = acceptance
-        self.kind = kind
-        self.lane = lane
-        self.priority = priority
-        self.assignee = assignee
-        self.labels = [] if labels is FACTORY else labels
-        self.deps = [] if deps is FACTORY else deps
-        self.surface = [] if surface is FACTORY else surface
+    spec: str = ""
+    acceptance: str = ""
+    kind: str = "feature"
+    lane: str = "backlog"
+    priority: int = PRIORITY_DEFAULT
+    assignee: str = ""
+    labels: list[str] = field(default_factory=list)
+    deps: list[str] = field(default_factory=list)
+    surface: list[str] = field(default_factory=list)
 
 
-class LaneMove(Frozen):
+class LaneMove(Frozen, slots=True):
     """One lane change of a card, as the store records it beside the timeline line that says
     it (`lane A → B`), in the same transaction: the flow screen counts these, never the
     line's words, which a block reason or a note may also hold."""
 
-    __slots__ = __match_args__ = ("seq", "card", "at", "who", "old", "new")
     seq: int
     card: str
     at: str
     who: str
     old: str  # the lane it left
     new: str  # the lane it entered
-
-    def __init__(self, seq: int, card: str, at: str, who: str, old: str, new: str) -> None:
-        set_ = object.__setattr__
-        set_(self, "seq", seq)
-        set_(self, "card", card)
-        set_(self, "at", at)
-        set_(self, "who", who)
-        set_(self, "old", old)
-        set_(self, "new", new)
 
     def to_json(self) -> dict[str, Any]:
         return as_dict(self)
@@ -347,64 +197,21 @@ class LaneMove(Frozen):
 DRIVE_LIVE = "running"
 
 
-class Drive(Frozen):
+class Drive(Frozen, slots=True):
     """One build of one card, as the store records it; the log file holds its output."""
 
-    __slots__ = __match_args__ = (
-        "id",
-        "card",
-        "attempt",
-        "tier",
-        "status",
-        "started_at",
-        "ended_at",
-        "pgid",
-        "host",
-        "owner_pid",
-        "log",
-        "result",
-    )
     id: str  # token; the card's `drive` field holds it while the drive owns the card
     card: str
     attempt: int
     tier: str
     status: str  # running | passed | failed | timeout | blocked | stood-aside | stopped | crashed
     started_at: str
-    ended_at: str
-    pgid: int  # process group of the child now running (coder or gate), 0 when none
-    host: str
-    owner_pid: int  # pid of the `board run` process driving it
-    log: str  # path relative to the repository root
-    result: str  # one line: why it ended
-
-    def __init__(
-        self,
-        id: str,
-        card: str,
-        attempt: int,
-        tier: str,
-        status: str,
-        started_at: str,
-        ended_at: str = "",
-        pgid: int = 0,
-        host: str = "",
-        owner_pid: int = 0,
-        log: str = "",
-        result: str = "",
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "id", id)
-        set_(self, "card", card)
-        set_(self, "attempt", attempt)
-        set_(self, "tier", tier)
-        set_(self, "status", status)
-        set_(self, "started_at", started_at)
-        set_(self, "ended_at", ended_at)
-        set_(self, "pgid", pgid)
-        set_(self, "host", host)
-        set_(self, "owner_pid", owner_pid)
-        set_(self, "log", log)
-        set_(self, "result", result)
+    ended_at: str = ""
+    pgid: int = 0  # process group of the child now running (coder or gate), 0 when none
+    host: str = ""
+    owner_pid: int = 0  # pid of the `board run` process driving it
+    log: str = ""  # path relative to the repository root
+    result: str = ""  # one line: why it ended
 
     @property
     def live(self) -> bool:
@@ -418,34 +225,16 @@ FORGE_PAUSE = "forge"  # the pause a dead forge login puts on PR polling (`board
 SETUP_PAUSE = "setup"  # the pause two failed setups in a row put on claims (`board resume setup`)
 
 
-class Pause(Frozen):
+class Pause(Frozen, slots=True):
     """A tier nobody may claim for, board-wide: its account hit a limit (until a time) or
     its login died (`until` empty: until the operator unblocks a card of it or resumes it)."""
 
-    __slots__ = __match_args__ = ("tier", "cls", "reason", "until", "since", "card")
     tier: str
     cls: str  # rate-limit | auth
     reason: str
     until: str  # ISO UTC, or "" for "until the operator acts"
     since: str
-    card: str  # the card whose failure paused it
-
-    def __init__(
-        self,
-        tier: str,
-        cls: str,
-        reason: str,
-        until: str,
-        since: str,
-        card: str = "",
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "tier", tier)
-        set_(self, "cls", cls)
-        set_(self, "reason", reason)
-        set_(self, "until", until)
-        set_(self, "since", since)
-        set_(self, "card", card)
+    card: str = ""  # the card whose failure paused it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -458,33 +247,19 @@ class Pause(Frozen):
         }
 
 
-class LoopBeat(Frozen):
+class LoopBeat(Frozen, slots=True):
     """A running `board run`, as its heartbeat in the store says."""
 
-    __slots__ = __match_args__ = ("host", "pid", "started_at", "heartbeat_at")
     host: str
     pid: int
     started_at: str
     heartbeat_at: str
 
-    def __init__(
-        self,
-        host: str,
-        pid: int,
-        started_at: str,
-        heartbeat_at: str,
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "host", host)
-        set_(self, "pid", pid)
-        set_(self, "started_at", started_at)
-        set_(self, "heartbeat_at", heartbeat_at)
-
     def to_json(self) -> dict[str, Any]:
         return as_dict(self)
 
 
-class BoardShape(Frozen):
+class BoardShape(Frozen, slots=True):
     """How a board publishes, as the store records it for every host: board.toml's
     `[publish] mode`, `[board] run_branch` and `base`, and `[publish] run_on_remote`, with the
     host that recorded it (the one host a board with a local run branch runs on) and when.
@@ -493,32 +268,12 @@ class BoardShape(Frozen):
     different things cannot each fold onto a run branch of their own (docs/lifecycle.md,
     "One board, one shape")."""
 
-    __slots__ = __match_args__ = (
-        "mode", "run_branch", "base", "run_on_remote", "host", "recorded_at",
-    )  # fmt: skip
     mode: str
     run_branch: str
     base: str
     run_on_remote: bool
-    host: str
-    recorded_at: str
-
-    def __init__(
-        self,
-        mode: str,
-        run_branch: str,
-        base: str,
-        run_on_remote: bool,
-        host: str = "",
-        recorded_at: str = "",
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "mode", mode)
-        set_(self, "run_branch", run_branch)
-        set_(self, "base", base)
-        set_(self, "run_on_remote", run_on_remote)
-        set_(self, "host", host)
-        set_(self, "recorded_at", recorded_at)
+    host: str = ""
+    recorded_at: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return as_dict(self)

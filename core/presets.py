@@ -19,42 +19,18 @@ PROMPT = (
 )
 
 
-class Preset(Frozen):
+class Preset(Frozen, slots=True):
     """One agent CLI: its program, the argv of a headless run, the rules it needs, and
     where its flags are documented."""
 
-    __slots__ = __match_args__ = (
-        "name", "title", "argv", "docs", "why", "rules", "tested", "excludes"
-    )  # fmt: skip
     name: str
     title: str
     argv: tuple[str, ...]
     docs: str
     why: str  # one line: what the flags do
-    rules: tuple[Rule, ...]
-    tested: str  # the CLI's version tests/test_agents_real.py runs this argv against
-    excludes: tuple[str, ...]  # what the CLI writes in the tree: init adds it to info/exclude
-
-    def __init__(
-        self,
-        name: str,
-        title: str,
-        argv: tuple[str, ...],
-        docs: str,
-        why: str,
-        rules: tuple[Rule, ...] = (),
-        tested: str = "",
-        excludes: tuple[str, ...] = (),
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "name", name)
-        set_(self, "title", title)
-        set_(self, "argv", argv)
-        set_(self, "docs", docs)
-        set_(self, "why", why)
-        set_(self, "rules", rules)
-        set_(self, "tested", tested)
-        set_(self, "excludes", excludes)
+    rules: tuple[Rule, ...] = ()
+    tested: str = ""  # the CLI's version tests/test_agents_real.py runs this argv against
+    excludes: tuple[str, ...] = ()  # what the CLI writes in the tree: init adds it to info/exclude
 
     @property
     def program(self) -> str:

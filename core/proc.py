@@ -16,61 +16,24 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from board.core.records import FACTORY, Record
+from board.core.records import Record, field
 
 KILL_GRACE_S = 2.0
 
 
 class Result(Record):
-    """What a finished child left: exit status, output, and whether we had to kill it.
-    (A plain record, not a dataclass: the control room's start imports it; records.py.)"""
+    """What a finished child left: exit status, output, and whether we had to kill it."""
 
-    __match_args__ = (
-        "argv",
-        "returncode",
-        "stdout",
-        "stderr",
-        "timed_out",
-        "first_output_timed_out",
-        "produced_output",
-        "tail",
-        "pid",
-        "missing",
-    )
     argv: tuple[str, ...]
     returncode: int
-    stdout: str
-    stderr: str
-    timed_out: bool
-    first_output_timed_out: bool
-    produced_output: bool
-    tail: list[str]
-    pid: int
-    missing: bool  # the executable was not found / not executable
-
-    def __init__(
-        self,
-        argv: tuple[str, ...],
-        returncode: int,
-        stdout: str = "",
-        stderr: str = "",
-        timed_out: bool = False,
-        first_output_timed_out: bool = False,
-        produced_output: bool = False,
-        tail: list[str] = FACTORY,
-        pid: int = 0,
-        missing: bool = False,
-    ) -> None:
-        self.argv = argv
-        self.returncode = returncode
-        self.stdout = stdout
-        self.stderr = stderr
-        self.timed_out = timed_out
-        self.first_output_timed_out = first_output_timed_out
-        self.produced_output = produced_output
-        self.tail = [] if tail is FACTORY else tail
-        self.pid = pid
-        self.missing = missing
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    first_output_timed_out: bool = False
+    produced_output: bool = False
+    tail: list[str] = field(default_factory=list)
+    pid: int = 0
+    missing: bool = False  # the executable was not found / not executable
 
     @property
     def ok(self) -> bool:

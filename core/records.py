@@ -1,12 +1,30 @@
-"""Plain records (the card, the config, a drive row ...) without `dataclasses`.
+"""The board's one way to declare a record (a card, a drive row, a fold's outcome ...).
 
-Every verb imports the model and the config, and `@dataclass` made each start pay for them
-twice: importing `dataclasses` pulls in `inspect`, `ast` and `dis`, and each class's methods
-were generated and compiled with `exec` at every start (some 40 ms of a ~150 ms
-`board card list`). So each record writes its own `__init__` (its signature is what a
-dataclass's was) and lists its fields once, in `__match_args__`, from which `Record` derives
-`__repr__`, `__eq__` and `__hash__` as a dataclass does. tests/test_records.py builds the
-equivalent `@dataclass` of every record and checks they behave the same.
+A record is declared as a dataclass is, its fields written once as annotated class
+attributes with their defaults:
+
+    class Card(Record, frozen=True):
+        id: str
+        title: str
+        labels: tuple[str, ...] = ()
+        notes: list[str] = field(default_factory=list)
+
+and gets what `@dataclass` (eq=True) would give it: `__init__` with those parameters in
+that order (a fresh value from the factory for each record), `__repr__`, `__eq__` over the
+fields, `__match_args__`; `__hash__` over the fields when frozen (assigning or deleting a
+field then raises AttributeError), none when not. `slots=True` gives it `__slots__` of its
+fields. A class that writes its own `__init__` or `__slots__` keeps them, as with
+`@dataclass`; one that writes its own `__init__` and `__match_args__` (config's records,
+made from KEYS) has the fields `__match_args__` names.
+
+Why not `@dataclass`: every verb imports the model, and `import dataclasses` pulls in
+`inspect`, `ast` and `dis`, then compiles four methods per class with `exec` at each start
+(some 40 ms of a ~150 ms `board card list` once). Here nothing is imported at run time,
+only `__init__` is compiled (once per class, a few lines, so that making 10,000 cards is as
+quick as a hand-written `__init__`), and repr, eq and hash are the base's, reading the
+fields through one `attrgetter`. mypy reads a record as a dataclass through
+`typing.dataclass_transform`. tests/test_records.py checks every record against a
+`dataclasses.make_dataclass` twin made from the same fields.
 """
 
 from __future__ import annotations
@@ -15,9 +33,15 @@ from operator import attrgetter
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
-    from typing import Any, ClassVar, TypeVar
+    from collections.abc import Callable
+    from typing import Any, ClassVar, TypeVar, dataclass_transform
 
     R = TypeVar("R", bound="Record")
+else:
+
+    def dataclass_transform(**_: object) -> object:
+        """typing.dataclass_transform for mypy; at run time it marks nothing."""
+        return lambda cls: cls
 
 
 class _Factory:
@@ -31,28 +55,210 @@ class _Factory:
 
 
 FACTORY: Any = _Factory()
+_MISSING: Any = object()  # a field with no default
 
 
-class Record:
-    """Fields named in `__match_args__` (in order): repr, eq and hash over them, as a
-    dataclass (eq=True) does. Subclasses write `__init__`."""
+class Field:
+    """What `field()` declares about one field beyond its type (`dataclasses.Field`)."""
+
+    __slots__ = ("default", "default_factory", "repr")
+
+    def __init__(self, default: Any, default_factory: Any, repr: bool) -> None:
+        self.default = default
+        self.default_factory = default_factory
+        self.repr = repr
+
+
+def field(
+    *,
+    default: Any = _MISSING,
+    default_factory: Callable[[], Any] | None = None,
+    repr: bool = True,
+) -> Any:
+    """A field's default made afresh for each record by `default_factory` (a list, a dict),
+    or a field left out of repr (`dataclasses.field`, those arguments only)."""
+    if default is not _MISSING and default_factory is not None:
+        raise ValueError("cannot specify both default and default_factory")
+    return Field(default, default_factory, repr)
+
+
+def _is_classvar(annotation: Any) -> bool:
+    """Whether an annotation makes a class variable, not a field (as dataclasses reads a
+    string annotation: by its spelling)."""
+    text = annotation if isinstance(annotation, str) else repr(annotation)
+    return text.startswith(("ClassVar", "typing.ClassVar"))
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The fields' values of a record as one tuple (attrgetter of one name gives the value)."""
+    if len(names) >= 2:
+        return attrgetter(*names)
+    if names:  # a plain function would be bound as a method: a staticmethod is not
+        one = attrgetter(names[0])
+        return staticmethod(lambda record: (one(record),))
+    return staticmethod(lambda record: ())
+
+
+def _make_init(
+    qualname: str,
+    module: str,
+    specs: dict[str, Field],
+    annotations: dict[str, Any],
+    frozen: bool,
+    instance_dict: bool,
+) -> Callable[..., None]:
+    """`__init__` for these fields, compiled once (as dataclasses does): a hand-written
+    `__init__`'s speed, a dataclass's signature. A frozen record without slots fills its
+    instance dict directly (no `object.__setattr__` call per field)."""
+    params, body = [], []
+    scope: dict[str, Any] = {"__FACTORY": FACTORY, "__set": object.__setattr__}
+    for name, spec in specs.items():
+        if spec.default_factory is not None:
+            scope[f"__f_{name}"] = spec.default_factory
+            params.append(f"{name}=__FACTORY")
+            value = f"__f_{name}() if {name} is __FACTORY else {name}"
+        elif spec.default is not _MISSING:
+            scope[f"__d_{name}"] = spec.default
+            params.append(f"{name}=__d_{name}")
+            value = name
+        else:
+            params.append(name)
+            value = name
+        if not frozen:
+            body.append(f"  self.{name} = {value}")
+        elif instance_dict:
+            body.append(f"  __d[{name!r}] = {value}")
+        else:
+            body.append(f"  __set(self, {name!r}, {value})")
+    if frozen and instance_dict and specs:
+        body.insert(0, "  __d = self.__dict__")
+    source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "  pass")
+    # the source is made above from the fields' names (identifiers) only; its own names
+    # start with two underscores, which no field's does
+    exec(compile(source, f"<record {module}.{qualname}>", "exec"), scope)
+    init: Any = scope["__init__"]
+    init.__qualname__ = f"{qualname}.__init__"
+    init.__module__ = module
+    init.__annotations__ = {**{n: annotations[n] for n in specs}, "return": None}
+    return init
+
+
+class _LazyInit:
+    """A record's `__init__` until it is first asked for (a record made, or its signature
+    read): then compiled and put in the class in its place. A verb's start defines some
+    thirty records and makes few of them; compiling each one's `__init__` (0.05-0.2 ms)
+    at import would cost the quick verbs a few per cent."""
+
+    __slots__ = ("args", "owner")
+
+    def __init__(self, *args: Any) -> None:
+        self.args = args
+        self.owner: type | None = None
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        init = _make_init(*self.args)
+        type.__setattr__(self.owner, "__init__", init)  # the record's class, not a subclass
+        return init if instance is None else init.__get__(instance, owner)
+
+
+class _RecordType(type):
+    """Makes a record's class from its declared fields (see the module's docstring).
+    A metaclass, since `__slots__` must be in the namespace before the class is made."""
+
+    def __new__(
+        mcls,
+        name: str,
+        bases: tuple[type, ...],
+        ns: dict[str, Any],
+        *,
+        frozen: bool = False,
+        slots: bool = False,
+        **kwargs: Any,
+    ) -> _RecordType:
+        parents = [b for b in bases if isinstance(b, _RecordType)]
+        frozen = frozen or any(b.__frozen__ for b in parents)
+        specs: dict[str, Field] = {}
+        annotations: dict[str, Any] = {}
+        for base in reversed(parents):  # fields of a record it extends come first
+            specs.update(base.__record_fields__)
+            annotations.update(base.__record_annotations__)
+        own = ns.get("__annotations__", {})
+        for fname, annotation in own.items():
+            if _is_classvar(annotation):
+                continue
+            if fname.startswith("__"):  # __init__'s own names start so (_make_init)
+                raise TypeError(f"{name}: a field's name may not start with '__': {fname}")
+            value = ns.get(fname, _MISSING)
+            spec = value if isinstance(value, Field) else Field(value, None, True)
+            specs[fname] = spec
+            annotations[fname] = annotation
+            if isinstance(value, Field):  # as dataclasses: the class keeps a plain default
+                if spec.default is _MISSING:
+                    del ns[fname]
+                else:
+                    ns[fname] = spec.default
+        if "__init__" in ns and "__match_args__" in ns:  # its own __init__, its fields named
+            annotations = {n: annotations.get(n, "Any") for n in ns["__match_args__"]}
+            specs = {n: specs.get(n) or Field(_MISSING, None, True) for n in annotations}
+        if frozen and not all(b.__frozen__ for b in parents if b.__record_fields__):
+            raise TypeError(f"{name}: a frozen record cannot extend a mutable one")
+        defaulted = ""
+        for fname, spec in specs.items():
+            if spec.default is not _MISSING or spec.default_factory is not None:
+                defaulted = fname
+            elif defaulted:
+                raise TypeError(f"{name}: non-default argument {fname!r} follows default argument")
+        names = tuple(specs)
+        if slots and "__slots__" not in ns:
+            ns["__slots__"] = tuple(n for n in own if n in specs)
+            for fname in ns["__slots__"]:
+                ns.pop(fname, None)  # a default would clash with the slot's descriptor
+        ns.setdefault("__match_args__", names)
+        if "__init__" not in ns and (names or not parents):
+            ns["__init__"] = _LazyInit(
+                ns.get("__qualname__", name), ns.get("__module__", ""), specs, annotations,
+                frozen, "__slots__" not in ns,
+            )  # fmt: skip
+        if "__hash__" not in ns:
+            ns["__hash__"] = _frozen_hash if frozen else None
+        cls = super().__new__(mcls, name, bases, ns, **kwargs)
+        if isinstance(ns.get("__init__"), _LazyInit):
+            ns["__init__"].owner = cls
+        cls.__frozen__ = frozen
+        cls.__record_fields__ = specs
+        cls.__record_annotations__ = annotations
+        cls._values = _getter(names)
+        cls._shown = tuple(n for n, s in specs.items() if s.repr)
+        cls._shown_values = _getter(cls._shown)
+        return cls
+
+    __frozen__: bool
+    __record_fields__: dict[str, Field]
+    __record_annotations__: dict[str, Any]
+    _values: Callable[..., tuple[Any, ...]]
+    _shown: tuple[str, ...]
+    _shown_values: Callable[..., tuple[Any, ...]]
+
+
+def _frozen_hash(self: Any) -> int:
+    return hash(self._values(self))
+
+
+@dataclass_transform(field_specifiers=(field,))
+class Record(metaclass=_RecordType):
+    """A mutable record (`@dataclass`); `class X(Record, frozen=True)` or `Frozen` for one
+    nobody may change, `slots=True` for `__slots__`."""
 
     __slots__ = ()
     __match_args__: ClassVar[tuple[str, ...]] = ()
-    _values: ClassVar[attrgetter[Any]]  # a record's field values, as one tuple
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        names = cls.__dict__.get("__match_args__")
-        if names is None:  # a base (Frozen): its subclasses name the fields
-            return
-        if len(names) < 2:  # attrgetter of one name gives the value, not a tuple
-            raise TypeError(f"{cls.__name__}: a record needs two fields or more")
-        cls._values = attrgetter(*names)
+    # the fields' values as one tuple, given the record (not a method: an attrgetter)
+    _values: ClassVar[Callable[..., tuple[Any, ...]]]
+    _shown: ClassVar[tuple[str, ...]]  # the fields repr shows
+    _shown_values: ClassVar[Callable[..., tuple[Any, ...]]]
 
     def __repr__(self) -> str:
-        values = self._values(self)
-        shown = ", ".join(f"{n}={v!r}" for n, v in zip(self.__match_args__, values, strict=True))
+        values = self._shown_values(self)
+        shown = ", ".join(f"{n}={v!r}" for n, v in zip(self._shown, values, strict=True))
         return f"{self.__class__.__qualname__}({shown})"
 
     def __eq__(self, other: object) -> bool:
@@ -60,10 +266,11 @@ class Record:
             return bool(self._values(self) == self._values(other))
         return NotImplemented
 
-    __hash__: Any = None  # a mutable record, as a dataclass with eq=True and frozen=False
+    # no __hash__ here: the class is made with None (a mutable dataclass is unhashable)
 
 
-class Frozen(Record):
+@dataclass_transform(field_specifiers=(field,), frozen_default=True)
+class Frozen(Record, frozen=True):
     """A record nobody may change once made: assigning or deleting a field raises
     AttributeError, and it hashes by its fields (a frozen dataclass)."""
 
@@ -81,13 +288,14 @@ class Frozen(Record):
 
 def fields(record: Record | type[Record]) -> tuple[str, ...]:
     """A record's field names, in order (`dataclasses.fields`, names only)."""
-    return record.__match_args__
+    cls = record if isinstance(record, type) else type(record)
+    return tuple(cls.__record_fields__)
 
 
 def as_dict(record: Record) -> dict[str, Any]:
     """A record's fields and their values, as they are (not copied: `dataclasses.asdict`
     when every value is plain data, as in the records that use it)."""
-    return dict(zip(record.__match_args__, record._values(record), strict=True))
+    return dict(zip(fields(record), record._values(record), strict=True))
 
 
 def replace(record: R, **changes: Any) -> R:

@@ -11,7 +11,6 @@ the stranded listing run in the same worker as the store reads.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from board.core.cards import waits
@@ -19,6 +18,7 @@ from board.core.config import Config
 from board.core.errors import BoardError, NotFound
 from board.core.git import naming
 from board.core.model import Card, Drive, Event
+from board.core.records import Record, field
 from board.core.safetext import diffstat
 from board.core.store import Store
 from rich.console import Group, RenderableType
@@ -43,8 +43,7 @@ from .widgets import StatusLine, literal
 from .workkeys import work_bindings
 
 
-@dataclass
-class CardDetail:
+class CardDetail(Record):
     """All a card screen shows, gathered off the UI thread."""
 
     card: Card

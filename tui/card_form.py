@@ -13,12 +13,12 @@ form opens): type to narrow it, `enter` adds or removes the highlighted card.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from board.core.cards import actions
 from board.core.errors import BoardError
 from board.core.model import PRIORITY_DEFAULT, TERMINAL, Card, CardDraft
+from board.core.records import Frozen
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -37,8 +37,7 @@ if TYPE_CHECKING:
 DEP_ROWS = 4  # the fuzzy list's height: the form fits 80x24 with the spec's box
 
 
-@dataclass(frozen=True)
-class OpenCard:
+class OpenCard(Frozen):
     """A card a new or edited card may wait on: its id and title, as one line."""
 
     id: str

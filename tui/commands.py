@@ -35,59 +35,21 @@ class Summarized(Protocol):
 VerbCall = Callable[["BoardApp", str, "str | None"], "Card | Summarized"]
 
 
-class Verb(Frozen):
-    """A core verb as a key: what it asks first (a reason, or yes/no naming the card).
-    (A plain record, not a dataclass: the board's start imports it; core/records.py.)"""
+class Verb(Frozen, slots=True):
+    """A core verb as a key: what it asks first (a reason, or yes/no naming the card)."""
 
-    __slots__ = __match_args__ = (
-        "name",
-        "key",
-        "help",
-        "ask",
-        "question",
-        "call",
-        "placeholder",
-        "show",
-        "required",
-        "valid",
-    )
     name: str
     key: str
     help: str
-    ask: str  # "" | "reason" | "optional-reason" | "confirm" | "confirm-reason"
-    question: str  # the words before the card id in the question
-    call: VerbCall | None  # (app, card id, the answer) -> the card, or a result
-    placeholder: str  # what the answer field says it wants
+    ask: str = ""  # "" | "reason" | "optional-reason" | "confirm" | "confirm-reason"
+    question: str = ""  # the words before the card id in the question
+    call: VerbCall | None = None  # (app, card id, the answer) -> the card, or a result
+    placeholder: str = "reason"  # what the answer field says it wants
     # in the footer: none, since at 80 columns the verbs cut each other's labels ("Q reque")
     # and left stray letters under the palette's key; every verb is in `?` and the palette
-    show: bool
-    required: str  # for ask="reason": said inside the dialog when the answer is empty
-    valid: Callable[[Card], bool] | None  # the states the palette offers it in
-
-    def __init__(
-        self,
-        name: str,
-        key: str,
-        help: str,
-        ask: str = "",
-        question: str = "",
-        call: VerbCall | None = None,
-        placeholder: str = "reason",
-        show: bool = False,
-        required: str = "",
-        valid: Callable[[Card], bool] | None = None,
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "name", name)
-        set_(self, "key", key)
-        set_(self, "help", help)
-        set_(self, "ask", ask)
-        set_(self, "question", question)
-        set_(self, "call", call)
-        set_(self, "placeholder", placeholder)
-        set_(self, "show", show)
-        set_(self, "required", required)
-        set_(self, "valid", valid)
+    show: bool = False
+    required: str = ""  # for ask="reason": said inside the dialog when the answer is empty
+    valid: Callable[[Card], bool] | None = None  # the states the palette offers it in
 
     def offered(self, card: Card) -> bool:
         """Whether the palette offers this verb on `card` (the core still decides)."""
@@ -269,19 +231,12 @@ def verb_bindings() -> list[Binding]:
     return [verb.binding() for verb in VERBS.values()]
 
 
-class PaletteEntry(Frozen):
-    """One palette line: what it says, what it does, and its help (a plain record)."""
+class PaletteEntry(Frozen, slots=True):
+    """One palette line: what it says, what it does, and its help."""
 
-    __slots__ = __match_args__ = ("text", "run", "help")
     text: str
     run: Callable[[], Any]
     help: str
-
-    def __init__(self, text: str, run: Callable[[], Any], help: str) -> None:
-        set_ = object.__setattr__
-        set_(self, "text", text)
-        set_(self, "run", run)
-        set_(self, "help", help)
 
 
 def palette_entries(app: BoardApp, screen: Screen[Any]) -> Iterator[PaletteEntry]:

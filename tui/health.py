@@ -24,7 +24,7 @@ from board.core.cards import waits
 from board.core.config import BoardSection, Config
 from board.core.failures import parse_stamp
 from board.core.model import Card, Drive, LoopBeat, Pause
-from board.core.records import FACTORY, Frozen, replace
+from board.core.records import Frozen, field, replace
 from board.core.store import Store
 from rich.cells import cell_len, set_cell_size
 
@@ -38,76 +38,32 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class LiveDrive(Frozen):
-    """A working card's drive as its row shows it: `default #2 · 3m04s · running tests`.
-    (Plain records here, not dataclasses: the board's start imports them; records.py.)"""
+class LiveDrive(Frozen, slots=True):
+    """A working card's drive as its row shows it: `default #2 · 3m04s · running tests`."""
 
-    __slots__ = __match_args__ = ("card", "tier", "attempt", "elapsed", "last")
     card: str
     tier: str
     attempt: int
     elapsed: str
     last: str  # the log's last line, without its stamp, sanitized to one line
 
-    def __init__(self, card: str, tier: str, attempt: int, elapsed: str, last: str) -> None:
-        set_ = object.__setattr__
-        set_(self, "card", card)
-        set_(self, "tier", tier)
-        set_(self, "attempt", attempt)
-        set_(self, "elapsed", elapsed)
-        set_(self, "last", last)
-
     def text(self) -> str:
         head = f"{one_line(self.tier)} #{self.attempt} · {self.elapsed}"
         return f"{head} · {self.last}" if self.last else head
 
 
-class Health(Frozen):
+class Health(Frozen, slots=True):
     """The loop, the drives and the pauses at one moment (`at`, from the injected clock)."""
 
-    __slots__ = __match_args__ = (
-        "at",
-        "max_concurrent",
-        "loops",
-        "last_beat",
-        "drives",
-        "pauses",
-        "silent",
-        "host_lease_s",
-        "store_down",
-    )
     at: datetime
     max_concurrent: int
-    loops: tuple[LoopBeat, ...]  # the loops that run, newest beat first
-    last_beat: LoopBeat | None  # the newest row, running or not ("last heard")
-    drives: dict[str, LiveDrive]  # card -> its live drive
-    pauses: tuple[Pause, ...]  # every pause recorded (the claim judges their time)
-    silent: tuple[LoopBeat, ...]  # other hosts' loops that stopped beating, newest first
-    host_lease_s: float  # a silent host past this has lost its lease (board.host_lease_s)
-    store_down: str  # why the store could not be read just now ('' when it could)
-
-    def __init__(
-        self,
-        at: datetime,
-        max_concurrent: int,
-        loops: tuple[LoopBeat, ...] = (),
-        last_beat: LoopBeat | None = None,
-        drives: dict[str, LiveDrive] = FACTORY,
-        pauses: tuple[Pause, ...] = (),
-        silent: tuple[LoopBeat, ...] = (),
-        host_lease_s: float = 60.0,
-        store_down: str = "",
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "at", at)
-        set_(self, "max_concurrent", max_concurrent)
-        set_(self, "loops", loops)
-        set_(self, "last_beat", last_beat)
-        set_(self, "drives", {} if drives is FACTORY else drives)
-        set_(self, "pauses", pauses)
-        set_(self, "silent", silent)
-        set_(self, "host_lease_s", host_lease_s)
-        set_(self, "store_down", store_down)
+    loops: tuple[LoopBeat, ...] = ()  # the loops that run, newest beat first
+    last_beat: LoopBeat | None = None  # the newest row, running or not ("last heard")
+    drives: dict[str, LiveDrive] = field(default_factory=dict)  # card -> its live drive
+    pauses: tuple[Pause, ...] = ()  # every pause recorded (the claim judges their time)
+    silent: tuple[LoopBeat, ...] = ()  # other hosts' loops that stopped beating, newest first
+    host_lease_s: float = 60.0  # a silent host past this has lost its lease (board.host_lease_s)
+    store_down: str = ""  # why the store could not be read just now ('' when it could)
 
     @property
     def loop_up(self) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from board.core.cards import waits
 from board.core.config import PublishSection
 from board.core.model import Card
-from board.core.records import FACTORY, Record
+from board.core.records import Record, field
 
 MODES = ("none", "bell", "osc9")
 _UNSAFE = re.compile(r"[^A-Za-z0-9 ._:-]")
@@ -48,23 +48,11 @@ def osc9(text: str) -> str:
 
 
 class Notices(Record):
-    """What was last seen, so only what is new is told (the first look tells nothing).
-    (A plain record, not a dataclass: the board's start imports it; core/records.py.)"""
+    """What was last seen, so only what is new is told (the first look tells nothing)."""
 
-    __match_args__ = ("known", "idle", "told")
-    known: dict[str, str] | None
-    idle: bool | None
-    told: list[str]  # every notice given, in order
-
-    def __init__(
-        self,
-        known: dict[str, str] | None = None,
-        idle: bool | None = None,
-        told: list[str] = FACTORY,
-    ) -> None:
-        self.known = known
-        self.idle = idle
-        self.told = [] if told is FACTORY else told
+    known: dict[str, str] | None = None
+    idle: bool | None = None
+    told: list[str] = field(default_factory=list)  # every notice given, in order
 
     def new_needs(self, current: dict[str, str]) -> list[tuple[str, str]]:
         """The cards that need the operator now and did not (or for another class) before."""

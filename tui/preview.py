@@ -19,7 +19,7 @@ from pathlib import Path
 from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.model import Card
-from board.core.records import FACTORY, Frozen
+from board.core.records import Frozen, field
 from board.core.store import Store
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -32,45 +32,16 @@ TAIL_LINES = 200  # read from the log's end; the pane shows what fits
 TREE_EVERY_S = 3.0  # how often a selected card's tree diffstat is read again
 
 
-class PreviewData(Frozen):
-    """What the preview shows of one card, read at one moment.
-    (A plain record, not a dataclass: the board's start imports it; core/records.py.)"""
+class PreviewData(Frozen, slots=True):
+    """What the preview shows of one card, read at one moment."""
 
-    __slots__ = __match_args__ = (
-        "card",
-        "version",
-        "head",
-        "tree",
-        "log_name",
-        "log",
-        "tree_read_at",
-    )
     card: str
     version: int
     head: list[tuple[str, str]]  # (text, style) lines above the log
     tree: str  # the tree's diffstat line, or why there is none
     log_name: str
-    log: list[str]
-    tree_read_at: float  # time.monotonic() of the diffstat's reading
-
-    def __init__(
-        self,
-        card: str,
-        version: int,
-        head: list[tuple[str, str]],
-        tree: str,
-        log_name: str,
-        log: list[str] = FACTORY,
-        tree_read_at: float = 0.0,
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "card", card)
-        set_(self, "version", version)
-        set_(self, "head", head)
-        set_(self, "tree", tree)
-        set_(self, "log_name", log_name)
-        set_(self, "log", [] if log is FACTORY else log)
-        set_(self, "tree_read_at", tree_read_at)
+    log: list[str] = field(default_factory=list)
+    tree_read_at: float = 0.0  # time.monotonic() of the diffstat's reading
 
 
 def card_head(card: Card, live: LiveDrive | None, last_drive: str) -> list[tuple[str, str]]:

@@ -27,25 +27,12 @@ if TYPE_CHECKING:
     from .app import BoardApp
 
 
-class PaletteActions(Frozen):
-    """A screen's own commands the palette offers beside the card's verbs (None: not here).
-    (A plain record, not a dataclass: the board's start imports it; core/records.py.)"""
+class PaletteActions(Frozen, slots=True):
+    """A screen's own commands the palette offers beside the card's verbs (None: not here)."""
 
-    __slots__ = __match_args__ = ("open_card", "toggle_cancelled", "filter")
-    open_card: Callable[[], Any] | None
-    toggle_cancelled: Callable[[], Any] | None
-    filter: Callable[[], Any] | None
-
-    def __init__(
-        self,
-        open_card: Callable[[], Any] | None = None,
-        toggle_cancelled: Callable[[], Any] | None = None,
-        filter: Callable[[], Any] | None = None,
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "open_card", open_card)
-        set_(self, "toggle_cancelled", toggle_cancelled)
-        set_(self, "filter", filter)
+    open_card: Callable[[], Any] | None = None
+    toggle_cancelled: Callable[[], Any] | None = None
+    filter: Callable[[], Any] | None = None
 
 
 class BoardAppScreen(Screen[None]):

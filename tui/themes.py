@@ -29,7 +29,7 @@ from typing import Any
 from board.core import tomlcache
 from board.core.cachedir import Folder
 from board.core.errors import ConfigError
-from board.core.records import FACTORY, Record
+from board.core.records import Record, field
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
@@ -55,16 +55,10 @@ _BOOL_FIELDS = ("dark", "ansi")
 
 
 class ThemeSet(Record):
-    """The themes found at start, in switching order, and what went wrong loading any.
-    (A plain record, not a dataclass: the board's start imports it; core/records.py.)"""
+    """The themes found at start, in switching order, and what went wrong loading any."""
 
-    __match_args__ = ("themes", "problems")
-    themes: dict[str, Theme]
-    problems: list[str]
-
-    def __init__(self, themes: dict[str, Theme] = FACTORY, problems: list[str] = FACTORY) -> None:
-        self.themes = {} if themes is FACTORY else themes
-        self.problems = [] if problems is FACTORY else problems
+    themes: dict[str, Theme] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:

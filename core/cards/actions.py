@@ -8,7 +8,6 @@ verb sees that and refuses with what it found.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from board.core.cards import waits
@@ -28,6 +27,7 @@ from board.core.model import (
     Card,
     CardDraft,
 )
+from board.core.records import Record
 from board.core.store import Expect, Store, Tx, describe_changes
 
 OPERATOR = "operator"
@@ -136,8 +136,7 @@ def add_card(store: Store, draft: CardDraft, prefix: str = "c", who: str = OPERA
         return tx.create(draft, prefix, who)
 
 
-@dataclass
-class CardEdit:
+class CardEdit(Record):
     """What an edit changes; None leaves a field as it is. Lists replace the card's whole
     list (the CLI's `--dep`/`--no-dep` work out the new list from the card it was shown)."""
 

@@ -16,10 +16,10 @@ import json
 import os
 import signal
 import time
-from dataclasses import dataclass, field
 
 from board.core import hosts, proc
 from board.core.model import Blocked, Card, Drive
+from board.core.records import Record, field
 from board.core.store import Store
 
 SALVAGE_TIER = "salvage"
@@ -27,8 +27,7 @@ STOP_SETTLE_S = 0.5  # after the kill, how long a child the drive starts late is
 GROUP_GONE_S = 3.0  # how long to wait for a killed group to leave /proc
 
 
-@dataclass
-class Ended:
+class Ended(Record):
     """What `end_drives` did: the rows ended, the process groups killed, lines to say."""
 
     drives: list[str] = field(default_factory=list)

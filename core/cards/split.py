@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -32,6 +31,7 @@ from board.core.errors import BoardError, Conflict, NotFound, Refused, StoreErro
 from board.core.git import gitutil
 from board.core.logs import LogWriter
 from board.core.model import TERMINAL, Blocked, Card, CardDraft
+from board.core.records import Frozen, field
 from board.core.store import Expect, Store, Tx
 
 if TYPE_CHECKING:
@@ -258,8 +258,7 @@ def request_decomposition(store: Store, cfg: Config, card: Card | str) -> Card |
 # the split -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SplitResult:
+class SplitResult(Frozen):
     """What `board split` did: the cancelled card, its slices, the dependents repointed."""
 
     card: Card
@@ -474,8 +473,7 @@ def planner_queue(store: Store, planner: PlannerSection) -> list[Card]:
     return [c for c in actions.ready_queue(store) if for_planner(planner, c)]
 
 
-@dataclass(frozen=True)
-class PlannerResult:
+class PlannerResult(Frozen):
     """How a planner run ended: `done`, `blocked`, or `stood-aside`, with one line of why."""
 
     outcome: str

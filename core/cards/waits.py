@@ -25,7 +25,7 @@ from board.core.config import CoderSection, Config, PlannerSection, PublishSecti
 from board.core.failures import OPERATOR_CLASSES, parse_stamp
 from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Card, LoopBeat, Pause
 from board.core.proc import pid_alive
-from board.core.records import FACTORY, Record
+from board.core.records import Record, field
 from board.core.store import Store
 
 _MAGIC = "*?["
@@ -180,34 +180,15 @@ def for_planner(planner: PlannerSection, card: Card) -> bool:
 class ClaimView(Record):
     """What a claim decides from, read once: each card's lane, the working cards' surfaces,
     the tier pauses, whether a loop is running at all ('' when one is), and how many drives
-    run of how many the loops allow. (A plain record: see core/records.py.)"""
+    run of how many the loops allow."""
 
-    __match_args__ = ("lanes", "working", "pauses", "no_loop", "at", "in_use", "limit")
     lanes: dict[str, str]
     working: list[tuple[str, tuple[str, ...]]]
     pauses: list[Pause]
-    no_loop: str
-    at: datetime
-    in_use: int  # drives running now
-    limit: int  # drives the running loops may run at once (0: not judged)
-
-    def __init__(
-        self,
-        lanes: dict[str, str],
-        working: list[tuple[str, tuple[str, ...]]],
-        pauses: list[Pause],
-        no_loop: str = "",
-        at: datetime = FACTORY,
-        in_use: int = 0,
-        limit: int = 0,
-    ) -> None:
-        self.lanes = lanes
-        self.working = working
-        self.pauses = pauses
-        self.no_loop = no_loop
-        self.at = now() if at is FACTORY else at
-        self.in_use = in_use
-        self.limit = limit
+    no_loop: str = ""
+    at: datetime = field(default_factory=now)
+    in_use: int = 0  # drives running now
+    limit: int = 0  # drives the running loops may run at once (0: not judged)
 
 
 def claim_view(

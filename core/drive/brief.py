@@ -10,12 +10,12 @@ earlier failed attempts, and that the tree already holds an interrupted build's 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from board.core.config import BoardSection, GateSection
 from board.core.git import gitutil, treestate
 from board.core.model import FOLD_CONFLICT_EVENT, REQUEUE_EVENT, REQUEUED, Card
+from board.core.records import Frozen
 from board.core.store import Store
 
 BRIEF_NAME = "brief.md"
@@ -25,8 +25,7 @@ BRIEF_NAME = "brief.md"
 # the brief
 
 
-@dataclass(frozen=True)
-class KeptAttempt:
+class KeptAttempt(Frozen):
     """A failed attempt of this drive whose work was saved before it climbed a rung."""
 
     attempt: int

@@ -46,7 +46,6 @@ import os
 import threading
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -71,6 +70,7 @@ from board.core.git import depwork, gitutil, treefiles, treestate
 from board.core.logs import LogWriter, log_path
 from board.core.model import Card
 from board.core.publish.owner import Owner, StoodAside, block_owned, edge_update, release_working
+from board.core.records import Record
 from board.core.store import Expect, Store
 
 WHO = "board"
@@ -82,8 +82,7 @@ SETTLE_S = 1.0  # how long a drive waits for a card move after a kill it did not
 # the drive
 
 
-@dataclass
-class DriveEnd:
+class DriveEnd(Record):
     """How a drive ended, for the loop's log and for tests."""
 
     card: str

@@ -7,19 +7,18 @@ reached no verdict: calling it red would climb the ladder over an OOM kill.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from board.core import proc
 from board.core.config import GateSection
 from board.core.git import gitutil
+from board.core.records import Record
 
 # ---------------------------------------------------------------------------------------------
 # gates
 
 
-@dataclass
-class GateVerdict:
+class GateVerdict(Record):
     """`passed`, `red`, or `no-verdict` (killed by a signal), with a line of why and the tail."""
 
     status: str

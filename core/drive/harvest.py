@@ -10,13 +10,13 @@ board's one commit, so the surface rule applies to them too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from board.core.config import BoardSection, Config
 from board.core.git import gitutil
 from board.core.model import Card
+from board.core.records import Record, field
 
 # ---------------------------------------------------------------------------------------------
 # surfaces
@@ -45,8 +45,7 @@ def in_surface(path: str, surface: tuple[str, ...] | list[str]) -> bool:
 # the board's commit, with the surface harvest (docs/lifecycle.md, "Every edge")
 
 
-@dataclass
-class Harvest:
+class Harvest(Record):
     """What the board's commit took, and what it dropped and said out loud."""
 
     commit: str = ""  # the board's commit ('' when nothing was committed)

@@ -22,12 +22,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from board.core import proc
 from board.core.config import Config, TreeSection
 from board.core.git import gitutil
+from board.core.records import Record, field
 
 TAIL_LINES = 12
 
@@ -60,8 +60,7 @@ def tree_env(cfg: Config, tree: Path, card: str, slot: int) -> dict[str, str]:
     }
 
 
-@dataclass
-class SetupEnd:
+class SetupEnd(Record):
     """How setup ended: `ok`, or the one line of why not and the failing command's tail."""
 
     ok: bool

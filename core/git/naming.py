@@ -11,13 +11,13 @@ module (`naming.utc_stamp()`), so a test that pins it pins it for both.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from board.core.config import Config
 from board.core.errors import Refused
 from board.core.git.gitutil import lines, out
+from board.core.records import Frozen
 
 TREE_PREFIX = "feat-"
 BRANCH_PREFIX = "feat/"
@@ -126,8 +126,7 @@ def _gitfile_dir(tree: Path) -> Path | None:
 # the trees git lists ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ListedTree:
+class ListedTree(Frozen):
     """One worktree as `git worktree list` gives it: where, on which branch, whose."""
 
     path: Path

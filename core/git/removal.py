@@ -22,7 +22,6 @@ import shutil
 import stat
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from board.core.git.naming import (
     _gitfile_dir,
     common_dir,
 )
+from board.core.records import Record, field
 
 log = logging.getLogger("board.worktrees")
 
@@ -52,8 +52,7 @@ LOCK_TIMEOUT_S = 600.0
 IGNORED_NAMED = 5  # how many ignored paths a save's comment names before "and N more"
 
 
-@dataclass
-class Dropped:
+class Dropped(Record):
     """Ignored files a removal deletes: not work (build output, secrets), but said out loud.
 
     A save holds what `git add -A` holds, so ignored files stay out of it: `.env` on a branch

@@ -24,13 +24,13 @@ from __future__ import annotations
 import os
 import re
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from board.core import hosts, locks
 from board.core.config import Config, PublishSection
 from board.core.errors import NotFound, Refused
 from board.core.git import gitutil
+from board.core.records import Record, field
 
 # ---------------------------------------------------------------------------------------------
 # locks under .board/locks
@@ -231,8 +231,7 @@ def ensure(cfg: Config) -> str:
     return start
 
 
-@dataclass
-class TakeIn:
+class TakeIn(Record):
     """What a take-in of the base did: `tip` is the run branch's tip afterwards."""
 
     tip: str

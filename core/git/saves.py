@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +47,10 @@ from board.core.git.snapshot import (
     _start_names,
     own_start,
 )
+from board.core.records import Record
 
 
-@dataclass
-class SaveResult:
+class SaveResult(Record):
     """A verified save: the branch exists, points at `commit`, and its tree was read back."""
 
     branch: str  # short name, stranded/<tree dir>/<stamp>[-N]

@@ -27,8 +27,8 @@ from board.core.git.gitutil import git
 class StrandedBranch(NamedTuple):
     """One saved tree's branch, as `board stranded list` shows it.
 
-    A named tuple rather than a dataclass: a listing makes 2,000 of them at once, each in
-    one C call (`tuple.__new__` over the columns), where a dataclass's `__init__` is a Python
+    A named tuple rather than a record: a listing makes 2,000 of them at once, each in
+    one C call (`tuple.__new__` over the columns), where a record's `__init__` is a Python
     call apiece. Its fields are never changed after the listing.
     """
 

@@ -20,7 +20,6 @@ buried.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from board.core import hosts
@@ -28,14 +27,14 @@ from board.core.config import Config, PublishSection
 from board.core.errors import BoardError
 from board.core.git import gitutil, runbranch
 from board.core.git.naming import STRANDED as STRANDED_PREFIX
+from board.core.records import Frozen
 from board.core.store import Store
 
 _ZERO = "0" * 40
 Buried = set[tuple[str, str]]  # (branch, commit) of every save deleted on purpose
 
 
-@dataclass(frozen=True)
-class Pushed:
+class Pushed(Frozen):
     branch: str
     ok: bool
     why: str = ""
@@ -140,8 +139,7 @@ def adopt_fetched(cfg: Config, buried: Buried | None = None) -> list[str]:
     return made
 
 
-@dataclass(frozen=True)
-class Dropped:
+class Dropped(Frozen):
     """The copies of buried saves a sweep deleted: this clone's, and the remote's."""
 
     here: list[str]

@@ -17,7 +17,6 @@ import shutil
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from board.core.config import BoardSection, Config, PublishSection
@@ -25,12 +24,12 @@ from board.core.errors import GitError
 from board.core.git import gitutil, runbranch
 from board.core.git.gitutil import git, out
 from board.core.git.naming import NO_PARENT_TREE, STRANDED_REFS, _branch_of_tree_name, _gitfile_dir
+from board.core.records import Record, field
 
 # what a tree holds ---------------------------------------------------------------------------
 
 
-@dataclass
-class Stats:
+class Stats(Record):
     files: int = 0
     insertions: int = 0
     deletions: int = 0
@@ -40,8 +39,7 @@ class Stats:
         return f"{self.files} file{plural} changed, +{self.insertions} -{self.deletions}"
 
 
-@dataclass
-class Work:
+class Work(Record):
     """What a tree holds that exists nowhere else; empty means it may go without a save."""
 
     tree: Path

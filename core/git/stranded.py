@@ -16,7 +16,6 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from itertools import repeat
 from operator import is_
 from pathlib import Path
@@ -38,13 +37,13 @@ from board.core.git.savestats import (
     _StatsFile,
     _where,
 )
+from board.core.records import Frozen, Record
 
 _STAMP = r"\d{8}T\d{6}\.\d{3}Z"
 _HUSK_RE = re.compile(rf"^(?P<tree>.+)-(?P<stamp>{_STAMP})(?:-\d+)?$")
 
 
-@dataclass(frozen=True)
-class Husk:
+class Husk(Frozen):
     """A tree directory whose git admin entry was gone, moved aside with its bytes intact."""
 
     name: str  # directory name under <worktrees>/.stranded/
@@ -72,8 +71,7 @@ class Husk:
 # list --------------------------------------------------------------------------------------
 
 
-@dataclass
-class StrandedRefs:
+class StrandedRefs(Record):
     """The stranded refs as ONE `git for-each-ref` read them, newest first.
 
     `newest(n)` gives a screenful with its stats looked up for those commits only (the

@@ -23,13 +23,13 @@ import os
 import re
 import shutil
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from board.core.config import Config
 from board.core.errors import GitError, StrandedWorkError
 from board.core.git.gitutil import git, lines, out
 from board.core.git.naming import _gitfile_dir
+from board.core.records import Frozen, Record, field
 
 INCLUDE_FILE = ".worktreeinclude"
 MANIFEST = "board-copied"
@@ -46,8 +46,7 @@ INSTALL_DIRS = frozenset(
 _KEY_VALUE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.\-]*)\s*[=:]\s*(.*?)\s*$")
 
 
-@dataclass
-class CopyPlan:
+class CopyPlan(Record):
     """What a fresh tree gets from the checkout: (path, size) copied, (path, why) refused."""
 
     files: list[tuple[str, int]] = field(default_factory=list)
@@ -60,8 +59,7 @@ class CopyPlan:
         return out
 
 
-@dataclass(frozen=True)
-class Leak:
+class Leak(Frozen):
     """Where a copied file's value (or the copied file itself) would be committed or saved."""
 
     path: str

@@ -20,7 +20,6 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -52,6 +51,7 @@ from board.core.git.removal import (
 )
 from board.core.git.saves import SaveResult, _preserve, _save_branch, _why
 from board.core.git.snapshot import _short
+from board.core.records import Record, field
 
 log = logging.getLogger("board.worktrees")
 
@@ -62,8 +62,7 @@ class CommentSink(Protocol):
     def add_comment(self, card_id: str, text: str, who: str = "board") -> None: ...
 
 
-@dataclass
-class RemoveResult:
+class RemoveResult(Record):
     """What one save-then-remove did, told truthfully: was it saved, did the tree really go."""
 
     tree: Path

@@ -7,7 +7,6 @@ overridden.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from board.core.config import Config
@@ -16,11 +15,11 @@ from board.core.model import Card
 from board.core.ops.live import WHO, after_fold, branch_to_push, card_lock, fold_source, tree_on
 from board.core.publish import publish, push
 from board.core.publish.owner import Owner
+from board.core.records import Record, field
 from board.core.store import Expect, Store
 
 
-@dataclass
-class ApproveResult:
+class ApproveResult(Record):
     """What `board approve` did: `done` (folded), `review` (pushed, PR open) or `blocked`."""
 
     card: Card

@@ -27,7 +27,6 @@ import signal
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from board.core.errors import BoardError
 from board.core.git import gitutil, runbranch, treefiles
 from board.core.git.naming import common_dir, utc_stamp
 from board.core.ops import probe, pytrap
+from board.core.records import Record, field
 from board.core.store import open_store
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
@@ -49,8 +49,7 @@ TAIL_LINES = 15
 KILL_WAIT_S = 5.0
 
 
-@dataclass
-class Check:
+class Check(Record):
     """One check: its name, `level` (ok, warn, fail, skip), one line of what was found,
     how long it took when timed, and the lines beneath it (files, commands, a tail)."""
 

@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,14 +23,14 @@ from board.core.errors import BoardError, Conflict, NotFound, Refused
 from board.core.git import gitutil, naming, removal, runbranch, saves, snapshot
 from board.core.git.gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
 from board.core.git.stranded import _STAMP, StrandedBranch, _branch, husk_dir, list_stranded
+from board.core.records import Frozen, Record, field
 from board.core.safetext import diffstat
 from board.core.store import Store
 
 _REF_RE = re.compile(rf"^stranded/(?P<tree>[^/]+)/(?P<stamp>{_STAMP})(?:-\d+)?$")
 
 
-@dataclass
-class PickResult:
+class PickResult(Record):
     """What `pick` did: the commits it put on the target, or the paths that conflicted."""
 
     branch: str
@@ -295,8 +294,7 @@ def pick(
 # discard -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DiscardTarget:
+class DiscardTarget(Frozen):
     """A validated thing `discard` may delete: a stranded branch or a husk directory."""
 
     kind: str  # "branch" | "husk"
@@ -399,8 +397,7 @@ def stamp_time(stamp: str) -> datetime | None:
         return None
 
 
-@dataclass
-class PrunePlan:
+class PrunePlan(Record):
     """The stranded branches `prune` would delete, each with the commit it must still name,
     and the lanes of their cards as read (re-checked before anything goes)."""
 

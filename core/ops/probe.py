@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from board.core import presets, proc
+from board.core.records import Record, field
 
 PROBE_TIMEOUT_S = 60.0
 _OPTION = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_-]*")
@@ -105,8 +105,7 @@ def version_of(text: str) -> str:
     return ""
 
 
-@dataclass
-class Probe:
+class Probe(Record):
     """What a CLI answered: its version, the flags of the argv it does not offer, and the
     help asked (for the message); `why` when it could not be asked at all."""
 

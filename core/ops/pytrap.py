@@ -25,10 +25,10 @@ import shutil
 import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from board.core import proc
+from board.core.records import Record, field
 
 MARK = "BOARD-DOCTOR-IMPORTS "
 MAX_PACKAGES = 50
@@ -79,8 +79,7 @@ print("BOARD-DOCTOR-IMPORTS " + json.dumps(found), flush=True)
 """
 
 
-@dataclass
-class Interpreter:
+class Interpreter(Record):
     """How to start the gate's Python, and what it puts first on sys.path."""
 
     argv: list[str]
@@ -90,8 +89,7 @@ class Interpreter:
     named: bool = True  # False: a guess (python3 on PATH) for a gate that names no Python
 
 
-@dataclass
-class Found:
+class Found(Record):
     """What the probe said: per package, where it imports from, and what is wrong."""
 
     ok: bool = True

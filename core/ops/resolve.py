@@ -20,7 +20,6 @@ stranded branch and rebuilt from scratch. `resolve` is the hand way out that wor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from board.core.model import Blocked, Card
 from board.core.ops.live import card_lock, fold_source, tree_on
 from board.core.ops.salvage import SalvageResult, salvage, stranded_of
 from board.core.publish import publish
+from board.core.records import Record, field
 from board.core.store import Expect, Store
 
 WHO = "operator"
@@ -42,8 +42,7 @@ _REBASE_ENV = {
 }
 
 
-@dataclass
-class ResolveResult:
+class ResolveResult(Record):
     """Where a resolution stands: `conflict` (paths to resolve), `clean` (rebased, ready
     for --continue), or the salvage's outcome after --continue."""
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +40,11 @@ from board.core.ops import pick
 from board.core.ops.live import BOARD, WHO, after_fold, card_lock, save_trees, tail
 from board.core.publish import publish, push
 from board.core.publish.owner import Owner, StoodAside, edge_update
+from board.core.records import Record, field
 from board.core.store import Expect, Store
 
 
-@dataclass
-class SalvageResult:
+class SalvageResult(Record):
     """What a salvage did: published (`done` / `review`), or why not, with the gate's tail."""
 
     target: str
@@ -79,8 +78,7 @@ class SalvageResult:
         }
 
 
-@dataclass
-class _Target:
+class _Target(Record):
     name: str  # what the operator named, as resolved (stranded/… or the card id)
     card: Card
     branch: str = ""  # the stranded branch (short), for a branch salvage

@@ -12,7 +12,6 @@ the next re-dispatch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from board.core.cards.enddrives import end_drives
@@ -21,11 +20,11 @@ from board.core.errors import Refused
 from board.core.git import treestate
 from board.core.model import Blocked, Card
 from board.core.ops.live import WHO, save_trees
+from board.core.records import Record, field
 from board.core.store import Expect, Store
 
 
-@dataclass
-class StopResult:
+class StopResult(Record):
     """What `board stop` did: the card as left, the drives ended, where the work went."""
 
     card: Card

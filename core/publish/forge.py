@@ -13,7 +13,6 @@ card (docs/lifecycle.md, "Pull requests").
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from board.core import failures, proc
@@ -22,6 +21,7 @@ from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.git import gitutil
 from board.core.model import Blocked, Card
+from board.core.records import Frozen, Record, field
 from board.core.store import Expect, Store
 
 WHO = "board"
@@ -30,21 +30,18 @@ GREEN = {"SUCCESS", "NEUTRAL", "SKIPPED"}
 RED = {"FAILURE", "TIMED_OUT", "CANCELLED", "ACTION_REQUIRED", "ERROR", "STARTUP_FAILURE"}
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(Frozen):
     name: str
     verdict: str  # its conclusion, or its state while it has none
 
 
-@dataclass(frozen=True)
-class Review:
+class Review(Frozen):
     state: str
     body: str
     author: str = ""
 
 
-@dataclass(frozen=True)
-class PrState:
+class PrState(Frozen):
     """What the state command said, by `gh pr view --json`'s names; '' is unknown."""
 
     state: str = ""
@@ -132,8 +129,7 @@ def parse_state(text: str) -> PrState:
     )
 
 
-@dataclass
-class Poll:
+class Poll(Record):
     """What one poll of one card did, for the loop's log."""
 
     card: str

@@ -9,19 +9,18 @@ by that drive (invariant 4): the edge stands aside instead, saying what it found
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from board.core.errors import BoardError, Refused
 from board.core.model import BLOCK_CLASSES, DRIVE_LIVE, Blocked, Card
+from board.core.records import Frozen, Record, field
 from board.core.store import Expect, Store
 
 # ---------------------------------------------------------------------------------------------
 # ownership: who may change a card at an edge
 
 
-@dataclass(frozen=True)
-class Owner:
+class Owner(Frozen):
     """What a card must look like for an edge to act on it.
 
     A drive owns its card while the card is in `working` under its token, unblocked,
@@ -122,8 +121,7 @@ def block_owned(
     )
 
 
-@dataclass
-class PublishResult:
+class PublishResult(Record):
     """What a publish did: `done`, `review`, `blocked` (with cls/reason) or `stood-aside`."""
 
     outcome: str

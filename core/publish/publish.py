@@ -20,7 +20,6 @@ with `push` and the operator's `approve`.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from board.core.config import BoardSection, Config, PublishSection
@@ -36,6 +35,7 @@ from board.core.publish.owner import (
     block_owned,
     edge_update,
 )
+from board.core.records import Record, field
 from board.core.store import Expect, Store
 
 # a rebase keeps each commit's author; the board is its committer
@@ -207,8 +207,7 @@ class _RunMoved(Exception):
 OTHER_SIDE_MAX = 8
 
 
-@dataclass
-class ConflictNote:
+class ConflictNote(Record):
     """A fold conflict in words: the block's reason (with every way out that works as
     written) and the detail the next build's brief quotes (paths, the other side)."""
 

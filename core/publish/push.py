@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from board.core.config import Config, FailuresSection
 from board.core.git import gitutil
 from board.core.model import Blocked, Card
 from board.core.publish.owner import Owner, PublishResult, StoodAside, edge_update
+from board.core.records import Record, field
 from board.core.store import Store
 
 WHO = "board"
@@ -44,8 +44,7 @@ TAIL_LINES = 12
 _URL_RE = re.compile(r"https?://[^\s<>\"'`]+")
 
 
-@dataclass
-class PushOutcome:
+class PushOutcome(Record):
     """What a push publish did: pushed or not, the PR's URL, the card as left, what was said."""
 
     branch: str

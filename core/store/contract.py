@@ -39,24 +39,12 @@ def utc_now() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
-class Expect(Frozen):
+class Expect(Frozen, slots=True):
     """What a write expects to find; any mismatch refuses the write and says what was found."""
 
-    __slots__ = __match_args__ = ("lane", "version", "drive")
-    lane: str | tuple[str, ...] | None
-    version: int | None
-    drive: str | None
-
-    def __init__(
-        self,
-        lane: str | tuple[str, ...] | None = None,
-        version: int | None = None,
-        drive: str | None = None,
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "lane", lane)
-        set_(self, "version", version)
-        set_(self, "drive", drive)
+    lane: str | tuple[str, ...] | None = None
+    version: int | None = None
+    drive: str | None = None
 
     def check(self, card: Card) -> None:
         if self.lane is not None:
@@ -108,34 +96,18 @@ def describe_changes(old: Card, changes: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-class LaneHeads(Frozen):
+class LaneHeads(Frozen, slots=True):
     """Per-lane counts and the first rows of each lane in board order, from one read.
 
     Lets a screen paint the real top of every lane and its real counts without reading
     every card; `complete` says no lane was cut short (the heads are the whole board).
     """
 
-    __slots__ = __match_args__ = ("totals", "blocked", "cards", "changes", "complete")
     totals: dict[str, int]  # cards per lane
     blocked: dict[str, int]  # blocked cards per lane
     cards: dict[str, list[Card]]  # each lane's first rows in board order
     changes: int  # change_count() as of the read
     complete: bool
-
-    def __init__(
-        self,
-        totals: dict[str, int],
-        blocked: dict[str, int],
-        cards: dict[str, list[Card]],
-        changes: int,
-        complete: bool,
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "totals", totals)
-        set_(self, "blocked", blocked)
-        set_(self, "cards", cards)
-        set_(self, "changes", changes)
-        set_(self, "complete", complete)
 
 
 def board_order(lane: str, cards: Iterable[Card]) -> list[Card]:

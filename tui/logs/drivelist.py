@@ -7,7 +7,6 @@ in a worker, as are the elapsed times (the clock is injected for tests).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -15,12 +14,12 @@ from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.logs import last_line, log_path
 from board.core.model import Drive
+from board.core.records import Frozen
 
 from ..times import drive_elapsed, format_elapsed
 
 
-@dataclass(frozen=True)
-class DriveRow:
+class DriveRow(Frozen):
     """One entry of the drive list, read in a worker (the last line costs a file read)."""
 
     drive: Drive

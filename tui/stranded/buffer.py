@@ -16,10 +16,10 @@ import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from board.core import proc
 from board.core.logs import LINE_CAP, decode_line
+from board.core.records import Record
 from board.core.safetext import sanitize
 
 LONG_LINE = 1024 * 1024  # bytes without a newline before a line is kept as its head only
@@ -37,8 +37,7 @@ def _decode(raw: bytes) -> str:
     return decode_line(raw)
 
 
-@dataclass(slots=True)
-class DiffFile:
+class DiffFile(Record, slots=True):
     """One file of the diff: where its header is, where its hunks start, its +/− so far."""
 
     line: int

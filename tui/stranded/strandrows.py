@@ -17,7 +17,6 @@ it; the attempts then follow it, each one a branch like any other.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +24,7 @@ from board.core.config import Config
 from board.core.errors import CorruptCard
 from board.core.git import stranded
 from board.core.model import Card
+from board.core.records import Record, field
 from board.core.safetext import sanitize
 from board.core.store import Store
 
@@ -74,8 +74,7 @@ def _card_key(card_id: str) -> tuple[str, int, str]:
     return (head, int(tail), "") if tail.isascii() and tail.isdigit() else (card_id, -1, card_id)
 
 
-@dataclass(slots=True)
-class StrandedRow:
+class StrandedRow(Record, slots=True):
     """One stranded branch or husk as the browser shows it; every string already sanitized.
 
     A fold (`kind` "fold") stands for one card's failed attempts, which it holds in `fold`.

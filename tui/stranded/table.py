@@ -8,9 +8,9 @@ UI thread only fits each row's cells to them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from board.core.records import Frozen
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -45,8 +45,7 @@ def content_widths(rows: Sequence[StrandedRow]) -> dict[str, int]:
     }
 
 
-@dataclass(frozen=True)
-class _Columns:
+class _Columns(Frozen):
     card: int
     lane: int
     tree: int

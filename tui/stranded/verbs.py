@@ -8,12 +8,12 @@ did to its target or why it left it alone, what salvage published and the gate's
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
 
 from board.core import ops as operator
 from board.core.config import Config
 from board.core.git import runbranch, saves
 from board.core.ops import pick
+from board.core.records import Record, field
 
 from .strandrows import StrandedRow
 
@@ -39,8 +39,7 @@ def recovery_commands(cfg: Config, row: StrandedRow) -> list[str]:
     return [f"# {row.name}: {row.stat_text()}", *(command for _, command, _ in commands)]
 
 
-@dataclass
-class Outcome:
+class Outcome(Record):
     """A verb's result: one status line, optional detail lines, and whether it was refused."""
 
     line: str
