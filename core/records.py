@@ -99,6 +99,9 @@ def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     return staticmethod(lambda record: ())
 
 
+_LITERALS: dict[Any, str] = {list: "[]", dict: "{}"}
+
+
 def _make_init(
     qualname: str,
     module: str,
@@ -114,9 +117,12 @@ def _make_init(
     scope: dict[str, Any] = {"__FACTORY": FACTORY, "__set": object.__setattr__}
     for name, spec in specs.items():
         if spec.default_factory is not None:
-            scope[f"__f_{name}"] = spec.default_factory
+            made = _LITERALS.get(spec.default_factory)  # `[]` builds a list faster than list()
+            if made is None:
+                scope[f"__f_{name}"] = spec.default_factory
+                made = f"__f_{name}()"
             params.append(f"{name}=__FACTORY")
-            value = f"__f_{name}() if {name} is __FACTORY else {name}"
+            value = f"{made} if {name} is __FACTORY else {name}"
         elif spec.default is not _MISSING:
             scope[f"__d_{name}"] = spec.default
             params.append(f"{name}=__d_{name}")
