@@ -3,7 +3,7 @@
 A record is declared as a dataclass is, its fields written once as annotated class
 attributes with their defaults:
 
-    class Card(Record, frozen=True):
+    class Card(Frozen):
         id: str
         title: str
         labels: tuple[str, ...] = ()
@@ -19,9 +19,10 @@ made from KEYS) has the fields `__match_args__` names.
 
 Why not `@dataclass`: every verb imports the model, and `import dataclasses` pulls in
 `inspect`, `ast` and `dis`, then compiles four methods per class with `exec` at each start
-(some 40 ms of a ~150 ms `board card list` once). Here nothing is imported at run time,
-only `__init__` is compiled (once per class, a few lines, so that making 10,000 cards is as
-quick as a hand-written `__init__`), and repr, eq and hash are the base's, reading the
+(some 40 ms of a ~150 ms `board card list` once). Here nothing is imported at run time;
+only `__init__` is compiled, once per class and only when first used (a verb defines many
+records and makes few), so that making 10,000 cards is as quick as with a hand-written
+`__init__` (tests/bench/bench_records.py); repr, eq and hash are the base's, reading the
 fields through one `attrgetter`. mypy reads a record as a dataclass through
 `typing.dataclass_transform`. tests/test_records.py checks every record against a
 `dataclasses.make_dataclass` twin made from the same fields.
@@ -85,8 +86,9 @@ def field(
 def _is_classvar(annotation: Any) -> bool:
     """Whether an annotation makes a class variable, not a field (as dataclasses reads a
     string annotation: by its spelling)."""
-    text = annotation if isinstance(annotation, str) else repr(annotation)
-    return text.startswith(("ClassVar", "typing.ClassVar"))
+    if type(annotation) is not str:
+        annotation = repr(annotation)
+    return annotation[:8] == "ClassVar" or annotation[:15] == "typing.ClassVar"
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
@@ -189,56 +191,68 @@ class _RecordType(type):
             specs.update(base.__record_fields__)
             annotations.update(base.__record_annotations__)
         own = ns.get("__annotations__", {})
+        defaulted = ""  # the last field with a default
         for fname, annotation in own.items():
             if _is_classvar(annotation):
                 continue
-            if fname.startswith("__"):  # __init__'s own names start so (_make_init)
+            if fname[:2] == "__":  # __init__'s own names start so (_make_init)
                 raise TypeError(f"{name}: a field's name may not start with '__': {fname}")
             value = ns.get(fname, _MISSING)
-            spec = value if isinstance(value, Field) else Field(value, None, True)
-            specs[fname] = spec
-            annotations[fname] = annotation
-            if isinstance(value, Field):  # as dataclasses: the class keeps a plain default
-                if spec.default is _MISSING:
+            if type(value) is Field:  # as dataclasses: the class keeps a plain default
+                spec = value
+                if value.default is _MISSING:
                     del ns[fname]
                 else:
-                    ns[fname] = spec.default
+                    ns[fname] = value.default
+            else:
+                spec = Field(value, None, True)
+            specs[fname] = spec
+            annotations[fname] = annotation
         if "__init__" in ns and "__match_args__" in ns:  # its own __init__, its fields named
             annotations = {n: annotations.get(n, "Any") for n in ns["__match_args__"]}
             specs = {n: specs.get(n) or Field(_MISSING, None, True) for n in annotations}
-        if frozen and not all(b.__frozen__ for b in parents if b.__record_fields__):
-            raise TypeError(f"{name}: a frozen record cannot extend a mutable one")
-        defaulted = ""
         for fname, spec in specs.items():
             if spec.default is not _MISSING or spec.default_factory is not None:
                 defaulted = fname
             elif defaulted:
                 raise TypeError(f"{name}: non-default argument {fname!r} follows default argument")
+        if frozen and not all(b.__frozen__ for b in parents if b.__record_fields__):
+            raise TypeError(f"{name}: a frozen record cannot extend a mutable one")
         names = tuple(specs)
         if slots and "__slots__" not in ns:
             ns["__slots__"] = tuple(n for n in own if n in specs)
             for fname in ns["__slots__"]:
                 ns.pop(fname, None)  # a default would clash with the slot's descriptor
         ns.setdefault("__match_args__", names)
+        # whether each field lives in the instance dict (no slots here or in a base)
+        in_dict = "__slots__" not in ns and not any(
+            vars(k).get("__slots__") for b in bases for k in b.__mro__
+        )
+        init = None
         if "__init__" not in ns and (names or not parents):
-            ns["__init__"] = _LazyInit(
+            init = ns["__init__"] = _LazyInit(
                 ns.get("__qualname__", name), ns.get("__module__", ""), specs, annotations,
-                frozen, "__slots__" not in ns,
+                frozen, in_dict,
             )  # fmt: skip
         if "__hash__" not in ns:
             ns["__hash__"] = _frozen_hash if frozen else None
+        # set before the class is made: each attribute set on a class after costs more
+        ns["__frozen__"] = frozen
+        # what making one is: filling its instance dict, and nothing else (fills_dict)
+        ns["__fills_dict__"] = frozen and init is not None and in_dict
+        ns["__record_fields__"] = specs
+        ns["__record_annotations__"] = annotations
+        ns["_values"] = _getter(names)
+        shown = tuple(n for n, s in specs.items() if s.repr)
+        ns["_shown"] = shown
+        ns["_shown_values"] = ns["_values"] if shown == names else _getter(shown)
         cls = super().__new__(mcls, name, bases, ns, **kwargs)
-        if isinstance(ns.get("__init__"), _LazyInit):
-            ns["__init__"].owner = cls
-        cls.__frozen__ = frozen
-        cls.__record_fields__ = specs
-        cls.__record_annotations__ = annotations
-        cls._values = _getter(names)
-        cls._shown = tuple(n for n, s in specs.items() if s.repr)
-        cls._shown_values = _getter(cls._shown)
+        if init is not None:
+            init.owner = cls
         return cls
 
     __frozen__: bool
+    __fills_dict__: bool
     __record_fields__: dict[str, Field]
     __record_annotations__: dict[str, Any]
     _values: Callable[..., tuple[Any, ...]]
@@ -252,8 +266,8 @@ def _frozen_hash(self: Any) -> int:
 
 @dataclass_transform(field_specifiers=(field,))
 class Record(metaclass=_RecordType):
-    """A mutable record (`@dataclass`); `class X(Record, frozen=True)` or `Frozen` for one
-    nobody may change, `slots=True` for `__slots__`."""
+    """A mutable record (`@dataclass`); `Frozen` for one nobody may change (`frozen=True`),
+    `class X(Record, slots=True)` for `__slots__`."""
 
     __slots__ = ()
     __match_args__: ClassVar[tuple[str, ...]] = ()
@@ -296,6 +310,15 @@ def fields(record: Record | type[Record]) -> tuple[str, ...]:
     """A record's field names, in order (`dataclasses.fields`, names only)."""
     cls = record if isinstance(record, type) else type(record)
     return tuple(cls.__record_fields__)
+
+
+def fills_dict(cls: type[Record]) -> bool:
+    """Whether making a record of `cls` only fills its instance dict with the fields'
+    values: a frozen record without slots whose `__init__` is made here. Then
+    `object.__new__(cls)` and one `__dict__.update(fields)` make the same record without
+    a call per record (a listing makes thousands of cards), and without compiling
+    `__init__` at all (tests/test_records.py checks the two agree)."""
+    return cls.__fills_dict__
 
 
 def as_dict(record: Record) -> dict[str, Any]:

@@ -180,6 +180,22 @@ def test_the_same_fields_and_constructor(record: type) -> None:
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=IDS)
+def test_a_record_said_to_fill_its_dict_is_made_so(record: type) -> None:
+    """`records.fills_dict`: a record so made (store/cardrow.py's listing) is the record
+    its constructor makes, for every record it is said of; one with slots or its own
+    `__init__` is never said to be."""
+    values = _values(_twin(record), "v")
+    if not records.fills_dict(record):
+        assert _slotted(record) or _hand_written(record) or not record.__frozen__
+        return
+    assert not _slotted(record) and not _hand_written(record) and record.__frozen__
+    made = object.__new__(record)
+    made.__dict__.update(values)
+    built = record(**values)
+    assert vars(made) == vars(built) and made == built and repr(made) == repr(built)
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=IDS)
 def test_the_same_defaults_each_made_afresh(record: type) -> None:
     twin = _twin(record)
     required = _required(twin)
@@ -294,6 +310,12 @@ def test_a_record_is_declared_as_a_dataclass_is() -> None:
     class Pinned(Note):
         pinned_at: str = ""
 
+    class Sealed(Frozen, slots=True):
+        a: int
+
+    class Stamped(Sealed):  # no slots of its own: its field in a dict, its base's in slots
+        at: str = ""
+
     class Twin:
         title: str
         tags: list[str] = dataclasses.field(default_factory=list)
@@ -310,6 +332,9 @@ def test_a_record_is_declared_as_a_dataclass_is() -> None:
     assert records.fields(Pinned) == ("title", "tags", "weight", "secret", "pinned_at")
     assert pinned != Note("p", ["a"], 2, "s") and pinned.pinned_at == "now"
     assert "secret" not in repr(pinned) and "pinned_at='now'" in repr(pinned)
+    stamped = Stamped(1, "now")
+    assert (stamped.a, stamped.at) == (1, "now") and not records.fills_dict(Stamped)
+    assert records.fills_dict(Card) and not records.fills_dict(Blocked)
 
 
 def test_a_bad_declaration_is_refused_as_dataclasses_refuse_it() -> None:

@@ -157,9 +157,9 @@ _TEXT_ONLY = {str}  # the types a list of text (labels, deps) may hold
 
 def _card_maker() -> Callable[[dict[str, Any]], Card]:
     """Make a Card from all its fields at once: its instance dict filled in one call, which
-    is what Card's __init__ ends with, one `object.__setattr__` per field (some ten times
-    slower on a listing). Only while that is all __init__ does: checked here on one card
-    (with __slots__, or an __init__ that does more, the maker is the constructor itself)."""
+    is all Card's __init__ does (one store per field after reading its keywords, slower on
+    a listing). Only while records.py says so of Card (`records.fills_dict`: frozen, no
+    __slots__, its __init__ made from its fields); else the maker is the constructor."""
     new = object.__new__
 
     def make(fields: dict[str, Any]) -> Card:
@@ -167,12 +167,7 @@ def _card_maker() -> Callable[[dict[str, Any]], Card]:
         card.__dict__.update(fields)
         return card
 
-    sample: dict[str, Any] = {name: f"<{name}>" for name in records.fields(Card)}
-    try:
-        same = vars(make(sample)) == vars(Card(**sample))
-    except (AttributeError, TypeError):  # no instance dict
-        same = False
-    return make if same else lambda fields: Card(**fields)
+    return make if records.fills_dict(Card) else lambda fields: Card(**fields)
 
 
 _make_card = _card_maker()
