@@ -14,8 +14,7 @@ that order (a fresh value from the factory for each record), `__repr__`, `__eq__
 fields, `__match_args__`; `__hash__` over the fields when frozen (assigning or deleting a
 field then raises AttributeError), none when not. `slots=True` gives it `__slots__` of its
 fields. A class that writes its own `__init__` or `__slots__` keeps them, as with
-`@dataclass`; one that writes its own `__init__` and `__match_args__` (config's records,
-made from KEYS) has the fields `__match_args__` names.
+`@dataclass`.
 
 Why not `@dataclass`: every verb imports the model, and `import dataclasses` pulls in
 `inspect`, `ast` and `dis`, then compiles four methods per class with `exec` at each start
@@ -208,9 +207,6 @@ class _RecordType(type):
                 spec = Field(value, None, True)
             specs[fname] = spec
             annotations[fname] = annotation
-        if "__init__" in ns and "__match_args__" in ns:  # its own __init__, its fields named
-            annotations = {n: annotations.get(n, "Any") for n in ns["__match_args__"]}
-            specs = {n: specs.get(n) or Field(_MISSING, None, True) for n in annotations}
         for fname, spec in specs.items():
             if spec.default is not _MISSING or spec.default_factory is not None:
                 defaulted = fname

@@ -7,14 +7,12 @@ quick verb's start). Each record found in board/, core/ and tui/ is checked here
 defaults, factories, repr, frozen): the same constructor (names, order, annotations,
 defaults, a fresh value where the default comes from a factory), repr, equality over every
 field and nothing else, hash, immutability, `__match_args__`, `__slots__`, and
-`records.replace`/`as_dict`/`fields` as `dataclasses.replace`/`asdict`/`fields`. A record
-whose `__init__` is written by hand (config.py's, until they are declared) is checked
-against a twin made from that `__init__`'s signature instead.
+`records.replace`/`as_dict`/`fields` as `dataclasses.replace`/`asdict`/`fields`. No record
+writes its own `__init__` (config's section records are declared from KEYS).
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import importlib
 import inspect
@@ -67,30 +65,22 @@ def _hand_written(record: type) -> bool:
 def _twin(record: type) -> Any:
     """The dataclass the record's fields declare, made by dataclasses itself."""
     specs: list[tuple[str, Any, Any]] = []
-    if _hand_written(record):  # the fields as its __init__ takes them
-        params = list(inspect.signature(record).parameters.values())
-        required = {p.name: p.name for p in params if p.default is p.empty}
-        made = record(**required)
-        for p in params:
-            if p.default is p.empty:
-                specs.append((p.name, p.annotation, field_()))
-            elif p.default is records.FACTORY:  # the factory makes a copy of what it made
-                factory = _Copy(getattr(made, p.name))
-                specs.append((p.name, p.annotation, field_(default_factory=factory)))
-            else:
-                specs.append((p.name, p.annotation, field_(default=p.default)))
-    else:  # the fields as the class declares them
-        annotations = record.__record_annotations__
-        for name, spec in record.__record_fields__.items():
-            kwargs: dict[str, Any] = {"repr": spec.repr}
-            if spec.default_factory is not None:
-                kwargs["default_factory"] = spec.default_factory
-            elif spec.default is not records._MISSING:
-                kwargs["default"] = spec.default
-            specs.append((name, annotations[name], field_(**kwargs)))
+    annotations = record.__record_annotations__
+    for name, spec in record.__record_fields__.items():
+        kwargs: dict[str, Any] = {"repr": spec.repr}
+        if spec.default_factory is not None:
+            kwargs["default_factory"] = spec.default_factory
+        elif spec.default is not records._MISSING:
+            kwargs["default"] = spec.default
+        specs.append((name, annotations[name], field_(**kwargs)))
     # without slots: a frozen dataclass with slots made by make_dataclass cannot refuse a
     # new attribute on 3.11 (its __setattr__'s super() names the class before slots)
     return dataclasses.make_dataclass(f"{record.__name__}_", specs, frozen=record.__frozen__)
+
+
+def test_no_record_writes_its_own_init() -> None:
+    """Each record's fields are written once, as it declares them: none writes `__init__`."""
+    assert [r.__qualname__ for r in RECORDS if _hand_written(r)] == []
 
 
 def _slotted(record: type) -> bool:
@@ -102,20 +92,9 @@ def field_(**kwargs: Any) -> Any:
     return dataclasses.field(**kwargs)
 
 
-class _Copy:
-    """A twin's factory for a hand-written `__init__`'s FACTORY default: a copy of the
-    value the record made."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __call__(self) -> Any:  # a list or dict afresh; a record or tuple is immutable
-        return copy.copy(self.value) if type(self.value) in (list, dict, set) else self.value
-
-
 def _deterministic(factory: Any) -> bool:
     """Whether a factory makes equal values twice: a type does (list, dict), the clock not."""
-    return isinstance(factory, type | _Copy)
+    return isinstance(factory, type)
 
 
 def _values(twin: Any, tag: str) -> dict[str, Any]:

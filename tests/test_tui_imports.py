@@ -43,12 +43,14 @@ CHILD = """\
 import dataclasses, json, sys
 from pathlib import Path
 
-made = []  # the dataclasses the board defines on its way to the first paint
-process = dataclasses._process_class
-def recording(cls, *args, **kwargs):
-    made.append(f"{cls.__module__}.{cls.__qualname__}")
-    return process(cls, *args, **kwargs)
-dataclasses._process_class = recording
+def made():  # the dataclasses the board defined on its way to the first paint
+    return [
+        f"{value.__module__}.{value.__qualname__}"
+        for name, module in list(sys.modules.items()) if name.startswith("board.")
+        for value in vars(module).values()
+        if isinstance(value, type) and value.__module__ == name
+        and dataclasses.is_dataclass(value)
+    ]
 from board.core import config
 from board.core.store import open_store
 from board.tui.boarddata import Preload
@@ -60,7 +62,7 @@ from board.tui.app import BoardApp
 class FirstPaint(BoardApp):
     def board_painted(self):
         with open(sys.argv[1], "w") as fh:
-            json.dump({"modules": sorted(sys.modules), "dataclasses": made}, fh)
+            json.dump({"modules": sorted(sys.modules), "dataclasses": made()}, fh)
         self.exit()
 
 FirstPaint(cfg, store, preload=preload).run(headless=True, size=(160, 48))

@@ -7,7 +7,7 @@ from pathlib import Path
 from board.core import cachedir
 from board.core.config.keyschema import BOARD_DIR
 from board.core.config.sections import RECORDS
-from board.core.records import FACTORY, Frozen
+from board.core.records import Frozen, field
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
@@ -24,43 +24,20 @@ if TYPE_CHECKING:
     )
 
 
-class Config(Frozen):
+class Config(Frozen, slots=True):
     """The parsed board.toml with every default filled in: `cfg.gate.argv` is [gate] argv.
     Its fields are the root and the sections of KEYS, in order (tests/test_config.py)."""
 
-    __slots__ = __match_args__ = (
-        "root", "board", "coder", "gate", "publish", "tree", "planner", "failures", "tui", "store",
-    )  # fmt: skip
     root: Path
-    board: BoardSection
-    coder: CoderSection
-    gate: GateSection
-    publish: PublishSection
-    tree: TreeSection
-    planner: PlannerSection
-    failures: FailuresSection
-    tui: TuiSection
-    store: StoreSection
-
-    def __init__(
-        self,
-        root: Path,
-        board: BoardSection = FACTORY,
-        coder: CoderSection = FACTORY,
-        gate: GateSection = FACTORY,
-        publish: PublishSection = FACTORY,
-        tree: TreeSection = FACTORY,
-        planner: PlannerSection = FACTORY,
-        failures: FailuresSection = FACTORY,
-        tui: TuiSection = FACTORY,
-        store: StoreSection = FACTORY,
-    ) -> None:
-        given = locals()  # every argument by name, stored in field order
-        set_ = object.__setattr__
-        set_(self, "root", root)
-        for name in self.__match_args__[1:]:
-            value = given[name]
-            set_(self, name, RECORDS[name]() if value is FACTORY else value)
+    board: BoardSection = field(default_factory=RECORDS["board"])
+    coder: CoderSection = field(default_factory=RECORDS["coder"])
+    gate: GateSection = field(default_factory=RECORDS["gate"])
+    publish: PublishSection = field(default_factory=RECORDS["publish"])
+    tree: TreeSection = field(default_factory=RECORDS["tree"])
+    planner: PlannerSection = field(default_factory=RECORDS["planner"])
+    failures: FailuresSection = field(default_factory=RECORDS["failures"])
+    tui: TuiSection = field(default_factory=RECORDS["tui"])
+    store: StoreSection = field(default_factory=RECORDS["store"])
 
     @property
     def board_dir(self) -> Path:

@@ -9,8 +9,10 @@ the record of each section made from it.
 
 from __future__ import annotations
 
+from functools import partial
+
 from board.core.failures import DEFAULT_RULES
-from board.core.records import FACTORY, Frozen
+from board.core.records import Frozen, field
 from board.core.tomlrules import RULE_DOC
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
@@ -30,54 +32,24 @@ RULES = "rules"  # [[failures.rules]] tables, read into Rule records (core/tomlr
 TABLES = (TIERS, RULES)  # the keys read by their own readers, not as one value
 
 
-class Key(Frozen):
+class Key(Frozen, slots=True):
     """One board.toml key: where it lives, its type and default (as board.toml spells it),
     and one line of what it means. It is the field `name` of its section's record."""
 
-    __slots__ = __match_args__ = ("section", "name", "kind", "default", "doc", "choices")
     section: str
     name: str
     kind: Any  # str | int | bool | float (seconds) | dict | one of the kinds above
     default: Any
     doc: str
-    choices: tuple[str, ...]
-
-    def __init__(
-        self,
-        section: str,
-        name: str,
-        kind: Any,
-        default: Any,
-        doc: str,
-        choices: tuple[str, ...] = (),
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "section", section)
-        set_(self, "name", name)
-        set_(self, "kind", kind)
-        set_(self, "default", default)
-        set_(self, "doc", doc)
-        set_(self, "choices", choices)
+    choices: tuple[str, ...] = ()
 
 
-class Tier(Frozen):
+class Tier(Frozen, slots=True):
     """One rung of the coder ladder: the argv to run, with {brief} {worktree} {card}."""
 
-    __slots__ = __match_args__ = ("name", "argv", "timeout_s")
     name: str
     argv: tuple[str, ...]
-    timeout_s: float  # 0: use coder.timeout_s
-
-    def __init__(
-        self,
-        name: str,
-        argv: tuple[str, ...],
-        timeout_s: float = 0,
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "name", name)
-        set_(self, "argv", argv)
-        set_(self, "timeout_s", timeout_s)
+    timeout_s: float = 0  # 0: use coder.timeout_s
 
 
 DEFAULT_TIER = ("my-agent", "--brief", "{brief}")  # the tier init writes, and the default
@@ -210,68 +182,25 @@ def value_of(key: Key, raw: Any) -> Any:
     return raw
 
 
-def field_default(key: Key) -> Any:
-    """The default a section record's signature shows for `key`: FACTORY where each record
-    gets a table of its own (a dataclass's default_factory)."""
-    return FACTORY if key.kind in (dict, TIERS) else value_of(key, key.default)
-
-
-class _Signature:
-    """`inspect.signature` of a section record, made only when asked: inspect is too heavy
-    to import at a quick verb's start (tests/test_cli_imports.py)."""
-
-    __slots__ = ("keys",)
-
-    def __init__(self, keys: tuple[Key, ...]) -> None:
-        self.keys = keys
-
-    def __get__(self, obj: object, owner: type | None = None) -> Any:
-        import inspect
-
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        return inspect.Signature(
-            [
-                inspect.Parameter(
-                    k.name, kind, default=field_default(k), annotation=ANNOTATIONS[k.kind]
-                )
-                for k in self.keys
-            ],
-            return_annotation="None",
-        )
-
-
 def section_record(section: str) -> type[Frozen]:
     """The record of one board.toml section: a frozen record (core/records.py) whose fields
     are that section's keys in KEYS, in order, each with its default. Made here rather than
     written out, so a key is written once: a key added to KEYS is a field at once."""
     keys = tuple(k for k in KEYS if k.section == section)
-    names = tuple(k.name for k in keys)
     cls_name = f"{section.capitalize()}Section"
-    defaults = tuple(field_default(k) for k in keys)
-
-    def __init__(self: Frozen, *args: Any, **kwargs: Any) -> None:
-        if len(args) > len(names):
-            raise TypeError(f"{cls_name}() takes {len(names)} arguments, got {len(args)}")
-        given = dict(zip(names, args, strict=False))
-        for name, value in kwargs.items():
-            if name not in names:
-                raise TypeError(f"{cls_name}() got an unexpected keyword argument {name!r}")
-            if name in given:
-                raise TypeError(f"{cls_name}() got multiple values for argument {name!r}")
-            given[name] = value
-        set_ = object.__setattr__
-        for key, default in zip(keys, defaults, strict=True):
-            value = given.get(key.name, default)
-            set_(self, key.name, value_of(key, key.default) if value is FACTORY else value)
-
-    __init__.__qualname__ = f"{cls_name}.__init__"
-    namespace = {
-        "__slots__": names,
-        "__match_args__": names,
-        "__init__": __init__,
-        "__signature__": _Signature(keys),
+    namespace: dict[str, Any] = {
+        "__annotations__": {k.name: ANNOTATIONS[k.kind] for k in keys},
         "__module__": "board.core.config.sections",
         "__qualname__": cls_name,
         "__doc__": f"[{section}] of board.toml, every key with its default (from KEYS).",
     }
-    return type(cls_name, (Frozen,), namespace)
+    for k in keys:  # a table is made afresh for each record, as a dataclass's factory does
+        fresh = k.kind in (dict, TIERS)
+        namespace[k.name] = (
+            field(default_factory=partial(value_of, k, k.default))
+            if fresh
+            else value_of(k, k.default)
+        )
+    make: Any = type(Frozen)  # the records' metaclass, as a class statement calls it
+    made: type[Frozen] = make(cls_name, (Frozen,), namespace, slots=True)
+    return made
