@@ -34,7 +34,7 @@ TARGET = 1.10
 
 
 class HandCard:
-    """Card's `__init__` as it was written by hand (issue 40 made it from the fields)."""
+    """Card's `__init__` written by hand: the baseline a record's made `__init__` is held to."""
 
     def __init__(
         self,
@@ -60,6 +60,11 @@ class HandCard:
         not_before: str = "",
         pr_state: str = "",
         pr_polled_at: str = "",
+        tries: tuple[tuple[str, int], ...] = (),
+        rung: str = "",
+        told: str = "",
+        timeouts: int = 0,
+        reviews_seen: int = 0,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "id", id)
@@ -84,6 +89,11 @@ class HandCard:
         set_(self, "not_before", not_before)
         set_(self, "pr_state", pr_state)
         set_(self, "pr_polled_at", pr_polled_at)
+        set_(self, "tries", tries)
+        set_(self, "rung", rung)
+        set_(self, "told", told)
+        set_(self, "timeouts", timeouts)
+        set_(self, "reviews_seen", reviews_seen)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(name)
