@@ -63,25 +63,13 @@ def _code(text: str) -> str:
     return f"<code>{text.replace('|', '&#124;')}</code>" if "|" in text else f"`{text}`"
 
 
-def _bindings_of(cls: Any) -> list[Any]:
-    """A class's bindings as the app sees them: its own, then its board ancestors' (until
-    a class that does not inherit them)."""
-    from textual.binding import Binding
-
-    found: list[Any] = []
-    for klass in cls.__mro__:
-        if "BINDINGS" in klass.__dict__ and klass.__module__.startswith("board.tui"):
-            found += [b for b in klass.__dict__["BINDINGS"] if isinstance(b, Binding)]
-        if not klass.__dict__.get("_inherit_bindings", True):
-            break
-    return found
-
-
 def _binding_rows(classes: list[Any]) -> list[str]:
+    from board.tui.app import class_bindings  # its own and its board ancestors', as the app sees
+
     rows = ["| keys | id | what | more |", "|---|---|---|---|"]
     seen: set[str] = set()
     for cls in classes:
-        for b in _bindings_of(cls):
+        for b in class_bindings(cls):
             ident = b.id or b.action
             if ident in seen:
                 continue

@@ -89,7 +89,7 @@ def test_a_line_view_that_keeps_its_own_keys_is_noted() -> None:
     import ast
     import inspect
 
-    from board.tui.app import _class_bindings
+    from board.tui.app import class_bindings
     from board.tui.widgets import LaneView, LineList
 
     for cls in binding_classes():
@@ -99,7 +99,7 @@ def test_a_line_view_that_keeps_its_own_keys_is_noted() -> None:
         if given:
             assert isinstance(given[0], ast.Constant)
             assert cls.__dict__.get("inherits_bindings") == given[0].value, cls
-    lane_ids = {b.id for b in _class_bindings(LaneView)}
+    lane_ids = {b.id for b in class_bindings(LaneView)}
     list_ids = {b.id for b in LineList.BINDINGS if isinstance(b, Binding)}
     assert lane_ids and not lane_ids & list_ids, lane_ids & list_ids
 

@@ -617,7 +617,7 @@ def terminal_driver(base: type[Driver], app: BoardApp) -> type[Driver]:
     return TerminalDriver
 
 
-def _class_bindings(cls: type[DOMNode]) -> list[Binding]:
+def class_bindings(cls: type[DOMNode]) -> list[Binding]:
     """The bindings a class carries: its own, and its board ancestors' unless it opts out
     (`inherit_bindings=False`, which only line views use, noted by `LineView`)."""
     found: list[Binding] = []
@@ -649,7 +649,7 @@ def _keys_by_id(classes: list[type[DOMNode]], keymap: dict[str, str]) -> dict[st
     """binding id → the keys it answers to on a screen of these classes, after `keymap`."""
     out: dict[str, set[str]] = {}
     for cls in classes:
-        for binding in _class_bindings(cls):
+        for binding in class_bindings(cls):
             ident = binding.id or binding.action
             out.setdefault(ident, set()).update(normal_keys(keymap.get(ident, binding.key)))
     return out

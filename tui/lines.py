@@ -47,7 +47,7 @@ class LineView(ScrollView, can_focus=True):
 
     def __init_subclass__(cls, inherit_bindings: bool = True, **kwargs: Any) -> None:
         """Textual's, noting `inherit_bindings` on the class as `inherits_bindings`, for the
-        keymap check (`app._class_bindings`): Textual keeps its own note to itself."""
+        keymap check (`app.class_bindings`): Textual keeps its own note to itself."""
         super().__init_subclass__(inherit_bindings=inherit_bindings, **kwargs)
         cls.inherits_bindings = inherit_bindings
 
