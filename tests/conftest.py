@@ -59,6 +59,17 @@ def _git_identity(
 
 
 @pytest.fixture
+def board(tmp_path: Path) -> Iterator[Any]:
+    """The TUI tests' board: a repository with cards in every lane on the fixed clock
+    (tests/support/tui.py `seeded_board`). A test file with a `board` of its own uses it."""
+    from tests.support.tui import seeded_board
+
+    b = seeded_board(tmp_path)
+    yield b
+    b.close()
+
+
+@pytest.fixture
 def kept_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The board's caches on (the suite turns them off), in this test's own directory: the
     stats file of the saves, board.toml's and the themes' readings."""

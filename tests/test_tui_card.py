@@ -4,7 +4,6 @@ and the stranded browser."""
 
 from __future__ import annotations
 
-import pytest
 from board.tui.board import BoardScreen
 from board.tui.card import CardScreen
 
@@ -14,18 +13,10 @@ from tests.support.tui import (
     make_app,
     run_pilot,
     screen_lines,
-    seeded_board,
     settle,
     status,
 )
 from tests.support.waiting import wait_for
-
-
-@pytest.fixture
-def board(tmp_path):
-    b = seeded_board(tmp_path)
-    yield b
-    b.close()
 
 
 async def test_enter_opens_the_card_and_esc_returns(board) -> None:

@@ -12,15 +12,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input, Static
 
 from tests.support.logs import LogsApp, build_board, settled, view_of
-from tests.support.tui import goto, loaded, make_app, run_pilot, screen_lines, seeded_board, settle
+from tests.support.tui import goto, loaded, make_app, run_pilot, screen_lines, settle
 from tests.support.waiting import wait_for
-
-
-@pytest.fixture
-def board(tmp_path):
-    b = seeded_board(tmp_path)
-    yield b
-    b.close()
 
 
 @pytest.mark.parametrize(

@@ -3,18 +3,10 @@ clears it, and a key typed into it is text, not a command."""
 
 from __future__ import annotations
 
-import pytest
 from board.tui.widgets import LaneView
 from textual.widgets import Input
 
-from tests.support.tui import ids, lane, loaded, make_app, run_pilot, seeded_board
-
-
-@pytest.fixture
-def board(tmp_path):
-    b = seeded_board(tmp_path)
-    yield b
-    b.close()
+from tests.support.tui import ids, lane, loaded, make_app, run_pilot
 
 
 async def test_slash_filters_by_title_id_label_and_class(board) -> None:

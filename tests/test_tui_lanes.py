@@ -24,16 +24,8 @@ from tests.support.tui import (
     make_app,
     run_pilot,
     screen_lines,
-    seeded_board,
     settle,
 )
-
-
-@pytest.fixture
-def board(tmp_path):
-    b = seeded_board(tmp_path)
-    yield b
-    b.close()
 
 
 async def test_lanes_show_counts_and_blocked_cards_first(board) -> None:

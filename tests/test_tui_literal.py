@@ -3,7 +3,6 @@ terminal or run as an action, on the board, the card screen, questions and statu
 
 from __future__ import annotations
 
-import pytest
 from board.core.model import Blocked
 from board.core.store import Expect
 from board.tui.app import BoardApp
@@ -20,16 +19,8 @@ from tests.support.tui import (
     run_pilot,
     screen_lines,
     screen_segments,
-    seeded_board,
     settle,
 )
-
-
-@pytest.fixture
-def board(tmp_path):
-    b = seeded_board(tmp_path)
-    yield b
-    b.close()
 
 
 def _hostile(board) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from board.core.git import worktrees
 from board.core.logs import LogWriter, log_path
 from board.tui.app import BoardApp
@@ -24,17 +23,9 @@ from tests.support.tui import (
     loaded,
     make_app,
     run_pilot,
-    seeded_board,
     settle,
 )
 from tests.support.waiting import wait_for
-
-
-@pytest.fixture
-def board(tmp_path):
-    b = seeded_board(tmp_path)
-    yield b
-    b.close()
 
 
 def pane(app) -> Preview:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from board.tui.board import BoardScreen
 from board.tui.card import CardScreen
 from board.tui.dialogs import HelpScreen
@@ -15,13 +14,6 @@ from board.tui.widgets import LaneView
 
 from tests.support.tui import count_css, loaded, make_app, run_pilot, seeded_board, settle
 from tests.support.waiting import wait_for
-
-
-@pytest.fixture
-def board(tmp_path):
-    b = seeded_board(tmp_path)
-    yield b
-    b.close()
 
 
 async def test_the_stylesheet_is_parsed_once_at_start_with_the_chosen_theme(

@@ -4,7 +4,6 @@ one line, never a traceback."""
 
 from __future__ import annotations
 
-import pytest
 from board.core.cards import actions
 from board.tui.board import BoardScreen
 
@@ -19,18 +18,10 @@ from tests.support.tui import (
     make_app,
     run_pilot,
     screen_lines,
-    seeded_board,
     settle,
     status,
 )
 from tests.support.waiting import wait_for
-
-
-@pytest.fixture
-def board(tmp_path):
-    b = seeded_board(tmp_path)
-    yield b
-    b.close()
 
 
 async def test_a_corrupt_card_row_is_named_and_the_rest_of_the_board_shows(board) -> None:

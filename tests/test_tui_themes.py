@@ -27,13 +27,6 @@ from tests.support.tui import (
 )
 
 
-@pytest.fixture
-def board(tmp_path):
-    b = seeded_board(tmp_path)
-    yield b
-    b.close()
-
-
 async def test_T_switches_theme_and_every_shipped_theme_renders(board) -> None:
     app = make_app(board)
     async with run_pilot(app) as pilot:

@@ -18,18 +18,10 @@ from tests.support.tui import (
     make_app,
     run_pilot,
     screen_lines,
-    seeded_board,
     settle,
     status,
 )
 from tests.support.waiting import wait_for
-
-
-@pytest.fixture
-def board(tmp_path):
-    b = seeded_board(tmp_path)
-    yield b
-    b.close()
 
 
 async def test_r_readies_a_backlog_card_and_the_cursor_follows_it(board) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from board.core.drive.claim import claim
 from board.core.store import Expect
 from board.tui.board import BoardScreen
@@ -22,18 +21,10 @@ from tests.support.tui import (
     make_app,
     run_pilot,
     screen_lines,
-    seeded_board,
     settle,
     status,
 )
 from tests.support.waiting import wait_for
-
-
-@pytest.fixture
-def board(tmp_path):
-    b = seeded_board(tmp_path)
-    yield b
-    b.close()
 
 
 def form_error(app) -> str:
