@@ -111,7 +111,7 @@ class Card(Frozen):
         return self.lane in OPEN_LANES
 
     def label_value(self, key: str) -> str | None:
-        """The value of a `key:...` or `key=value` style label, e.g. `reviews-seen=2`."""
+        """The value of a `key:...` or `key=value` style label, e.g. `split-of=c-4`."""
         for label in self.labels:
             if label.startswith(key):
                 return label[len(key) :]

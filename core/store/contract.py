@@ -271,10 +271,6 @@ class Store(abc.ABC):
         the flow screen's hours are made of."""
 
     @abc.abstractmethod
-    def events_since(self, at: str) -> list[Event]:
-        """Every card's timeline lines written at or after `at`, in the order written."""
-
-    @abc.abstractmethod
     def lane_moves_since(self, at: str) -> list[LaneMove]:
         """Every card's lane moves made at or after `at`, in the order made: what the flow
         screen counts (each written with the timeline line `lane A → B` that says it)."""

@@ -220,14 +220,6 @@ class SqlQueries:
         )
         return [Drive(*r) for r in rows]
 
-    def events_since(self, at: str) -> list[Event]:
-        """Every card's timeline lines written at or after `at`, in the order written."""
-        rows = self._read(
-            self._q("SELECT seq, card, at, who, kind, text FROM events WHERE at >= ? ORDER BY seq"),
-            (at,),
-        )
-        return [Event(*r) for r in rows]
-
     def lane_moves_since(self, at: str) -> list[LaneMove]:
         """Every card's lane moves at or after `at`, in the order made."""
         rows = self._read(
