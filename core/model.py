@@ -221,6 +221,23 @@ class Drive(Frozen, slots=True):
         return as_dict(self)
 
 
+class Usage(Frozen, slots=True):
+    """What one drive's coder spent, as the agent itself reported it (core/usage.py reads
+    it from the coder's output): None where the agent did not say, so an unknown is never
+    shown or summed as a zero. Cost comes from the agent, or from tokens and the operator's
+    `[usage.prices]`; never from a guess."""
+
+    input_tokens: int | None = None  # tokens sent, cached ones excluded
+    output_tokens: int | None = None
+    cached_tokens: int | None = None  # input tokens read from the provider's cache
+    cost_usd: float | None = None
+    model: str = ""
+    turns: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return as_dict(self)
+
+
 FORGE_PAUSE = "forge"  # the pause a dead forge login puts on PR polling (`board resume forge`)
 SETUP_PAUSE = "setup"  # the pause two failed setups in a row put on claims (`board resume setup`)
 
