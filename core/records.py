@@ -150,22 +150,84 @@ def _make_init(
     return init
 
 
-class _LazyInit:
-    """A record's `__init__` until it is first asked for (a record made, or its signature
-    read): then compiled and put in the class in its place. A verb's start defines some
-    thirty records and makes few of them; compiling each one's `__init__` (0.05-0.2 ms)
-    at import would cost the quick verbs a few per cent."""
+COMPILE_AFTER = 32  # records of a class made without compiling its __init__, before it is
 
-    __slots__ = ("args", "owner")
 
-    def __init__(self, *args: Any) -> None:
-        self.args = args
+class LazyInit:
+    """A record's `__init__` until it is compiled: the first COMPILE_AFTER records of a
+    class are made by `make` (the fields bound and set one by one, no compiling), then
+    `__init__` is compiled and put in the class in its place, or at once when it is read
+    from the class (its signature). Why: a quick verb defines some thirty records and makes
+    most of them once (a config section, a rule); compiling each one's `__init__`
+    (0.05-0.3 ms) was 3.6 of the 18 ms `board card list` spends in Python
+    (tests/bench/bench_tricks.py), while a listing of 10,000 cards still makes them with the
+    compiled one. tests/test_records.py holds `make` equal to the compiled `__init__`."""
+
+    __slots__ = ("args", "made", "names", "owner")
+
+    def __init__(
+        self,
+        qualname: str,
+        module: str,
+        specs: dict[str, Field],
+        annotations: dict[str, Any],
+        frozen: bool,
+        instance_dict: bool,
+    ) -> None:
+        self.args = (qualname, module, specs, annotations, frozen, instance_dict)
+        self.names = tuple(specs)
+        self.made = 0
         self.owner: type | None = None
 
-    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+    def compiled(self) -> Callable[..., None]:
+        """The compiled `__init__`, put in the record's class (not a subclass's)."""
         init = _make_init(*self.args)
-        type.__setattr__(self.owner, "__init__", init)  # the record's class, not a subclass
-        return init if instance is None else init.__get__(instance, owner)
+        type.__setattr__(self.owner, "__init__", init)
+        return init
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None or self.made >= COMPILE_AFTER:
+            init = self.compiled()
+            return init if instance is None else init.__get__(instance, owner)
+        self.made += 1
+        return lambda *args, **kwargs: self.make(instance, args, kwargs)
+
+    def make(self, record: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Fill `record` as the compiled `__init__` would. Any call it would refuse (too
+        many arguments, an unknown or repeated one, a missing one) goes to the compiled
+        `__init__`, so the TypeError is Python's own."""
+        names = self.names
+        specs = self.args[2]
+        if len(args) > len(names):
+            return self.compiled()(record, *args, **kwargs)
+        values = dict(zip(names, args, strict=False))
+        for name in kwargs:
+            if name in values or name not in specs:
+                return self.compiled()(record, *args, **kwargs)
+        values.update(kwargs)
+        for name in names[len(args) :]:
+            spec = specs[name]
+            value = values.get(name, _MISSING)
+            if spec.default_factory is not None:
+                if value is _MISSING or value is FACTORY:
+                    values[name] = spec.default_factory()
+            elif value is _MISSING:
+                if spec.default is _MISSING:
+                    return self.compiled()(record, *args, **kwargs)
+                values[name] = spec.default
+        for name in names[: len(args)]:  # FACTORY given by place: a fresh value, as there
+            if values[name] is FACTORY and specs[name].default_factory is not None:
+                values[name] = specs[name].default_factory()
+        frozen, instance_dict = self.args[4], self.args[5]
+        if not frozen:
+            for name in names:
+                setattr(record, name, values[name])
+        elif instance_dict:
+            record.__dict__.update({name: values[name] for name in names})
+        else:
+            for name in names:
+                object.__setattr__(record, name, values[name])
+        return None
 
 
 class _RecordType(type):
@@ -226,7 +288,7 @@ class _RecordType(type):
         )
         init = None
         if "__init__" not in ns and (names or not parents):
-            init = ns["__init__"] = _LazyInit(
+            init = ns["__init__"] = LazyInit(
                 ns.get("__qualname__", name), ns.get("__module__", ""), specs, annotations,
                 frozen, in_dict,
             )  # fmt: skip

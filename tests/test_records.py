@@ -339,26 +339,95 @@ def test_a_bad_declaration_is_refused_as_dataclasses_refuse_it() -> None:
             __odd__: int
 
 
-def test_init_is_compiled_once_when_first_asked_for() -> None:
-    """A record's `__init__` is compiled at its first use (a record made, its signature
-    read), once, and put in its class: a verb that defines a record it never makes pays
-    nothing for it, and making many cards runs a plain function."""
+def test_init_is_compiled_after_the_first_records_or_when_read() -> None:
+    """A record's `__init__` is compiled once COMPILE_AFTER records of its class were made
+    without it (a verb that makes a record once pays no compiling), or at once when it is
+    read from the class (its signature); then put in its class, so making many cards runs
+    a plain function."""
 
     class Lazy(Frozen):
         a: int
         b: tuple[int, ...] = ()
 
-    assert type(vars(Lazy)["__init__"]).__name__ == "_LazyInit"
     first = Lazy(1)
+    for n in range(2, records.COMPILE_AFTER + 1):
+        assert isinstance(vars(Lazy)["__init__"], records.LazyInit), n
+        assert Lazy(n).a == n
+    assert isinstance(vars(Lazy)["__init__"], records.LazyInit)
+    last = Lazy(0, (1,))
     made = vars(Lazy)["__init__"]
     assert inspect.isfunction(made) and made.__qualname__.endswith("Lazy.__init__")
     assert Lazy(2).b == () and vars(Lazy)["__init__"] is made and first == Lazy(1)
+    assert last == Lazy(a=0, b=(1,))
 
     class Read(Record):
         a: int
 
     assert str(inspect.signature(Read)) == "(a: 'int') -> None"
     assert inspect.isfunction(vars(Read)["__init__"])
+
+
+def _two_ways(record: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """The record made by LazyInit.make (no compiling) and by the compiled __init__, from
+    the same arguments: each a record or the TypeError it raised."""
+    specs, frozen = record.__record_fields__, record.__frozen__
+    in_dict = not any(vars(k).get("__slots__") for k in record.__mro__ if k is not object)
+    lazy = records.LazyInit(
+        record.__qualname__, record.__module__, specs, record.__record_annotations__,
+        frozen, in_dict,
+    )  # fmt: skip
+    lazy.owner = type(record)(record.__name__, (record,), {})  # where a refusal compiles
+    out = []
+    ways = (lambda r: lazy.make(r, args, kwargs), lambda r: lazy.compiled()(r, *args, **kwargs))
+    for way in ways:
+        made = object.__new__(record)
+        try:
+            way(made)
+        except TypeError as exc:
+            out.append(str(exc))
+        else:
+            out.append(made)
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=IDS)
+def test_made_without_compiling_as_with_it(record: type) -> None:
+    """LazyInit.make (the first records of a class) makes what the compiled `__init__`
+    makes, from every shape of call: by name, by place, only the required, a factory's
+    fresh value; and refuses what it refuses with the same words."""
+    if _hand_written(record):
+        return
+    twin = _twin(record)
+    values = _values(twin, "v")
+    required = _required(twin)
+    names = list(values)
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((), values),
+        (tuple(values.values()), {}),
+        ((), required),
+        (tuple(values.values())[:1], dict(list(values.items())[1:])),
+        ((), {**required, names[-1]: records.FACTORY}) if names else ((), {}),
+        (tuple(values.values()) + ("extra",), {}),  # too many
+        ((), {**values, "not_a_field": 1}),  # unknown
+        (tuple(values.values())[:1], values),  # repeated
+    ]
+    if required:
+        calls.append(((), dict(list(required.items())[:-1])))  # one missing
+    for args, kwargs in calls:
+        plain, compiled = _two_ways(record, args, kwargs)
+        assert type(plain) is type(compiled), (args, kwargs, plain, compiled)
+        if isinstance(plain, str):
+            assert plain == compiled
+            continue
+        for f in dataclasses.fields(twin):
+            mine, theirs = getattr(plain, f.name), getattr(compiled, f.name)
+            assert type(mine) is type(theirs), f.name
+            if f.default_factory is dataclasses.MISSING or _deterministic(f.default_factory):
+                assert mine == theirs, f.name
+            elif mine is not values.get(f.name):  # the clock's: made afresh, not equal
+                continue
+        if not _slotted(record) and hasattr(plain, "__dict__"):
+            assert list(vars(plain)) == list(vars(compiled))
 
 
 def test_records_import_nothing_heavy() -> None:
