@@ -322,3 +322,37 @@ def test_an_empty_board_s_listing_imports_no_json(tmp_path: Path) -> None:
     code, modules = ast.literal_eval(out.read_text())
     assert code == 0 and "labels ('area-0', 'x y')" in res.stdout, res.stdout
     assert [m for m in modules if m == "json" or m.startswith("json.")] == []
+
+
+def _written_false(path: Path) -> bool:
+    """Whether a module spells `TYPE_CHECKING = False` (typing's flag without typing)."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if (
+            isinstance(node, ast.Assign)
+            and [getattr(t, "id", None) for t in node.targets] == ["TYPE_CHECKING"]
+            and isinstance(node.value, ast.Constant)
+            and node.value.value is False
+        ):
+            return True
+    return False
+
+
+def test_typing_is_left_out_only_where_a_listing_loads(
+    kept_caches: Path, board_repo: Path, tmp_path: Path
+) -> None:
+    """`TYPE_CHECKING = False` in place of `from typing import TYPE_CHECKING` is a start-up
+    trick (typing is 12M of the listing's 126M instructions, docs/performance.md): it is
+    written only in the modules a plain listing loads, where it pays, and nowhere else."""
+    loaded: set[str] = set()
+    for argv in (("card", "list"), ("card", "list", "--json")):
+        loaded |= _run(board_repo, tmp_path / "modules.json", *argv)[1]
+    root = Path(parsing.__file__).resolve().parents[2]
+    tricked = set()
+    for top, package in (("core", "board.core"), ("tui", "board.tui"), ("board", "board")):
+        for path in (root / top).rglob("*.py"):
+            parts = path.relative_to(root / top).with_suffix("").parts
+            name = ".".join((package, *parts)).removesuffix(".__init__")
+            if _written_false(path):
+                tricked.add(name)
+    assert "board.core.records" in tricked  # the walk sees the trick where it is
+    assert sorted(tricked - loaded) == []

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring  # the C encoder's, for ensure_ascii=False
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
     from typing import Any
 

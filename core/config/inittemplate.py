@@ -4,6 +4,7 @@ docs/configuration.md's key table and core/config/sections.pyi, each made from K
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from board.core.config.keyschema import (
     ANNOTATIONS,
@@ -18,7 +19,6 @@ from board.core.config.keyschema import (
 from board.core.failures import Rule
 from board.core.tomlrules import RULE_DOC, RULE_EXAMPLE
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
     from typing import Any
 

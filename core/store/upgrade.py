@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from board.core.model import LANES
 from board.core.store.schema import SCHEMA_VERSION, STATE_COLS
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
     from typing import Any
 
