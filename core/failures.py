@@ -62,7 +62,7 @@ class Rule(Frozen):
         (the defaults' alternations take milliseconds to compile). board.toml's own rules
         are checked as regexes when it is read (tomlrules.parse_rules). Compiled by the
         `regex` package, which matches under a time limit and lets other threads run."""
-        import regex
+        import regex  # only classifying needs it
 
         return regex.compile(self.pattern, regex.IGNORECASE | regex.VERSION0)
 
@@ -294,7 +294,7 @@ def _clock_time(text: str, now: datetime) -> datetime | None:
         return None
     zone: tzinfo = UTC
     if m.group("tz"):
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only a reset named with its zone
 
         try:
             zone = ZoneInfo(m.group("tz").strip())
@@ -311,7 +311,7 @@ def backoff(rule: Rule, n: int, cap: float, rng: random.Random | None = None) ->
     """The n-th wait (n from 1) with no reset named: `backoff_s` doubled each time, ± jitter,
     capped at `cap` (which wins over everything)."""
     base = max(rule.backoff_s, 0.0) * math.pow(2, max(n - 1, 0))
-    import random
+    import random  # only a back-off draws its jitter
 
     r = (rng or random).uniform(-JITTER, JITTER)
     return max(0.0, min(cap, base * (1 + r)))

@@ -18,7 +18,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 def this_host() -> str:
     # socket is imported here: every verb that opens the store imports this module, and only
     # those that write a drive or a heartbeat ask the name
-    import socket
+    import socket  # only what writes a drive asks the name
 
     return os.environ.get(ENV) or socket.gethostname()
 

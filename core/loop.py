@@ -52,16 +52,16 @@ from types import FrameType
 from typing import Any
 
 from board.core import failures, hosts, locks, proc
-from board.core.cards import actions, waits
+from board.core.cards import actions, split, waits
 from board.core.cards.enddrives import dead_result, state_before
 from board.core.cards.waits import HEARTBEAT_S, globs_overlap, surfaces_overlap
 from board.core.config import CONFIG_NAME, Config
 from board.core.drive import drive
 from board.core.errors import BoardError, NotFound, Refused, StoreUnavailable, StrandedWorkError
-from board.core.git import runbranch, treestate
+from board.core.git import naming, runbranch, shared, snapshot, treestate, worktrees
 from board.core.git.runbranch import lock_path
 from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Blocked, Card, Drive, Pause
-from board.core.ops import leases
+from board.core.ops import leases, pick
 from board.core.ops.leases import LEASE_LOST
 from board.core.poller import ForgePoller
 from board.core.proc import pid_alive
@@ -294,7 +294,6 @@ class Loop:
     def check_base(self) -> None:
         """Refuse to start when the base branch does not exist: every card claimed would
         only be blocked, one by one. Checked before the lock, the log or any claim."""
-        from board.core.git import snapshot
 
         try:
             snapshot.base_ref(self.cfg)
@@ -423,7 +422,6 @@ class Loop:
         """Save the card's trees (the save comments on the card), then back to ready,
         keeping its block. A dead salvage's card goes back to the lane and block it had
         before the salvage (its row, read before it was marked crashed, says which)."""
-        from board.core.git import naming, worktrees
 
         saved: list[str] = []
         for tree in naming.card_trees(self.cfg, card.id):
@@ -492,8 +490,6 @@ class Loop:
         """With the run branch on the remote, at most every publish.poll_s: push this host's
         saves, fetch the others', obey the tombstones (see core/git/shared.py); a save
         that reached the remote is told on its card."""
-        from board.core.git import runbranch, shared
-        from board.core.ops import pick
 
         if not runbranch.on_remote(self.cfg.publish):
             return
@@ -584,8 +580,6 @@ class Loop:
         self.log("blocked", card=card.id, cls=card.blocked.cls, reason=card.blocked.reason)
 
     def _sweep_orphans(self, cards: list[Card]) -> None:
-        from board.core.git import naming, worktrees
-
         lanes = {c.id: c.lane for c in cards}
         live: set[Path] = set()
         for run in list(self.running.values()):
@@ -617,8 +611,6 @@ class Loop:
         self.log("skip", card=card.id, reason=reason)
 
     def claims(self) -> list[str]:
-        from board.core.cards import split
-
         claimed: list[str] = []
         queue = actions.ready_queue(self.store)
         if queue and len(self.running) < self.cfg.board.max_concurrent:
@@ -759,8 +751,6 @@ class Loop:
         self.log("setup-paused", cards=fails, reason=reason, resume="board resume setup")
 
     def _run_planner(self, card_id: str, token: str) -> drive.DriveEnd:
-        from board.core.cards import split
-
         task = self.store.get(card_id)
         res = split.run_planner(self.store, self.cfg, task, token)
         return drive.DriveEnd(card=card_id, outcome=res.outcome, reason=res.reason, token=token)

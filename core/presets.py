@@ -160,7 +160,7 @@ def _shown(arg: str) -> str:
 
 def readme_block() -> str:
     """docs/agents.md's table of presets (tests/test_presets.py keeps them equal)."""
-    import json
+    import json  # only the docs' table
 
     out = []
     for p in PRESETS.values():

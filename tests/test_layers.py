@@ -105,6 +105,23 @@ def long_modules(*roots: Path, base: Path = ROOT) -> list[str]:
     ]
 
 
+def unexplained_late_imports(root: Path) -> list[str]:
+    """Every import inside a function under `root` whose line gives no reason: an import
+    kept out of a module's top is a start-up choice (a verb or the TUI not paying for what
+    it does not use, an optional dependency), and says which on its line."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for fn in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    if "#" not in lines[node.end_lineno - 1 if node.end_lineno else 0]:
+                        found.append(f"{path.relative_to(root.parent)}:{node.lineno}")
+    return found
+
+
 # --- the checks, on the tree as it is --------------------------------------------------------
 
 
@@ -186,6 +203,19 @@ def core_modules(root: Path) -> set[str]:
     """The modules and packages directly under core/."""
     names = {p.stem for p in root.glob("*.py") if p.name != "__init__.py"}
     return names | {p.name for p in root.iterdir() if (p / "__init__.py").is_file()}
+
+
+def test_every_late_import_in_core_says_why() -> None:
+    assert unexplained_late_imports(ROOT / "core") == []
+
+
+def test_the_late_import_check_fails_on_one_without_a_reason(tmp_path: Path) -> None:
+    core = tmp_path / "core"
+    core.mkdir()
+    (core / "a.py").write_text("def f():\n    import json  # only f\n    return json\n")
+    assert unexplained_late_imports(core) == []
+    (core / "b.py").write_text("def g():\n    from os import path\n    return path\n")
+    assert unexplained_late_imports(core) == ["core/b.py:2"]
 
 
 def test_every_core_module_is_in_the_layers_contract() -> None:

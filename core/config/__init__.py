@@ -69,7 +69,7 @@ _TEXT = frozenset(
 
 def __getattr__(name: str) -> Any:
     if name in _TEXT:
-        from board.core.config import inittemplate
+        from board.core.config import inittemplate  # the template is for init, not every verb
 
         return getattr(inittemplate, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

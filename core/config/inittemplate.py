@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 def _toml(obj: dict[str, Any]) -> str:
     """TOML text of `obj`. tomli_w is imported here: only the verbs that write board.toml
     (init and its helpers) need it, and every verb loads this module."""
-    import tomli_w
+    import tomli_w  # only init writes TOML
 
     return tomli_w.dumps(obj)
 
@@ -113,7 +113,7 @@ def write_default(root: Path, overrides: dict[str, dict[str, Any]] | None = None
 
 def _inline(value: Any) -> str:
     """A default as docs/configuration.md shows it, on one line (TOML's inline form)."""
-    import json
+    import json  # only the docs' table needs it
 
     return "{}" if isinstance(value, dict) else json.dumps(value)
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from board.core.cards import waits
 from board.core.config import Config
 from board.core.errors import BoardError, Conflict
+from board.core.git import naming
 from board.core.logs import log_path
 from board.core.model import Card
 from board.core.store import Expect, Store
@@ -32,8 +34,6 @@ def claim(
     same compare-and-set that moves the card; a lost claim ends that row `stood-aside`.
     `tier` other than a coder tier (e.g. "planner") claims without a card branch.
     """
-    from board.core.cards import waits
-    from board.core.git import naming
 
     tier = tier or waits.rung(cfg.coder, card)
     if tier in cfg.coder.ladder and waits.active_pause(store.pauses(), tier) is not None:

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from board.core import failures, proc
-from board.core.cards import waits
+from board.core.cards import split, waits
 from board.core.config import Config
 from board.core.drive import setup
 from board.core.drive.backoff import BackOffSteps
@@ -69,6 +69,7 @@ from board.core.errors import BoardError, Conflict, StoreUnavailable, StrandedWo
 from board.core.git import depwork, gitutil, treefiles, treestate
 from board.core.logs import LogWriter, log_path
 from board.core.model import Card
+from board.core.publish import publish as publishing
 from board.core.publish.owner import Owner, StoodAside, block_owned, edge_update, release_working
 from board.core.records import Record
 from board.core.store import Expect, Store
@@ -381,11 +382,7 @@ class Drive(TreeSteps, BackOffSteps):
         return self.cfg.coder.tiers[self.tier].timeout_s or self.cfg.coder.timeout_s
 
     def _count_timeout(self) -> str | None:
-        """Issue 6's count of a timeout that counts; a missing split module parks nothing."""
-        try:
-            from board.core.cards import split
-        except ImportError:
-            return None
+        """Issue 6's count of a timeout that counts."""
         card = self.store.get(self.card_id)
         self._edge_check("timeout count")
         try:
@@ -450,8 +447,6 @@ class Drive(TreeSteps, BackOffSteps):
         return bool(tree_changes(self.cfg.board, self.tree))
 
     def _commit_and_publish(self) -> DriveEnd | None:
-        from board.core.publish import publish as publishing
-
         assert self.tree is not None
         card = self._edge_check("commit")
         subject = (card.title.splitlines() or [""])[0].strip()
@@ -733,10 +728,6 @@ def _clear_count(store: Store, card_id: str) -> None:
             store.update(card_id, Expect(version=card.version), waits.cleared(card))
     except BoardError:
         pass
-    try:
-        from board.core.cards import split
-    except ImportError:
-        return
     try:
         split.clear_count(store, card_id)
     except BoardError:

@@ -14,7 +14,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from board.core.config import BoardSection, Config
-from board.core.git import gitutil
+from board.core.git import gitutil, saves, snapshot
 from board.core.model import Card
 from board.core.records import Record, field
 
@@ -81,7 +81,6 @@ def tree_changes(board_cfg: BoardSection, tree: Path) -> list[tuple[str, str]]:
     Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
     the tree's index first (`snapshot.unhide`), or an edit behind one is never committed.
     """
-    from board.core.git import snapshot
 
     snapshot.unhide(tree)
     res = gitutil.git(
@@ -136,7 +135,6 @@ def harvest(cfg: Config, tree: str | Path, card: Card, start: str, message: str)
     which keeps every byte — when something outside the surface would be dropped
     and the tree could not be saved first.
     """
-    from board.core.git import saves, snapshot
 
     tree = Path(tree)
     result = Harvest()

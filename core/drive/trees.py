@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from board.core.config import Config
+from board.core.drive import setup
 from board.core.drive.brief import KeptAttempt
 from board.core.errors import BoardError, StrandedWorkError
-from board.core.git import gitutil, treefiles, treestate
+from board.core.git import gitutil, naming, treefiles, treestate, worktrees
 from board.core.model import Card
 from board.core.store import Store
 
@@ -63,7 +64,6 @@ class TreeSteps:
         """Save every old tree the card owns, then create a fresh one (invariant 1) at the start
         point; True instead when the card's kept tree was resolved by hand and is taken as
         this build (see treestate)."""
-        from board.core.git import worktrees
 
         self._edge_check("fresh build")
         if self._adopt_kept_tree():
@@ -91,7 +91,6 @@ class TreeSteps:
     def _ready_tree(self) -> None:
         """The fresh tree gets the ignored files it needs, then `[tree] setup`; a failure
         blocks `setup-failed` (not the card's fault: no rung is climbed), the tree kept."""
-        from board.core.drive import setup
 
         assert self.tree is not None
         try:
@@ -195,7 +194,6 @@ class TreeSteps:
         A tree that cannot be saved stays where it is; the next rung's fresh build tries
         again and blocks the card `stranded-work` if it still cannot.
         """
-        from board.core.git import naming, worktrees
 
         self._edge_check("save of its failed attempt")
         tree = self.tree
@@ -223,7 +221,6 @@ class TreeSteps:
     def _remove_tree(self, why: str) -> list[str]:
         """The one save-then-remove; a tree that cannot be saved stays, and the card says so.
         Returns the stranded branches it made."""
-        from board.core.git import worktrees
 
         tree = self.tree
         if tree is None:

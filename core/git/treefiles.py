@@ -25,7 +25,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from board.core.config import Config
+from board.core.config import BOARD_DIR, Config
 from board.core.errors import GitError, StrandedWorkError
 from board.core.git.gitutil import git, lines, out
 from board.core.git.naming import _gitfile_dir
@@ -153,7 +153,6 @@ def plan(cfg: Config) -> CopyPlan:
 
 def _own_dirs(cfg: Config) -> list[str]:
     """The board's own places inside the checkout: never copied into a tree."""
-    from board.core.config import BOARD_DIR
 
     own = [BOARD_DIR, ".git", *cfg.board.scratch]
     try:

@@ -19,6 +19,7 @@ from board.core import failures
 from board.core.cards import waits
 from board.core.config import BoardSection, Config
 from board.core.errors import BoardError
+from board.core.git import naming, worktrees
 from board.core.publish.owner import release_working
 from board.core.store import Store
 
@@ -72,7 +73,6 @@ def give_back(board_cfg: BoardSection, store: Store, host: str, log: Log) -> Non
 def save_given_up_trees(cfg: Config, store: Store, host: str, log: Log) -> None:
     """Booting after `host` lost its lease: the trees of cards given to other hosts
     meanwhile are saved (stranded branches) and removed, the normal save-then-remove."""
-    from board.core.git import naming, worktrees
 
     for row in store.list_drives(limit=500):
         if row.host != host or not row.result.startswith(LEASE_LOST):

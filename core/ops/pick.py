@@ -20,7 +20,7 @@ from typing import Any
 
 from board.core.config import BoardSection, Config
 from board.core.errors import BoardError, Conflict, NotFound, Refused
-from board.core.git import gitutil, naming, removal, runbranch, saves, snapshot
+from board.core.git import gitutil, naming, removal, runbranch, saves, shared, snapshot
 from board.core.git.gitutil import BOARD_IDENTITY, NO_HOOKS, git, out
 from board.core.git.stranded import _STAMP, StrandedBranch, _branch, husk_dir, list_stranded
 from board.core.records import Frozen, Record, field
@@ -360,7 +360,6 @@ def discard(cfg: Config, name: str, store: Store) -> DiscardTarget:
         )
         if res.returncode != 0:
             raise Conflict(f"{target.name} changed or vanished meanwhile; nothing was deleted")
-        from board.core.git import shared
 
         shared.bury(cfg, store, [(target.name, target.commit)])
         if runbranch.on_remote(cfg.publish):  # or the next fetch brings it back
@@ -497,7 +496,6 @@ def prune(cfg: Config, store: Store, plan: PrunePlan) -> list[str]:
         raise Conflict(
             f"a stranded branch changed or vanished meanwhile ({why[0]}); nothing was pruned"
         )
-    from board.core.git import shared
 
     shared.bury(cfg, store, [(b.branch, b.commit) for b in plan.branches])
     if runbranch.on_remote(cfg.publish):

@@ -146,7 +146,7 @@ def probe(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Prob
 
 def installed_version(program: str) -> str:
     """The version `program --version` prints ('' when it is not installed or says none)."""
-    import shutil
+    import shutil  # only a version asked for
 
     if shutil.which(program) is None:
         return ""

@@ -27,7 +27,7 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from board.core import proc
+from board.core import discover, proc
 from board.core.records import Record, field
 
 MARK = "BOARD-DOCTOR-IMPORTS "
@@ -320,7 +320,6 @@ def _judge(found: Found, where: dict[str, object], tree: Path, checkout: Path) -
 def fix_lines(root: Path, scratch: str) -> list[str]:
     """How to make the gate import the tree: the tree-local environment `board init` would
     write for this project (core/discover.py), so the advice and init never differ."""
-    from board.core import discover
 
     pytest = discover.Found(discover.PYTEST_GATE, "pytest")
     found = discover.tree_setup(root, pytest, scratch)

@@ -16,6 +16,7 @@ from typing import Any
 from board.core.cards import waits
 from board.core.cards.waits import HEARTBEAT_S, STALE_AFTER_S, heartbeat_age, loop_running
 from board.core.config import CoderSection, Config
+from board.core.errors import Refused
 from board.core.model import FORGE_PAUSE, LANES, SETUP_PAUSE
 from board.core.store import Store
 
@@ -118,7 +119,6 @@ def status_lines(status: dict[str, Any]) -> list[str]:
 def resume(store: Store, coder: CoderSection, tier: str) -> bool:
     """`board resume TIER`: lift the tier's pause, whatever its class (`forge`: PR polling,
     `setup`: the claims two failed setups in a row stopped). False if none."""
-    from board.core.errors import Refused
 
     if tier not in coder.tiers and tier not in (FORGE_PAUSE, SETUP_PAUSE):
         known = ", ".join(sorted(coder.tiers)) or "none"

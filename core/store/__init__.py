@@ -34,7 +34,7 @@ def open_store(cfg: Config, create: bool = False) -> Store:
     otherwise refused: it means the wrong directory). psycopg is imported only here, so a
     board that never sets a URL never pays for it."""
     if cfg.store.url:
-        from board.core.store.postgres import PostgresStore
+        from board.core.store.postgres import PostgresStore  # psycopg: an optional extra
 
         return PostgresStore(cfg.store.url, create=create)
     return SQLiteStore(cfg.db_path, create=create)

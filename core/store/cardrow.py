@@ -127,7 +127,7 @@ def _state_fields(
     if state is None:
         return {}
     raw_tries, rung, told, timeouts, reviews_seen = state
-    import json
+    import json  # only a card with counts
 
     try:
         tries = json.loads(raw_tries)
@@ -316,7 +316,7 @@ def _cards_json(
     json's own C string encoder, in the layout json.dumps gives; any other row becomes its
     Card (or its CorruptCard) as in `_cards`, and is written by json.dumps itself, as is a
     card with a card_state row (`states`: few cards have one)."""
-    import json
+    import json  # only the cards with counts
     from json.encoder import encode_basestring as quote  # json's C encoder, ensure_ascii=False
 
     texts = []
@@ -397,7 +397,7 @@ def _json_list(
 
 def _text_list(raw: Any, field: str, bad: Callable[[str, str], CorruptCard]) -> tuple[str, ...]:
     """A JSON list of text (labels, surface), or CorruptCard naming the field."""
-    import json
+    import json  # only an unusual list
 
     try:
         value = json.loads(raw)

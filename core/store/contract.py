@@ -221,7 +221,7 @@ class Store(abc.ABC):
         """`list_cards` as `board card list --json` prints it: the same text as
         `json.dumps([card.to_json() for card in cards], indent=2, ensure_ascii=False)`. A
         store may write it straight from its rows, which is several times quicker."""
-        import json
+        import json  # only the JSON listing
 
         cards = self.list_cards(lane, unreadable)
         return json.dumps([card.to_json() for card in cards], indent=2, ensure_ascii=False)

@@ -223,7 +223,7 @@ class SqlTx(Tx):
     def _state_row(self, card: Card, changes: Mapping[str, Any]) -> tuple[Any, ...] | None:
         """The card's card_state row as `changes` leave its counts, None when they are all at
         rest (the card keeps no row then); a value of the wrong shape refuses the write."""
-        import json
+        import json  # only a write of counts
 
         values = (changes.get(k, getattr(card, k)) for k in STATE_FIELDS)
         tries, rung, told, timeouts, reviews_seen = values
@@ -260,7 +260,7 @@ class SqlTx(Tx):
         return self.call(lambda conn: self._create(conn, draft, prefix, who))
 
     def _create(self, conn: Conn, draft: CardDraft, prefix: str, who: str) -> Card:
-        import json
+        import json  # only a card made
 
         row = conn.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()
         seq = whole(row[0], "the next card number", self.store.where) if row else 1
