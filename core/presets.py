@@ -13,6 +13,10 @@ from __future__ import annotations
 from board.core.failures import Rule
 from board.core.records import Frozen
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any
+
 PROMPT = (
     "Read the task in {brief} and do what it says in this directory. Edit files only: "
     "do not commit, push or create branches; the board commits your changes."
@@ -31,10 +35,16 @@ class Preset(Frozen, slots=True):
     rules: tuple[Rule, ...] = ()
     tested: str = ""  # the CLI's version tests/test_agents_real.py runs this argv against
     excludes: tuple[str, ...] = ()  # what the CLI writes in the tree: init adds it to info/exclude
+    usage: str = "none"  # the reader of what it spent (core/usage.py), from its output format
+    usage_docs: str = ""  # where that output format is documented
 
     @property
     def program(self) -> str:
         return self.argv[0]
+
+    def tier_table(self) -> dict[str, Any]:
+        """The `[coder.tiers.NAME]` table `board init --coder NAME` writes."""
+        return {"argv": list(self.argv), "usage": self.usage}
 
 
 PRESETS: dict[str, Preset] = {
@@ -52,30 +62,46 @@ PRESETS: dict[str, Preset] = {
                 "--disallowedTools",
                 "Bash(git commit:*),Bash(git push:*)",
                 "--output-format",
-                "text",
+                "stream-json",
+                "--verbose",
             ),
             "https://docs.anthropic.com/en/docs/claude-code/cli-reference",
             "-p prints and exits; acceptEdits approves file edits and nothing else asks "
-            "(a tool that would ask is refused, not waited on); git commit and push denied",
+            "(a tool that would ask is refused, not waited on); git commit and push denied; "
+            "stream-json (which -p needs --verbose for) carries the result's cost, tokens "
+            "and turns, and the drive log shows its messages as text",
             (
                 # a 500 from the API (the defaults take 502-504 only)
                 Rule(r"api error:? \(?5\d\d\b", "transient", ("coder",), (), 15, 5),
             ),
             tested="2.1.332",
+            usage="claude",
+            usage_docs="https://docs.anthropic.com/en/docs/claude-code/headless",
         ),
         Preset(
             "codex",
             "Codex CLI",
-            ("codex", "exec", "--sandbox", "workspace-write", "--skip-git-repo-check", PROMPT),
+            (
+                "codex",
+                "exec",
+                "--json",
+                "--sandbox",
+                "workspace-write",
+                "--skip-git-repo-check",
+                PROMPT,
+            ),
             "https://github.com/openai/codex/blob/main/docs/exec.md",
             "exec never asks for approval; --sandbox workspace-write lets it edit the "
             "workspace and nothing outside it (--full-auto is gone since 0.171); exits 1 "
-            "when a turn fails",
+            "when a turn fails; --json prints events whose turns carry the tokens (no "
+            "cost: set [usage.prices] for its model, named with -m)",
             (
                 # its ChatGPT-plan limit: "You've hit your usage limit … try again in 2 days …"
                 Rule(r"you've hit your usage limit", "rate-limit", ("coder",), (), 600, 10),
             ),
             tested="0.171.0",
+            usage="codex",
+            usage_docs="https://github.com/openai/codex/blob/main/docs/exec.md#json-output-mode",
         ),
         Preset(
             "aider",
@@ -110,19 +136,34 @@ PRESETS: dict[str, Preset] = {
             ),
             tested="0.86.2",
             excludes=(".aider*",),
+            usage="aider",
+            usage_docs="https://github.com/Aider-AI/aider/blob/v0.86.2/aider/coders/base_coder.py",
         ),
         Preset(
             "gemini",
             "Gemini CLI",
-            ("gemini", "-p", PROMPT, "--approval-mode", "auto_edit", "--skip-trust"),
+            (
+                "gemini",
+                "-p",
+                PROMPT,
+                "--approval-mode",
+                "auto_edit",
+                "--skip-trust",
+                "--output-format",
+                "stream-json",
+            ),
             "https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/headless.md",
             "-p runs headless; auto_edit approves edits and a tool that would ask is not "
-            "run; --skip-trust, since a headless run in an untrusted folder stops",
+            "run; --skip-trust, since a headless run in an untrusted folder stops; "
+            "stream-json's result carries the tokens per model (no cost: set "
+            "[usage.prices])",
             (
                 # its documented exit code 41: FatalAuthenticationError
                 Rule(r"^", "auth", ("coder",), (41,), 0, 1),
             ),
             tested="0.61.0",
+            usage="gemini",
+            usage_docs="https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/headless.md#output-formats",
         ),
     )
 }
@@ -166,11 +207,13 @@ def readme_block() -> str:
     for p in PRESETS.values():
         out.append(
             f"**{p.title}** (`--coder {p.name}`, tested with {p.tested}, flags: {p.docs}): {p.why}."
+            f' What it spent is read by `usage = "{p.usage}"`, from the format at {p.usage_docs}.'
         )
         out.append("")
         out.append("```toml")
         out.append(f"[coder.tiers.{p.name}]")
         out.append(f"argv = {json.dumps(list(p.argv), ensure_ascii=False)}")
+        out.append(f"usage = {json.dumps(p.usage)}")
         out.append("```")
         out.append("")
     return "\n".join(out)

@@ -20,8 +20,8 @@ def test_written_default_file_round_trips_with_every_key(tmp_path: Path) -> None
     text = (tmp_path / "board.toml").read_text()
     for section, keys in config.SCHEMA.items():
         assert f"[{section}]" in text
-        for key, (kind, _) in keys.items():
-            spelled = f"[{section}.{key}]" if kind is dict else f"\n{key} = "
+        for key, (_, default) in keys.items():  # a table (a dict, the prices) as a header
+            spelled = f"[{section}.{key}]" if isinstance(default, dict) else f"\n{key} = "
             assert spelled in text, f"{section}.{key} is not spelled out"
     cfg = config.load(tmp_path)
     assert (

@@ -152,7 +152,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
         if coders:
             overrides["coder"] = {
                 "ladder": coders,
-                "tiers": {n: {"argv": list(presets.PRESETS[n].argv)} for n in coders},
+                "tiers": {n: presets.PRESETS[n].tier_table() for n in coders},
             }
         gate, others = discover.discover(root)
         scratch = config.SCHEMA["board"]["scratch"][1][0]  # init writes the default scratch
@@ -256,7 +256,7 @@ def _add_presets(ctx: Context, path: Path, coder: CoderSection, coders: list[str
     for name in new:
         p = presets.PRESETS[name]
         extra += "\n" + config.tier_text(
-            name, list(p.argv), f"{p.title}: board init --coder {name}"
+            name, list(p.argv), f"{p.title}: board init --coder {name}", p.usage
         )
     extra += _rules_text(new)
     joined = text + ("" if text.endswith("\n") else "\n") + extra

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         StoreSection,
         TreeSection,
         TuiSection,
+        UsageSection,
     )
 
 
@@ -38,6 +39,7 @@ class Config(Frozen, slots=True):
     failures: FailuresSection = field(default_factory=RECORDS["failures"])
     tui: TuiSection = field(default_factory=RECORDS["tui"])
     store: StoreSection = field(default_factory=RECORDS["store"])
+    usage: UsageSection = field(default_factory=RECORDS["usage"])
 
     @property
     def board_dir(self) -> Path:

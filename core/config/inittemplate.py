@@ -15,6 +15,7 @@ from board.core.config.keyschema import (
     SECTION_NAMES,
     TIER_DOC,
     TIERS,
+    USAGE_READERS,
 )
 from board.core.failures import Rule
 from board.core.tomlrules import RULE_DOC, RULE_EXAMPLE
@@ -75,6 +76,8 @@ def template(overrides: dict[str, dict[str, Any]] | None = None) -> str:
             if doc_line:
                 out.append(f"# {doc_line}")
             out.append(_toml({section: {key: value}}).rstrip("\n"))
+            if (section, key) == ("usage", "prices") and not value:
+                out += [f"# {x}" for x in PRICE_EXAMPLE]
             out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -85,10 +88,12 @@ def rules_text(rules: list[dict[str, Any]], comment: str = "") -> str:
     return head + _toml({"failures": {"rules": rules}})
 
 
-def tier_text(name: str, argv: list[str], comment: str = "") -> str:
-    """One `[coder.tiers.NAME]` table, as board.toml holds it."""
+def tier_text(name: str, argv: list[str], comment: str = "", usage: str = "none") -> str:
+    """One `[coder.tiers.NAME]` table, as board.toml holds it (`usage` written when the
+    tier has a reader of what its agent spent)."""
     head = f"# {comment}\n" if comment else ""
-    return head + _toml({"coder": {"tiers": {name: {"argv": argv}}}})
+    body: dict[str, Any] = {"argv": argv, **({"usage": usage} if usage != "none" else {})}
+    return head + _toml({"coder": {"tiers": {name: body}}})
 
 
 def rule_table(rule: Rule) -> dict[str, Any]:
@@ -127,10 +132,24 @@ def key_table() -> str:
     tier = _inline(list(DEFAULT_TIER))
     rows.append(f"| `coder.tiers.NAME.argv` | `{tier}` (tier `default`) | {TIER_DOC} |")
     rows.append("| `coder.tiers.NAME.timeout_s` | `0` | the tier's limit (0: `coder.timeout_s`) |")
+    readers = ", ".join(USAGE_READERS)
+    rows.append(
+        f'| `coder.tiers.NAME.usage` | `"none"` | the reader of what its agent spent '
+        f"({readers}; the presets set theirs) |"
+    )
     where = 'the defaults (see "Failures that are not the card\'s fault")'
     rows.append(f"| `failures.rules` | {where} | {RULE_DOC} |")
     return "\n".join(rows) + "\n"
 
+
+# a price as board.toml spells it; the figures are the operator's to look up, never ours
+PRICE_EXAMPLE = (
+    "e.g. (your provider's current prices for the model your agent names):",
+    '[usage.prices."claude-sonnet-4-5"]',
+    "input = 3.0",
+    "output = 15.0",
+    "cached_input = 0.3",
+)
 
 _HEADER = (
     "# board.toml: every key is shown with its default; a file holding only what\n"
@@ -148,6 +167,7 @@ def stub_text() -> str:
         "from board.core.config.keyschema import Tier",
         "from board.core.failures import Rule",
         "from board.core.records import Frozen",
+        "from board.core.usage import Price",
         "",
         "RECORDS: dict[str, type[Frozen]]",
     ]

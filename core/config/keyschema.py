@@ -14,6 +14,7 @@ from functools import partial
 from board.core.failures import DEFAULT_RULES
 from board.core.records import Frozen, field
 from board.core.tomlrules import RULE_DOC
+from board.core.usage import READERS, Price
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ ARGVS = "argvs"  # a list of argv lists: commands run in order
 STRLIST = "strlist"
 TIERS = "tiers"  # [coder.tiers.NAME] tables, read into Tier records
 RULES = "rules"  # [[failures.rules]] tables, read into Rule records (core/tomlrules.py)
+PRICES = "prices"  # [usage.prices."<model>"] tables, read into Price records (core/usage.py)
 TABLES = (TIERS, RULES)  # the keys read by their own readers, not as one value
 
 
@@ -45,11 +47,13 @@ class Key(Frozen, slots=True):
 
 
 class Tier(Frozen, slots=True):
-    """One rung of the coder ladder: the argv to run, with {brief} {worktree} {card}."""
+    """One rung of the coder ladder: the argv to run, with {brief} {worktree} {card}, and
+    the reader of what its agent spent (core/usage.py)."""
 
     name: str
     argv: tuple[str, ...]
     timeout_s: float = 0  # 0: use coder.timeout_s
+    usage: str = "none"  # claude | codex | gemini | aider | none
 
 
 DEFAULT_TIER = ("my-agent", "--brief", "{brief}")  # the tier init writes, and the default
@@ -124,11 +128,20 @@ KEYS: tuple[Key, ...] = (
     Key("store", "reconnect_s", float, 300,
         "how long board run keeps its drives going and retries while the store's server "
         "is unreachable, before it stops (0: stop at once)"),
+    Key("usage", "prices", PRICES, {},
+        'dollars per million tokens by model, [usage.prices."<model>"] input, output, '
+        "cached_input: a cost from tokens where the agent reports none (never guessed)"),
     # the tables, read by their own readers: last, as init writes them and the docs list them
     Key("coder", "tiers", TIERS, {"default": {"argv": list(DEFAULT_TIER)}}, TIER_DOC),
     Key("failures", "rules", RULES, [], RULE_DOC),
 )  # fmt: skip
-TIER_KEYS: dict[str, tuple[Any, Any]] = {"argv": (ARGV, None), "timeout_s": (float, 0)}
+TIER_KEYS: dict[str, tuple[Any, Any]] = {
+    "argv": (ARGV, None),
+    "timeout_s": (float, 0),
+    "usage": (str, "none"),
+}
+USAGE_READERS = READERS  # a tier's `usage`: the reader of what its agent spent
+PRICE_KEYS = ("input", "output", "cached_input")
 # the plain keys of each section, by name: (kind, default)
 SCHEMA: dict[str, dict[str, tuple[Any, Any]]] = {}
 for _k in KEYS:
@@ -165,6 +178,7 @@ ANNOTATIONS: dict[Any, str] = {
     ARGVS: "tuple[tuple[str, ...], ...]",
     TIERS: "dict[str, Tier]",
     RULES: "tuple[Rule, ...]",
+    PRICES: "dict[str, Price]",
 }
 
 
@@ -172,7 +186,12 @@ def value_of(key: Key, raw: Any) -> Any:
     """A key's value as its record holds it, from what board.toml says (lists become
     tuples, a tier table a Tier, rules are followed by the defaults)."""
     if key.kind == TIERS:
-        return {n: Tier(n, tuple(b["argv"]), b.get("timeout_s", 0)) for n, b in raw.items()}
+        return {
+            n: Tier(n, tuple(b["argv"]), b.get("timeout_s", 0), b.get("usage", "none"))
+            for n, b in raw.items()
+        }
+    if key.kind == PRICES:
+        return {m: p if isinstance(p, Price) else Price(**p) for m, p in raw.items()}
     if key.kind == RULES:
         return (*raw, *DEFAULT_RULES)
     if key.kind is dict:
@@ -195,7 +214,7 @@ def section_record(section: str) -> type[Frozen]:
         "__doc__": f"[{section}] of board.toml, every key with its default (from KEYS).",
     }
     for k in keys:  # a table is made afresh for each record, as a dataclass's factory does
-        fresh = k.kind in (dict, TIERS)
+        fresh = k.kind in (dict, TIERS, PRICES)
         namespace[k.name] = (
             field(default_factory=partial(value_of, k, k.default))
             if fresh

@@ -4,6 +4,7 @@
 from board.core.config.keyschema import Tier
 from board.core.failures import Rule
 from board.core.records import Frozen
+from board.core.usage import Price
 
 RECORDS: dict[str, type[Frozen]]
 
@@ -136,4 +137,11 @@ class StoreSection(Frozen):
         self,
         url: str = ...,
         reconnect_s: float = ...,
+    ) -> None: ...
+
+class UsageSection(Frozen):
+    prices: dict[str, Price]
+    def __init__(
+        self,
+        prices: dict[str, Price] = ...,
     ) -> None: ...

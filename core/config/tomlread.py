@@ -19,9 +19,12 @@ from board.core.config.keyschema import (
     INTERVALS,
     KEYS,
     MIN_INTERVAL_S,
+    PRICE_KEYS,
+    PRICES,
     SCHEMA,
     STRLIST,
     TIER_KEYS,
+    USAGE_READERS,
     ZERO_MEANS,
     Tier,
     value_of,
@@ -31,6 +34,7 @@ from board.core.errors import ConfigError
 from board.core.failures import Rule
 from board.core.storeurl import store_url_problem
 from board.core.tomlrules import MAX_SECONDS, line_of, parse_rules
+from board.core.usage import Price
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
@@ -92,11 +96,53 @@ class _Reader:
             if choices and raw not in choices:
                 raise self.fail(section, key, f"must be one of {', '.join(choices)}, got {raw!r}")
             return raw
+        if kind == PRICES:
+            return self.prices(section, key, raw)
         if kind is dict:
             if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
                 raise self.fail(section, key, "expected a table of strings")
             return dict(raw)
         raise AssertionError(kind)  # pragma: no cover
+
+    def prices(self, section: list[str], key: str, raw: Any) -> dict[str, Price]:
+        """`[usage.prices."<model>"]`: each model's input, output and cached_input, in
+        dollars per million tokens, all three given: a price half written would be a
+        cost half guessed."""
+        if not isinstance(raw, dict):
+            raise self.fail(section, key, 'expected a table of models: [usage.prices."<model>"]')
+        out = {}
+        for model, body in raw.items():
+            where = [*section, key, model]
+            if not model.strip():
+                raise self.fail([*section, key], None, "a model's name is empty")
+            if not isinstance(body, dict):
+                raise self.fail(
+                    [*section, key], model, "expected a table: input, output, cached_input"
+                )
+            for name in body:
+                if name not in PRICE_KEYS:
+                    raise self.fail(
+                        where, name, f"unknown key (a price has {', '.join(PRICE_KEYS)})"
+                    )
+            values = {}
+            for name in PRICE_KEYS:
+                if name not in body:
+                    raise self.fail(
+                        where,
+                        None,
+                        f"{name} is missing: give all of {', '.join(PRICE_KEYS)} "
+                        "(dollars per million tokens)",
+                    )
+                value = body[name]
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise self.fail(where, name, f"expected a number of dollars, got {value!r}")
+                if not math.isfinite(value) or value < 0:
+                    raise self.fail(
+                        where, name, f"must be a finite number, not negative, got {value!r}"
+                    )
+                values[name] = float(value)
+            out[model] = Price(**values)
+        return out
 
     def seconds(self, section: list[str], key: str, raw: Any) -> float:
         """A number of seconds: finite, not negative, inside the bounds above."""
@@ -331,7 +377,12 @@ def _tier(reader: _Reader, name: str, body: Any) -> Tier:
     if not argv:
         raise reader.fail(section, "argv", "must not be empty")
     timeout = reader.value(section, "timeout_s", float, body.get("timeout_s", 0))
-    return Tier(name, argv, timeout)
+    meter = reader.value(section, "usage", str, body.get("usage", "none"))
+    if meter not in USAGE_READERS:
+        raise reader.fail(
+            section, "usage", f"must be one of {', '.join(USAGE_READERS)}, got {meter!r}"
+        )
+    return Tier(name, argv, timeout, meter)
 
 
 def load(root: Path) -> Config:

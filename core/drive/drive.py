@@ -49,7 +49,7 @@ import traceback
 from pathlib import Path
 from typing import Any, NoReturn
 
-from board.core import failures, proc
+from board.core import failures, proc, usage
 from board.core.cards import split, waits
 from board.core.config import Config
 from board.core.drive import setup
@@ -62,16 +62,17 @@ from board.core.drive.brief import (
     write_brief,
 )
 from board.core.drive.claim import claim
+from board.core.drive.coderlog import CoderOutput
 from board.core.drive.gate import GateVerdict, run_gate
 from board.core.drive.harvest import Harvest, harvest, in_surface, tree_changes
 from board.core.drive.trees import TreeSteps
 from board.core.errors import BoardError, Conflict, StoreUnavailable, StrandedWorkError
 from board.core.git import depwork, gitutil, treefiles, treestate
 from board.core.logs import LogWriter, log_path
-from board.core.model import Card
+from board.core.model import Card, Usage
 from board.core.publish import publish as publishing
 from board.core.publish.owner import Owner, StoodAside, block_owned, edge_update, release_working
-from board.core.records import Record
+from board.core.records import Record, field
 from board.core.store import Expect, Store
 
 WHO = "board"
@@ -96,6 +97,7 @@ class DriveEnd(Record):
     commit: str = ""
     harvest: Harvest | None = None
     setup: str = ""  # ok | failed | "" (no setup ran): the loop counts failures in a row
+    usage: dict[str, Usage] = field(default_factory=dict)  # each attempt's coder's, by row
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,6 +152,8 @@ class Drive(TreeSteps, BackOffSteps):
         self.waiting: failures.Failure | None = None  # a live rule stopped the coder
         self.coder_seconds = 0.0
         self.setup = ""  # how the last [tree] setup ended: ok | failed
+        self.output: CoderOutput | None = None  # the running coder's output, read
+        self.usages: dict[str, Usage] = {}  # what each attempt's coder spent, by drive row
 
     # -- control from other threads ------------------------------------------------------
 
@@ -284,9 +288,19 @@ class Drive(TreeSteps, BackOffSteps):
         self._say(f"coder (tier {self.tier}, attempt {self.attempt}): {argv}")
         self.waiting = None
         began = time.monotonic()
-        res = self._stream(argv, timeout, self.cfg.coder.first_output_timeout_s, watch=True)
+        log = log_path(self.cfg, self.card_id, self.attempt)
+        out = self.output = CoderOutput(tier.usage, log, self._watched_line)
+        try:
+            res = self._stream(argv, timeout, self.cfg.coder.first_output_timeout_s, watch=True)
+        finally:
+            self.output = None
+            out.close()
+        spent = out.finish(res, self.cfg.usage.prices, argv)  # its tail: the text, not JSON
         self.coder_seconds = time.monotonic() - began
         self._say(f"coder ended: {_describe(res)}")
+        if spent is not None:
+            self.usages[self.token] = spent
+            self._say(f"usage: {usage.said(spent)}")
         return res
 
     def _watched_line(self, text: str) -> None:
@@ -317,15 +331,17 @@ class Drive(TreeSteps, BackOffSteps):
     ) -> proc.Result:
         assert self.tree is not None
         env = self._env()
+        out = self.output if watch else None
         try:
             return proc.stream(
                 argv,
                 cwd=self.tree,
                 timeout=timeout,
-                on_line=self._watched_line if watch else self._line,
+                on_line=out.line if out is not None else self._line,
                 first_output_timeout=first_output,
                 env=env,
                 on_start=self._on_start,
+                on_chunk=out.chunk if out is not None and out.is_json else None,
             )
         finally:
             self._child_ended()
@@ -683,6 +699,7 @@ class Drive(TreeSteps, BackOffSteps):
             commit=commit,
             harvest=h,
             setup=self.setup,
+            usage=dict(self.usages),
         )
 
     def _comment(self, text: str, tail: str = "") -> None:
