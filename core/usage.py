@@ -507,8 +507,9 @@ class GeminiMeter(JsonMeter):
                 return [_cut(x, len(x)) for x in lines]
             return []
         if line.rstrip() == "{":
+            held = self.end()
             self.block, self.block_size = [line], len(line)
-            return [*self.end()]
+            return held
         return super().feed(line, total)
 
     def end(self) -> list[str]:

@@ -262,6 +262,27 @@ def claude():
             emit(e)
         sys.exit(code)
     if mode == "fail":
+        if fmt == "stream-json" and os.environ.get("STANDIN_TOOL_OUTPUT"):
+            # a file it read says what a failure rule would read as a limit: not its own
+            read = {"file_path": os.path.join(os.getcwd(), "tests", "test_api.py")}
+            events.append(
+                claude_assistant(
+                    "msg_0", [{"type": "tool_use", "id": "toolu_0", "name": "Read", "input": read}]
+                )
+            )
+            result = {
+                "tool_use_id": "toolu_0",
+                "type": "tool_result",
+                "content": os.environ["STANDIN_TOOL_OUTPUT"],
+            }
+            events.append(
+                {
+                    "type": "user",
+                    "message": {"role": "user", "content": [result]},
+                    "parent_tool_use_id": None,
+                    "session_id": SESSION,
+                }
+            )
         if fmt == "stream-json":
             events.append(
                 claude_assistant("msg_1", [{"type": "text", "text": "Let me look at the task."}])
