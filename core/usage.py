@@ -697,8 +697,8 @@ def of_drive(
     reader: str, path: Path, prices: Mapping[str, Price] | None = None, model: str = ""
 ) -> Usage | None:
     """What one drive's coder spent, read again from what it left: for a JSON reader its
-    raw `<attempt>.jsonl`, for aider its `<attempt>.log` (the board's own `board:` lines
-    and the stamps skipped). None for the reader "none", for a file that is not there, or
+    raw `<attempt>.jsonl`, for aider its `<attempt>.log` (stamps skipped; the board's own
+    `board: …` lines never match aider's, which start their line). None for the reader "none", for a file that is not there, or
     when the agent said nothing of it. `model`: the model its argv asks for (a fallback)."""
     made = meter(reader)
     if made is None:
@@ -712,11 +712,7 @@ def of_drive(
 
     def fed(pairs: list[tuple[str, int]]) -> None:
         for line, total in pairs:
-            if stamped:
-                line = _unstamped(line)
-                if line.startswith("board: "):
-                    continue
-            made.feed(line, total)
+            made.feed(_unstamped(line) if stamped else line, total)
 
     with fh:
         while chunk := fh.read(1024 * 1024):
