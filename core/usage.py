@@ -698,8 +698,9 @@ def of_drive(
 ) -> Usage | None:
     """What one drive's coder spent, read again from what it left: for a JSON reader its
     raw `<attempt>.jsonl`, for aider its `<attempt>.log` (stamps skipped; the board's own
-    `board: …` lines never match aider's, which start their line). None for the reader "none", for a file that is not there, or
-    when the agent said nothing of it. `model`: the model its argv asks for (a fallback)."""
+    `board: …` lines never match aider's, which start their line). None for the reader
+    "none", for a file that is not there, or when the agent said nothing of it. `model`:
+    the model its argv asks for (a fallback)."""
     made = meter(reader)
     if made is None:
         return None

@@ -64,6 +64,7 @@ def _board(tmp_path: Path, name: str, argv: list[str]) -> tuple[config.Config, S
     cfg = write_config(
         repo,
         tiers={name: argv},
+        usage={name: presets.PRESETS[name].usage},  # its output read as the preset reads it
         coder={"timeout_s": 120, "first_output_timeout_s": 60, "timeout_split_after": 1},
     )
     return cfg, SQLiteStore(cfg.db_path)

@@ -113,6 +113,8 @@ def test_tokens_without_a_cost_are_priced_only_by_the_operators_price(tmp_path: 
     got = usage.of_drive("codex", raw, {"gpt-5-codex": price}, model="gpt-5-codex")
     assert got is not None and got.model == "gpt-5-codex"
     assert got.cost_usd == round((5400 * 1.25 + 750 * 10.0 + 900 * 0.125) / 1e6, 6)
+    assert usage.model_in_argv(["exec", "-m", "gpt-5-codex", "go"]) == "gpt-5-codex"
+    assert usage.model_in_argv(["--model=o3"]) == "o3" and usage.model_in_argv(["-p", "x"]) == ""
     # no price for its model, or no model at all: tokens, and no cost (never a guess)
     assert usage.of_drive("codex", raw, {"gpt-4o": price}, model="gpt-5-codex").cost_usd is None
     assert usage.of_drive("codex", raw, {"gpt-5-codex": price}).cost_usd is None

@@ -53,15 +53,20 @@ def write_config(
     publish: dict[str, Any] | None = None,
     tree: dict[str, Any] | None = None,
     store: dict[str, Any] | None = None,
+    usage: dict[str, str] | None = None,
 ) -> config.Config:
     """board.toml rewritten for a test: quick ticks, short timeouts, these tiers (`store`:
-    the `[store]` table, for a board on PostgreSQL)."""
+    the `[store]` table, for a board on PostgreSQL; `usage`: a tier's usage reader, by
+    tier name)."""
     tiers = tiers or {"default": edit_tier()}
     overrides: dict[str, dict[str, Any]] = {
         "board": {"max_concurrent": 2, "loop_interval_s": 0.05, **(board or {})},
         "coder": {
             "ladder": ladder or list(tiers),
-            "tiers": {name: {"argv": argv} for name, argv in tiers.items()},
+            "tiers": {
+                name: {"argv": argv, **({"usage": usage[name]} if name in (usage or {}) else {})}
+                for name, argv in tiers.items()
+            },
             "timeout_s": 30,
             "first_output_timeout_s": 10,
             "timeout_split_after": 0,
