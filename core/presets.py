@@ -10,12 +10,10 @@ failure rules its CLI needs beyond the defaults (core/failures.py), which `board
 
 from __future__ import annotations
 
+from typing import Any
+
 from board.core.failures import Rule
 from board.core.records import Frozen
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
-if TYPE_CHECKING:
-    from typing import Any
 
 PROMPT = (
     "Read the task in {brief} and do what it says in this directory. Edit files only: "

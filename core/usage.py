@@ -37,6 +37,8 @@ Plain data and text; the only I/O is `of_drive`, which reads one file.
 
 from __future__ import annotations
 
+import re
+
 from board.core.model import Usage
 from board.core.records import Frozen
 
@@ -252,7 +254,7 @@ class JsonMeter(Meter):
         if not stripped.startswith("{"):
             return self.feed_text(line, size)
         try:
-            import json
+            import json  # late: a drive reads JSON, every verb loads this (board.toml)
 
             event = json.loads(stripped)
         except ValueError:
@@ -271,7 +273,6 @@ class JsonMeter(Meter):
 def _kind_of(text: str) -> str:
     """The `"type"` of a cut event, if its first bytes say it: for the note that stands
     in for it."""
-    import re
 
     m = re.search(r'"type"\s*:\s*"([A-Za-z0-9_.]{1,40})"', text[:400])
     return f" ({m.group(1)})" if m else ""
@@ -295,7 +296,7 @@ def _tool_line(name: Any, args: Any) -> str:
                 what = args[key]
                 break
         else:
-            import json
+            import json  # late: a drive reads JSON, every verb loads this (board.toml)
 
             what = json.dumps(args, ensure_ascii=False) if args else ""
     elif isinstance(args, str):
@@ -495,7 +496,7 @@ class GeminiMeter(JsonMeter):
             self.block_size += len(line) + 1
             if line.rstrip() == "}":
                 lines, self.block = self.block, None
-                import json
+                import json  # late: a drive reads JSON, every verb loads this (board.toml)
 
                 try:
                     whole = json.loads("\n".join(lines))
@@ -618,8 +619,6 @@ class AiderMeter(Meter):
         self.session: float | None = None
 
     def feed(self, line: str, total: int | None = None) -> list[str]:
-        import re
-
         text = line.strip()
         m = re.match(r"(?:Main model|Model): (\S+) with ", text)
         if m and not self.model:
