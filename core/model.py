@@ -221,6 +221,20 @@ class Drive(Frozen, slots=True):
         return as_dict(self)
 
 
+# the readers of what a tier's agent spent (core/usage.py), named by its `usage` key
+READERS: tuple[str, ...] = ("none", "claude", "codex", "gemini", "aider")
+JSON_READERS: frozenset[str] = frozenset({"claude", "codex", "gemini"})
+
+
+class Price(Frozen, slots=True):
+    """What one model costs, in US dollars per million tokens, as the operator set it in
+    `[usage.prices."<model>"]`: the only source of a cost the agent did not report."""
+
+    input: float
+    output: float
+    cached_input: float
+
+
 class Usage(Frozen, slots=True):
     """What one drive's coder spent, as the agent itself reported it (core/usage.py reads
     it from the coder's output): None where the agent did not say, so an unknown is never

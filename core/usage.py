@@ -38,32 +38,21 @@ Plain data and text; the only I/O is `of_drive`, which reads one file.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from board.core.model import Usage
+from board.core.model import READERS, Price, Usage
 from board.core.records import Frozen
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
     from typing import Any
 
-READERS: tuple[str, ...] = ("none", "claude", "codex", "gemini", "aider")
-JSON_READERS: frozenset[str] = frozenset({"claude", "codex", "gemini"})
 RAW_SUFFIX = ".jsonl"  # the raw stream of a JSON reader's coder, beside its `.log`
 EVENT_CAP = 4 * 1024 * 1024  # the longest line read as an event; a longer one is cut
 TEXT_CAP = 16 * 1024  # the longest line passed into the log (the log viewer's own cap)
 TOOL_CAP = 160  # a tool call's one line
 MILLION = 1_000_000
-
-
-class Price(Frozen, slots=True):
-    """What one model costs, in US dollars per million tokens, as the operator set it in
-    `[usage.prices."<model>"]`: the only source of a cost the agent did not report."""
-
-    input: float
-    output: float
-    cached_input: float
 
 
 def cost_of(tokens: Usage, price: Price) -> float | None:

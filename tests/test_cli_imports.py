@@ -36,6 +36,7 @@ HEAVY = (
     "board.core.publish",
     "board.core.ops",
     "board.core.cards.split",
+    "board.core.usage",
     "board.demo.sandbox",
     "board.tui",
     "textual",

@@ -167,7 +167,7 @@ def stub_text() -> str:
         "from board.core.config.keyschema import Tier",
         "from board.core.failures import Rule",
         "from board.core.records import Frozen",
-        "from board.core.usage import Price",
+        "from board.core.model import Price",
         "",
         "RECORDS: dict[str, type[Frozen]]",
     ]

@@ -12,9 +12,9 @@ from __future__ import annotations
 from functools import partial
 
 from board.core.failures import DEFAULT_RULES
+from board.core.model import READERS, Price
 from board.core.records import Frozen, field
 from board.core.tomlrules import RULE_DOC
-from board.core.usage import READERS, Price
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:

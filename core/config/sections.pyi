@@ -3,8 +3,8 @@
 
 from board.core.config.keyschema import Tier
 from board.core.failures import Rule
+from board.core.model import Price
 from board.core.records import Frozen
-from board.core.usage import Price
 
 RECORDS: dict[str, type[Frozen]]
 

@@ -32,9 +32,9 @@ from board.core.config.keyschema import (
 from board.core.config.sections import RECORDS
 from board.core.errors import ConfigError
 from board.core.failures import Rule
+from board.core.model import Price
 from board.core.storeurl import store_url_problem
 from board.core.tomlrules import MAX_SECONDS, line_of, parse_rules
-from board.core.usage import Price
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
