@@ -61,8 +61,9 @@ from board.core.errors import BoardError, NotFound, Refused, StoreUnavailable, S
 from board.core.git import naming, runbranch, shared, snapshot, treestate, worktrees
 from board.core.git.runbranch import lock_path
 from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Blocked, Card, Drive, Pause
-from board.core.ops import leases, pick
+from board.core.ops import leases
 from board.core.ops.leases import LEASE_LOST
+from board.core.ops.pick import card_of_branch  # by name: `ops.pick` is the verb
 from board.core.poller import ForgePoller
 from board.core.proc import pid_alive
 from board.core.publish import shape
@@ -499,7 +500,7 @@ class Loop:
         self._shared_at = now
         try:
             for res in shared.sweep(self.cfg, self.store, self.log):
-                card = pick.card_of_branch(self.cfg.board, res.branch)
+                card = card_of_branch(self.cfg.board, res.branch)
                 self.log("pushed-save", branch=res.branch, card=card or "")
                 if card and self.store.find(card) is not None:
                     self.store.add_event(

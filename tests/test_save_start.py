@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 
 import pytest
+from board.core import ops
 from board.core.git import naming, saves, stranded, worktrees
 from board.core.model import CardDraft
-from board.core.ops import pick
 from board.core.store import Expect
 
 from board.cli import entry as cli
@@ -65,7 +65,7 @@ def test_a_hand_made_tree_from_a_newer_base_shows_only_its_own_change(r: Repo) -
     # the recovery commands compare with the start, and the pick carries the change alone
     lines = worktrees._save_lines(r.cfg, saved)
     assert any(f"git diff {upstream}..." in line for line in lines), lines
-    result = pick.pick(r.cfg, saved.branch)
+    result = ops.pick(r.cfg, saved.branch)
     assert result.ok and len(result.picked) == 1, result
     target = r.cfg.board.run_branch
     assert r.show(target, "upstream_a.py") is None, "the pick carried the base's commits"
@@ -80,7 +80,7 @@ def test_a_hand_commit_in_the_tree_is_part_of_its_work(r: Repo) -> None:
     saved = _save(r, tree)
     assert saved.start == upstream
     assert (saved.stats.files, saved.stats.insertions) == (2, 2)
-    result = pick.pick(r.cfg, saved.branch)
+    result = ops.pick(r.cfg, saved.branch)
     assert result.ok and len(result.picked) == 2, result
     assert r.show(r.cfg.board.run_branch, "lib_extra.py") == "x = 1\n"
     assert r.show(r.cfg.board.run_branch, "upstream_b.py") is None

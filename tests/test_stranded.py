@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from board.core import records, tomlcache
+from board.core import ops, records, tomlcache
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.git import naming, saves, savestats, snapshot, stranded, worktrees
 from board.core.model import CardDraft
-from board.core.ops import pick
+from board.core.ops.pick import stamp_time
 from board.core.store import Expect, SQLiteStore
 
 from board.cli import entry as cli
@@ -633,7 +633,7 @@ def test_pick_carries_the_save_and_its_unpushed_commits_without_touching_the_che
     (r.root / "staged.txt").write_text("staged by the operator\n")
     r.git("add", "staged.txt")
     before = _operator_state(r)
-    result = pick.pick(r.cfg, branch)
+    result = ops.pick(r.cfg, branch)
     assert result.ok and result.target == "board/run" and len(result.picked) == 2, result
     assert _operator_state(r) == before, "the pick touched the operator's checkout or index"
     assert r.show("board/run", "feature.py") == "feature = 1\n", "the unpushed commit was lost"
@@ -652,7 +652,7 @@ def test_pick_skips_a_save_commit_that_adds_nothing(r: Repo) -> None:
     commit = r.commit(t, {"f.py": "f\n"}, "only a commit")
     res = worktrees.discard_worktree(r.cfg, t)
     assert res.saved is not None
-    result = pick.pick(r.cfg, res.saved.branch)
+    result = ops.pick(r.cfg, res.saved.branch)
     assert result.picked == [commit] and result.skipped == [res.saved.commit], result
     assert r.show("board/run", "f.py") == "f\n"
 
@@ -665,7 +665,7 @@ def test_a_conflicting_pick_leaves_the_target_exactly_as_it_was_and_names_the_pa
     r.commit(r.root, {"app.py": "print('run branch')\n"}, "run branch edit")
     r.git("checkout", "-q", "main")
     old = r.rev("board/run")
-    result = pick.pick(r.cfg, branch)
+    result = ops.pick(r.cfg, branch)
     assert not result.ok and result.conflicts == ["app.py"], result
     assert r.rev("board/run") == old, "a conflicting pick moved the target"
     assert "pick-" not in r.git("worktree", "list"), "the temporary worktree was left behind"
@@ -678,10 +678,10 @@ def test_pick_refuses_a_target_that_is_checked_out(r: Repo) -> None:
     branch = save_dirty(r)
     before = _operator_state(r)
     with pytest.raises(Refused, match="checked out"):
-        pick.pick(r.cfg, branch, onto="main")
+        ops.pick(r.cfg, branch, onto="main")
     assert _operator_state(r) == before
     with pytest.raises(NotFound):
-        pick.pick(r.cfg, branch, onto="no-such-branch")
+        ops.pick(r.cfg, branch, onto="no-such-branch")
 
 
 # discard -----------------------------------------------------------------------------------
@@ -693,11 +693,11 @@ def test_discard_deletes_only_branches_under_stranded(r: Repo) -> None:
     store = r.store()
     for name in ("main", "feat/c-8", "refs/heads/main", "../main", "board/run"):
         with pytest.raises((Refused, NotFound)):
-            pick.discard(r.cfg, name, store)
+            ops.discard(r.cfg, name, store)
     assert r.rev("main") and r.rev("feat/c-8") and r.rev("board/run"), "discard deleted a branch"
     assert store.tombstones() == set(), "a refused discard buried something"
     commit = r.rev(branch)
-    pick.discard(r.cfg, branch, store)
+    ops.discard(r.cfg, branch, store)
     assert r.rev(branch) is None and stranded.list_stranded(r.cfg) == []
     assert store.tombstones() == {(branch, commit)}, "the discard was not buried"
     store.close()
@@ -713,9 +713,9 @@ def test_discard_deletes_a_husk_only_under_the_husk_directory(r: Repo, tmp_path:
     store = r.store()
     for name in (str(outside), "../../precious", ".", "..", str(r.cfg.worktrees_dir)):
         with pytest.raises((Refused, NotFound)):
-            pick.discard(r.cfg, name, store)
+            ops.discard(r.cfg, name, store)
     assert outside.is_dir()
-    pick.discard(r.cfg, f".worktrees/.stranded/{res.husk_to.name}", store)
+    ops.discard(r.cfg, f".worktrees/.stranded/{res.husk_to.name}", store)
     assert not res.husk_to.exists()
     assert store.tombstones() == set(), "a husk is not a save any host fetches"
     store.close()
@@ -822,16 +822,16 @@ def test_prune_deletes_nothing_when_a_named_branch_moved_or_its_card_reopened(r:
     store = _lanes(r, {"c-1": "done", "c-2": "done"})
     a = _save(r, "c-1", "one\n")
     b = _save(r, "c-2", "two\n")
-    plan = pick.prune_plan(r.cfg, store)
+    plan = ops.prune_plan(r.cfg, store)
     assert sorted(x.branch for x in plan.branches) == sorted([a, b])
     r.git("update-ref", f"refs/heads/{b}", "main")  # moved after it was named
     with pytest.raises(Conflict, match="nothing was pruned"):
-        pick.prune(r.cfg, store, plan)
+        ops.prune(r.cfg, store, plan)
     assert r.rev(a) and r.rev(b), "a prune that failed deleted a branch"
-    plan = pick.prune_plan(r.cfg, store, card="c-1")
+    plan = ops.prune_plan(r.cfg, store, card="c-1")
     store.update("c-1", Expect(), {"lane": "ready"}, who="test")  # reopened after the plan
     with pytest.raises(Conflict, match="c-1 is ready now"):
-        pick.prune(r.cfg, store, plan)
+        ops.prune(r.cfg, store, plan)
     assert r.rev(a), "the save of a reopened card was pruned"
     assert store.tombstones() == set(), "a prune that deleted nothing buried something"
     store.close()
@@ -840,11 +840,11 @@ def test_prune_deletes_nothing_when_a_named_branch_moved_or_its_card_reopened(r:
 def test_prune_older_than_keeps_the_newer_saves(r: Repo) -> None:
     store = _lanes(r, {"c-1": "done"})
     branch = _save(r, "c-1", "one\n")
-    stamp = pick.stamp_time(branch.rsplit("/", 1)[-1])
+    stamp = stamp_time(branch.rsplit("/", 1)[-1])
     assert stamp is not None
     later = stamp + timedelta(days=3)
-    assert pick.prune_plan(r.cfg, store, older_than=7 * 86400, now=later).branches == []
-    (item,) = pick.prune_plan(r.cfg, store, older_than=2 * 86400, now=later).branches
+    assert ops.prune_plan(r.cfg, store, older_than=7 * 86400, now=later).branches == []
+    (item,) = ops.prune_plan(r.cfg, store, older_than=2 * 86400, now=later).branches
     assert item.branch == branch
-    assert pick.parse_age("2w") == 14 * 86400 and pick.parse_age("90s") == 90
+    assert ops.parse_age("2w") == 14 * 86400 and ops.parse_age("90s") == 90
     store.close()

@@ -1,7 +1,7 @@
 """The new-card and edit form: the fields of `board card add`, checked by the same core verb.
 
 A `ModalScreen` so the board stays underneath and nothing behind it takes keys. Saving
-calls `actions.add_card` (new) or `actions.edit_card` (edit) in a worker; a refusal is
+calls `ops.add_card` (new) or `ops.edit_card` (edit) in a worker; a refusal is
 shown inside the form, which stays open with everything typed, so a bad priority or a
 dependency cycle costs one correction, not the whole card. An edit names the card as the
 form was filled from it (`seen`): when the loop claimed the card meanwhile the core
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from board.core.cards import actions
+from board.core import ops
 from board.core.errors import BoardError
 from board.core.model import PRIORITY_DEFAULT, TERMINAL, Card, CardDraft
 from board.core.records import Frozen
@@ -322,8 +322,8 @@ def save_card(app: BoardApp, seen: Card | None, values: dict[str, object], deps:
             deps=deps,
             surface=surface,
         )
-        return actions.add_card(app.store, draft, prefix=app.cfg.board.prefix)
-    edit = actions.CardEdit(
+        return ops.add_card(app.store, draft, prefix=app.cfg.board.prefix)
+    edit = ops.CardEdit(
         title=str(values["title"]),
         spec=str(values["spec"]),
         acceptance=str(values["acceptance"]),
@@ -332,7 +332,7 @@ def save_card(app: BoardApp, seen: Card | None, values: dict[str, object], deps:
         surface=surface,
         ready=bool(values["ready"]) and seen.lane == "backlog",
     )
-    return actions.edit_card(app.store, seen.id, edit, seen=seen)
+    return ops.edit_card(app.store, seen.id, edit, seen=seen)
 
 
 __all__ = ["CardForm", "OpenCard", "globs", "parse_priority", "save_card"]

@@ -1,15 +1,14 @@
 """The verbs the TUI offers, their keys, and the one command-palette provider.
 
 `VERBS` is the single table: the screens build their bindings from it, the palette
-lists it, the help shows it. Each verb is one call into `board.core.actions`, the
-same call the CLI makes; the TUI adds only the question it asks first.
+lists it, the help shows it. Each verb is one call through the door `board.core.ops`,
+the same call the CLI makes; the TUI adds only the question it asks first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from board.core.model import TERMINAL, Card
@@ -70,49 +69,57 @@ class Verb(Frozen, slots=True):
         )
 
 
-def _actions() -> ModuleType:
-    """The card verbs, loaded when one first runs: the control room's start has no use for
-    them (tests/test_tui_imports.py)."""
-    from board.core.cards import actions
-
-    return actions
+# each verb reaches the door when it runs, and the door loads the verb's module then: the
+# control room's start has no use for them (tests/test_tui_imports.py)
 
 
 def _ready(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    return _actions().ready(app.store, card_id)
+    from board.core import ops
+
+    return ops.ready(app.store, card_id)
 
 
 def _hold(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    return _actions().hold(app.store, card_id, reason)
+    from board.core import ops
+
+    return ops.hold(app.store, card_id, reason)
 
 
 def _unblock(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    return _actions().unblock(app.store, card_id)
+    from board.core import ops
+
+    return ops.unblock(app.store, card_id)
 
 
 def _requeue(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    return _actions().requeue(app.store, card_id, reason or None)
+    from board.core import ops
+
+    return ops.requeue(app.store, card_id, reason or None)
 
 
 def _cancel(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    return _actions().cancel(app.store, app.cfg, card_id, reason=reason or "")
+    from board.core import ops
+
+    return ops.cancel(app.store, app.cfg, card_id, reason=reason or "")
 
 
 def _done(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    return _actions().done(app.store, app.cfg, card_id, reason=reason or "")
+    from board.core import ops
+
+    return ops.done(app.store, app.cfg, card_id, reason=reason or "")
 
 
 def _stop(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    from board.core import ops as operator
+    from board.core import ops
 
-    return operator.stop(app.store, app.cfg, card_id, reason or None).card
+    return ops.stop(app.store, app.cfg, card_id, reason or None).card
 
 
 def _approve(app: BoardApp, card_id: str, reason: str | None) -> Card:
-    from board.core import ops as operator
+    from board.core import ops
 
     seen = app.verb_versions.get(card_id)  # the version the operator was looking at
-    return operator.approve(app.store, app.cfg, card_id, expect_version=seen).card
+    return ops.approve(app.store, app.cfg, card_id, expect_version=seen).card
 
 
 def slice_titles(answer: str | None) -> list[str]:
@@ -121,13 +128,13 @@ def slice_titles(answer: str | None) -> list[str]:
 
 
 def _split(app: BoardApp, card_id: str, reason: str | None) -> Summarized:
-    from board.core.cards import split
+    from board.core import ops
     from board.core.errors import Refused
 
     titles = slice_titles(reason)
     if not titles:
         raise Refused(f"split {card_id}: name at least one slice (titles separated by ;)")
-    return split.split(app.store, app.cfg, card_id, titles)
+    return ops.split(app.store, app.cfg, card_id, titles)
 
 
 def _open(card: Card) -> bool:

@@ -3,7 +3,7 @@ tree, the live tree's diff.
 
 The board and the card screen carry these keys (`work_bindings`); the screens' actions
 (`BoardAppScreen`) call the functions here with the card they are on. Each write is one core
-verb (`actions.add_card`, `actions.edit_card`), as `board card add` and `board card edit`.
+verb (`ops.add_card`, `ops.edit_card`), as `board card add` and `board card edit`.
 
 The shell and the editor are the operator's own programs on the operator's terminal: the
 app suspends itself around them (`suspended`), as lazygit does for a commit message, and
@@ -90,7 +90,7 @@ def suspended(app: BoardApp) -> Iterator[None]:
 
 
 def new_card(app: BoardApp) -> None:
-    """`n`: the form, empty; the card is added by `actions.add_card`."""
+    """`n`: the form, empty; the card is added by `ops.add_card`."""
     from .card_form import CardForm
 
     def added(card: Card | None) -> None:
@@ -106,9 +106,9 @@ def new_card(app: BoardApp) -> None:
 
 def editable(card: Card, verb: str) -> str:
     """'' when the card may be edited, else the one line saying why not (the core's check)."""
-    from board.core.cards import actions  # the card verbs load when one runs, not at start
+    from board.core import ops  # the card verbs load when one runs, not at start
 
-    if card.lane in actions.EDITABLE_LANES:
+    if card.lane in ops.EDITABLE_LANES:
         return ""
     started = "only a card not yet started (backlog or ready) is edited"
     return f"{verb} {card.id}: is {card.lane}; {started}"
@@ -179,9 +179,9 @@ def edit_spec(app: BoardApp, card: Card) -> None:
 def _save_spec(app: BoardApp, card: Card, text: str, path: Path) -> None:
     def write() -> None:
         try:
-            from board.core.cards import actions
+            from board.core import ops
 
-            after = actions.edit_card(app.store, card.id, actions.CardEdit(spec=text), seen=card)
+            after = ops.edit_card(app.store, card.id, ops.CardEdit(spec=text), seen=card)
         except BoardError as exc:
             line = f"{exc.line()}; your text is kept in {path}"
             app.call_from_thread(app.say, line, True)

@@ -446,7 +446,7 @@ def _utf8(data: bytes, what: str) -> str:
 
 
 def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.cards import actions
+    from board.core import ops
 
     draft = CardDraft(
         title=args.title,
@@ -460,7 +460,7 @@ def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
         deps=list(args.dep or []),
         surface=list(args.surface or []),
     )
-    card = actions.add_card(ctx.store, draft, prefix=ctx.cfg.board.prefix)
+    card = ops.add_card(ctx.store, draft, prefix=ctx.cfg.board.prefix)
     ctx.show_card(card, args.json)
     return 0
 
@@ -470,7 +470,7 @@ def cmd_card_edit(args: argparse.Namespace, ctx: Context) -> int:
     card's lists and `--no-dep`/`--no-surface` take away. The write expects the card as read
     here (or `--version N`, the version `card show --json` printed), so an edit racing the
     loop's claim is refused naming what changed."""
-    from board.core.cards import actions
+    from board.core import ops
 
     store = ctx.store
     seen = store.get(args.id)
@@ -481,7 +481,7 @@ def cmd_card_edit(args: argparse.Namespace, ctx: Context) -> int:
             f"now {seen.lane}{block}); nothing edited: see `board card show {seen.id}`"
         )
     spec = _read_spec(args) if args.spec is not None or args.spec_file is not None else None
-    edit = actions.CardEdit(
+    edit = ops.CardEdit(
         title=args.title,
         spec=spec,
         acceptance=args.acceptance,
@@ -493,9 +493,9 @@ def cmd_card_edit(args: argparse.Namespace, ctx: Context) -> int:
         surface=_edited(seen.surface, args.surface, args.no_surface, "surface glob", seen.id),
         ready=args.ready,
     )
-    if edit == actions.CardEdit():
+    if edit == ops.CardEdit():
         raise Refused(f"card edit {seen.id}: nothing to change (give a flag: see --help)")
-    card = actions.edit_card(store, seen.id, edit, seen=seen)
+    card = ops.edit_card(store, seen.id, edit, seen=seen)
     ctx.show_card(card, args.json)
     return 0
 
@@ -573,22 +573,22 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
 
 def _simple(verb: str) -> Callable[[argparse.Namespace, Context], int]:
     def handler(args: argparse.Namespace, ctx: Context) -> int:
-        from board.core.cards import actions
+        from board.core import ops
 
         store: Store = ctx.store
         reason = getattr(args, "reason", None)
         if verb == "ready":
-            card = actions.ready(store, args.id)
+            card = ops.ready(store, args.id)
         elif verb == "hold":
-            card = actions.hold(store, args.id, reason)
+            card = ops.hold(store, args.id, reason)
         elif verb == "unblock":
-            card = actions.unblock(store, args.id)
+            card = ops.unblock(store, args.id)
         elif verb == "requeue":
-            card = actions.requeue(store, args.id, reason)
+            card = ops.requeue(store, args.id, reason)
         elif verb == "cancel":
-            card = actions.cancel(store, ctx.cfg, args.id, reason=reason or "")
+            card = ops.cancel(store, ctx.cfg, args.id, reason=reason or "")
         elif verb == "done":
-            card = actions.done(store, ctx.cfg, args.id, reason=reason or "")
+            card = ops.done(store, ctx.cfg, args.id, reason=reason or "")
         else:  # pragma: no cover
             raise AssertionError(verb)
         ctx.show_card(card, args.json)

@@ -91,7 +91,7 @@ def _register_split(sub: Subparsers) -> None:
 
 
 def _cmd_split(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.cards import split as split_mod  # here: the parser does not pay for it
+    from board.core import ops  # here: the parser does not pay for it
 
     slices: list[tuple[str, list[str]]] = args.slices or []
     if not slices:
@@ -100,7 +100,7 @@ def _cmd_split(args: argparse.Namespace, ctx: Context) -> int:
     surfaces: list[list[str]] | None = [globs for _, globs in slices]
     if not any(surfaces or []):
         surfaces = None
-    result = split_mod.split(ctx.store, ctx.cfg, args.id, titles, surfaces)
+    result = ops.split(ctx.store, ctx.cfg, args.id, titles, surfaces)
     if args.json:
         ctx.emit_json(result.to_json())
     else:
@@ -138,9 +138,9 @@ def _register_stop(sub: Subparsers) -> None:
 
 
 def _cmd_stop(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core import ops as operator
+    from board.core import ops
 
-    result = operator.stop(ctx.store, ctx.cfg, args.id, args.reason)
+    result = ops.stop(ctx.store, ctx.cfg, args.id, args.reason)
     if args.json:
         ctx.emit_json(result.to_json())
         return 0
@@ -164,9 +164,9 @@ def _register_approve(sub: Subparsers) -> None:
 
 
 def _cmd_approve(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core import ops as operator
+    from board.core import ops
 
-    result = operator.approve(
+    result = ops.approve(
         ctx.store, ctx.cfg, args.id, args.reason, expect_version=args.expect_version
     )
     if args.json:
@@ -204,9 +204,9 @@ def _register_salvage(sub: Subparsers) -> None:
 
 
 def _cmd_salvage(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core import ops as operator
+    from board.core import ops
 
-    result = operator.salvage(ctx.store, ctx.cfg, args.target, force=args.force)
+    result = ops.salvage(ctx.store, ctx.cfg, args.target, force=args.force)
     if args.json:
         ctx.emit_json(result.to_json())
         return 0 if result.published else 1
@@ -246,12 +246,12 @@ def _register_resolve(sub: Subparsers) -> None:
 
 
 def _cmd_resolve(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.ops import resolve
+    from board.core import ops
 
     if args.cont:
-        result = resolve.resolve_continue(ctx.store, ctx.cfg, args.id)
+        result = ops.resolve_continue(ctx.store, ctx.cfg, args.id)
     else:
-        result = resolve.resolve(ctx.store, ctx.cfg, args.id)
+        result = ops.resolve(ctx.store, ctx.cfg, args.id)
     if args.json:
         ctx.emit_json(result.to_json())
     else:

@@ -39,21 +39,21 @@ def register(sub: Subparsers) -> None:
 
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.ops import status  # here: building the parser does not pay for it
+    from board.core import ops  # here: building the parser does not pay for it
 
-    data = status.board_status(ctx.cfg, ctx.store)
+    data = ops.board_status(ctx.cfg, ctx.store)
     if args.json:
         ctx.emit_json(data)
     else:
-        for line in status.status_lines(data):
+        for line in ops.status_lines(data):
             ctx.out(visible(line))
     return 0
 
 
 def cmd_resume(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.ops import status
+    from board.core import ops
 
-    if status.resume(ctx.store, ctx.cfg.coder, args.tier):
+    if ops.resume(ctx.store, ctx.cfg.coder, args.tier):
         if args.tier == "setup":
             ctx.out("setup resumed: the loop claims cards again")
         else:

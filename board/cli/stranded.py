@@ -54,10 +54,10 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_pick(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.ops import pick
+    from board.core import ops
 
-    result = pick.pick(
-        ctx.cfg, args.branch, onto=args.onto, title_of=pick.titles_from(lambda: ctx.store)
+    result = ops.pick(
+        ctx.cfg, args.branch, onto=args.onto, title_of=ops.titles_from(lambda: ctx.store)
     )
     if not result.ok:
         if result.conflicts:
@@ -86,9 +86,9 @@ def cmd_pick(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_discard(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.ops import pick
+    from board.core import ops
 
-    target = pick.discard_target(ctx.cfg, args.name)
+    target = ops.discard_target(ctx.cfg, args.name)
     what = target.describe(ctx.cfg)
     store = ctx.store  # opened first: a store that cannot be opened refuses before a delete
     if target.foreign:  # not the board's: --yes does not answer for someone else's branch
@@ -99,16 +99,16 @@ def cmd_discard(args: argparse.Namespace, ctx: Context) -> int:
             )
     elif not args.yes and not ctx.confirm(f"Delete {what}? This cannot be undone."):
         raise Refused(f"not discarded: {what} (pass --yes to delete without asking)")
-    pick.discard(ctx.cfg, args.name, store)
+    ops.discard(ctx.cfg, args.name, store)
     print(_visible(f"deleted {what}"))
     return 0
 
 
 def cmd_prune(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.ops import pick
+    from board.core import ops
 
-    older = pick.parse_age(args.older_than) if args.older_than is not None else None
-    plan = pick.prune_plan(ctx.cfg, ctx.store, card=args.card, older_than=older)
+    older = ops.parse_age(args.older_than) if args.older_than is not None else None
+    plan = ops.prune_plan(ctx.cfg, ctx.store, card=args.card, older_than=older)
     if not plan.branches:
         whose = f"{args.card}'s saves" if args.card else "the saves of done or cancelled cards"
         age = f" older than {args.older_than}" if args.older_than else ""
@@ -121,7 +121,7 @@ def cmd_prune(args: argparse.Namespace, ctx: Context) -> int:
         print(_visible(f"  {line}"))
     if not args.yes and not ctx.confirm(f"Delete these {what}? This cannot be undone."):
         raise Refused(f"not pruned: {what} (pass --yes to delete without asking)")
-    for branch in pick.prune(ctx.cfg, ctx.store, plan):
+    for branch in ops.prune(ctx.cfg, ctx.store, plan):
         print(_visible(f"deleted {branch}"))
     return 0
 

@@ -19,8 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from board.core import config, locks, proc
-from board.core.cards import actions
+from board.core import config, locks, ops, proc
 from board.core.errors import Refused
 from board.core.git import gitutil
 from board.core.model import CardDraft
@@ -108,7 +107,7 @@ def trickle(repo: Path, stop: threading.Event, every_s: float = TRICKLE_S) -> in
         for op in TRICKLE_OPS:
             if stop.wait(every_s):
                 break
-            actions.add_card(store, trickle_card(op), prefix=cfg.board.prefix, who="demo")
+            ops.add_card(store, trickle_card(op), prefix=cfg.board.prefix, who="demo")
             added += 1
     finally:
         store.close()
@@ -200,14 +199,14 @@ def _seed_cards(repo: Path, env: dict[str, str]) -> None:
                 surface=list(spec.get("surface", [])),
                 deps=[ids[i] for i in spec.get("deps", [])],
             )
-            card = actions.add_card(store, draft, prefix=cfg.board.prefix, who="demo")
+            card = ops.add_card(store, draft, prefix=cfg.board.prefix, who="demo")
             ids.append(card.id)
             if spec.get("held"):
-                actions.hold(store, card.id, spec["held"], who="demo")
+                ops.hold(store, card.id, spec["held"], who="demo")
             if lane == "done":
-                actions.done(store, None, card.id, who="demo")
+                ops.done(store, None, card.id, who="demo")
             elif lane == "cancelled":
-                actions.cancel(store, None, card.id, who="demo", reason="out of scope")
+                ops.cancel(store, None, card.id, who="demo", reason="out of scope")
             elif lane == "review":
                 branch = f"feat/{card.id}"
                 gitutil.git(repo, "branch", branch, cfg.board.base)

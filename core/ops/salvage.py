@@ -36,8 +36,8 @@ from board.core.git import (
 )
 from board.core.logs import LogWriter, log_path
 from board.core.model import Card, Drive
-from board.core.ops import pick
 from board.core.ops.live import BOARD, WHO, after_fold, card_lock, save_trees, tail
+from board.core.ops.pick import picked_message
 from board.core.publish import publish, push
 from board.core.publish.owner import Owner, StoodAside, edge_update
 from board.core.records import Record, field
@@ -443,7 +443,7 @@ class _Salvage:
         tree = gitutil.out(
             self.cfg.root, "merge-tree", "--write-tree", "--no-messages", tip, self.t.tip
         ).split("\n", 1)[0]
-        message = pick.picked_message(
+        message = picked_message(
             gitutil.out(self.cfg.root, "log", "-1", "--format=%B", self.t.tip),
             self.card.id,
             self.card.title,

@@ -3,7 +3,7 @@
 A coder died, a drive was stopped, a card was cancelled: the board saved the tree to a
 `stranded/<tree>/<stamp>` branch (or moved a husk aside) before removing it. This screen
 is where the operator brings that work home or lets it go. Each key is one call into the
-core verbs the CLI offers too (`pick.pick`, `ops.salvage`, `pick.discard`),
+core verbs the CLI offers too (`ops.pick`, `ops.salvage`, `ops.discard`),
 run in a worker and reported as one line, never a traceback.
 
 Keys (each a Binding with an id, rebindable in board.toml `[tui.keys]`): `enter` the diff,

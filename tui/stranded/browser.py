@@ -19,12 +19,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from datetime import UTC, datetime
 
-from board.core import ops as operator
+from board.core import ops
 from board.core.config import Config
 from board.core.errors import BoardError
 from board.core.git import stranded
 from board.core.model import Card
-from board.core.ops import pick
 from board.core.store import Store
 from rich.text import Text
 from textual import on, work
@@ -546,11 +545,11 @@ class StrandedScreen(BoardAppScreen):
         question.append("Cherry-pick ")
         question.append(row.label, "bold")
         question.append(f" ({row.stat_text()}) onto which branch?")
-        default, why_not = pick.default_target(self.cfg)
+        default, why_not = ops.default_target(self.cfg)
         hint = "enter picks · esc cancels · a branch checked out anywhere is refused"
         if why_not:
             hint += f" ({one_line(why_not)}, so no branch is filled in)"
-        titles = pick.titles_from(self.store)
+        titles = ops.titles_from(self.store)
 
         def answered(target: str | None) -> None:
             if target is None:
@@ -559,7 +558,7 @@ class StrandedScreen(BoardAppScreen):
             self._run_verb(
                 "pick",
                 row,
-                lambda: pick_outcome(pick.pick(self.cfg, row.name, onto=target, title_of=titles)),
+                lambda: pick_outcome(ops.pick(self.cfg, row.name, onto=target, title_of=titles)),
             )
 
         self.app.push_screen(TargetDialog(question, default, hint), answered)
@@ -588,7 +587,7 @@ class StrandedScreen(BoardAppScreen):
             self._run_verb(
                 "salvage",
                 row,
-                lambda: salvage_outcome(operator.salvage(self.store, self.cfg, row.name)),
+                lambda: salvage_outcome(ops.salvage(self.store, self.cfg, row.name)),
             )
 
         self.app.push_screen(ConfirmDialog(question, "Yes, salvage it"), confirmed)
@@ -616,7 +615,7 @@ class StrandedScreen(BoardAppScreen):
                 return
 
             def call() -> Outcome:
-                target = pick.discard(self.cfg, row.name, self.store)
+                target = ops.discard(self.cfg, row.name, self.store)
                 what = f"stranded branch {row.label}" if target.kind == "branch" else row.describe()
                 return Outcome(f"discarded {what}")
 

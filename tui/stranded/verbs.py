@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import shlex
 
-from board.core import ops as operator
+from board.core import ops
 from board.core.config import Config
 from board.core.git import runbranch, saves
-from board.core.ops import pick
 from board.core.records import Record, field
 
 from .strandrows import StrandedRow
@@ -47,7 +46,7 @@ class Outcome(Record):
     error: bool = False
 
 
-def pick_outcome(result: pick.PickResult) -> Outcome:
+def pick_outcome(result: ops.PickResult) -> Outcome:
     """The new commits on the target, or the conflicting paths with the target unchanged."""
     target = result.target
     if result.conflicts:
@@ -77,7 +76,7 @@ def pick_outcome(result: pick.PickResult) -> Outcome:
     )
 
 
-def salvage_outcome(result: operator.SalvageResult) -> Outcome:
+def salvage_outcome(result: ops.SalvageResult) -> Outcome:
     """Published or not, and the gate's verdict with its tail."""
     gate = f"gate {result.gate}" + (f": {result.gate_reason}" if result.gate_reason else "")
     if result.published:
