@@ -5,6 +5,8 @@
 - no import cycles, counting imports inside functions (moving an import into a function
   does not remove a cycle; `if TYPE_CHECKING:` imports do not count);
 - the core names neither the TUI nor the command line, not even as a string to import;
+- the command line, the TUI and the demo reach the operator's verbs through one door,
+  `board.core.ops`, never from the module a verb lives in;
 - no module in core/ or tui/ over 800 lines.
 
 The source tree maps `core/` to `board.core` (and so on) through pyproject.toml, which
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.layout import package_copy, run_py
+from tests.support.layout import door_table, package_copy, run_py
 from tests.support.paths import ROOT
 
 MAX_LINES = 800
@@ -96,6 +98,32 @@ def core_names_above(core: Path) -> list[str]:
     return found
 
 
+def past_the_door(*roots: Path, homes: set[str], base: Path = ROOT) -> list[str]:
+    """Every place a module under `roots` imports a verb's home module (one the door's table
+    names), a name from one, or names one as a string to import, instead of going through
+    the door `board.core.ops`. An import inside a function counts: that is where most are."""
+    found = []
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names: list[str] = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    names = [node.value] if node.value in homes else []
+                hit = [n for n in names if any(n == h or n.startswith(h + ".") for h in homes)]
+                if hit:
+                    found.append(f"{path.relative_to(base)}:{node.lineno}: {hit[0]}")
+    return found
+
+
+def verb_homes() -> set[str]:
+    """The modules the door serves verbs from (its `_HOMES` table)."""
+    return set(door_table((ROOT / "core" / "ops" / "__init__.py").read_text(encoding="utf-8")))
+
+
 def long_modules(*roots: Path, base: Path = ROOT) -> list[str]:
     return [
         f"{path.relative_to(base)}: {n} lines"
@@ -137,6 +165,13 @@ def test_there_is_no_import_cycle(tmp_path: Path) -> None:
 
 def test_the_core_names_neither_the_tui_nor_the_command_line() -> None:
     assert core_names_above(ROOT / "core") == []
+
+
+def test_the_command_line_the_tui_and_the_demo_reach_the_verbs_through_the_door() -> None:
+    homes = verb_homes()
+    assert {"board.core.cards.actions", "board.core.ops.pick"} <= homes  # the check reads them
+    callers = (ROOT / "board" / "cli", ROOT / "board" / "demo", ROOT / "tui")
+    assert past_the_door(*callers, homes=homes) == []
 
 
 def test_no_module_in_core_or_tui_is_over_800_lines() -> None:
@@ -181,6 +216,30 @@ def test_the_cycle_check_fails_on_a_cycle_planted_inside_a_function(tmp_path: Pa
     )
     found = cycles(where)
     assert any("board.core.model" in c and "board.core.loop" in c for c in found), found
+
+
+@pytest.mark.parametrize(
+    ("planted", "named"),
+    [
+        ("from board.core.cards import actions", "board.core.cards.actions"),
+        ("import board.core.ops.pick", "board.core.ops.pick"),
+        ("from board.core.ops.approve import approve", "board.core.ops.approve"),
+        ("from board.core.ops import status", "board.core.ops.status"),
+        ('importlib.import_module("board.core.cards.split")', "board.core.cards.split"),
+    ],
+)
+def test_the_door_check_fails_on_a_verb_imported_from_its_home(
+    tmp_path: Path, planted: str, named: str
+) -> None:
+    """Each is planted inside a function, where a verb's import usually is. `from
+    board.core.ops import status` is the module: status is not one of the door's names."""
+    tui = tmp_path / "tui"
+    tui.mkdir()
+    text = (ROOT / "tui" / "commands.py").read_text(encoding="utf-8")
+    sneak = f"\n\ndef _sneak():\n    import importlib\n\n    {planted}\n"
+    (tui / "commands.py").write_text(text + sneak)
+    (found,) = past_the_door(tui, homes=verb_homes(), base=tmp_path)
+    assert found.startswith("tui/commands.py:") and found.endswith(f": {named}"), found
 
 
 def test_the_size_check_fails_on_a_long_module(tmp_path: Path) -> None:
