@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from board.cli import parsing
+from tests.support.layout import door_table
+from tests.support.paths import ROOT
 from tests.support.procs import python_child
 from tests.support.repos import GIT_ENV, make_repo
 
@@ -147,6 +149,23 @@ def test_a_verb_still_imports_what_it_uses(board_repo: Path, tmp_path: Path) -> 
     stdout, modules = _run(board_repo, tmp_path / "modules.json", "status")
     assert "board.core.ops.status" in modules
     assert "ready" in stdout
+
+
+def test_a_verb_loads_its_own_module_through_the_door_and_no_other_verb_s(
+    board_repo: Path, tmp_path: Path
+) -> None:
+    """`board hold` reaches `hold` through the door (board.core.ops), which loads the lane
+    verbs' module and no other verb's: not the git, drive and publishing modules behind a
+    salvage. `board status` loads its own module, not a salvage's, as it once did."""
+    homes = set(door_table((ROOT / "core" / "ops" / "__init__.py").read_text(encoding="utf-8")))
+    _, modules = _run(board_repo, tmp_path / "m1.json", "hold", "c-1", "--reason", "r")
+    assert "board.core.ops" in modules
+    assert sorted(homes & modules) == ["board.core.cards.actions"]
+    later = ("board.core.drive", "board.core.publish", "board.core.git.saves", "board.core.loop")
+    assert sorted(m for m in modules if m.startswith(later)) == []
+    _, modules = _run(board_repo, tmp_path / "m2.json", "status")
+    assert sorted(homes & modules) == ["board.core.ops.status"]
+    assert sorted(m for m in modules if m.startswith(later)) == []
 
 
 def test_a_card_listing_runs_no_git(board_repo: Path, tmp_path: Path) -> None:
