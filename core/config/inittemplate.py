@@ -166,8 +166,8 @@ def stub_text() -> str:
         "",
         "from board.core.config.keyschema import Tier",
         "from board.core.failures import Rule",
-        "from board.core.records import Frozen",
         "from board.core.model import Price",
+        "from board.core.records import Frozen",
         "",
         "RECORDS: dict[str, type[Frozen]]",
     ]
