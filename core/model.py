@@ -27,6 +27,7 @@ HUMAN_CLASSES: frozenset[str] = frozenset(
         "pr-closed",  # its pull request was closed without a merge: a human decides
         "setup-failed",  # its tree's [tree] setup failed: the project's, not the card's
         "secret-leak",  # its change holds a copied file's value: never committed or saved
+        "over-budget",  # its attempts together spent its `[budget] card_usd`: a human decides
     }
 )
 BLOCK_CLASSES: frozenset[str] = SELF_HEALING | HUMAN_CLASSES
@@ -212,10 +213,31 @@ class Drive(Frozen, slots=True):
     owner_pid: int = 0  # pid of the `board run` process driving it
     log: str = ""  # path relative to the repository root
     result: str = ""  # one line: why it ended
+    # what its coder spent, as the agent reported it (`Usage`); None: not said, or not yet
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost_usd: float | None = None
+    model: str = ""
+    turns: int | None = None
 
     @property
     def live(self) -> bool:
         return self.status == DRIVE_LIVE
+
+    @property
+    def usage(self) -> Usage | None:
+        """What this drive's coder spent, None when nothing of it is known (an older
+        board's drive, an agent that says nothing, a drive still running)."""
+        usage = Usage(
+            self.input_tokens,
+            self.output_tokens,
+            self.cached_tokens,
+            self.cost_usd,
+            self.model,
+            self.turns,
+        )
+        return None if usage == NO_USAGE else usage
 
     def to_json(self) -> dict[str, Any]:
         return as_dict(self)
@@ -252,8 +274,38 @@ class Usage(Frozen, slots=True):
         return as_dict(self)
 
 
+NO_USAGE = Usage()  # a drive of which nothing is known
+
+
+class UsageSum(Frozen, slots=True):
+    """What a group of drives spent together (one card's attempts, a tier's, a day's), as
+    the store sums its drive rows. A sum is None when no drive of the group said it; a
+    drive that said tokens but no cost is counted in `unpriced`, so its spend is shown as
+    unknown or partial, never as a zero."""
+
+    key: str  # the card id, the tier or the UTC day (YYYY-MM-DD); "" for a card's total
+    drives: int = 0  # every drive of the group, failed ones and those that said nothing too
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost_usd: float | None = None  # the known costs summed; None when none is known
+    unpriced: int = 0  # drives with tokens but no cost (no price for their model)
+
+    @property
+    def spent(self) -> float:
+        """The known spend, 0.0 when none is known: what a budget compares (an unpriced
+        drive adds nothing it could be sure of)."""
+        return self.cost_usd or 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return as_dict(self)
+
+
 FORGE_PAUSE = "forge"  # the pause a dead forge login puts on PR polling (`board resume forge`)
 SETUP_PAUSE = "setup"  # the pause two failed setups in a row put on claims (`board resume setup`)
+# the pause the day's spend reaching `[budget] day_usd` puts on claims, until the next UTC
+# midnight or `board resume budget`
+BUDGET_PAUSE = "budget"
 
 
 class Pause(Frozen, slots=True):

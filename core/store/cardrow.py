@@ -27,7 +27,8 @@ _CARD_COLS = (
 )
 _STATE_COLS = "tries, rung, told, timeouts, reviews_seen"  # a card_state row, less its card
 _DRIVE_COLS = (
-    "id, card, attempt, tier, status, started_at, ended_at, pgid, host, owner_pid, log, result"
+    "id, card, attempt, tier, status, started_at, ended_at, pgid, host, owner_pid, log, result, "
+    "input_tokens, output_tokens, cached_tokens, cost_usd, model, turns"
 )
 
 

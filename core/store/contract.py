@@ -25,6 +25,8 @@ from board.core.model import (
     LaneMove,
     LoopBeat,
     Pause,
+    Usage,
+    UsageSum,
 )
 from board.core.records import Frozen, replace
 
@@ -138,6 +140,12 @@ if TYPE_CHECKING:  # for the type check only: a TypedDict is of no use at run ti
         owner_pid: int
         log: str
         result: str
+        input_tokens: int | None
+        output_tokens: int | None
+        cached_tokens: int | None
+        cost_usd: float | None
+        model: str
+        turns: int | None
 
 
 class Tx(abc.ABC):
@@ -274,6 +282,29 @@ class Store(abc.ABC):
     def lane_moves_since(self, at: str) -> list[LaneMove]:
         """Every card's lane moves made at or after `at`, in the order made: what the flow
         screen counts (each written with the timeline line `lane A → B` that says it)."""
+
+    @abc.abstractmethod
+    def record_usage(self, drive_id: str, usage: Usage) -> Drive:
+        """Record what a drive's coder spent (every field of `usage`, None ones as unknown,
+        over what the row held); NotFound when there is no such drive. A negative count or
+        cost, or one that is not a number, is refused and nothing is written."""
+
+    @abc.abstractmethod
+    def usage_sums(self, by: str, since: str | None = None) -> list[UsageSum]:
+        """Every drive's usage summed per `by` ("card", "tier", or "day": the UTC day a
+        drive ended, or started while it runs), counted by the store (SQL), of the drives
+        whose time (the same) is at or after `since` (ISO UTC; None: all). Keys in order
+        (days oldest first); a bad `by` is refused."""
+
+    @abc.abstractmethod
+    def card_usage(self, card_id: str) -> UsageSum:
+        """What every attempt of a card spent together, failed ones included (key: the
+        card id; drives 0 when it has none)."""
+
+    @abc.abstractmethod
+    def spend_since(self, at: str) -> float:
+        """The known cost of the drives that ended at or after `at` (ISO UTC), or that run
+        still and started then: today's spend is `spend_since` of today's UTC midnight."""
 
     @abc.abstractmethod
     def live_drives(self) -> list[Drive]:

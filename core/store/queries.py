@@ -26,6 +26,8 @@ from board.core.model import (
     LaneMove,
     LoopBeat,
     Pause,
+    Usage,
+    UsageSum,
 )
 from board.core.store.cardrow import _CARD_COLS, _DRIVE_COLS, _cards, _cards_json, _id_key
 from board.core.store.contract import LaneHeads, Tx
@@ -42,6 +44,57 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 _DRIVE_FIELDS = set(_DRIVE_COLS.replace(" ", "").split(",")) - {"id", "card"}
+_USAGE_FIELDS = Usage.__match_args__  # the drive columns a Usage fills, in its order
+
+# a drive's time, for sums by day and since a time: when it ended (its spend was made by
+# then), or when it started while it runs; the second form is the one the ended_at index serves
+DRIVE_AT = "CASE WHEN ended_at = '' THEN started_at ELSE ended_at END"
+AT_OR_AFTER = "(ended_at >= ? OR (ended_at = '' AND started_at >= ?))"
+# what the sums of a group of drive rows are read as (UsageSum's fields after its key)
+_SUMS = (
+    "COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cached_tokens), SUM(cost_usd), "
+    "SUM(CASE WHEN cost_usd IS NULL AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL "
+    "OR cached_tokens IS NOT NULL) THEN 1 ELSE 0 END)"
+)
+USAGE_BY = {"card": "card", "tier": "tier", "day": f"substr({DRIVE_AT}, 1, 10)"}
+
+
+def _usage_sum(key: str, row: tuple[Any, ...]) -> UsageSum:
+    """A UsageSum from a row of `_SUMS` (PostgreSQL sums BIGINTs as NUMERIC: made ints)."""
+    drives, inp, out, cached, cost, unpriced = row
+
+    def whole(v: Any) -> int | None:
+        return None if v is None else int(v)
+
+    cost_usd = None if cost is None else float(cost)
+    return UsageSum(
+        key, int(drives), whole(inp), whole(out), whole(cached), cost_usd, int(unpriced or 0)
+    )
+
+
+def checked_usage(fields: dict[str, Any]) -> None:
+    """Refuse a usage field of a drive row that is not what it says: a count that is not a
+    whole number of 0 or more, a cost that is not a finite number of 0 or more, a model
+    that is not text (None is "not said", for every field but the model)."""
+    import math  # only a usage write
+
+    for name in _USAGE_FIELDS:
+        if name not in fields:
+            continue
+        value = fields[name]
+        if name == "model":
+            if not isinstance(value, str):
+                raise Refused(f"drive usage: model must be text, not {value!r}")
+            continue
+        if value is None:
+            continue
+        if name == "cost_usd":
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            if not ok or not math.isfinite(value) or value < 0:
+                raise Refused(f"drive usage: cost_usd must be a number of 0 or more, not {value!r}")
+            fields[name] = float(value)
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise Refused(f"drive usage: {name} must be a whole number of 0 or more, not {value!r}")
 
 
 class SqlQueries:
@@ -168,7 +221,7 @@ class SqlQueries:
             owner_pid=owner_pid or os.getpid(),
             log=log,
         )
-        values = "?, ?, ?, ?, ?, ?, '', 0, ?, ?, ?, ''"
+        values = "?, ?, ?, ?, ?, ?, '', 0, ?, ?, ?, '', NULL, NULL, NULL, NULL, '', NULL"
         self._write(
             self._q(f"INSERT INTO drives ({_DRIVE_COLS}) VALUES ({values})"),
             (drive.id, drive.card, drive.attempt, drive.tier, drive.status, drive.started_at,
@@ -180,6 +233,7 @@ class SqlQueries:
         bad = set(fields) - _DRIVE_FIELDS
         if bad:
             raise Refused(f"unknown drive fields: {', '.join(sorted(bad))}")
+        checked_usage(fields)  # type: ignore[arg-type]  # a TypedDict is a dict at run time
         if fields.get("status") and fields["status"] != DRIVE_LIVE and "ended_at" not in fields:
             fields["ended_at"] = self.clock()
         if fields:
@@ -229,6 +283,39 @@ class SqlQueries:
             (at,),
         )
         return [LaneMove(*r) for r in rows]
+
+    def record_usage(self, drive_id: str, usage: Usage) -> Drive:
+        fields: dict[str, Any] = {name: getattr(usage, name) for name in _USAGE_FIELDS}
+        checked_usage(fields)
+        assign = ", ".join(f"{k} = ?" for k in fields)
+        touched = self._write(
+            self._q(f"UPDATE drives SET {assign} WHERE id = ?"), (*fields.values(), drive_id)
+        )
+        if not touched:
+            raise NotFound(f"no drive {drive_id!r}")
+        return self.get_drive(drive_id)
+
+    def usage_sums(self, by: str, since: str | None = None) -> list[UsageSum]:
+        key = USAGE_BY.get(by)
+        if key is None:
+            raise Refused(f"usage sums: by must be one of {', '.join(USAGE_BY)}, not {by!r}")
+        where, params = ("", ()) if since is None else (f"WHERE {AT_OR_AFTER} ", (since, since))
+        rows = self._read(
+            self._q(f"SELECT {key}, {_SUMS} FROM drives {where}GROUP BY {key}"), params
+        )
+        sums = [_usage_sum(str(r[0]), tuple(r[1:])) for r in rows]
+        sums.sort(key=(lambda u: _id_key(u.key)) if by == "card" else (lambda u: u.key))
+        return sums
+
+    def card_usage(self, card_id: str) -> UsageSum:
+        rows = self._read(self._q(f"SELECT {_SUMS} FROM drives WHERE card = ?"), (card_id,))
+        return _usage_sum(card_id, tuple(rows[0]))
+
+    def spend_since(self, at: str) -> float:
+        rows = self._read(
+            self._q(f"SELECT SUM(cost_usd) FROM drives WHERE {AT_OR_AFTER}"), (at, at)
+        )
+        return float(rows[0][0] or 0.0)
 
     def live_drives(self) -> list[Drive]:
         rows = self._read(

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 
 # 2: cards.not_before, tier pauses, loop heartbeats; 3: the PR's polled state; 4: the board's
 # publishing shape and the tombstones of deleted saves (a board on several hosts); 5: the
-# board's counts of a card (card_state) and its lane moves (lane_moves) as data, not words
-SCHEMA_VERSION = 5
+# board's counts of a card (card_state) and its lane moves (lane_moves) as data, not words;
+# 6: what each drive's coder spent (tokens, cost, model, turns)
+SCHEMA_VERSION = 6
 
 # the card fields a write may change (`Tx.update`), besides its deps: Card's own, less those
 # the store alone keeps (its id, its deps' own table, the stamps, the version and the order)
@@ -106,6 +107,23 @@ _V5 = [
     )""",
     "CREATE INDEX IF NOT EXISTS lane_moves_at ON lane_moves (at)",
 ]
+# added by schema version 6: what a drive's coder spent, as the agent reported it
+# (model.Usage). NULL is "not said": an older board's drives, an agent that reports nothing,
+# so no unknown is ever summed as a zero. BIGINT and DOUBLE PRECISION are the same words on
+# both stores (SQLite reads them as INTEGER and REAL): a long session's cached tokens may
+# pass a 32-bit INTEGER on PostgreSQL. A drive's time, for the day's spend, is its end.
+USAGE_COLUMNS = (
+    ("input_tokens", "BIGINT"),
+    ("output_tokens", "BIGINT"),
+    ("cached_tokens", "BIGINT"),
+    ("cost_usd", "DOUBLE PRECISION"),
+    ("model", "TEXT NOT NULL DEFAULT ''"),
+    ("turns", "BIGINT"),
+)
+_V6 = [
+    *(f"ALTER TABLE drives ADD COLUMN {name} {kind}" for name, kind in USAGE_COLUMNS),
+    "CREATE INDEX IF NOT EXISTS drives_ended ON drives (ended_at)",
+]
 # what each version adds to the one before: MIGRATIONS[n] takes a store from n to n + 1
 # (the same statements on both stores; a version whose rows change too has a step in
 # core/store/upgrade.py, run after these in the same transaction)
@@ -117,7 +135,10 @@ MIGRATIONS: dict[int, list[str]] = {
     ],
     3: _V4,
     4: _V5,
+    5: _V6,
 }
+
+USAGE_DDL = ",\n        ".join(f"{name} {kind}" for name, kind in USAGE_COLUMNS)
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -159,7 +180,7 @@ _TABLES = [
         text TEXT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS events_card ON events (card, seq)",
-    """CREATE TABLE IF NOT EXISTS drives (
+    f"""CREATE TABLE IF NOT EXISTS drives (
         id TEXT PRIMARY KEY,
         card TEXT NOT NULL,
         attempt INTEGER NOT NULL,
@@ -171,10 +192,12 @@ _TABLES = [
         host TEXT NOT NULL DEFAULT '',
         owner_pid INTEGER NOT NULL DEFAULT 0,
         log TEXT NOT NULL DEFAULT '',
-        result TEXT NOT NULL DEFAULT ''
+        result TEXT NOT NULL DEFAULT '',
+        {USAGE_DDL}
     )""",
     "CREATE INDEX IF NOT EXISTS drives_card ON drives (card, attempt)",
     "CREATE INDEX IF NOT EXISTS drives_status ON drives (status)",
+    "CREATE INDEX IF NOT EXISTS drives_ended ON drives (ended_at)",
     *_V2,
     *_V4,
     *_V5,
