@@ -13,30 +13,25 @@ gave on the same store at the same clock.
 from __future__ import annotations
 
 import json
-import shutil
-import sys
-import tarfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
 import pytest
-from board.core import proc
 from board.core.cards import split, waits
 from board.core.errors import CorruptCard, Refused
 from board.core.failures import stamp
 from board.core.flowstats import read_flow
-from board.core.git import gitutil
 from board.core.model import Blocked, CardDraft
 from board.core.store import Expect, SQLiteStore, Store
 from board.core.store.postgres import PostgresStore
 
+from tests.support import old_code as old_code_
 from tests.support.repos import run_cli
 
 pytestmark = pytest.mark.backends()
 
 OLD = "c258853"  # the last commit whose board kept its counts in labels
-ROOT = Path(__file__).resolve().parents[1]
 OLD_BOARD = Path(__file__).with_name("support") / "old_board.py"
 END = datetime(2026, 1, 2, 0, 0, tzinfo=UTC)  # as old_board.py's
 FIGURES = (
@@ -47,38 +42,14 @@ FIGURES = (
 
 @pytest.fixture(scope="module")
 def old_code(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The source of commit OLD laid out as the import package `board` (a folder for
-    PYTHONPATH): board/, with core/, tui/ and themes/ inside it, as pyproject maps them."""
-    dest = tmp_path_factory.mktemp("old-code")
-    tar = dest / "old.tar"
-    res = gitutil.git(
-        ROOT, "archive", "-o", str(tar), OLD, "--", "board", "core", "tui", "themes", check=False
-    )
-    if res.returncode != 0:
-        pytest.fail(
-            f"commit {OLD} is needed in {ROOT}'s history to make an old board: {res.stderr}"
-        )
-    with tarfile.open(tar) as archive:
-        archive.extractall(dest / "src", filter="data")
-    pkg = dest / "pkg"
-    shutil.copytree(dest / "src" / "board", pkg / "board")
-    for part in ("core", "tui", "themes"):
-        shutil.copytree(dest / "src" / part, pkg / "board" / part)
-    return pkg
+    """The source of commit OLD laid out as the import package `board`."""
+    return old_code_.package_of(OLD, tmp_path_factory.mktemp("old-code"))
 
 
 def made_by_old_code(old_code: Path, tmp_path: Path, where: str) -> dict:
     """Run old_board.py under the old code; what it wrote of its board."""
-    script = tmp_path / "old_board.py"  # its folder is sys.path[0]: not tests/support
-    shutil.copy(OLD_BOARD, script)
     out = tmp_path / "old.json"
-    res = proc.run(
-        [sys.executable, str(script), where, str(out)],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(old_code)},
-        timeout=180,
-    )
-    assert res.returncode == 0, f"the old code failed:\n{res.stdout}\n{res.stderr}"
+    old_code_.run_script(OLD_BOARD, old_code, tmp_path, where, str(out))
     return json.loads(out.read_text(encoding="utf-8"))
 
 
