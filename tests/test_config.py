@@ -86,6 +86,12 @@ def test_empty_file_is_all_defaults() -> None:
         ("[store]\n\nreconnect_s = -5\n", "/r/board.toml:3: store.reconnect_s: must not be neg"),
         ('[store]\nreconnect_s = "5m"\n', "store.reconnect_s: expected a number, got '5m'"),
         ("[store]\nreconnect_s = inf\n", "store.reconnect_s: must be a finite"),
+        # the money budgets: US dollars, 0 or more
+        ("[budget]\n\ncard_usd = -0.5\n", "/r/board.toml:3: budget.card_usd: must be a finite"),
+        ('[budget]\nday_usd = "$5"\n', "budget.day_usd: expected a number of US dollars, got '$5'"),
+        ("[budget]\nday_usd = true\n", "budget.day_usd: expected a number of US dollars"),
+        ("[budget]\ncard_usd = nan\n", "budget.card_usd: must be a finite number of 0 or more"),
+        ('[budget]\nhard = "yes"\n', "budget.hard: expected true or false"),
     ],
 )
 def test_bad_config_is_refused_naming_file_line_and_key(text: str, needle: str) -> None:
@@ -106,6 +112,15 @@ def test_zero_keeps_its_documented_meanings() -> None:
     assert cfg.coder.first_output_timeout_s == 0 and cfg.coder.tiers["default"].timeout_s == 0
     assert cfg.board.loop_interval_s == 0.05
     assert cfg.store.reconnect_s == 0 and parse("").store.reconnect_s == 300
+
+
+def test_the_money_budgets_are_off_by_default_and_read_as_dollars() -> None:
+    """0 is no limit; an integer is read as dollars (no seconds' bounds: 0 is allowed)."""
+    off = parse("").budget
+    assert (off.card_usd, off.day_usd, off.hard) == (0.0, 0.0, False)
+    on = parse("[budget]\ncard_usd = 2\nday_usd = 0.05\nhard = true\n").budget
+    assert (on.card_usd, on.day_usd, on.hard) == (2.0, 0.05, True)
+    assert isinstance(on.card_usd, float)
 
 
 def test_scratch_entries_are_kept_as_plain_relative_names() -> None:

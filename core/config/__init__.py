@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     )
     from board.core.config.sections import (
         BoardSection,
+        BudgetSection,
         CoderSection,
         FailuresSection,
         GateSection,
@@ -87,6 +88,7 @@ __all__ = [
     "TIER_DOC",
     "TIER_KEYS",
     "BoardSection",
+    "BudgetSection",
     "CoderSection",
     "Config",
     "ConfigError",

@@ -13,6 +13,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick
 if TYPE_CHECKING:
     from board.core.config.sections import (
         BoardSection,
+        BudgetSection,
         CoderSection,
         FailuresSection,
         GateSection,
@@ -40,6 +41,7 @@ class Config(Frozen, slots=True):
     tui: TuiSection = field(default_factory=RECORDS["tui"])
     store: StoreSection = field(default_factory=RECORDS["store"])
     usage: UsageSection = field(default_factory=RECORDS["usage"])
+    budget: BudgetSection = field(default_factory=RECORDS["budget"])
 
     @property
     def board_dir(self) -> Path:

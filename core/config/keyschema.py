@@ -28,6 +28,7 @@ BOARD_DIR = ".board"  # beside board.toml: the store, logs, locks (caches: core/
 ARGV = "argv"
 ARGVS = "argvs"  # a list of argv lists: commands run in order
 STRLIST = "strlist"
+USD = "usd"  # an amount of US dollars: a finite number, 0 or more (0: no limit)
 TIERS = "tiers"  # [coder.tiers.NAME] tables, read into Tier records
 RULES = "rules"  # [[failures.rules]] tables, read into Rule records (core/tomlrules.py)
 PRICES = "prices"  # [usage.prices."<model>"] tables, read into Price records (core/usage.py)
@@ -131,6 +132,15 @@ KEYS: tuple[Key, ...] = (
     Key("usage", "prices", PRICES, {},
         'dollars per million tokens by model, [usage.prices."<model>"] input, output, '
         "cached_input: a cost from tokens where the agent reports none (never guessed)"),
+    Key("budget", "card_usd", USD, 0.0,
+        "a card whose attempts together spent this much (US$) is blocked over-budget before "
+        "its next attempt (0: no limit)"),
+    Key("budget", "day_usd", USD, 0.0,
+        "past this spend in a UTC day (US$) board run claims nothing more until the next "
+        "day or board resume budget (0: no limit)"),
+    Key("budget", "hard", bool, False,
+        "a drive running when a money budget is passed is stopped, its work saved, instead "
+        "of finishing"),
     # the tables, read by their own readers: last, as init writes them and the docs list them
     Key("coder", "tiers", TIERS, {"default": {"argv": list(DEFAULT_TIER)}}, TIER_DOC),
     Key("failures", "rules", RULES, [], RULE_DOC),
@@ -172,6 +182,7 @@ ANNOTATIONS: dict[Any, str] = {
     int: "int",
     bool: "bool",
     float: "float",
+    USD: "float",
     dict: "dict[str, str]",
     ARGV: "tuple[str, ...]",
     STRLIST: "tuple[str, ...]",

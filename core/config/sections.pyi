@@ -145,3 +145,14 @@ class UsageSection(Frozen):
         self,
         prices: dict[str, Price] = ...,
     ) -> None: ...
+
+class BudgetSection(Frozen):
+    card_usd: float
+    day_usd: float
+    hard: bool
+    def __init__(
+        self,
+        card_usd: float = ...,
+        day_usd: float = ...,
+        hard: bool = ...,
+    ) -> None: ...

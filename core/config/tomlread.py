@@ -25,6 +25,7 @@ from board.core.config.keyschema import (
     STRLIST,
     TIER_KEYS,
     USAGE_READERS,
+    USD,
     ZERO_MEANS,
     Tier,
     value_of,
@@ -79,6 +80,14 @@ class _Reader:
             return tuple(raw)
         if kind is float:
             return self.seconds(section, key, raw)
+        if kind == USD:
+            if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+                raise self.fail(section, key, f"expected a number of US dollars, got {raw!r}")
+            if not math.isfinite(raw) or raw < 0:
+                raise self.fail(
+                    section, key, f"must be a finite number of 0 or more (0: no limit), got {raw!r}"
+                )
+            return float(raw)
         if kind is bool:
             if not isinstance(raw, bool):
                 raise self.fail(section, key, f"expected true or false, got {raw!r}")
