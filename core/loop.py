@@ -61,7 +61,7 @@ from board.core.errors import BoardError, NotFound, Refused, StoreUnavailable, S
 from board.core.git import naming, runbranch, shared, snapshot, treestate, worktrees
 from board.core.git.runbranch import lock_path
 from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Blocked, Card, Drive, Pause
-from board.core.ops import leases
+from board.core.ops import leases, spending
 from board.core.ops.leases import LEASE_LOST
 from board.core.ops.pick import card_of_branch  # by name: `ops.pick` is the verb
 from board.core.poller import ForgePoller
@@ -150,6 +150,7 @@ class Loop:
         self.setup_fails: list[str] = []  # cards whose setup failed since the last that worked
         self.store_lost = ""  # why the loop stopped: its store stayed unreachable ('' if not)
         self._store_back = float("-inf")  # monotonic time the store last came back
+        self.budget_stopped: set[str] = set()  # drives this loop stopped for a money budget
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -457,11 +458,26 @@ class Loop:
     # -- the tick ------------------------------------------------------------------------
 
     def tick(self) -> list[str]:
-        """The sweep, then the claims; returns the cards claimed."""
+        """The sweep, the money budgets, then the claims; returns the cards claimed."""
         self.sweep()
         if self.stopping.is_set():
             return []
+        self.budgets()
         return self.claims()
+
+    def budgets(self) -> None:
+        """The money budgets (core/ops/spending.py): the day's spend past `[budget] day_usd`
+        pauses the claims, said once; with `[budget] hard` a running drive past a budget is
+        stopped, its work saved. Otherwise a drive already running finishes."""
+        at = waits.now()
+        spending.pause_claims(self.cfg.budget, self.store, at, self.log)
+        if self.cfg.budget.hard:
+            with self._mu:
+                running = [r for r in self.running.values() if r.token not in self.budget_stopped]
+            for run in running:
+                if run.drive is not None:  # a planner's run has no tree to save: it ends
+                    if spending.stop_if_over(self.cfg, self.store, run.drive, at, self.log):
+                        self.budget_stopped.add(run.token)
 
     def sweep(self) -> None:
         self._sweep_lost_hosts()

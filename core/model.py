@@ -304,8 +304,13 @@ class UsageSum(Frozen, slots=True):
 FORGE_PAUSE = "forge"  # the pause a dead forge login puts on PR polling (`board resume forge`)
 SETUP_PAUSE = "setup"  # the pause two failed setups in a row put on claims (`board resume setup`)
 # the pause the day's spend reaching `[budget] day_usd` puts on claims, until the next UTC
-# midnight or `board resume budget`
+# midnight or `board resume budget` (core/cards/budget.py); its class is OVER_BUDGET, the
+# class a card past `[budget] card_usd` is blocked with. The operator's resume leaves the
+# row in place with the class BUDGET_RESUMED until that midnight, so that no loop pauses the
+# same day's claims again (it lapses, and is lifted, as any timed pause)
 BUDGET_PAUSE = "budget"
+OVER_BUDGET = "over-budget"
+BUDGET_RESUMED = "resumed"
 
 
 class Pause(Frozen, slots=True):

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from board.core.cards import waits
 from board.core.config import BoardSection, Config
 from board.core.failures import parse_stamp
-from board.core.model import Card, Drive, LoopBeat, Pause
+from board.core.model import BUDGET_RESUMED, Card, Drive, LoopBeat, Pause
 from board.core.records import Frozen, field, replace
 from board.core.store import Store
 from rich.cells import cell_len, set_cell_size
@@ -80,7 +80,12 @@ class Health(Frozen, slots=True):
         return self.max_concurrent * max(1, len(self.loops))
 
     def active_pauses(self) -> list[Pause]:
-        return [p for p in self.pauses if waits.active_pause([p], p.tier, self.at) is not None]
+        """The pauses that hold now; the operator's resume of the day budget is none."""
+        return [
+            p
+            for p in self.pauses
+            if waits.active_pause([p], p.tier, self.at) is not None and p.cls != BUDGET_RESUMED
+        ]
 
     def view(self, cards: waits.ClaimView | Sequence[Card]) -> waits.ClaimView:
         """The claim's view at this moment, what `why_waits` decides from: of these cards,

@@ -21,6 +21,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from board.core import hosts
+from board.core.cards import budget
 from board.core.config import CoderSection, Config, PlannerSection, PublishSection
 from board.core.failures import OPERATOR_CLASSES, parse_stamp
 from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Card, LoopBeat, Pause
@@ -284,6 +285,9 @@ def why_waits(cfg: Config, card: Card, view: ClaimView) -> str:
         lane = view.lanes.get(dep)
         if lane is not None and lane not in TERMINAL:
             return f"waits on {dep} ({lane})"
+    held = budget.held_pause(view.pauses, view.at)
+    if held is not None:  # a planner spends too: nothing is claimed
+        return f"claims are paused (board resume budget): {held.reason}"
     if for_planner(cfg.planner, card):
         if not cfg.planner.argv:
             return "a planner task, and no planner command is configured ([planner] argv)"

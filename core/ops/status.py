@@ -13,11 +13,11 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from board.core.cards import waits
+from board.core.cards import budget, waits
 from board.core.cards.waits import HEARTBEAT_S, STALE_AFTER_S, heartbeat_age, loop_running
 from board.core.config import CoderSection, Config
 from board.core.errors import Refused
-from board.core.model import FORGE_PAUSE, LANES, SETUP_PAUSE
+from board.core.model import BUDGET_PAUSE, BUDGET_RESUMED, FORGE_PAUSE, LANES, SETUP_PAUSE
 from board.core.store import Store
 
 
@@ -57,8 +57,10 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
         for d in sorted(live, key=lambda d: d.started_at)
     ]
     paused = [
-        p.to_json() for p in store.pauses() if waits.active_pause([p], p.tier, at) is not None
-    ]
+        p.to_json()
+        for p in store.pauses()
+        if waits.active_pause([p], p.tier, at) is not None and p.cls != BUDGET_RESUMED
+    ]  # the operator's resume of the day budget is no pause: `budget` says it
     cards = store.list_cards()
     lanes = Counter(c.lane for c in cards)
     blocked = Counter(c.blocked.cls for c in cards if c.blocked is not None)
@@ -76,6 +78,8 @@ def board_status(cfg: Config, store: Store, at: datetime | None = None) -> dict[
         "lanes": {lane: lanes.get(lane, 0) for lane in LANES},
         "blocked": dict(sorted(blocked.items())),
         "needs_operator": sum(1 for c in cards if waits.needs_operator(cfg.publish, c)),
+        "spend_today": store.spend_since(budget.day_start(at)),
+        "budget": budget.status(cfg.budget, store, at),
     }
 
 
@@ -113,13 +117,35 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     if status["blocked"]:
         out.append("blocked: " + ", ".join(f"{k} {v}" for k, v in status["blocked"].items()))
     out.append(f"cards that need you: {status['needs_operator'] or 'none'}")
+    out.append(spend_line(status))
     return out
+
+
+def spend_line(status: dict[str, Any]) -> str:
+    """Today's spend, and the money budgets when set: `spend today (UTC): $0.42 of $5.00
+    (day budget), claims paused until …` (the known cost: an unpriced drive adds none)."""
+    b = status["budget"]
+    line = f"spend today (UTC): {budget.money(status['spend_today'])}"
+    if b["day_usd"]:
+        line += f" of {budget.money(b['day_usd'])} (day budget)"
+    if b["card_usd"]:
+        line += f"; card budget {budget.money(b['card_usd'])}"
+    if b["paused"]:
+        line += f"; claims PAUSED until {b['until']} (board resume budget): {b['reason']}"
+    elif b["resumed"]:
+        line += "; past the day budget, resumed by the operator for the rest of the day"
+    if b["hard"] and (b["day_usd"] or b["card_usd"]):
+        line += "; hard: a drive running past a budget is stopped"
+    return line
 
 
 def resume(store: Store, coder: CoderSection, tier: str) -> bool:
     """`board resume TIER`: lift the tier's pause, whatever its class (`forge`: PR polling,
-    `setup`: the claims two failed setups in a row stopped). False if none."""
+    `setup`: the claims two failed setups in a row stopped, `budget`: the claims the day's
+    spend stopped, for the rest of that UTC day). False if none."""
 
+    if tier == BUDGET_PAUSE:
+        return budget.resume_day(store, waits.now())
     if tier not in coder.tiers and tier not in (FORGE_PAUSE, SETUP_PAUSE):
         known = ", ".join(sorted(coder.tiers)) or "none"
         raise Refused(f"no tier {tier!r} in board.toml (tiers: {known})")

@@ -2,10 +2,11 @@
 
 The card moves first (to `ready`, held `stopped: …`) and the drive's row is ended, so
 the drive, when it notices its coder died, finds the card no longer its own and stands
-aside: nothing is blocked, retried, counted against the timeout budget or published.
+aside: nothing is blocked, retried, counted as a timeout (too-wide) or published.
 Only then is the drive's whole process group killed and its tree saved to a
 `stranded/…` branch through the one save-then-remove. `unblock` resumes the card: its
-next build starts from that saved work (treestate.resume_branch). The system we
+next build starts from that saved work (treestate.resume_branch). The loop stops a drive
+the same way when a money budget is passed and `[budget] hard` is on. The system we
 re-create had no such verb: its operators killed processes by hand and lost trees to
 the next re-dispatch.
 """
@@ -51,12 +52,18 @@ def stop_reason(reason: str | None) -> str:
 
 
 def stop(
-    store: Store, cfg: Config, card_id: str, reason: str | None = None, who: str = WHO
+    store: Store,
+    cfg: Config,
+    card_id: str,
+    reason: str | None = None,
+    who: str = WHO,
+    cls: str = "held",
 ) -> StopResult:
-    """`board stop ID`: end the card's drive, save its tree, leave the card held in `ready`.
+    """`board stop ID`: end the card's drive, save its tree, leave the card held in `ready`
+    (blocked `cls`: the loop's stop of a card past its money budget says `over-budget`).
 
-    Refused, changing nothing, unless the card is `working`. No budget is spent: the
-    drive finds its card moved and counts nothing.
+    Refused, changing nothing, unless the card is `working`. Nothing is counted against
+    the card's timeout count: the drive finds its card moved and counts nothing.
     """
     why = stop_reason(reason)
     with store.transaction() as tx:
@@ -67,7 +74,7 @@ def stop(
         tx.update(
             card.id,
             Expect(version=card.version),
-            {"lane": "ready", "blocked": Blocked("held", why), "drive": ""},
+            {"lane": "ready", "blocked": Blocked(cls, why), "drive": ""},
             who,
             note=f"drive {token} stopped; `board unblock {card.id}` resumes it",
         )

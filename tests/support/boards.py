@@ -66,6 +66,7 @@ def make_board(
     gate_opts: dict[str, Any] | None = None,
     publish: dict[str, Any] | None = None,
     tree: dict[str, Any] | None = None,
+    budget: dict[str, Any] | None = None,
     **tui: Any,
 ) -> Board:
     """A board in `tmp_path` (see the module's docstring for the two kinds).
@@ -84,6 +85,7 @@ def make_board(
         gate_opts=gate_opts,
         publish=publish,
         tree=tree,
+        budget=budget,
     )
     if origin:
         given = [k for k, v in (("keys", keys), ("config_overrides", config_overrides)) if v]
