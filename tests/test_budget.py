@@ -17,7 +17,7 @@ from pathlib import Path
 
 from board.core.cards import budget
 from board.core.loop import Loop
-from board.core.model import BUDGET_PAUSE, OVER_BUDGET, Usage
+from board.core.model import BUDGET_PAUSE, OVER_BUDGET, RESUME_EVENT, Usage
 from board.core.store import Expect, SQLiteStore
 
 from tests.support.boards import make_board
@@ -102,6 +102,8 @@ def test_a_gate_retry_past_the_budget_is_not_run_and_its_work_is_saved(tmp_path:
     assert len(saved) == 1, saved
     assert show(cfg, saved[0], f"work/{card.id}.txt") == f"work of {card.id}"
     assert store.card_usage(card.id).cost_usd == 0.06
+    resume = [e.text for e in store.timeline(card.id) if e.kind == RESUME_EVENT]
+    assert resume == [saved[0]], "its next build would not continue from the saved work"
     retries = [c for c in comments(store, card.id) if "retry 1 of 2" in c]
     assert retries, "premise: the gate was red and a retry was due"
     store.close()

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from board.core import failures, proc, usage
-from board.core.cards import budget, split, waits
+from board.core.cards import split, waits
 from board.core.config import Config
 from board.core.drive import setup
 from board.core.drive.backoff import BackOffSteps
@@ -69,7 +69,7 @@ from board.core.drive.trees import TreeSteps
 from board.core.errors import BoardError, Conflict, StoreUnavailable, StrandedWorkError
 from board.core.git import depwork, gitutil, treefiles, treestate
 from board.core.logs import LogWriter, log_path
-from board.core.model import OVER_BUDGET, Card, Usage
+from board.core.model import Card, Usage
 from board.core.publish import publish as publishing
 from board.core.publish.owner import Owner, StoodAside, block_owned, edge_update, release_working
 from board.core.records import Record, field
@@ -556,14 +556,6 @@ class Drive(TreeSteps, BackOffSteps):
         self._pending = ("failed", why)
         self.rung += 1
 
-    def _within_budget(self) -> None:
-        """A card whose attempts together spent `[budget] card_usd` starts no other: it is
-        blocked `over-budget` (the operator's: never retried by the sweep), its tree saved
-        as any block's is, and its next build continues from that work once unblocked."""
-        why = budget.card_over(self.cfg.budget, self.store, self.card_id)
-        if why:
-            self._block(OVER_BUDGET, f"before attempt {self.attempt}: {why}", resumable=True)
-
     def _rotate(self) -> None:
         """Start the next attempt: a new drive row, the card's token moved to it by CAS."""
         old = self.token
@@ -588,16 +580,8 @@ class Drive(TreeSteps, BackOffSteps):
         self.attempt = attempt
         self.tokens.append(row.id)
 
-    def _block(
-        self,
-        cls: str,
-        reason: str,
-        tail: str = "",
-        remove_tree: bool = True,
-        resumable: bool = False,
-    ) -> NoReturn:
-        """Block the card as the drive ends (flag kept, card to ready), then save the tree
-        (`resumable`: the card's next build starts from that save, as after a stop)."""
+    def _block(self, cls: str, reason: str, tail: str = "", remove_tree: bool = True) -> NoReturn:
+        """Block the card as the drive ends (flag kept, card to ready), then save the tree."""
         try:
             block_owned(self.store, self.card_id, self.owner, cls, reason)
         except StoodAside as exc:
@@ -607,9 +591,7 @@ class Drive(TreeSteps, BackOffSteps):
         self._say(f"blocked {cls}: {reason}")
         self._end_row("blocked", f"{cls}: {reason}")
         if remove_tree and self.tree is not None:
-            saved = self._remove_tree(f"blocked {cls}")
-            if resumable and saved:
-                treestate.note_resumable(self.store, self.cfg, self.card_id, saved)
+            self._remove_tree(f"blocked {cls}")
         raise _Ended(self._end("blocked", reason, cls=cls))
 
     def _parked(self, reason: str, tail: str) -> NoReturn:

@@ -18,12 +18,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from board.core.cards import budget
 from board.core.config import Config
 from board.core.drive import setup
 from board.core.drive.brief import KeptAttempt
 from board.core.errors import BoardError, StrandedWorkError
 from board.core.git import gitutil, naming, treefiles, treestate, worktrees
-from board.core.model import Card
+from board.core.model import OVER_BUDGET, Card
 from board.core.store import Store
 
 
@@ -187,6 +188,20 @@ class TreeSteps:
             f"{self.cfg.board.run_branch} by hand, as the build: the gate and the fold run on it"
         )
         return True
+
+    def _within_budget(self) -> None:
+        """A card whose attempts together spent `[budget] card_usd` starts no other (a gate
+        retry's included): it is blocked `over-budget`, the operator's class the sweep never
+        retries, its tree saved first so that its next build, once the operator raises the
+        budget and unblocks it, continues from that work (core/cards/budget.py)."""
+        why = budget.card_over(self.cfg.budget, self.store, self.card_id)
+        if not why:
+            return
+        self._edge_check("budget")  # not ours any more: stand aside, the tree as it is
+        if self.tree is not None:
+            saved = self._remove_tree("blocked over-budget")
+            treestate.note_resumable(self.store, self.cfg, self.card_id, saved)
+        self._block(OVER_BUDGET, f"before attempt {self.attempt}: {why}", remove_tree=False)
 
     def _keep_own_attempt(self, why: str, nxt: str) -> None:
         """Save the drive's own failed tree as an `attempt`, then remove it — re-read right before.
