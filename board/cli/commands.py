@@ -532,15 +532,15 @@ def cmd_card_list(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.cards import budget  # here: a listing never shows what a card spent
+    from board.core.cards import spend  # here: a listing never shows what a card spent
 
     card = ctx.store.get(args.id)
-    total, attempts = budget.card_spend(ctx.store, card.id)
+    total, attempts = spend.card_spend(ctx.store, card.id)
     if args.json:
         data = card.to_json()
         data["dependents"] = ctx.store.dependents(card.id)
         data["timeline"] = [e.to_json() for e in ctx.store.timeline(card.id)]
-        data["usage"] = budget.usage_json(total, attempts)
+        data["usage"] = spend.usage_json(total, attempts)
         ctx.emit_json(data)
         return 0
     ctx.out(card_line(card))
@@ -569,7 +569,7 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
     if card.acceptance:
         ctx.out("\nacceptance:\n" + visible(card.acceptance))
     ctx.out("")
-    for line in budget.usage_lines(total, attempts):  # a model's name is the agent's words
+    for line in spend.usage_lines(total, attempts):  # a model's name is the agent's words
         ctx.out(visible(line))
     ctx.out("\ntimeline:")
     for ev in ctx.store.timeline(card.id):

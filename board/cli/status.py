@@ -109,10 +109,10 @@ def cmd_resume(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_usage(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.cards import budget
+    from board.core.cards import spend
 
     sums = ctx.store.usage_sums(args.by, args.since)
-    total = budget.total_of(sums)
+    total = spend.total_of(sums)
     if args.json:
         ctx.emit_json(
             {
@@ -123,6 +123,6 @@ def cmd_usage(args: argparse.Namespace, ctx: Context) -> int:
             }
         )
         return 0
-    for line in budget.usage_table(args.by, sums, total):
+    for line in spend.usage_table(args.by, sums, total):
         ctx.out(visible(line))
     return 0
