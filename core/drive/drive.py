@@ -69,10 +69,10 @@ from board.core.drive.trees import TreeSteps
 from board.core.errors import BoardError, Conflict, StoreUnavailable, StrandedWorkError
 from board.core.git import depwork, gitutil, treefiles, treestate
 from board.core.logs import LogWriter, log_path
-from board.core.model import Card, Usage
+from board.core.model import Card
 from board.core.publish import publish as publishing
 from board.core.publish.owner import Owner, StoodAside, block_owned, edge_update, release_working
-from board.core.records import Record, field
+from board.core.records import Record
 from board.core.store import Expect, Store
 
 WHO = "board"
@@ -97,7 +97,6 @@ class DriveEnd(Record):
     commit: str = ""
     harvest: Harvest | None = None
     setup: str = ""  # ok | failed | "" (no setup ran): the loop counts failures in a row
-    usage: dict[str, Usage] = field(default_factory=dict)  # each attempt's coder's, by row
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -153,7 +152,6 @@ class Drive(TreeSteps, BackOffSteps):
         self.coder_seconds = 0.0
         self.setup = ""  # how the last [tree] setup ended: ok | failed
         self.output: CoderOutput | None = None  # the running coder's output, read
-        self.usages: dict[str, Usage] = {}  # what each attempt's coder spent, by drive row
 
     # -- control from other threads ------------------------------------------------------
 
@@ -299,9 +297,14 @@ class Drive(TreeSteps, BackOffSteps):
         spent = out.finish(res, self.cfg.usage.prices, argv)  # its tail: the text, not JSON
         self.coder_seconds = time.monotonic() - began
         self._say(f"coder ended: {_describe(res)}")
-        if spent is not None:
-            self.usages[self.token] = spent
+        if spent is not None:  # on its attempt's row now: the budgets read it before the next
             self._say(f"usage: {usage.said(spent)}")
+            try:
+                self.store.record_usage(self.token, spent)
+            except StoreUnavailable:
+                raise
+            except BoardError as exc:  # a figure the store refuses is logged, not fatal
+                self._say(f"usage not recorded: {exc}")
         return res
 
     def _watched_line(self, text: str) -> None:
@@ -700,7 +703,6 @@ class Drive(TreeSteps, BackOffSteps):
             commit=commit,
             harvest=h,
             setup=self.setup,
-            usage=dict(self.usages),
         )
 
     def _comment(self, text: str, tail: str = "") -> None:
