@@ -2,10 +2,12 @@
 dark and high-contrast, from the fixed store (fixed clock, no watcher, no blink, no
 animation), so a change in what the operator sees shows up as a picture diff.
 
-Two boards: the seeded one, with no loop (the header's warning), and a live one
-(`live_board`): a loop's heartbeat from another host, a working card 3m04s into its drive
-with its log's last line, a tier paused 4m12s more, and a ready card waiting for each of
-the claim's reasons. Every time on screen comes from the fixed clock the app is given.
+Four boards: the seeded one, with no loop (the header's warning); a live one (`live_board`):
+a loop's heartbeat from another host, a working card 3m04s into its drive with its log's
+last line, a tier paused 4m12s more, and a ready card waiting for each of the claim's
+reasons; the flow screen's fixed day, with what its agents spent; and a board whose agents
+said what they spent (`costs_board`: a card's attempts and its total). Every time on
+screen comes from the fixed clock the app is given.
 
 Update after an intended change with `pytest tests/test_tui_snapshots.py --snapshot-update`
 and look at the pictures in the report before committing them.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.flow import flow_board
+from tests.support.spend import costs_board
 from tests.support.tui import live_board, loaded, make_app, seeded_board, settle
 
 SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
@@ -31,7 +34,9 @@ SCREENS = {
     "live-card": (live_board, ("j", "j", "j", "enter")),  # c-4: no surface, runs alone
     # the preview on the working card, its drive and log (on by default from 140 columns)
     "preview": (live_board, ("right",) + PREVIEW_AT_80),
-    "flow": (flow_board, ("F",)),  # the fixed day of tests/support/flow.py
+    "flow": (flow_board, ("F",)),  # the fixed day of tests/support/flow.py, its spend rows
+    # c-1: blocked over-budget after three attempts, one unpriced (tests/support/spend.py)
+    "costs-card": (costs_board, ("enter",)),
 }
 
 

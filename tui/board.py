@@ -13,12 +13,15 @@ counts, the real top rows); the whole board is read after that paint. Lanes draw
 the line API (`LaneView`), so 10,000 cards cost lists, not widgets. The cursor follows
 its card: after a reload (someone else's write, or our own verb) it is on the same
 card, even if that card changed lanes. The board opens on the lane where the operator
-is needed (`rows.start_lane`).
+is needed (`rows.start_lane`). What the agents spent (each card's cost for its row, today's
+for the header) is read in a worker of its own, after the first paint and at each store
+change: two summing queries, whatever the board's size (`boarddata.read_spend`).
 """
 
 from __future__ import annotations
 
 import time
+from datetime import UTC
 
 from board.core.cards import waits
 from board.core.config import PublishSection
@@ -42,11 +45,13 @@ from .boarddata import (
     Lanes,
     Preload,
     Row,
+    Spend,
     Totals,
     all_cards,
     lane_heights,
     matches,
     read_board,
+    read_spend,
     start_lane,
 )
 from .commands import verb_bindings
@@ -139,9 +144,18 @@ class BoardScreen(BoardAppScreen):
             self.needs = needs or {}  # cards that need the operator (found in the worker)
             self.claim = claim  # the claim's view of every card (made in the worker)
 
+    class SpendRead(Message):
+        """What the agents spent, read in a worker (`boarddata.read_spend`)."""
+
+        def __init__(self, spend: Spend) -> None:
+            super().__init__()
+            self.spend = spend
+
     def __init__(self) -> None:
         super().__init__()
         self.lanes: dict[str, list[Row]] = {lane: [] for lane in LANES}
+        self.spend: Spend | None = None  # the latest read of what the agents spent
+        self._spend_asked = False  # its first read has started (after the first paint)
         self.current_lane = START_LANE
         self.show_cancelled = False
         self.filter_words: list[str] = []
@@ -252,6 +266,30 @@ class BoardScreen(BoardAppScreen):
 
     def reload(self) -> None:
         self._load(None)
+        if self.shown and not self.paint_pending:  # not before the first paint: it waits
+            self._read_spend()
+
+    @work(thread=True, exclusive=True, group="board-spend", exit_on_error=False)
+    def _read_spend(self) -> None:
+        worker = get_current_worker()
+        app = self.board_app
+        try:
+            spend = read_spend(app.store, app.now())
+        except BoardError as exc:
+            app.call_from_thread(app.say, exc.line(), True)
+            return
+        if not worker.is_cancelled:
+            self.post_message(self.SpendRead(spend))
+
+    def on_board_screen_spend_read(self, message: SpendRead) -> None:
+        spend = self.spend = message.spend
+        for lane in LANES:
+            self.lane_view(lane).set_costs(spend.costs)
+        self.query_one(HealthBar).show_spend(spend.today, self.day_usd())
+
+    def day_usd(self) -> float:
+        """The day's money budget, 0 when none is set."""
+        return 0.0
 
     @work(thread=True, exclusive=True, group="board-load", exit_on_error=False)
     def _load(self, preload: Preload | None) -> None:
@@ -332,13 +370,18 @@ class BoardScreen(BoardAppScreen):
             self.set_timer(FULL_READ_FALLBACK_S, self._read_rest)
 
     def first_painted(self) -> None:
-        """The app saw the first board with cards on screen: read the rest, if any."""
+        """The app saw the first board with cards on screen: read the rest, if any, and
+        what the agents spent."""
         self.paint_pending = False
         self._mount_footer()
         self._read_rest()
 
     def _mount_footer(self) -> None:
-        """The keys' footer, in the line kept for it (`compose`), once."""
+        """The keys' footer, in the line kept for it (`compose`), once; and what the agents
+        spent, if the board could not paint a row to say when (`first_painted`)."""
+        if self.shown and self.is_attached and not self._spend_asked:
+            self._spend_asked = True
+            self._read_spend()
         slot = self.query_one(FooterSlot)
         if not slot.children and slot.is_attached:  # not while the app closes
             from textual.widgets import Footer  # its module too: not at start
@@ -387,6 +430,10 @@ class BoardScreen(BoardAppScreen):
         """A new reading of the loop: the header, the working rows and the waits follow."""
         self.health = health
         self.query_one(HealthBar).show(health, self.needs)
+        spend = self.spend
+        if spend is not None and spend.day != health.at.astimezone(UTC).strftime("%Y-%m-%d"):
+            self.spend = None  # a new UTC day: its spend starts again (read once)
+            self._read_spend()
         self._update_claim()
         self._idle_check()
         for lane in self.visible_lanes():

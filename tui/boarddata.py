@@ -13,15 +13,17 @@ import gc
 import shutil
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from board.core.cards.waits import needs_operator
 from board.core.config import Config, PublishSection
 from board.core.errors import BoardError, CorruptCard
-from board.core.model import LANES, TERMINAL, Card
+from board.core.model import LANES, TERMINAL, Card, UsageSum
 from board.core.store import Store
 
 from .painttext import one_line, sanitize
+from .usagetext import day_start, known, sum_cost
 
 if TYPE_CHECKING:
     from .health import Clock, Health
@@ -116,6 +118,31 @@ def read_heads(
         return lanes, heads.changes, None
     totals = {lane: (heads.totals.get(lane, 0), heads.blocked.get(lane, 0)) for lane in lanes}
     return lanes, heads.changes, totals
+
+
+class Spend:
+    """What the agents spent, as the board shows it: each card's cost over all its
+    attempts (card id -> its words, only cards whose drives said something) for the rows,
+    and today's sum (UTC) for the header."""
+
+    __slots__ = ("costs", "today", "day")
+
+    def __init__(self, costs: dict[str, str], today: UsageSum | None, day: str) -> None:
+        self.costs = costs
+        self.today = today
+        self.day = day  # the UTC day (YYYY-MM-DD) `today` is of
+
+
+def read_spend(store: Store, at: datetime) -> Spend:
+    """Two queries whatever the board's size, both summed by the store: every card's
+    drives (`usage_sums(by="card")`), and today's (`usage_sums(by="day")` since today's UTC
+    midnight, which is `spend_since` with its unpriced drives counted, so a partial sum
+    never reads as the whole). Run in the board's worker, never on the UI thread."""
+    costs = {u.key: sum_cost(u) for u in store.usage_sums(by="card") if known(u)}
+    since = day_start(at)
+    day = since[:10]
+    today = next((u for u in store.usage_sums(by="day", since=since) if u.key == day), None)
+    return Spend(costs, today, day)
 
 
 def matches(row: Row, words: list[str]) -> bool:
@@ -254,6 +281,7 @@ __all__ = [
     "HEAD_ROWS",
     "Preload",
     "Row",
+    "Spend",
     "Totals",
     "all_cards",
     "build_lanes",
@@ -264,6 +292,7 @@ __all__ = [
     "pause_gc",
     "read_board",
     "read_heads",
+    "read_spend",
     "resume_gc",
     "sanitize",
     "start_lane",

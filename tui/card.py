@@ -1,7 +1,9 @@
 """The card screen: everything about one card, read in a worker, shown literally.
 
-Spec, acceptance, block, why it waits, its drive, labels, deps and dependents, branch
-and worktree, the card's stranded branches and its timeline with comments. Why a ready
+Spec, acceptance, block, why it waits, its drive, what its attempts spent (each one and
+the card's total, failed attempts included: `Store.card_usage`), labels, deps and
+dependents, branch and worktree, the card's stranded branches and its timeline with
+comments. Why a ready
 card waits is `waits.why_waits`, the function the loop's claim skips it by, asked with
 the loop's health as the header judges it. Which worktree holds the card's work is the
 core's to say (`naming.card_worktree`: git's listing and the trees' names); that call and
@@ -17,7 +19,7 @@ from board.core.cards import waits
 from board.core.config import Config
 from board.core.errors import BoardError, NotFound
 from board.core.git import naming
-from board.core.model import Card, Drive, Event
+from board.core.model import Card, Drive, Event, UsageSum
 from board.core.records import Record, field
 from board.core.safetext import diffstat
 from board.core.store import Store
@@ -39,6 +41,7 @@ from .health import Health, utc_now
 from .movement import EDGES, PAGE_MOVES, movement_bindings
 from .screenbase import BoardAppScreen
 from .times import drive_elapsed
+from .usagetext import UNKNOWN, count, drive_cost, known, sum_cost, tokens_text
 from .widgets import StatusLine, literal
 from .workkeys import work_bindings
 
@@ -54,7 +57,12 @@ class CardDetail(Record):
     timeline: list[Event]
     why: str = ""  # why the claim skips it now ('' when it does not, or it is not ready)
     drive: Drive | None = None  # its drive running now, else its last one
+    attempts: list[Drive] = field(default_factory=list)  # its drives, oldest first
+    usage: UsageSum | None = None  # what every attempt spent together (the store's sum)
     at: datetime = field(default_factory=utc_now)  # when this was read (the clock's)
+
+
+ATTEMPTS_SHOWN = 50  # the card's latest drives listed with what each spent (the total is all)
 
 
 def card_stranded(cfg: Config, card_id: str) -> list[str]:
@@ -89,7 +97,7 @@ def load_detail(cfg: Config, store: Store, card_id: str, at: datetime | None = N
             limit=cfg.board.max_concurrent * max(1, loops),
         )
         why = waits.why_waits(cfg, card, view)
-    drives = store.list_drives(card.id, limit=1)
+    drives = store.list_drives(card.id, limit=ATTEMPTS_SHOWN)
     dep_lanes = []
     for dep in card.deps:
         try:
@@ -114,6 +122,8 @@ def load_detail(cfg: Config, store: Store, card_id: str, at: datetime | None = N
         store.timeline(card.id),
         why=why,
         drive=drives[0] if drives else None,
+        attempts=sorted(drives, key=lambda d: (d.attempt, d.started_at, d.id)),
+        usage=store.card_usage(card.id) if drives else None,
         at=at,
     )
 
@@ -125,6 +135,43 @@ def _drive_line(drive: Drive, at: datetime) -> Text:
         return Text(head + f"running for {drive_elapsed(drive, at)} (l: its log)")
     ended = f"{one_line(drive.status)} after {drive_elapsed(drive, at)}"
     return Text(head + ended + (f": {one_line(drive.result)}" if drive.result else ""))
+
+
+def spent_line(usage: UsageSum) -> Text:
+    """The card's total: `$0.12 + 2 unpriced over 3 attempts · 12,345 in · …`, or what is
+    not known, never a zero. Money: the timeout budget is the `counts` row's."""
+    attempts = f"{usage.drives} attempt{'s' if usage.drives != 1 else ''}"
+    if not known(usage):
+        return Text(f"{UNKNOWN} (its {attempts} said nothing of what they spent)")
+    tokens = tokens_text(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+    return Text(f"{sum_cost(usage)} over {attempts} · {tokens}")
+
+
+def attempts_table(attempts: Sequence[Drive]) -> Table:
+    """Each attempt's tier, how it ended and what it spent: tokens in, out and cached, its
+    cost (`—` when not said; `unpriced` for tokens with no price), the model, the turns."""
+    # one space between the columns, so all nine fit in 80 columns
+    table = Table(
+        box=None, pad_edge=False, padding=(0, 1), collapse_padding=True, header_style="dim"
+    )
+    for name in ("#", "tier", "ended", "in", "out", "cached", "cost"):
+        right = name in ("#", "in", "out", "cached", "cost")
+        table.add_column(name, justify="right" if right else "left", no_wrap=True)
+    table.add_column("model", overflow="ellipsis", no_wrap=True, max_width=28)
+    table.add_column("turns", justify="right", no_wrap=True)
+    for drive in attempts:
+        table.add_row(
+            str(drive.attempt),
+            Text(one_line(drive.tier)),
+            Text(one_line(drive.status)),
+            count(drive.input_tokens),
+            count(drive.output_tokens),
+            count(drive.cached_tokens),
+            drive_cost(drive),
+            Text(one_line(drive.model) or UNKNOWN),
+            count(drive.turns),
+        )
+    return table
 
 
 def _joined(items: Sequence[str]) -> Text:
@@ -160,6 +207,8 @@ def render_detail(detail: CardDetail) -> RenderableType:
         grid.add_row("retry", Text(f"not before {card.not_before}" + (f" ({cls})" if cls else "")))
     if detail.drive is not None:
         grid.add_row("drive", _drive_line(detail.drive, detail.at))
+    if detail.usage is not None and detail.usage.drives:
+        grid.add_row("spent", spent_line(detail.usage))
     grid.add_row("labels", _joined(card.labels))
     if card.counts():  # the board's own: its tries, rung, timeouts, what it told
         grid.add_row("counts", Text(one_line(card.counts())))
@@ -178,6 +227,12 @@ def render_detail(detail: CardDetail) -> RenderableType:
         grid.add_row("pr", Text(one_line(card.pr_url) + polled))
 
     parts: list[RenderableType] = [head, title, Text(), grid]
+    if detail.attempts:
+        shown = len(detail.attempts)
+        more = detail.usage.drives - shown if detail.usage is not None else 0
+        name = f"attempts (the last {shown} of {shown + more})" if more > 0 else "attempts"
+        parts.append(Rule(name, align="left", style="dim"))
+        parts.append(attempts_table(detail.attempts))
     for name, body in (("spec", card.spec), ("acceptance", card.acceptance)):
         parts.append(Rule(name, align="left", style="dim"))
         parts.append(literal(body) if body.strip() else Text("none", style="dim"))

@@ -8,7 +8,9 @@ put state in a header:
 - the loop's health, from its heartbeat row (`waits.loop_running`: a dead pid on this
   host at once, a stale beat anywhere), the drives in use of `max_concurrent`, the paused
   tiers with a countdown, and how many cards need the operator;
-- each working card's tier, attempt, elapsed time and its drive's last log line.
+- each working card's tier, attempt, elapsed time and its drive's last log line;
+- what the agents spent today (UTC) and whether the day's money budget paused the claims
+  (`budget paused until 00:00 UTC`), read with the board's rows, not twice a second.
 
 The store and the logs are read in a worker (`read_health`), twice a second: none of this
 is a store write, so the store watch alone would never see a loop die. The clock is
@@ -23,13 +25,23 @@ from datetime import UTC, datetime
 from board.core.cards import waits
 from board.core.config import BoardSection, Config
 from board.core.failures import parse_stamp
-from board.core.model import BUDGET_RESUMED, Card, Drive, LoopBeat, Pause
+from board.core.model import (
+    BUDGET_PAUSE,
+    BUDGET_RESUMED,
+    OVER_BUDGET,
+    Card,
+    Drive,
+    LoopBeat,
+    Pause,
+    UsageSum,
+)
 from board.core.records import Frozen, field, replace
 from board.core.store import Store
 from rich.cells import cell_len, set_cell_size
 
 from .painttext import one_line
 from .times import drive_elapsed, format_elapsed
+from .usagetext import known, money, sum_cost
 
 Clock = Callable[[], datetime]
 
@@ -86,6 +98,14 @@ class Health(Frozen, slots=True):
             for p in self.pauses
             if waits.active_pause([p], p.tier, self.at) is not None and p.cls != BUDGET_RESUMED
         ]
+
+    def budget_pause(self) -> Pause | None:
+        """The day budget's pause on the claims while it holds: the `budget` row of class
+        `over-budget` (the same row with the operator's resume on it is no pause)."""
+        for pause in self.active_pauses():
+            if pause.tier == BUDGET_PAUSE and pause.cls == OVER_BUDGET:
+                return pause
+        return None
 
     def view(self, cards: waits.ClaimView | Sequence[Card]) -> waits.ClaimView:
         """The claim's view at this moment, what `why_waits` decides from: of these cards,
@@ -252,6 +272,8 @@ def _silent_parts(health: Health, level: int) -> list[Part]:
 def _pause_parts(health: Health, level: int) -> list[Part]:
     parts: list[Part] = []
     for pause in health.active_pauses():
+        if pause.tier == BUDGET_PAUSE:  # money: `_spend_parts` says it
+            continue
         until = parse_stamp(pause.until)
         if until is None:
             left = "until you act" if level < 2 else "⏸"
@@ -264,10 +286,38 @@ def _pause_parts(health: Health, level: int) -> list[Part]:
     return parts
 
 
-def header_parts(health: Health | None, needs: int, width: int) -> list[Part]:
-    """The header line in `width` cells: the loop, the drives in use, the paused tiers and
-    the cards that need the operator, each shortened before any is cut. The loop's state
-    and the drive count come first, since they are what the header is for."""
+def _spend_parts(health: Health, spend: UsageSum | None, day_usd: float, level: int) -> list[Part]:
+    """Today's spend (UTC), when any drive today said what it spent: `spent $1.20 today`,
+    `spent $1.20 of $5.00 today` with a day budget, partial when some drive had no price;
+    and the day budget's pause on the claims: `budget paused until 00:00 UTC`. Money words
+    only: the timeout budget (too-wide) is a card's, never the header's."""
+    parts: list[Part] = []
+    if known(spend) or day_usd > 0:
+        cost = sum_cost(spend) if spend is not None and known(spend) else money(0.0)
+        of = f" of {money(day_usd)}" if day_usd > 0 else ""
+        parts.append((f"spent {cost}{of} today" if level < 2 else f"{cost}{of} today", ""))
+    pause = health.budget_pause()
+    if pause is not None:
+        until = parse_stamp(pause.until)
+        if until is None:
+            left = "until you act (board resume budget)"
+        else:
+            left = "until " + until.astimezone(UTC).strftime("%H:%M UTC")
+        parts.append(("budget paused " + left if level < 2 else "budget paused", "warn"))
+    return parts
+
+
+def header_parts(
+    health: Health | None,
+    needs: int,
+    width: int,
+    spend: UsageSum | None = None,
+    day_usd: float = 0.0,
+) -> list[Part]:
+    """The header line in `width` cells: the loop, the drives in use, today's spend and the
+    day budget's pause, the paused tiers and the cards that need the operator, each
+    shortened before any is cut. The loop's state and the drive count come first, since
+    they are what the header is for."""
     if health is None:
         return [("reading the loop's heartbeat…", "")]
     if health.store_down:
@@ -276,6 +326,7 @@ def header_parts(health: Health | None, needs: int, width: int) -> list[Part]:
     for level in (0, 1, 2):
         parts = _loop_parts(health, level)
         parts.append((drives, ""))
+        parts += _spend_parts(health, spend, day_usd, level)
         parts += _silent_parts(health, level)
         parts += _pause_parts(health, level)
         if needs:

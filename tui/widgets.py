@@ -9,10 +9,10 @@ the screen through `sanitize`/`literal` as plain `Text`, never as a markup strin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from board.core.model import SELF_HEALING, Card
+from board.core.model import SELF_HEALING, Card, UsageSum
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -53,6 +53,8 @@ NARROW = 24  # below this many cells a lane row leaves out the priority
 TITLE_MIN = 16  # a row with something to say after its title keeps this much of the title
 TITLE_MAX = 80  # and lines its details up at most this far along (a column, as k9s's)
 DETAIL_MIN = 12  # a detail with less room than this is left for the card screen
+COST_FROM = 100  # a lane this many cells wide shows what each card's attempts spent, at its right
+COST_MAX = 22  # the cost column's widest (`$12.35 + 2 unpriced`)
 ROW_CACHE = 512  # drawn rows a lane keeps: a few screenfuls, for scrolling back and forth
 
 Detail = tuple[str, str]  # what a row says after its title, and its kind (health.row_detail)
@@ -342,6 +344,10 @@ class LaneView(LineList, inherit_bindings=False):
         self.id_width = 4
         self.badge_width = 0  # the widest `!class` of the lane: the badge column
         self.title_width = 0  # the longest title of the lane: the title column, up to a cap
+        # what each card's attempts spent (card id -> `usagetext.sum_cost`), read with the
+        # board's rows (`BoardScreen._read_usage`); shown from COST_FROM cells, right-aligned
+        self.costs: Mapping[str, str] = {}
+        self.cost_width = 0  # the widest cost of the lane's rows (0: none known)
         # what a row says after its title (set by the board screen); each row's answer is
         # kept until `refresh_details` or new rows, so a repaint does not ask again
         self.detail_of: Callable[[Card], Detail] | None = None
@@ -378,9 +384,27 @@ class LaneView(LineList, inherit_bindings=False):
         # sizes a column to its content: a plain ASCII title's length is its width, and only
         # the others are sanitized and measured (10,000 titles stay unsanitized until drawn)
         self.title_width = max((_title_cells(r) for r in rows), default=0)
+        self.cost_width = self._cost_width(rows)
         self._details.clear()
         self._strips.clear()
         self.set_items(rows)
+
+    def set_costs(self, costs: Mapping[str, str]) -> None:
+        """New figures of what each card spent (a store change, or the first read after the
+        first paint): the rows on screen are drawn again only if the lane's costs changed."""
+        old = {r.card.id: self.costs.get(r.card.id) for r in self.items}
+        self.costs = costs
+        if old != {r.card.id: costs.get(r.card.id) for r in self.items}:
+            self.cost_width = self._cost_width(self.items)
+            self._strips.clear()
+            self.refresh()
+
+    def _cost_width(self, rows: Sequence[Row]) -> int:
+        costs = self.costs
+        if not costs:
+            return 0
+        found = (cell_len(costs[r.card.id]) for r in rows if r.card.id in costs)
+        return min(COST_MAX, max(found, default=0))
 
     def detail(self, card: Card) -> Detail:
         """What the card's row says after its title (kept until the next refresh_details)."""
@@ -479,7 +503,8 @@ class LaneView(LineList, inherit_bindings=False):
         # the key, or clears the cache (new rows, new styles).
         text, kind = self.detail(card)
         focused = at_cursor and self.has_focus
-        key = (card.id, card.version, at_cursor, focused, room, base, text, kind)
+        cost = self.costs.get(card.id, "")
+        key = (card.id, card.version, at_cursor, focused, room, base, text, kind, cost)
         strip = self._strips.get(key)
         if strip is None:
             strip = self._strips[key] = self._row_strip(item, at_cursor, room, base)
@@ -519,12 +544,28 @@ class LaneView(LineList, inherit_bindings=False):
         return Strip(Segment.simplify(segments)).adjust_cell_length(width, style)
 
     def _row_strip(self, row: Row, at_cursor: bool, width: int, base: Style) -> Strip:
-        """` id  pN  !class  title  detail`; a narrow lane drops the priority so the class
-        shows. The title keeps at least TITLE_MIN cells when a detail follows it; a detail
-        with no room is left for the card screen rather than squeezing the title."""
+        """` id  pN  !class  title  detail  cost`; a narrow lane drops the priority so the
+        class shows, and only a lane of COST_FROM cells shows the cost column (what the
+        card's attempts spent, at the right edge). The title keeps at least TITLE_MIN cells
+        when a detail follows it; a detail with no room is left for the card screen rather
+        than squeezing the title."""
         card = row.card
         if at_cursor:
             base = self._style(base, "lane--cursor" if self.has_focus else "lane--cursor-blurred")
+        if self.cost_width and width >= COST_FROM:
+            cost_room = self.cost_width + 2
+            left = self._row_left(row, at_cursor, width - cost_room, base)
+            cost = self.costs.get(card.id, "")
+            if cell_len(cost) > self.cost_width:
+                cost = set_cell_size(cost, self.cost_width - 1) + "…"
+            style = base if at_cursor else self._style(base, "lane--detail")
+            pad = Segment(" " * (cost_room - cell_len(cost)), base)
+            return Strip([*left, pad, Segment(cost, style)], width)
+        return self._row_left(row, at_cursor, width, base)
+
+    def _row_left(self, row: Row, at_cursor: bool, width: int, base: Style) -> Strip:
+        """The row less its cost column, in `width` cells (`_row_strip`)."""
+        card = row.card
         narrow = width < NARROW
         ident = card.id if narrow else f"{card.id:<{self.id_width}}"
         segments = [Segment(" ", base), Segment(f"{ident} ", self._style(base, "lane--id"))]
@@ -569,7 +610,8 @@ class LaneView(LineList, inherit_bindings=False):
 
 class HealthBar(Widget):
     """The header: is a loop running (where, which pid, since when), the drives in use of
-    `max_concurrent`, the paused tiers with a countdown, the cards that need the operator.
+    `max_concurrent`, today's spend and the day budget's pause, the paused tiers with a
+    countdown, the cards that need the operator.
     With no loop running, or its heartbeat stale, it says "loop not running" on the
     warning colour (class `-down`), since every ready card then waits for nothing; with
     the store's server unreachable, "store unreachable, retrying", on the same colour."""
@@ -580,6 +622,8 @@ class HealthBar(Widget):
         super().__init__(id=id)
         self.health: Health | None = None
         self.needs = 0
+        self.spend: UsageSum | None = None  # today's (UTC), as the board's worker read it
+        self.day_usd = 0.0  # the day's money budget, 0: none set
         self._shown: list[tuple[str, str]] = []  # the words as last drawn
 
     def show(self, health: Health | None, needs: int) -> None:
@@ -590,7 +634,19 @@ class HealthBar(Widget):
         self.needs = needs
         down = health is not None and (not health.loop_up or bool(health.store_down))
         self.set_class(down, "-down")
-        parts = header_parts(health, needs, self._room())
+        self._repaint()
+
+    def show_spend(self, spend: UsageSum | None, day_usd: float = 0.0) -> None:
+        """Today's spend as read with the board's rows (and the day budget, if set)."""
+        self.spend = spend
+        self.day_usd = day_usd
+        self._repaint()
+
+    def _parts(self) -> list[tuple[str, str]]:
+        return header_parts(self.health, self.needs, self._room(), self.spend, self.day_usd)
+
+    def _repaint(self) -> None:
+        parts = self._parts()
         if parts != self._shown:
             self._shown = parts
             self.refresh()
@@ -598,14 +654,14 @@ class HealthBar(Widget):
     @property
     def text(self) -> str:
         """The header as plain text, at its width."""
-        return "".join(text for text, _ in header_parts(self.health, self.needs, self._room()))
+        return "".join(text for text, _ in self._parts())
 
     def _room(self) -> int:
         return max(0, self.content_size.width) or 80
 
     def render(self) -> Text:
         out = Text(no_wrap=True, end="")
-        self._shown = header_parts(self.health, self.needs, self._room())
+        self._shown = self._parts()
         for text, kind in self._shown:
             style = self.get_component_rich_style(f"health--{kind}", partial=True) if kind else ""
             out.append(text, style)
