@@ -3,11 +3,13 @@ flow screen draws (`board tui`, `F`).
 
 An operator of a fleet looks at throughput and failures, not at timelines: cards done per
 hour, where cards spend their time, how long drives take, which failures come and when,
-and how full the drives are. Everything here is worked out from what the store already
-records (each card's lane moves, a `lane_moves` row written with the change, never the words
-of its timeline line, which a block reason may also hold; and each drive's start, end,
-status and result), at a moment the caller gives (the TUI's clock), so a fixed store gives
-fixed figures.
+how full the drives are, what the agents spent each hour, and what a done card cost by the
+tier that finished it (every attempt of the card summed, failed ones included: the price
+of a card is what it took to get it done, not its last drive's). Everything here is worked
+out from what the store already records (each card's lane moves, a `lane_moves` row written
+with the change, never the words of its timeline line, which a block reason may also hold;
+each drive's start, end, status, result and usage), at a moment the caller gives (the TUI's
+clock), so a fixed store gives fixed figures.
 """
 
 from __future__ import annotations
@@ -16,12 +18,35 @@ import statistics
 from datetime import datetime, timedelta
 
 from board.core.failures import parse_stamp, stamp
-from board.core.model import BLOCK_CLASSES, DRIVE_LIVE, LANES, TERMINAL, Card, Drive, LaneMove
+from board.core.model import (
+    BLOCK_CLASSES,
+    DRIVE_LIVE,
+    LANES,
+    TERMINAL,
+    Card,
+    Drive,
+    LaneMove,
+    UsageSum,
+)
 from board.core.records import Frozen, Record, field
 from board.core.store.contract import Store
 
 HOURS = 24
 FAILED = ("failed", "blocked", "timeout", "crashed")  # drive statuses that count as a failure
+
+
+class TierCost(Frozen, slots=True):
+    """What the cards done in the window cost, those whose last drive ran on one tier:
+    every attempt of each card summed (failed ones, and those on other tiers, included)."""
+
+    cards: int = 0
+    cost_usd: float | None = None  # the known costs summed; None when none is known
+    unpriced: int = 0  # their drives that said tokens but no cost (no price for the model)
+
+    @property
+    def per_card(self) -> float | None:
+        """The known cost over the cards (a lower bound while some drive is unpriced)."""
+        return None if self.cost_usd is None or not self.cards else self.cost_usd / self.cards
 
 
 class Flow(Frozen):
@@ -40,6 +65,12 @@ class Flow(Frozen):
     longest_per_hour: list[float]  # seconds, the longest drive that ended in each hour
     failures: dict[str, list[int]]  # class -> failed drives per hour, most frequent first
     peak_working: list[int]  # the most cards in the working lane at once in each hour
+    # the known cost of the drives that ended in each hour (what `spend_since` counts)
+    spend_per_hour: list[float] = field(default_factory=list)
+    spend_priced: int = 0  # drives that ended in the window and said their cost
+    spend_unpriced: int = 0  # and those that said tokens but no cost
+    # tier of a done card's last drive -> what those cards cost (cards done in the window)
+    done_cost: dict[str, TierCost] = field(default_factory=dict)
 
     @property
     def hours(self) -> int:
@@ -77,13 +108,48 @@ def fail_class(drive: Drive) -> str:
 
 
 def read_flow(store: Store, at: datetime, max_concurrent: int, hours: int = HOURS) -> Flow:
-    """The flow of the `hours` before `at`, read from `store` (off the UI thread)."""
+    """The flow of the `hours` before `at`, read from `store` (off the UI thread): the
+    cards, the window's lane moves and drives, and every card's usage summed by the store
+    (one query); a card done in the window whose last drive ended before it (approved a
+    day later) has that drive read alone."""
     start = at - timedelta(hours=hours)
     since = stamp(start)
-    return flow_of(
-        store.list_cards(), store.lane_moves_since(since), store.drives_since(since),
-        at, max_concurrent, hours,
-    )  # fmt: skip
+    cards, moves, drives = (
+        store.list_cards(),
+        store.lane_moves_since(since),
+        store.drives_since(since),
+    )
+    usage = {u.key: u for u in store.usage_sums(by="card")}
+    last = last_drives(drives)
+    for card_id in done_in(cards, moves, start, at):
+        if card_id not in last and card_id in usage:  # it has drives, none in the window
+            found = store.list_drives(card_id, limit=1)
+            if found:
+                last[card_id] = found[0]
+    tiers = {card_id: drive.tier for card_id, drive in last.items()}
+    return flow_of(cards, moves, drives, at, max_concurrent, hours, usage, tiers)
+
+
+def last_drives(drives: list[Drive]) -> dict[str, Drive]:
+    """Each card's latest drive among `drives` (the last started, the highest attempt)."""
+    last: dict[str, Drive] = {}
+    for drive in drives:
+        seen = last.get(drive.card)
+        if seen is None or (drive.started_at, drive.attempt) >= (seen.started_at, seen.attempt):
+            last[drive.card] = drive
+    return last
+
+
+def done_in(cards: list[Card], moves: list[LaneMove], start: datetime, at: datetime) -> list[str]:
+    """The cards that ended done in the window: moved to done in it and still there."""
+    now_done = {card.id for card in cards if card.lane == "done"}
+    found: dict[str, None] = {}
+    for move in moves:
+        when = parse_stamp(move.at)
+        if move.new == "done" and move.card in now_done and when is not None:
+            if start <= when <= at:
+                found[move.card] = None
+    return list(found)
 
 
 def flow_of(
@@ -93,9 +159,13 @@ def flow_of(
     at: datetime,
     max_concurrent: int,
     hours: int = HOURS,
+    usage: dict[str, UsageSum] | None = None,
+    tiers: dict[str, str] | None = None,
 ) -> Flow:
     """The figures from what was read: `moves` and `drives` may reach before the window
-    (they are clipped), `cards` are as they are now (each card's lane at `at`)."""
+    (they are clipped), `cards` are as they are now (each card's lane at `at`); `usage` is
+    each card's spend over all its attempts and `tiers` each card's last drive's tier (the
+    cost per done card; without them it is left out)."""
     start = at - timedelta(hours=hours)
     done = [0] * hours
     seen: dict[str, _Card] = {}
@@ -133,6 +203,8 @@ def flow_of(
     durations: list[tuple[datetime, float]] = []
     failures: dict[str, list[int]] = {}
     longest = [0.0] * hours
+    spend = [0.0] * hours
+    priced = unpriced = 0
     for drive in drives:
         began = parse_stamp(drive.started_at)
         ended = parse_stamp(drive.ended_at) if drive.ended_at else None
@@ -145,6 +217,13 @@ def flow_of(
         hour = _bucket(ended, start, hours)
         if hour is not None:
             longest[hour] = max(longest[hour], took)
+        if drive.cost_usd is not None:
+            priced += 1
+            spend[min(hour, hours - 1) if hour is not None else hours - 1] += drive.cost_usd
+        elif any(
+            n is not None for n in (drive.input_tokens, drive.output_tokens, drive.cached_tokens)
+        ):
+            unpriced += 1  # tokens but no price: the store's `UsageSum.unpriced` too
         if drive.status in FAILED:
             hour = _bucket(ended, start, hours)
             if hour is not None:
@@ -161,7 +240,29 @@ def flow_of(
         longest_per_hour=longest,
         failures=dict(sorted(failures.items(), key=lambda kv: (-sum(kv[1]), kv[0]))),
         peak_working=_peaks(working, start, hours),
+        spend_per_hour=spend,
+        spend_priced=priced,
+        spend_unpriced=unpriced,
+        done_cost=_done_cost(done_in(cards, moves, start, at), usage or {}, tiers or {}),
     )
+
+
+def _done_cost(
+    done: list[str], usage: dict[str, UsageSum], tiers: dict[str, str]
+) -> dict[str, TierCost]:
+    """The cards done in the window, grouped by their last drive's tier, each with every
+    attempt's cost summed; a card done with no drive at all (by hand) is left out."""
+    out: dict[str, TierCost] = {}
+    for card_id in done:
+        tier, spent = tiers.get(card_id), usage.get(card_id)
+        if tier is None or spent is None:
+            continue
+        was = out.get(tier, TierCost())
+        cost = was.cost_usd
+        if spent.cost_usd is not None:
+            cost = (cost or 0.0) + spent.cost_usd
+        out[tier] = TierCost(was.cards + 1, cost, was.unpriced + spent.unpriced)
+    return dict(sorted(out.items()))
 
 
 def _peaks(edges: list[tuple[datetime, int]], start: datetime, hours: int) -> list[int]:
@@ -183,4 +284,14 @@ def _peaks(edges: list[tuple[datetime, int]], start: datetime, hours: int) -> li
     return peaks  # the last edge is at the window's end (a live drive's) or none is open
 
 
-__all__ = ["FAILED", "HOURS", "Flow", "fail_class", "flow_of", "read_flow"]
+__all__ = [
+    "FAILED",
+    "HOURS",
+    "Flow",
+    "TierCost",
+    "done_in",
+    "fail_class",
+    "flow_of",
+    "last_drives",
+    "read_flow",
+]

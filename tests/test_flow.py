@@ -65,3 +65,54 @@ async def test_the_flow_screen_draws_the_days_figures_and_says_them(tmp_path) ->
         await pilot.press("escape")
         assert not isinstance(app.screen, FlowScreen)
     board.close()
+
+
+@pytest.mark.backends()
+def test_the_days_spend_per_hour_and_cost_per_done_card_by_tier_match_the_plan(
+    tmp_path, store_url: str
+) -> None:
+    """What the agents said they spent, summed by hour and by the tier that finished each
+    done card (every attempt of it, failed and unpriced ones included), equals the sums
+    worked out from the day's plan, on both stores; an unpriced drive is counted as such,
+    never as a zero."""
+    board = flow_board(tmp_path, store_url=store_url)
+    want = expected()
+    flow = read_flow(board.store, END, max_concurrent=3)
+    assert want["unpriced"] and len(want["done_cost"]) == 2, "premise: both tiers, unpriced"
+    assert flow.spend_per_hour == pytest.approx(want["spend"])
+    assert (flow.spend_priced, flow.spend_unpriced) == (want["priced"], want["unpriced"])
+    got = {t: [c.cards, c.cost_usd or 0.0, c.unpriced] for t, c in flow.done_cost.items()}
+    assert got.keys() == want["done_cost"].keys()
+    for tier, (cards, cost, unpriced) in want["done_cost"].items():
+        assert got[tier] == [cards, pytest.approx(cost), unpriced], tier
+    board.close()
+
+
+async def test_the_flow_screen_says_the_spend_and_how_a_done_card_is_costed(tmp_path) -> None:
+    """The spend row's picture is the hours' spend and its words the window's sum, partial
+    with its unpriced drives; each tier's row names its cards and what they cost; the
+    legend says how a done card is costed."""
+    from board.tui.flowscreen import DONE_COST_HOW
+    from board.tui.usagetext import money
+
+    board = flow_board(tmp_path)
+    want = expected()
+    app = make_app(board, poll=0)
+    async with run_pilot(app, size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("F")
+        screen = app.screen
+        assert isinstance(screen, FlowScreen)
+        await wait_for(pilot, lambda: screen.query(FlowRow), what="the flow's rows")
+        rows = {row.label.strip(): row for row in screen.query(FlowRow)}
+        spend = rows["spend per hour"]
+        assert spend.query_one(Sparkline).data == pytest.approx(want["spend"])
+        total = f"{money(sum(want['spend']))} + {want['unpriced']} unpriced"
+        assert spend.figures.startswith(total), spend.figures
+        for tier, (cards, cost, _unpriced) in want["done_cost"].items():
+            figures = rows[tier].figures
+            assert figures.startswith(f"{money(cost)} + "), figures  # both have unpriced
+            assert f" for {cards} cards, ≥" in figures, figures
+        text = " ".join(" ".join(screen_lines(app)).split())
+        assert DONE_COST_HOW in text, text
+    board.close()

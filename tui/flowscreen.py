@@ -5,6 +5,10 @@ hour, so a day fits an 80-column terminal with its numbers beside it; it colours
 theme's variables (the high-contrast theme included) and adds no dependency. Every picture
 has its figures in words next to it, so nothing is read from a bar's height alone.
 
+Money is said the way every screen says it (`usagetext`): a cost is known (`$0.12`),
+partial (`$0.12 + 2 unpriced`: drives that said tokens but no cost) or unknown (`—`), never
+a zero that stands for "not said".
+
 The figures come from `core.flow` (the store's timeline and drive rows), read in a worker,
 at the app's clock (a fixed store and clock give a fixed screen); a store change reads
 them again.
@@ -13,7 +17,7 @@ them again.
 from __future__ import annotations
 
 from board.core.failures import stamp
-from board.core.flowstats import Flow, read_flow
+from board.core.flowstats import Flow, TierCost, read_flow
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -24,9 +28,15 @@ from textual.widgets import Footer, Sparkline, Static
 from .painttext import one_line
 from .screenbase import BoardAppScreen
 from .times import format_elapsed
+from .usagetext import UNKNOWN, cost_text, money
 
 LABEL_W = 18
 MAX_FAILURE_ROWS = 6
+MAX_TIER_ROWS = 6
+# how the cost per done card is counted, said in its heading (the screen's legend): a card
+# done in the window costs every attempt of it (failed ones, other tiers' too), under the
+# tier of its last drive
+DONE_COST_HOW = "cost per done card, by its last drive's tier (all its attempts summed)"
 
 
 Row = tuple[str, list[float] | None, str]  # label, the picture's data (None: words only), figures
@@ -40,6 +50,7 @@ def flow_rows(flow: Flow) -> list[Row | str]:
         ("done per hour", [float(n) for n in flow.done_per_hour],
          f"{flow.done} done, at most {peak_done} in an hour"),
     )  # fmt: skip
+    rows.append(spend_row(flow))
     peak = max(flow.peak_working, default=0)
     rows.append(
         ("working at once", [float(n) for n in flow.peak_working],
@@ -54,6 +65,17 @@ def flow_rows(flow: Flow) -> list[Row | str]:
         rows.append(("longest drive", list(flow.longest_per_hour), words))
     else:
         rows.append(("longest drive", None, "no drive ended in the window"))
+    rows.append(DONE_COST_HOW)
+    if flow.done_cost:
+        tiers = list(flow.done_cost.items())
+        for tier, cost in tiers[:MAX_TIER_ROWS]:
+            rows.append((f"  {one_line(tier)}", None, tier_figures(cost)))
+        others = tiers[MAX_TIER_ROWS:]
+        if others:
+            cards = sum(c.cards for _, c in others)
+            rows.append((f"  {len(others)} more tiers", None, f"{cards} cards"))
+    else:
+        rows.append(("  none", None, "no card with a drive ended done in the window"))
     rows.append("failures by class")
     if flow.failures:
         shown = list(flow.failures.items())[:MAX_FAILURE_ROWS]
@@ -76,6 +98,30 @@ def flow_rows(flow: Flow) -> list[Row | str]:
     return rows
 
 
+def spend_row(flow: Flow) -> Row:
+    """What the agents spent each hour (the known cost of the drives that ended in it),
+    with the window's sum and its dearest hour beside; partial when some drive said
+    tokens but no cost, and words only when no drive of the window said a cost."""
+    if not flow.spend_priced:
+        if flow.spend_unpriced:
+            return ("spend per hour", None, f"{UNKNOWN}: {flow.spend_unpriced} drives unpriced")
+        return ("spend per hour", None, f"{UNKNOWN}: no drive in the window said what it spent")
+    total = cost_text(sum(flow.spend_per_hour), flow.spend_unpriced)
+    peak = money(max(flow.spend_per_hour, default=0.0))
+    return ("spend per hour", list(flow.spend_per_hour), f"{total}, peak {peak}")
+
+
+def tier_figures(cost: TierCost) -> str:
+    """`$0.36 for 3 cards, $0.12 a card`; partial, `$0.36 + 1 unpriced for 3 cards, ≥$0.12
+    a card` (the known cost is a floor); `— (2 unpriced) for 2 cards` when none is known."""
+    cards = f"{cost.cards} card{'s' if cost.cards != 1 else ''}"
+    per = cost.per_card
+    each = ""
+    if per is not None:
+        each = f", {'≥' if cost.unpriced else ''}{money(per)} a card"
+    return f"{cost_text(cost.cost_usd, cost.unpriced)} for {cards}{each}"
+
+
 class FlowRow(Horizontal):
     """One series: its name, its picture (a cell an hour), its figures."""
 
@@ -91,7 +137,8 @@ class FlowRow(Horizontal):
 
 
 class FlowScreen(BoardAppScreen):
-    """Throughput, drive durations, failures by class and fullness over the last day."""
+    """Throughput, spend, drive durations, the cost per done card by tier, failures by
+    class and fullness over the last day."""
 
     BINDINGS = [
         Binding("escape,F", "app.pop_screen", "back", tooltip="back to the board", id="flow.back"),
@@ -143,4 +190,4 @@ class FlowScreen(BoardAppScreen):
         rows.mount_all(widgets)
 
 
-__all__ = ["FlowRow", "FlowScreen", "flow_rows"]
+__all__ = ["DONE_COST_HOW", "FlowRow", "FlowScreen", "flow_rows", "spend_row", "tier_figures"]

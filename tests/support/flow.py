@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from board.core.failures import stamp
-from board.core.model import CardDraft
+from board.core.model import CardDraft, Usage
 from board.core.store import Expect
 
 from tests.support.boards import Board, make_board
@@ -112,6 +112,20 @@ def plans(seed: int = 7, cards: int = 14) -> list[Plan]:
     return out
 
 
+def drive_tier(k: int) -> str:
+    """A card's first drive runs on `default`, the ones after on `smart` (a climb)."""
+    return "default" if k == 0 else "smart"
+
+
+def drive_usage(i: int, k: int) -> Usage:
+    """What card i's drive k spent, as its agent said: a quarter of them say tokens with no
+    price (a local model), the rest tokens and a cost; a running drive says nothing yet."""
+    if (i + k) % 4 == 3:
+        return Usage(1000 * (i + 1), 100 * (k + 1), None, None, "local-model", 3)
+    cost = round(0.01 * (i + 1) + 0.003 * k, 4)
+    return Usage(2000 + 10 * i, 300 + k, 5000, cost, "claude-sonnet-4", 5)
+
+
 def flow_board(tmp_path: Path, seed: int = 7, store_url: str = "") -> Board:
     """The day written into a real store (the SQLite file, or PostgreSQL at `store_url`),
     each write at its moment."""
@@ -137,10 +151,11 @@ def flow_board(tmp_path: Path, seed: int = 7, store_url: str = "") -> Board:
         elif what == move:
             store.update(ids[i], Expect(), {"lane": every[i].moves[k][1]}, who="fixture")
         elif what == start:
-            rows[(i, k)] = store.start_drive(ids[i], "default", k + 1, "", 4242).id
+            rows[(i, k)] = store.start_drive(ids[i], drive_tier(k), k + 1, "", 4242).id
         else:
             _began, _ended, status, result = every[i].drives[k]
             store.update_drive(rows[(i, k)], status=status, result=result)
+            store.record_usage(rows[(i, k)], drive_usage(i, k))
     store.clock = lambda: stamp(END)  # type: ignore[method-assign]
     return board
 
@@ -199,7 +214,32 @@ def expected(seed: int = 7) -> dict[str, object]:
                 continue
             cls = status if status == "crashed" else result.split(":")[0]
             failures.setdefault(cls, [0] * 24)[int((ended - START) / timedelta(hours=1))] += 1
+    spend = [0.0] * 24
+    priced = unpriced = 0
+    done_cost: dict[str, list[float]] = {}  # tier -> [cards, known cost, unpriced drives]
+    for i, plan in enumerate(every):
+        for k, (_began, ended, _s, _r) in enumerate(plan.drives):
+            if ended is None or not START <= ended < END:
+                continue
+            cost = drive_usage(i, k).cost_usd
+            if cost is None:
+                unpriced += 1
+            else:
+                priced += 1
+                spend[int((ended - START) / timedelta(hours=1))] += cost
+        ended_done = [w for w, lane in plan.moves if lane == "done" and START <= w < END]
+        if ended_done and plan.moves[-1][1] == "done" and plan.drives:
+            row = done_cost.setdefault(drive_tier(len(plan.drives) - 1), [0, 0.0, 0])
+            row[0] += 1
+            for k, (_b, ended, _s, _r) in enumerate(plan.drives):
+                cost = drive_usage(i, k).cost_usd if ended is not None else None
+                row[1] += cost or 0.0
+                row[2] += cost is None and ended is not None
     return {
+        "spend": spend,
+        "priced": priced,
+        "unpriced": unpriced,
+        "done_cost": done_cost,
         "done": done,
         "lane_seconds": {lane: minutes[lane] * 60.0 for lane in OPEN},
         "lane_cards": {lane: len(cards[lane]) for lane in OPEN},
