@@ -156,7 +156,8 @@ def attempts_table(attempts: Sequence[Drive]) -> Table:
     )
     for name in ("#", "tier", "ended", "in", "out", "cached", "cost"):
         right = name in ("#", "in", "out", "cached", "cost")
-        table.add_column(name, justify="right" if right else "left", no_wrap=True)
+        wide = 9 if name == "cost" else None  # `unpriced` kept apart from a `—` beside it
+        table.add_column(name, justify="right" if right else "left", no_wrap=True, min_width=wide)
     table.add_column("model", overflow="ellipsis", no_wrap=True, max_width=28)
     table.add_column("turns", justify="right", no_wrap=True)
     for drive in attempts:
