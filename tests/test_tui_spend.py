@@ -191,3 +191,20 @@ async def test_money_and_the_timeout_budget_say_different_words(tmp_path) -> Non
         assert "timeouts 2" in text and "too-wide" in text, text
         assert "budget" not in text and "spent" not in text and "$" not in text, text
     board.close()
+
+
+def test_the_headers_spend_words_with_a_day_budget_and_when_nothing_was_said() -> None:
+    """With a day budget the spend reads against it (`of $5.00`), even before anything was
+    spent (`$0.00 of`: a budget that counts); with none and nothing said, no spend words."""
+    from board.core.model import UsageSum
+    from board.tui.health import Health, header_parts
+
+    health = Health(NINE_AM, 2)
+    spent = UsageSum("2026-01-01", 3, 300, 30, 0, 1.75, 1)
+
+    def words(spend: UsageSum | None, day_usd: float) -> str:
+        return "".join(t for t, _ in header_parts(health, 0, 200, spend, day_usd))
+
+    assert "spent $1.75 + 1 unpriced of $5.00 today" in words(spent, 5.0)
+    assert "spent $0.00 of $5.00 today" in words(None, 5.0)
+    assert "spent" not in words(None, 0.0) and "spent" not in words(UsageSum("x", 2), 0.0)
