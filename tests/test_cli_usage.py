@@ -61,11 +61,11 @@ def test_card_show_gives_each_attempts_usage_and_the_total(repo: Path, store: St
     assert nothing["cost_usd"] is None and nothing["drives"] == 1, "an unknown cost became $0"
 
     text = run_cli(repo, "card", "show", one).stdout
-    assert "usage: 3 attempt(s), $0.06 + 1 unpriced, 2,200 in / 220 out / 60 cached" in text
+    assert "usage: 3 attempt(s), $0.06 + 1 unpriced, 2,200 in · 220 out · 60 cached" in text
     lines = [x for x in text.splitlines() if x.startswith("  attempt ")]
     assert len(lines) == 3, text
-    assert "$0.02" in lines[0] and "1,000 in / 100 out / 50 cached" in lines[0]
-    assert "—" in lines[1] and "700 in / 70 out / ? cached" in lines[1]
+    assert "$0.02" in lines[0] and "1,000 in · 100 out · 50 cached" in lines[0]
+    assert "—" in lines[1] and "700 in · 70 out · — cached" in lines[1]
     assert "\x1b" not in text and "␛[31mm2" in lines[2], "the agent's text drove the terminal"
     assert "usage: 1 attempt(s), —" in run_cli(repo, "card", "show", two).stdout
 

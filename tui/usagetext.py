@@ -10,23 +10,11 @@ header's words use it.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-from board.core.failures import stamp
+from board.core.cards.budget import day_start, money
+from board.core.cards.spend import count, tokens_text
 from board.core.model import Drive, UsageSum
 
 UNKNOWN = "—"  # no cost known (never "$0.00")
-
-
-def money(usd: float) -> str:
-    """`$0.06`, `$0.125`, `$12.35`: cents at least, and below a dollar down to a tenth of a
-    cent, since one drive often costs less than a cent."""
-    if usd >= 1:
-        return f"${usd:,.2f}"
-    text = f"{usd:.4f}".rstrip("0")
-    if len(text.partition(".")[2]) < 2:
-        text = f"{usd:.2f}"
-    return f"${text}"
 
 
 def cost_text(cost: float | None, unpriced: int = 0) -> str:
@@ -51,16 +39,6 @@ def known(total: UsageSum | None) -> bool:
     return any(v is not None for v in counts) or total.unpriced > 0
 
 
-def count(n: int | None) -> str:
-    """A token count with its thousands marked, `—` when not said."""
-    return UNKNOWN if n is None else f"{n:,}"
-
-
-def tokens_text(inp: int | None, out: int | None, cached: int | None) -> str:
-    """`12,345 in · 2,100 out · 80,000 cached`; a count not said is `—`."""
-    return f"{count(inp)} in · {count(out)} out · {count(cached)} cached"
-
-
 def drive_cost(drive: Drive) -> str:
     """One attempt's cost: its own; `unpriced` when it said tokens but no cost (no price
     for its model); `—` when it said nothing."""
@@ -68,12 +46,6 @@ def drive_cost(drive: Drive) -> str:
         return money(drive.cost_usd)
     said = (drive.input_tokens, drive.output_tokens, drive.cached_tokens)
     return "unpriced" if any(v is not None for v in said) else UNKNOWN
-
-
-def day_start(at: datetime) -> str:
-    """The UTC midnight that began `at`'s day, as the store writes times: where today's
-    spend is counted from."""
-    return stamp(at.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0))
 
 
 __all__ = [

@@ -19,16 +19,17 @@ from board.core.store import Store
 # what a card spent, as `board card show` prints it ----------------------------------------
 
 
+def count(n: int | None) -> str:
+    """A token count with its thousands marked, `—` when the agent did not say it."""
+    return "—" if n is None else f"{n:,}"
+
+
 def tokens_text(inp: int | None, out: int | None, cached: int | None) -> str:
-    """`1,200 in / 340 out / 5,000 cached` (the counts the agent said; `?` for one it did
-    not say, '' when it said none)."""
+    """`12,345 in · 2,100 out · 80,000 cached` (a count not said is `—`; '' when none was
+    said): the words the command line and the control room both use."""
     if inp is None and out is None and cached is None:
         return ""
-
-    def n(v: int | None) -> str:
-        return "?" if v is None else f"{v:,}"
-
-    return f"{n(inp)} in / {n(out)} out / {n(cached)} cached"
+    return f"{count(inp)} in · {count(out)} out · {count(cached)} cached"
 
 
 def drive_usage_json(drive: Drive) -> dict[str, object]:
