@@ -14,8 +14,19 @@ from board.core.store import Expect
 from board.tui.card import CardScreen
 from board.tui.widgets import COST_FROM, HealthBar
 
+from tests.support.boards import make_board
 from tests.support.spend import DONE_TOTAL, OVER, OVER_TOTAL, costs_board, write_attempts
-from tests.support.tui import goto, lane, loaded, make_app, run_pilot, screen_lines, settle
+from tests.support.tui import (
+    TWO_TIERS,
+    add,
+    goto,
+    lane,
+    loaded,
+    make_app,
+    run_pilot,
+    screen_lines,
+    settle,
+)
 from tests.support.waiting import wait_for
 
 NINE_AM = datetime.fromisoformat("2026-01-01T09:00:00+00:00")  # the header's "today"
@@ -169,6 +180,24 @@ async def test_the_header_says_todays_spend_and_the_day_budgets_pause(tmp_path) 
                   "2026-01-01T08:30:00.000Z")
         )  # fmt: skip
         await wait_for(pilot, lambda: "paused" not in bar.text, what="the resume")
+    board.close()
+
+
+async def test_the_header_reads_its_day_budget_from_board_toml(tmp_path) -> None:
+    """`[budget] day_usd` in board.toml is the `of $…` the header reads today's spend
+    against."""
+    board = make_board(tmp_path, config_overrides={**TWO_TIERS, "budget": {"day_usd": 5.0}})
+    write_attempts(
+        board, add(board.store, "a card", "ready"),
+        [(1, "default", "failed", "gate-red: 1", "2026-01-01T02:00:00.000Z",
+          "2026-01-01T03:00:00.000Z", Usage(100, 10, 0, 0.25, "claude-sonnet-4-5", 2))],
+    )  # fmt: skip
+    app = make_app(board, poll=0.05, clock=nine_am)
+    async with run_pilot(app, size=(200, 30)) as pilot:
+        screen = await loaded(pilot)
+        bar = screen.query_one(HealthBar)
+        await wait_for(pilot, lambda: "today" in bar.text, what="today's spend")
+        assert "spent $0.25 of $5.00 today" in bar.text, bar.text
     board.close()
 
 

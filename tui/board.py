@@ -288,10 +288,9 @@ class BoardScreen(BoardAppScreen):
         self.query_one(HealthBar).show_spend(spend.today, self.day_usd())
 
     def day_usd(self) -> float:
-        """The day's money budget for the header's `of $5.00`, 0 when none is set. The
-        `[budget]` section is not in board.toml's schema yet (another change brings it):
-        until then the header says the day budget by its pause alone."""
-        return 0.0
+        """The day's money budget for the header's `of $5.00` (`[budget] day_usd`), 0 when
+        none is set."""
+        return self.board_app.cfg.budget.day_usd
 
     @work(thread=True, exclusive=True, group="board-load", exit_on_error=False)
     def _load(self, preload: Preload | None) -> None:
