@@ -658,8 +658,12 @@ def meter(reader: str) -> Meter | None:
 
 def model_in_argv(argv: Sequence[str]) -> str:
     """The model a coder's argv asks for (`-m X`, `--model X`, `--model=X`), or "": what
-    usage is priced by when the agent's output names none (Codex's does not)."""
-    for i, arg in enumerate(argv):
+    usage is priced by when the agent's output names none (Codex's does not). A Python
+    interpreter's own `-m` names a module (`python -m agent --model X`), not a model."""
+    first = 0
+    if argv and re.fullmatch(r"python[\d.]*", argv[0].rsplit("/", 1)[-1]) and argv[1:2] == ["-m"]:
+        first = 3
+    for i, arg in enumerate(argv[first:], first):
         if arg in ("-m", "--model") and i + 1 < len(argv):
             return argv[i + 1]
         if arg.startswith("--model="):

@@ -72,7 +72,9 @@ async def test_demo_shows_every_promise_on_the_board(tmp_path: Path, monkeypatch
                     and c.blocked.reason.strip()
                     for c in cards.values()
                 )
-                if all(seen.values()) and len(seen) == 6:
+                spent = store.card_usage("c-2")  # its coder says tokens and cost, as aider does
+                seen["what a card cost"] = (spent.cost_usd or 0) > 0 and spent.unpriced == 0
+                if all(seen.values()) and len(seen) == 7:
                     break
             missing = [k for k, v in seen.items() if not v]
             assert not missing, f"the demo did not show: {missing} within {DEADLINE_S}s"

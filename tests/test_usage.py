@@ -349,3 +349,12 @@ def test_a_limit_named_in_a_file_the_agent_read_is_not_its_rate_limit(
     assert "429 too many requests" in raw, "the stand-in did not print the tool output"
     assert (end.outcome, end.cls) == ("blocked", "terminal"), end
     store.close()
+
+
+def test_the_model_in_an_argv_is_not_a_python_interpreters_module() -> None:
+    """`-m`/`--model` names the model a price is looked up by; a Python interpreter's own
+    `-m` names the module it runs (the demo's coder, an agent run as a module)."""
+    assert usage.model_in_argv(["codex", "exec", "-m", "gpt-5", "go"]) == "gpt-5"
+    assert usage.model_in_argv(["aider", "--model=sonnet"]) == "sonnet"
+    assert usage.model_in_argv(["/usr/bin/python3", "-m", "board.demo.coder", "--tier", "q"]) == ""
+    assert usage.model_in_argv(["python3.11", "-m", "aider", "--model", "opus"]) == "opus"

@@ -64,6 +64,17 @@ def write(worktree: Path, rel: str, text: str) -> None:
     path.write_text(text)
 
 
+# what a build "spends" per tier, said in aider's words so the demo's tiers read it with
+# `usage = "aider"` and the board shows costs: (tokens sent, received, dollars)
+SPEND = {"quick": (2100, 350, 0.0116), "careful": (8400, 1200, 0.0432)}
+
+
+def spent(tier: str) -> None:
+    sent, received, usd = SPEND.get(tier, SPEND["quick"])
+    say(f"Tokens: {sent / 1000:.1f}k sent, {received} received. "
+        f"Cost: ${usd:.4f} message, ${usd:.4f} session.", 0.2)  # fmt: skip
+
+
 def module_for(rel: str) -> str:
     stem = Path(rel).stem
     body = _FUNCS.get(stem, f"def {stem}():\n    return {stem!r}\n")
@@ -102,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(3600)  # never prints: the board calls this an infra failure
         return 0
     say(f"demo coder ({args.tier}) reading {Path(args.brief).name}")
+    say(f"Model: demo-{args.tier} with whole edit format", 0.2)  # aider's words: usage's model
     say(f"plan: {behaviour} → {target}")
     think("the spec", 3)
     if behaviour == "wide":
@@ -117,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     if behaviour == "flaky" and args.tier == "quick":
         write(worktree, target, "# half-done\n")
         say("error: the quick tier gave up on the zero-division case", 0.5)
+        spent(args.tier)
         return 1
     if behaviour == "die":
         write(worktree, target, module_for(target))
@@ -131,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     write(worktree, rel, text)
     think("edge cases", 2)
     say("done: files edited; the board will gate, commit and publish")
+    spent(args.tier)
     return 0
 
 

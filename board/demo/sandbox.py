@@ -140,8 +140,8 @@ def _demo_config(python: str) -> dict[str, dict[str, Any]]:
             "first_output_timeout_s": 4,
             "timeout_split_after": 2,
             "tiers": {
-                "quick": {"argv": [*coder, "--tier", "quick"]},
-                "careful": {"argv": [*coder, "--tier", "careful"]},
+                "quick": {"argv": [*coder, "--tier", "quick"], "usage": "aider"},
+                "careful": {"argv": [*coder, "--tier", "careful"], "usage": "aider"},
             },
         },
         "gate": {
