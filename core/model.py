@@ -275,6 +275,12 @@ class Usage(Frozen, slots=True):
 
 
 NO_USAGE = Usage()  # a drive of which nothing is known
+# the most one drive can have spent, past which a figure is no count or cost but garbage (a
+# hostile or broken agent's): the readers take it as unknown and the store refuses it, so
+# that a drive row fits its BIGINT columns and no sum of them overflows (SQLite's integer
+# SUM fails past 2**63, PostgreSQL's float SUM past 1.8e308, SQLite's gives inf)
+MOST_TOKENS = 10**12
+MOST_USD = 1_000_000.0
 
 
 class UsageSum(Frozen, slots=True):

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from board.core.errors import NotFound, Refused
-from board.core.model import CardDraft, Drive, Usage, UsageSum
+from board.core.model import MOST_TOKENS, MOST_USD, CardDraft, Drive, Usage, UsageSum
+from board.core.records import replace
 from board.core.store import SQLiteStore, Store
 from board.core.store.postgres import PostgresStore
 
@@ -187,6 +188,37 @@ def test_the_sums_per_card_tier_and_day_are_the_drive_rows_sums(
 
     with pytest.raises(Refused, match="by must be one of card, tier, day, not 'week'"):
         store.usage_sums("week")
+
+
+def test_a_figure_past_what_a_drive_can_spend_is_refused_and_the_sums_hold(
+    new_store: Callable[..., Store],
+) -> None:
+    """A count past a BIGINT failed on the SQLite file with Python's OverflowError (no
+    BoardError: the drive recording it crashed) and on PostgreSQL as a StoreError; two
+    costs of 1e308 summed to inf on the file and failed every sum on PostgreSQL. Past
+    MOST_TOKENS or MOST_USD a figure is refused on both, nothing written, and the most a
+    drive may record sums the same on both."""
+    clock = Clock("2026-03-01T09:00:00.000Z")
+    store = new_store(clock=clock)
+    card = store.create(CardDraft(title="t", spec="s")).id
+    row = drive(store, clock, card, "cheap", "2026-03-01", Usage(1, 2, 3, 0.5, "m", 1))
+    for bad in (
+        Usage(10**30), Usage(2**63), Usage(cached_tokens=MOST_TOKENS + 1), Usage(turns=2**64),
+        Usage(cost_usd=1e308), Usage(cost_usd=MOST_USD * 1.01),
+    ):  # fmt: skip
+        with pytest.raises(Refused, match="drive usage: .* must be a .* from 0 to "):
+            store.record_usage(row.id, bad)
+        with pytest.raises(Refused, match="drive usage"):
+            store.update_drive(row.id, **{k: v for k, v in bad.to_json().items() if v})
+        assert store.get_drive(row.id).usage == Usage(1, 2, 3, 0.5, "m", 1), bad
+    most = Usage(MOST_TOKENS, MOST_TOKENS, MOST_TOKENS, MOST_USD, "m", MOST_TOKENS)
+    for _ in range(3):
+        drive(store, clock, card, "cheap", "2026-03-01", most)
+    total = store.card_usage(card)
+    assert total == UsageSum(card, 4, 3 * MOST_TOKENS + 1, 3 * MOST_TOKENS + 2,
+                             3 * MOST_TOKENS + 3, total.cost_usd, 0)  # fmt: skip
+    assert total.cost_usd == 3 * MOST_USD + 0.5 == store.spend_since("2026-03-01")
+    assert store.usage_sums("day")[0] == replace(total, key="2026-03-01")
 
 
 def test_a_board_made_before_drives_recorded_usage_opens_with_its_drives_intact(

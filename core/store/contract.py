@@ -287,7 +287,8 @@ class Store(abc.ABC):
     def record_usage(self, drive_id: str, usage: Usage) -> Drive:
         """Record what a drive's coder spent (every field of `usage`, None ones as unknown,
         over what the row held); NotFound when there is no such drive. A negative count or
-        cost, or one that is not a number, is refused and nothing is written."""
+        cost, one that is not a number, or one past what a drive can spend (MOST_TOKENS,
+        MOST_USD), is refused and nothing is written."""
 
     @abc.abstractmethod
     def usage_sums(self, by: str, since: str | None = None) -> list[UsageSum]:

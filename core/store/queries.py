@@ -18,6 +18,8 @@ from board.core import hosts
 from board.core.errors import CorruptCard, NotFound, Refused, StoreError
 from board.core.model import (
     DRIVE_LIVE,
+    MOST_TOKENS,
+    MOST_USD,
     TERMINAL,
     BoardShape,
     Card,
@@ -74,8 +76,9 @@ def _usage_sum(key: str, row: tuple[Any, ...]) -> UsageSum:
 
 def checked_usage(fields: dict[str, Any]) -> None:
     """Refuse a usage field of a drive row that is not what it says: a count that is not a
-    whole number of 0 or more, a cost that is not a finite number of 0 or more, a model
-    that is not text (None is "not said", for every field but the model)."""
+    whole number from 0 to MOST_TOKENS, a cost that is not a number from 0 to MOST_USD (past
+    those a row or a sum of rows overflows), a model that is not text (None is "not said",
+    for every field but the model)."""
     import math  # only a usage write
 
     for name in _USAGE_FIELDS:
@@ -90,11 +93,17 @@ def checked_usage(fields: dict[str, Any]) -> None:
             continue
         if name == "cost_usd":
             ok = isinstance(value, int | float) and not isinstance(value, bool)
-            if not ok or not math.isfinite(value) or value < 0:
-                raise Refused(f"drive usage: cost_usd must be a number of 0 or more, not {value!r}")
+            if not ok or not math.isfinite(value) or not 0 <= value <= MOST_USD:
+                raise Refused(
+                    f"drive usage: cost_usd must be a number from 0 to {MOST_USD:,.0f}, "
+                    f"not {value!r}"
+                )
             fields[name] = float(value)
-        elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise Refused(f"drive usage: {name} must be a whole number of 0 or more, not {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MOST_TOKENS:
+            raise Refused(
+                f"drive usage: {name} must be a whole number from 0 to {MOST_TOKENS:,}, "
+                f"not {value!r}"
+            )
 
 
 class SqlQueries:
