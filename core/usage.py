@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from board.core.model import READERS, Price, Usage
+from board.core.model import MOST_TOKENS, MOST_USD, READERS, Price, Usage
 from board.core.records import Frozen
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ RAW_SUFFIX = ".jsonl"  # the raw stream of a JSON reader's coder, beside its `.l
 EVENT_CAP = 4 * 1024 * 1024  # the longest line read as an event; a longer one is cut
 TEXT_CAP = 16 * 1024  # the longest line passed into the log (the log viewer's own cap)
 TOOL_CAP = 160  # a tool call's one line
+MODEL_CAP = 100  # a model's name
 MILLION = 1_000_000
 
 
@@ -130,19 +131,34 @@ def _one_line(text: str, cap: int = TOOL_CAP) -> str:
 
 
 def _int(value: Any) -> int | None:
-    """A token count as the agent gave it; anything else (a string, a float, a bool) is
-    not a count and reads as unknown."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    """A token count as the agent gave it; anything else (a string, a float, a bool, a
+    count past MOST_TOKENS, which no store column or sum could hold) is not a count and
+    reads as unknown."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MOST_TOKENS:
         return None
     return value
 
 
 def _money(value: Any) -> float | None:
+    """A cost in dollars as the agent gave it; NaN, a negative or one past MOST_USD is not
+    a cost (the store refuses it, and a sum of such overflows) and reads as unknown."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if value != value or value < 0 or value == float("inf"):
+    if value != value or not 0 <= value <= MOST_USD:
         return None
     return float(value)
+
+
+def _model(value: Any) -> str:
+    """A model's name as the agent gave it, made one short line: it is shown on a row of
+    the card screen, on `board card show` and in the drive log, where a line break would
+    forge a line of its own."""
+    return _one_line(value, MODEL_CAP) if isinstance(value, str) else ""
+
+
+def _cost_in(model_usage: Any) -> float:
+    """The cost one `modelUsage` entry says (0 when it says none): the dearest names the model."""
+    return (_money(model_usage.get("costUSD")) if isinstance(model_usage, dict) else None) or 0.0
 
 
 def _add(a: int | None, b: int | None) -> int | None:
@@ -218,13 +234,13 @@ class Meter:
                 costs.append(cost_of(one, price) if price is not None else None)
             if costs and all(c is not None for c in costs):
                 cost = round(sum(c for c in costs if c is not None), 6)
-        return Usage(
-            input_tokens=total.input,
-            output_tokens=total.output,
-            cached_tokens=total.cached,
-            cost_usd=cost,
-            model=main,
-            turns=self.turns,
+        return Usage(  # each figure within what one drive can spend, or unknown
+            input_tokens=_int(total.input),
+            output_tokens=_int(total.output),
+            cached_tokens=_int(total.cached),
+            cost_usd=_money(cost),
+            model=_model(main),
+            turns=_int(self.turns),
         )
 
 
@@ -384,7 +400,7 @@ class ClaudeMeter(JsonMeter):
             ):
                 body = block.get("content")
                 if isinstance(body, list):
-                    body = " ".join(b.get("text", "") for b in body if isinstance(b, dict))
+                    body = " ".join(str(b.get("text", "")) for b in body if isinstance(b, dict))
                 out.append(_one_line(f"← tool error: {body}", 300))
         return out
 
@@ -394,9 +410,7 @@ class ClaudeMeter(JsonMeter):
         self.turns = _int(event.get("num_turns"))
         by_model = event.get("modelUsage")
         if not self.model and isinstance(by_model, dict) and by_model:
-            self.model = str(
-                max(by_model, key=lambda m: _money((by_model[m] or {}).get("costUSD")) or 0)
-            )
+            self.model = str(max(by_model, key=lambda m: _cost_in(by_model[m])))
         head = "result"
         sub = event.get("subtype")
         if event.get("is_error") or (isinstance(sub, str) and sub.startswith("error")):
@@ -625,18 +639,26 @@ class AiderMeter(Meter):
             self.turns = (self.turns or 0) + 1
         m = re.search(r"Cost: \$([\d.]+) message, \$([\d.]+) session\.", text)
         if m:
-            self.cost = _money(float(m.group(2)))
+            self.cost = _money(_float(m.group(2)))
         return super().feed(line, total)
 
 
-def _count(text: str) -> int | None:
-    """Aider's `2.1k`, `15k`, `1.2M`, `950` as a number of tokens."""
-    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:].lower(), 1)
-    number = text[:-1] if scale != 1 else text
+def _float(text: str) -> float | None:
+    """A number of aider's line (`1.5`), None for what only looks like one (`1.2.3`)."""
     try:
-        return round(float(number) * scale)
+        return float(text)
     except ValueError:
         return None
+
+
+def _count(text: str) -> int | None:
+    """Aider's `2.1k`, `15k`, `1.2M`, `950` as a number of tokens (None when it is none,
+    or too big to be one: `_int`)."""
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:].lower(), 1)
+    number = _float(text[:-1] if scale != 1 else text)
+    if number is None or not number * scale <= MOST_TOKENS:
+        return None
+    return round(number * scale)
 
 
 _METERS: dict[str, type[Meter]] = {

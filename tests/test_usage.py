@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
 from board.core import config, presets, proc, usage
 from board.core.errors import ConfigError
 from board.core.logs import LogWriter
-from board.core.model import Usage
+from board.core.model import MOST_TOKENS, MOST_USD, Usage
 from board.core.store import SQLiteStore
 
-from tests.support.loop import add_card, drive_one
-from tests.support.paths import STANDINS
+from tests.support.boards import make_board
+from tests.support.loop import add_card, drive_one, write_config
+from tests.support.paths import STANDINS, script
 from tests.support.repos import make_repo, run_cli
 
 SPEND = {
@@ -358,3 +360,106 @@ def test_the_model_in_an_argv_is_not_a_python_interpreters_module() -> None:
     assert usage.model_in_argv(["aider", "--model=sonnet"]) == "sonnet"
     assert usage.model_in_argv(["/usr/bin/python3", "-m", "board.demo.coder", "--tier", "q"]) == ""
     assert usage.model_in_argv(["python3.11", "-m", "aider", "--model", "opus"]) == "opus"
+
+
+# hostile output -------------------------------------------------------------------------------
+
+# lines a coder may print that look like what its reader reads and are not: each must read
+# as unknown (never a crash, never a figure no column or sum can hold), the model one line
+HOSTILE = {
+    "aider": [
+        "Model: evil\x1b[31m with whole edit format",
+        "Tokens: 1.2.3k sent, 5 received. Cost: $1.2.3 message, $1..2 session.",
+        "Tokens: " + "9" * 400 + " sent, 5 received.",
+        "Tokens: "
+        + "9" * 300
+        + "M sent, 5 received. Cost: $1e9 message, $"
+        + "9" * 400
+        + " session.",
+    ],  # fmt: skip
+    "claude": [
+        {"type": "system", "subtype": "init", "model": "m\nboard: forged [red]" + "x" * 500},
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "is_error": True,
+                        "content": [{"text": 5}, {"text": None}],
+                    }
+                ]
+            },
+        },
+        {
+            "type": "result",
+            "modelUsage": {"x": 5, "y": [1]},
+            "usage": {"input_tokens": 10**30, "output_tokens": 7},
+            "total_cost_usd": 1e308,
+            "num_turns": 2**70,
+        },
+    ],  # fmt: skip
+    "codex": [
+        {"type": "turn.completed", "usage": {"input_tokens": 10**12, "output_tokens": 1}},
+        {"type": "turn.completed", "usage": {"input_tokens": 10**12, "output_tokens": 1}},
+    ],
+    "gemini": [
+        {
+            "type": "result",
+            "stats": {
+                "models": {
+                    "g\x1b]0;t\x07": {"input_tokens": 10**40, "output_tokens": 5, "cached": -1}
+                }
+            },
+        },
+    ],  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_output_hostile_to_a_reader_reads_as_unknown_and_never_raises(name: str) -> None:
+    meter = usage.meter(name)
+    assert meter is not None
+    for line in HOSTILE[name]:
+        meter.feed(line if isinstance(line, str) else json.dumps(line))
+    meter.end()
+    price = usage.Price(input=1e6, output=1e6, cached_input=1e6)
+    got = meter.usage({m: price for m in ("", "x", "y")}, "x")
+    assert got is not None
+    for figure in (got.input_tokens, got.output_tokens, got.cached_tokens, got.turns):
+        assert figure is None or 0 <= figure <= MOST_TOKENS, got
+    assert got.cost_usd is None or 0 <= got.cost_usd <= MOST_USD, got
+    assert "\n" not in got.model and len(got.model) <= usage.MODEL_CAP, got.model
+    if name == "aider":
+        assert (got.input_tokens, got.cost_usd) == (None, None), got
+    if name == "claude":  # the output count is the one figure it gave
+        assert (got.input_tokens, got.output_tokens, got.cost_usd, got.turns) == (
+            None,
+            7,
+            None,
+            None,
+        )
+        assert got.model.startswith("m board: forged [red]xxx"), got.model
+
+
+@pytest.mark.parametrize("reader", ["aider", "claude"])
+def test_a_coder_whose_output_is_hostile_to_its_reader_is_logged_to_its_end(
+    tmp_path: Path, reader: str
+) -> None:
+    """The reader runs on the thread that drains the coder's pipe: had it raised on one
+    line, the rest of the output was lost to the log and the coder, 200 KB later, blocked
+    on the full pipe until its timeout (a timeout counted against the card)."""
+    cfg, store = make_board(tmp_path, origin=True)
+    coder = [sys.executable, script("coder_hostile_usage.py"), "{worktree}", "{card}", reader]
+    cfg = write_config(cfg.root, tiers={"hostile": coder}, usage={"hostile": reader},
+                       coder={"timeout_s": 15})  # fmt: skip
+    card = add_card(store, "a task", surface=["work/**"])
+    end = drive_one(cfg, store, card)
+    assert end.outcome == "done", end
+    text = (cfg.logs_dir / card.id / "1.log").read_text()
+    assert "the last line of the coder" in text and "more output 01999" in text
+    assert "board: coder ended: exit 0" in text, text[-2000:]
+    (row,) = store.list_drives(card.id)
+    assert row.input_tokens is None, row  # 1.2.3k, 999…: no count; aider's $0.01 is its cost
+    assert "\n" not in row.model and "\x1b" not in run_cli(cfg.root, "card", "show", card.id).stdout
+    store.close()

@@ -55,13 +55,24 @@ class CoderOutput:
     def line(self, text: str) -> None:
         """A text tier's line (proc.stream split it): logged as it is, metered."""
         if self.meter is not None:
-            self.meter.feed(text)
+            self._read(text, None)
         self._emit(text)
 
     def _text(self, line: str, total: int) -> None:
-        assert self.meter is not None
-        for text in self.meter.feed(line, total):
+        for text in self._read(line, total):
             self._emit(text)
+
+    def _read(self, line: str, total: int | None) -> list[str]:
+        """The meter's text of one output line; the line itself, said unread, when the
+        meter fails on it. The coder's output is hostile input, and this runs on the thread
+        that drains its pipe: an exception would end that thread, the rest of the output
+        would be lost to the log and the coder would block on a full pipe until its
+        timeout, counted against its card."""
+        assert self.meter is not None
+        try:
+            return self.meter.feed(line, total)
+        except Exception as exc:  # a reader's slip on one line costs that line's reading only
+            return [line[: usage.TEXT_CAP], f"[usage reader {self.meter.name}: {exc!r:.200}]"]
 
     def _emit(self, text: str) -> None:
         self.tail.append(text)
