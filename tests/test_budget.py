@@ -1,10 +1,9 @@
 """The money budgets (issue 41) with the real loop: a bare origin and a clone, real coder
 and gate scripts, `board run --until-idle` in its own process, the real SQLite file.
 
-The drive does not record its usage itself yet (core/usage.py reads it; the lead joins the
-two): a test records what earlier attempts spent with the store's own API, as that join
-will, before the loop runs, or from a gate script (tests/scripts/gate_spends.py) that
-records it on the running drive, as an attempt's end will.
+A test records what earlier attempts spent with the store's own API, as a coder's end does
+(core/drive/drive.py), before the loop runs, or from a gate script
+(tests/scripts/gate_spends.py) that records it on the running drive.
 """
 
 from __future__ import annotations
@@ -151,7 +150,10 @@ def test_the_days_spend_stops_the_claims_until_board_resume_budget(tmp_path: Pat
     assert store.get(waiting.id).lane == "done", "board resume budget did not lift the pause"
     assert len([x for x in loop_log(cfg) if x["event"] == "budget-paused"]) == 1
     # nothing left to resume
-    assert "was not paused" in run_cli(cfg.root, "resume", "budget").stdout
+    nothing = run_cli(cfg.root, "resume", "budget")
+    assert nothing.returncode == 0 and nothing.stdout == (
+        "the day budget has not paused the claims; nothing changed\n"
+    ), nothing
     store.close()
 
 
@@ -212,4 +214,30 @@ def test_an_unblocked_card_still_past_its_budget_is_blocked_again(tmp_path: Path
     res = run_cli(cfg.root, "run", "--until-idle", timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
     assert store.get(card.id).lane == "done", "a raised budget did not let it run"
+    store.close()
+
+
+def test_a_budget_reached_to_the_cent_is_reached_though_floats_sum_short(tmp_path: Path) -> None:
+    """$0.10 and $0.70 are $0.80, a card_usd of 0.8 reached; the store's float sum of them
+    is 0.7999999999999999, which let the card start a third attempt. The day budget the
+    same: the claims pause at a day_usd of 0.8."""
+    pids = tmp_path / "coder.pids"
+    cfg, store = make_board(
+        tmp_path, origin=True, tiers={"default": edit_tier(pids)}, budget={"card_usd": 0.8}
+    )
+    card = add_card(store, "spent to the cent", surface=["work/**"])
+    spent_before(store, card.id, 0.1)
+    spent_before(store, card.id, 0.7)
+    assert store.card_usage(card.id).spent < 0.8, "premise: the float sum falls short"
+
+    res = run_cli(cfg.root, "run", "--until-idle", timeout=120)
+    assert res.returncode == 1, res.stdout + res.stderr
+    got = store.get(card.id).blocked
+    assert got is not None and got.cls == OVER_BUDGET, got
+    assert "spent $0.80, at or past its budget of $0.80" in got.reason, got.reason
+    assert read_pids(pids) == [], "a coder ran for a card that had spent its budget"
+
+    day = write_config(cfg.root, budget={"day_usd": 0.8}).budget
+    pause = budget.day_pause(day, store, datetime.now(UTC))
+    assert pause is not None and "today's spend $0.80 reached" in pause.reason, pause
     store.close()

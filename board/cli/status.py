@@ -103,6 +103,8 @@ def cmd_resume(args: argparse.Namespace, ctx: Context) -> int:
             )
         else:
             ctx.out(f"tier {args.tier} resumed: its cards can be claimed again")
+    elif args.tier == "budget":
+        ctx.out("the day budget has not paused the claims; nothing changed")
     else:
         ctx.out(f"tier {args.tier} was not paused; nothing changed")
     return 0

@@ -57,6 +57,13 @@ def next_day(at: datetime) -> str:
     return stamp(start + timedelta(days=1))
 
 
+def reached(spent: float, limit: float) -> bool:
+    """Whether `spent` is at or past `limit`, to a millionth of a cent: the store sums
+    binary floats, and costs of 0.1 and 0.7 add up to 0.7999999999999999, which must reach
+    a budget of 0.8 as their sum in dollars does."""
+    return spent >= limit or round(spent, 8) >= round(limit, 8)
+
+
 def card_over(budget: BudgetSection, store: Store, card_id: str) -> str:
     """Why the card may not start another attempt ('' while it may): its attempts together
     spent its `[budget] card_usd`, failed ones included. An unpriced drive adds nothing
@@ -64,7 +71,7 @@ def card_over(budget: BudgetSection, store: Store, card_id: str) -> str:
     if budget.card_usd <= 0:
         return ""
     total = store.card_usage(card_id)
-    if total.spent < budget.card_usd:
+    if not reached(total.spent, budget.card_usd):
         return ""
     return (
         f"its {total.drives} attempt(s) spent {cost_text(total)}, at or past its budget of "
@@ -99,7 +106,7 @@ def day_pause(budget: BudgetSection, store: Store, at: datetime) -> Pause | None
     if budget.day_usd <= 0 or day_row(store.pauses(), at) is not None:
         return None
     spent = store.spend_since(day_start(at))
-    if spent < budget.day_usd:
+    if not reached(spent, budget.day_usd):
         return None
     reason = (
         f"today's spend {money(spent)} reached the day budget of {money(budget.day_usd)} "
