@@ -99,6 +99,10 @@ def test_board_usage_json_is_the_drive_rows_sums(repo: Path, store: Store) -> No
     assert text[0].split() == ["tier", "drives", "cost", "input", "output", "cached"]
     assert text[1].split()[:3] == ["cheap", "3", "$0.02"] and "unpriced" in text[1]
     assert text[-1].split()[:2] == ["total", "4"]
+    # a year before 1000 is written in four digits, as the store's stamps are: "999-…"
+    # sorted after "2026-…", and every drive was left out
+    old = json.loads(run_cli(repo, "usage", "--since", "0999-01-01", "--json").stdout)
+    assert old["since"] == "0999-01-01T00:00:00.000Z" and old["total"]["drives"] == 4, old
     empty = run_cli(repo, "usage", "--since", "2030-01-01")
     assert empty.returncode == 0 and empty.stdout.strip() == "no drives in that time"
 
@@ -110,6 +114,9 @@ def test_board_usage_json_is_the_drive_rows_sums(repo: Path, store: Store) -> No
         (["--since", "2026-13-01"], "'2026-13-01' is not a date"),
         (["--since", ""], "'' is not a date"),
         (["--by", "week"], "invalid choice: 'week'"),
+        # UTC is past datetime's last day, or before its first: a traceback once
+        (["--since", "9999-12-31T23:30-01:00"], "'9999-12-31T23:30-01:00' is out of range"),
+        (["--since", "0001-01-01T00:30+01:00"], "'0001-01-01T00:30+01:00' is out of range"),
     ],
 )
 def test_board_usage_refuses_bad_arguments_in_one_line(

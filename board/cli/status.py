@@ -74,8 +74,12 @@ def since_stamp(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a date (YYYY-MM-DD, UTC, or an ISO time such as 2026-03-01T08:00Z)"
         )
-    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
-    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+    try:  # an offset can take the first or the last day out of datetime's years
+        at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    except OverflowError:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range as a UTC time") from None
+    # the year in four digits, as the store's stamps have it (strftime writes 999 as "999")
+    return f"{at.year:04d}-" + at.strftime("%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
 
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
