@@ -14,6 +14,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate, repeat
 from operator import add
+from typing import Generic, TypeVar
 
 INDEX_BLOCK = 32  # one absolute offset kept every this many lines
 _GAP_CAP = 0xFFFF  # a gap this long or longer is kept aside, exactly
@@ -155,3 +156,50 @@ def line_lengths(data: bytes) -> list[int]:
 
 
 __all__ = ["INDEX_BLOCK", "LineEnds", "line_lengths"]
+
+
+L = TypeVar("L")
+
+
+class SplitLines(Generic[L]):
+    """A stream of byte chunks as lines, however the reads cut them: a line split across
+    two reads is joined before anyone reads it, and at most `cap` bytes of one line are
+    held (a longer one is still counted whole). What a line becomes is the subclass's
+    `_finish` (the log's decoded text, the usage reader's text with its length)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._head = bytearray()
+        self._length = 0
+
+    def _add(self, piece: bytes) -> None:
+        room = self.cap - len(self._head)
+        if room > 0:
+            self._head += piece[:room]
+        self._length += len(piece)
+
+    def _finish(self) -> L:
+        raise NotImplementedError
+
+    def feed(self, data: bytes) -> list[L]:
+        """The lines completed by `data`; a trailing partial line is kept for later."""
+        out: list[L] = []
+        start = 0
+        find = data.find
+        while True:
+            nl = find(b"\n", start)
+            if nl < 0:
+                if start < len(data):
+                    self._add(data[start:])
+                return out
+            self._add(data[start:nl])
+            out.append(self._finish())
+            start = nl + 1
+
+    def flush(self) -> list[L]:
+        """The partial last line, once the writer is done."""
+        return [self._finish()] if self._length else []
+
+    def reset(self) -> None:
+        self._head.clear()
+        self._length = 0

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from board.core.errors import Refused
-from board.core.lineindex import LineEnds, line_lengths
+from board.core.lineindex import LineEnds, SplitLines, line_lengths
 from board.core.records import Record
 
 if TYPE_CHECKING:  # logs sits beside config, not above it: the type only, no import
@@ -185,48 +185,17 @@ def decode_line(raw: bytes, total: int | None = None, cap: int = LINE_CAP) -> st
     return text
 
 
-class LineSplitter:
+class LineSplitter(SplitLines[str]):
     """Turns a stream of byte chunks into decoded lines without holding a long line whole."""
 
     def __init__(self, cap: int = LINE_CAP) -> None:
-        self.cap = cap
-        self._head = bytearray()
-        self._length = 0
-
-    def _add(self, piece: bytes) -> None:
-        room = self.cap - len(self._head)
-        if room > 0:
-            self._head += piece[:room]
-        self._length += len(piece)
+        super().__init__(cap)
 
     def _finish(self) -> str:
         line = decode_line(bytes(self._head), self._length, self.cap)
         self._head.clear()
         self._length = 0
         return line
-
-    def feed(self, data: bytes) -> list[str]:
-        """The lines completed by `data`; a trailing partial line is kept for later."""
-        out: list[str] = []
-        start = 0
-        find = data.find
-        while True:
-            nl = find(b"\n", start)
-            if nl < 0:
-                if start < len(data):
-                    self._add(data[start:])
-                return out
-            self._add(data[start:nl])
-            out.append(self._finish())
-            start = nl + 1
-
-    def flush(self) -> list[str]:
-        """The partial last line, once the writer is done."""
-        return [self._finish()] if self._length else []
-
-    def reset(self) -> None:
-        self._head.clear()
-        self._length = 0
 
 
 # ---------------------------------------------------------------------------------------------

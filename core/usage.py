@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from board.core.lineindex import SplitLines
 from board.core.model import MOST_TOKENS, MOST_USD, READERS, Price, Usage
 from board.core.records import Frozen
 
@@ -73,21 +74,12 @@ def cost_of(tokens: Usage, price: Price) -> float | None:
 # bytes into lines
 
 
-class Lines:
-    """A coder's output bytes as lines, however the reads cut them: a line split across two
-    reads is joined before anyone parses it, and at most `cap` bytes of one line are held
-    (a longer one comes out cut, with its real length)."""
+class Lines(SplitLines[tuple[str, int]]):
+    """A coder's output bytes as lines, however the reads cut them, each with its real
+    length in bytes (at most `cap` bytes of one line are held; a longer one comes out cut)."""
 
     def __init__(self, cap: int = EVENT_CAP) -> None:
-        self.cap = cap
-        self._head = bytearray()
-        self._length = 0
-
-    def _add(self, piece: bytes) -> None:
-        room = self.cap - len(self._head)
-        if room > 0:
-            self._head += piece[:room]
-        self._length += len(piece)
+        super().__init__(cap)
 
     def _finish(self) -> tuple[str, int]:
         raw = bytes(self._head)
@@ -98,24 +90,6 @@ class Lines:
             raw = raw[:-1]
             total -= 1
         return raw.decode("utf-8", "replace"), total
-
-    def feed(self, data: bytes) -> list[tuple[str, int]]:
-        """The lines `data` completes, each with its whole length in bytes."""
-        out: list[tuple[str, int]] = []
-        start = 0
-        while True:
-            nl = data.find(b"\n", start)
-            if nl < 0:
-                if start < len(data):
-                    self._add(data[start:])
-                return out
-            self._add(data[start:nl])
-            out.append(self._finish())
-            start = nl + 1
-
-    def flush(self) -> list[tuple[str, int]]:
-        """The last line, when the output ended without a newline."""
-        return [self._finish()] if self._length else []
 
 
 def _cut(text: str, total: int) -> str:
