@@ -51,17 +51,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from board.core import failures, hosts, locks, proc
+from board.core import failures, hosts, proc
 from board.core.cards import actions, split, waits
 from board.core.cards.enddrives import dead_result, state_before
 from board.core.cards.waits import HEARTBEAT_S, globs_overlap, surfaces_overlap
 from board.core.config import CONFIG_NAME, Config
-from board.core.drive import drive
+from board.core.drive import drive, race
 from board.core.errors import BoardError, NotFound, Refused, StoreUnavailable, StrandedWorkError
 from board.core.git import naming, runbranch, shared, snapshot, treestate, worktrees
-from board.core.git.runbranch import lock_path
 from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Blocked, Card, Drive, Pause
 from board.core.ops import leases, spending
+from board.core.ops.boardlock import BoardLock
 from board.core.ops.leases import LEASE_LOST
 from board.core.ops.pick import card_of_branch  # by name: `ops.pick` is the verb
 from board.core.poller import ForgePoller
@@ -79,39 +79,6 @@ SETUP_FAILS_TO_PAUSE = 2  # cards in a row whose setup failed before claims stop
 
 # ---------------------------------------------------------------------------------------------
 # one loop per board
-
-
-class BoardLock:
-    """The board's one-loop lock, `.board/locks/loop.lock`, holding the owner's pid; the
-    kernel frees it when the process dies, so a crashed loop never blocks the next one."""
-
-    def __init__(self, cfg: Config) -> None:
-        self.cfg = cfg
-        self._lock: locks.FileLock | None = None
-
-    @property
-    def path(self) -> Path:
-        """`.board/locks/loop.lock`, made when first asked for (a loop refused at start
-        leaves nothing behind)."""
-        return lock_path(self.cfg, "loop")
-
-    def acquire(self) -> None:
-        def busy(holder: str) -> str:
-            pid = holder.split()[0] if holder else ""
-            who = f"pid {pid}" if pid else "another process"
-            return (
-                f"another `board run` is already running on this board ({who}); "
-                f"one loop per board — stop it first (kill -TERM {pid or 'PID'})"
-            )
-
-        lock = locks.FileLock(self.path, f"{os.getpid()} {hosts.this_host()}")
-        lock.acquire(0, busy)
-        self._lock = lock
-
-    def release(self) -> None:
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
 
 
 class Running(Record):
@@ -630,14 +597,14 @@ class Loop:
     def claims(self) -> list[str]:
         claimed: list[str] = []
         queue = actions.ready_queue(self.store)
-        if queue and len(self.running) < self.cfg.board.max_concurrent:
+        if queue and self.in_use() < self.cfg.board.max_concurrent:
             self.poller.fetch_base()
             if self._base_conflicts():
                 return claimed
         view = waits.claim_view(
             self.store,
             pauses=self._pauses(),
-            in_use=len(self.running),
+            in_use=self.in_use(),
             limit=self.cfg.board.max_concurrent,
         )
         seen = set()
@@ -645,9 +612,9 @@ class Loop:
             seen.add(card.id)
             if self.stopping.is_set():
                 break
-            if len(self.running) >= self.cfg.board.max_concurrent:
+            if self.in_use() >= self.cfg.board.max_concurrent:
                 waiting = [c.id for c in queue[i:]]
-                reason = waits.all_busy(len(self.running), self.cfg.board.max_concurrent)
+                reason = waits.all_busy(self.in_use(), self.cfg.board.max_concurrent)
                 key = f"{reason}: {','.join(waiting)}"
                 if self._last_skip.get("*") != key:
                     self._last_skip["*"] = key
@@ -669,10 +636,10 @@ class Loop:
             self.log(
                 "claim", card=card.id, drive=token, planner=planner, surface=list(card.surface)
             )
-            self._start(card.id, token, planner)
+            self._start(card.id, token, planner, race.candidates_for(self.cfg, card))
             self.touched.add(card.id)
             claimed.append(card.id)
-            view.in_use = len(self.running)
+            view.in_use = self.in_use()
             if not planner:
                 view.working.append((card.id, card.surface))
         for key in [k for k in self._last_skip if k != "*" and k not in seen]:
@@ -714,8 +681,28 @@ class Loop:
             self.log("wait", reason=line)
         return True
 
-    def _start(self, card_id: str, token: str, planner: bool) -> None:
-        runner = None if planner else drive.Drive(self.cfg, self.store, card_id, token)
+    def in_use(self) -> int:
+        """The drives counted against `max_concurrent` (a race counts its candidates)."""
+        with self._mu:
+            return race.slots_in_use(r.drive for r in self.running.values())
+
+    def _slot(self, card_id: str, take: bool) -> bool:
+        """Take (or give back) a slot for a race's candidate (core/drive/race.py)."""
+        with self._mu:
+            run = self.running.get(card_id)
+            drives = [r.drive for r in self.running.values()]
+            mine = run.drive if run is not None else None
+            got = race.slot(mine, drives, self.cfg.board.max_concurrent, take)
+        if not take:
+            self.wake.set()  # a freed slot may start a claim
+        return got
+
+    def _start(self, card_id: str, token: str, planner: bool, best_of: int = 1) -> None:
+        runner = (
+            None
+            if planner
+            else race.drive_for(self.cfg, self.store, card_id, token, best_of, self._slot)
+        )
         thread = threading.Thread(
             target=self._drive_main,
             args=(card_id, token, runner),

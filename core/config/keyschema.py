@@ -79,6 +79,11 @@ KEYS: tuple[Key, ...] = (
         "a coder silent this long never reached its model (0: no check)"),
     Key("coder", "timeout_split_after", int, 2,
         "counted timeouts before a card is parked too-wide (0: never)"),
+    Key("coder", "best_of", int, 1,
+        "candidates of a card's rung built at once, the gate judging (1 to 16; 1: one drive)"),
+    Key("coder", "best_of_rule", str, "smallest-green",
+        "which green candidate folds: the fewest changed lines, ties to the first finished",
+        ("smallest-green",)),
     Key("gate", "format_argv", ARGV, [], "fix-ups run before the gate"),
     Key("gate", "argv", ARGV, [],
         "the repository's check; empty: no gate ({worktree} {card} {brief})"),
@@ -160,6 +165,10 @@ for _k in KEYS:
         SCHEMA[_k.section][_k.name] = (_k.kind, _k.default)
 SECTION_NAMES: tuple[str, ...] = tuple(SCHEMA)  # in the order of KEYS
 CHOICES = {(k.section, k.name): k.choices for k in KEYS if k.choices}
+
+# An int key with bounds of its own, (low, high): a best_of of 0 would build nothing, and one
+# of 100 is a typo that would start a hundred coders on one card.
+INT_BOUNDS = {("coder", "best_of"): (1, 16)}
 
 # Every number in the schema is seconds. Bounds keep a typo from doing damage: 0 as the
 # loop's interval spins a core; no timeout at all breaks invariant 3 (every child process

@@ -36,6 +36,8 @@ class CoderSection(Frozen):
     timeout_s: float
     first_output_timeout_s: float
     timeout_split_after: int
+    best_of: int
+    best_of_rule: str
     tiers: dict[str, Tier]
     def __init__(
         self,
@@ -43,6 +45,8 @@ class CoderSection(Frozen):
         timeout_s: float = ...,
         first_output_timeout_s: float = ...,
         timeout_split_after: int = ...,
+        best_of: int = ...,
+        best_of_rule: str = ...,
         tiers: dict[str, Tier] = ...,
     ) -> None: ...
 

@@ -16,6 +16,7 @@ from board.core.config.keyschema import (
     BOARD_DIR,
     CHOICES,
     CONFIG_NAME,
+    INT_BOUNDS,
     INTERVALS,
     KEYS,
     MIN_INTERVAL_S,
@@ -97,6 +98,11 @@ class _Reader:
                 raise self.fail(section, key, f"expected an integer, got {raw!r}")
             if raw < 0:
                 raise self.fail(section, key, f"must not be negative, got {raw!r}")
+            bounds = INT_BOUNDS.get((section[0], key))
+            if bounds is not None and not bounds[0] <= raw <= bounds[1]:
+                raise self.fail(
+                    section, key, f"must be from {bounds[0]} to {bounds[1]}, got {raw!r}"
+                )
             return raw
         if kind is str:
             if not isinstance(raw, str):

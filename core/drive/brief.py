@@ -65,17 +65,32 @@ def brief_text(
     fold_conflict: str = "",
     resumed_from: str = "",
     attempts: Sequence[KeptAttempt] = (),
+    candidate: tuple[int, int] | None = None,
 ) -> str:
     """The coder's brief. It never asks the coder to publish: the board commits and publishes.
 
     `attempts`: this drive's earlier failed attempts whose work was saved; the brief names
-    their branches, so a rung can start from what the last one got right.
+    their branches, so a rung can start from what the last one got right. `candidate`:
+    (k, N) when this is candidate k of a best-of-N race (issue 42), said so the coder knows
+    it is one of several and which (`BOARD_CANDIDATE` in its environment says the same).
     """
     lines = [f"# {card.id}: {card.title}", ""]
     lines += [
         f"You are working in the git worktree {tree} (branch {branch}).",
         f"This is attempt {attempt}, coder tier {tier}.",
         "",
+    ]
+    if candidate is not None:
+        k, n = candidate
+        lines += [
+            "## Best of N",
+            "",
+            f"You are candidate {k} of {n} (BOARD_CANDIDATE={k}): {n} coders build this card "
+            "at once, each in a worktree of its own. The gate judges, and the green change "
+            "with the fewest changed lines is kept: keep the change small.",
+            "",
+        ]
+    lines += [
         "## Spec",
         "",
         card.spec.strip() or "(no spec)",

@@ -28,7 +28,9 @@ TRASH_DIR = ".trash"  # saved trees on their way out; anything left here was sav
 SAVE_TRAILER = "Board-Save"
 KIND_SAVED = "saved"  # a tree's work saved before an edge removed it
 KIND_ATTEMPT = "attempt"  # a drive's own failed attempt, saved before it climbed a rung
-KINDS = (KIND_SAVED, KIND_ATTEMPT)
+# a candidate of a best-of-N race (issue 42) that was not chosen, saved before its tree went
+KIND_CANDIDATE = "candidate"
+KINDS = (KIND_SAVED, KIND_ATTEMPT, KIND_CANDIDATE)
 # a branch under stranded/ with no Board-Save trailer: the board did not make it, so prune
 # never deletes it and discard asks about it by name (a save's kinds are KINDS)
 KIND_FOREIGN = "foreign"

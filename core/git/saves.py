@@ -26,6 +26,7 @@ from board.core.git.faults import _fault
 from board.core.git.gitutil import NO_HOOKS, git, identity_env, out
 from board.core.git.naming import (
     KIND_ATTEMPT,
+    KIND_CANDIDATE,
     KIND_SAVED,
     KINDS,
     MAX_NAME_TRIES,
@@ -112,7 +113,9 @@ def _message(
         + (f" start={start}" if start else "")
     )
     because = f" before {why}" if why else ""
-    what = "the failed attempt" if kind == KIND_ATTEMPT else "the work"
+    what = {KIND_ATTEMPT: "the failed attempt", KIND_CANDIDATE: "the candidate not chosen"}.get(
+        kind, "the work"
+    )
     return (
         f"stranded: {tree_dir} ({holds})\n\n"
         f"board saved {what} in {tree_dir}{because}: it existed nowhere else.\n\n"

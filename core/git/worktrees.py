@@ -29,6 +29,7 @@ from board.core.git import runbranch, saves
 from board.core.git.gitutil import git
 from board.core.git.naming import (
     KIND_ATTEMPT,
+    KIND_CANDIDATE,
     KIND_SAVED,
     KINDS,
     _branch_of_tree_name,
@@ -205,7 +206,9 @@ def _rel(cfg: Config, path: Path) -> str:
 def _save_lines(cfg: Config, save: SaveResult) -> list[str]:
     b = save.branch
     again = " (an earlier save of exactly this state, verified)" if save.reused else ""
-    what = " (a failed attempt)" if save.kind == KIND_ATTEMPT else ""
+    what = {KIND_ATTEMPT: " (a failed attempt)", KIND_CANDIDATE: " (a candidate not chosen)"}.get(
+        save.kind, ""
+    )
     lines = [f"Saved to {b}{what}{again}: {save.stats.text()} ({save.holds})."]
     commands = saves.recovery_commands(
         b,
