@@ -66,10 +66,12 @@ def _spans(log: Path) -> dict[int, tuple[float, float]]:
 def test_the_smallest_green_candidate_folds_and_the_other_two_are_kept_as_candidates(
     tmp_path: Path,
 ) -> None:
-    """Three candidates write 3, 1 (red) and 2 lines: candidate 3 (the smallest green) folds;
-    candidates 1 and 2 are on `candidate` saves holding exactly what each wrote."""
+    """Three candidates write 3, 1 (red) and 2 lines: candidate 3 (the smallest green, and
+    the last to finish) folds; candidates 1 and 2 are on `candidate` saves holding exactly
+    what each wrote."""
     log = tmp_path / "coders.log"
-    cfg, store = _board(tmp_path, {"default": _tier("3,1r,2", log)}, best_of=3, max_concurrent=3)
+    tier = _tier("3,1r,2@1", log)
+    cfg, store = _board(tmp_path, {"default": tier}, best_of=3, max_concurrent=3)
     card = add_card(store, "a raced feature", surface=["work/**"])
     loop = Loop(cfg, store)
     assert loop.run(until_idle=True) == 0
@@ -180,6 +182,7 @@ def test_a_best_of_out_of_bounds_is_refused_naming_the_key(tmp_path: Path, value
     store.close()
     path = cfg.root / "board.toml"
     text = path.read_text()
-    path.write_text(text.replace("[coder]\n", f"[coder]\nbest_of = {value}\n", 1))
-    with pytest.raises(ConfigError, match="best_of"):
+    assert "\nbest_of = 1\n" in text
+    path.write_text(text.replace("\nbest_of = 1\n", f"\nbest_of = {value}\n", 1))
+    with pytest.raises(ConfigError, match=r"best_of.*(from 1 to 16|negative|integer)"):
         config.load(cfg.root)

@@ -2,11 +2,13 @@
 # A best-of-N candidate (issue 42): writes work/<card>.txt with as many lines as its entry in
 # SIZES gives ($BOARD_CANDIDATE picks the entry, from 1); an entry ending in `r` also writes
 # work/RED, which gate_candidate.sh fails on. It logs "start K" and "end K" to LOG, and greps
-# its brief for the candidate line. argv: WORKTREE CARD SIZES (e.g. 3,1r,2) LOG BRIEF
+# its brief for the candidate line; an entry ending in `@S` sleeps S seconds first, so it
+# finishes late. argv: WORKTREE CARD SIZES (e.g. 3,1r,2@1) LOG BRIEF
 wt="$1"; card="$2"; sizes="$3"; log="$4"; brief="$5"
 k="${BOARD_CANDIDATE:?no BOARD_CANDIDATE}"
 echo "start $k $(date +%s.%N)" >> "$log"
 entry=$(echo "$sizes" | cut -d, -f"$k")
+case "$entry" in *@*) sleep "${entry#*@}"; entry="${entry%@*}" ;; esac
 n=${entry%r}
 mkdir -p "$wt/work"
 : > "$wt/work/$card.txt"
