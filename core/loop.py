@@ -636,7 +636,7 @@ class Loop:
             self.log(
                 "claim", card=card.id, drive=token, planner=planner, surface=list(card.surface)
             )
-            self._start(card.id, token, planner, race.candidates_for(self.cfg, card))
+            self._start(card.id, token, planner, race.candidates_for(self.cfg.coder, card))
             self.touched.add(card.id)
             claimed.append(card.id)
             view.in_use = self.in_use()

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from board.core import failures
-from board.core.config import Config
+from board.core.config import CoderSection, Config
 from board.core.drive import setup
 from board.core.drive.brief import KeptAttempt, brief_text, latest_requeue_reason, write_brief
 from board.core.drive.drive import TAIL_LINES, Drive, DriveEnd
@@ -451,10 +451,10 @@ def drive_for(
     return Drive(cfg, store, card_id, token)
 
 
-def candidates_for(cfg: Config, card: Card) -> int:
+def candidates_for(coder: CoderSection, card: Card) -> int:
     """How many candidates build the card at once: `[coder] best_of` (1: one drive)."""
     del card  # the card's own --best-of comes with the card field
-    return cfg.coder.best_of
+    return coder.best_of
 
 
 def slots_in_use(drives: Iterable[Drive | None]) -> int:
