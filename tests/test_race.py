@@ -9,10 +9,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from board.core import config
+from board.core import config, proc
+from board.core.drive.race import RULE_FIRST_GREEN
 from board.core.errors import ConfigError
 from board.core.git import naming
 from board.core.loop import Loop
@@ -186,3 +188,119 @@ def test_a_best_of_out_of_bounds_is_refused_naming_the_key(tmp_path: Path, value
     path.write_text(text.replace("\nbest_of = 1\n", f"\nbest_of = {value}\n", 1))
     with pytest.raises(ConfigError, match=r"best_of.*(from 1 to 16|negative|integer)"):
         config.load(cfg.root)
+
+
+def _first_green_board(tmp_path: Path, sizes: str, log: Path, best_of: int, max_concurrent: int):
+    return make_board(
+        tmp_path,
+        origin=True,
+        tiers={"default": _tier(sizes, log)},
+        gate=[script("gate_candidate.sh"), "{worktree}"],
+        # a slow candidate is silent for a minute: no time limit may stop it but the race
+        coder={
+            "best_of": best_of,
+            "best_of_rule": RULE_FIRST_GREEN,
+            "timeout_s": 300,
+            "first_output_timeout_s": 0,
+        },
+        board={"max_concurrent": max_concurrent},
+        gate_opts={"retries": 0},
+    )
+
+
+def _groups(log: Path) -> dict[int, int]:
+    """Each candidate's process group, as its coder logged it (the coder leads its group)."""
+    pids = Path(f"{log}.pids")
+    if not pids.exists():
+        return {}
+    return {int(k): int(g) for k, g in (line.split() for line in pids.read_text().splitlines())}
+
+
+def test_first_green_folds_the_first_green_and_stops_and_saves_the_slow_candidates(
+    tmp_path: Path,
+) -> None:
+    """best_of_rule = "first-green": candidate 1 finishes green once the other two have
+    written their files and gone to sleep for a minute; it folds at once, the two slow
+    ones are stopped (their process groups gone, their rows `stopped`) and each one's
+    files are on a `candidate` save. The race did not wait for them."""
+    log = tmp_path / "coders.log"
+    cfg, store = _first_green_board(tmp_path, "1=2,2~60,3~60", log, best_of=3, max_concurrent=3)
+    assert cfg.coder.best_of_rule == RULE_FIRST_GREEN
+    card = add_card(store, "first past the gate", surface=["work/**"])
+    began = time.monotonic()
+    assert Loop(cfg, store).run(until_idle=True) == 0
+    took = time.monotonic() - began
+
+    assert store.get(card.id).lane == "done", [e.text for e in store.timeline(card.id)]
+    assert took < 30, f"the race waited {took:.0f}s for the slow candidates to finish"
+    assert show(cfg, cfg.board.run_branch, f"work/{card.id}.txt") == "candidate 1 line 1"
+    said = log.read_text()
+    assert "end 2" not in said and "end 3" not in said, f"a slow candidate ran to its end: {said}"
+
+    saves = [s for s in _stranded_json(cfg) if s["card"] == card.id]
+    kinds = sorted((s["tree"], s["kind"]) for s in saves)
+    assert kinds == [
+        (f"feat-{card.id}-2", naming.KIND_CANDIDATE),
+        (f"feat-{card.id}-3", naming.KIND_CANDIDATE),
+    ], f"the stopped candidates were not saved as candidates: {saves}"
+    by_tree = {s["tree"]: s["branch"] for s in saves}
+    two = show(cfg, by_tree[f"feat-{card.id}-2"], f"work/{card.id}.txt")
+    assert two == "candidate 2 line 1\ncandidate 2 line 2", "candidate 2's work was lost"
+    three = show(cfg, by_tree[f"feat-{card.id}-3"], f"work/{card.id}.txt")
+    assert three == "candidate 3 line 1\ncandidate 3 line 2\ncandidate 3 line 3"
+
+    groups = _groups(log)
+    assert sorted(groups) == [1, 2, 3], groups
+    alive = {k: g for k, g in groups.items() if proc.group_alive(g)}
+    assert not alive, f"candidates' process groups still run after the race: {alive}"
+    rows = store.list_drives(card.id, limit=10)
+    assert sorted(r.status for r in rows) == ["passed", "passed", "stopped", "stopped"], rows
+    assert all(r.pgid == 0 for r in rows), "a row still names a process group"
+    assert not [p for p in cfg.worktrees_dir.iterdir() if not p.name.startswith(".")], (
+        "a candidate's tree was left behind"
+    )
+    assert git(cfg.root, "branch", "--list", f"feat/{card.id}*").strip() == ""
+    said = "\n".join(comments(store, card.id))
+    assert "candidate 1 chosen" in said and "the first green one" in said, said
+    assert "2 stopped: candidate 1 was green first (first-green)" in said, said
+    store.close()
+
+
+def test_first_green_starts_no_further_candidate_once_one_is_green(tmp_path: Path) -> None:
+    """best_of = 3 under max_concurrent = 2: candidate 1 is green while candidate 2 sleeps,
+    so candidate 3, waiting for a slot, never starts; candidate 2 is stopped and saved."""
+    log = tmp_path / "coders.log"
+    cfg, store = _first_green_board(tmp_path, "1=1,2~60,3", log, best_of=3, max_concurrent=2)
+    card = add_card(store, "no third try", surface=["work/**"])
+    assert Loop(cfg, store).run(until_idle=True) == 0
+    assert store.get(card.id).lane == "done"
+    assert show(cfg, cfg.board.run_branch, f"work/{card.id}.txt") == "candidate 1 line 1"
+    assert sorted(_spans(log)) == [1, 2], f"a candidate started after the first green: {log}"
+    rows = store.list_drives(card.id, limit=10)
+    assert sorted(r.status for r in rows) == ["passed", "passed", "stopped"], rows
+    saves = [s for s in _stranded_json(cfg) if s["card"] == card.id]
+    assert [(s["tree"], s["kind"]) for s in saves] == [
+        (f"feat-{card.id}-2", naming.KIND_CANDIDATE)
+    ], saves
+    assert not [g for g in _groups(log).values() if proc.group_alive(g)]
+    store.close()
+
+
+@pytest.mark.parametrize("value", ['"first-green"', '"smallest-green"', '"fastest"', "1"])
+def test_best_of_rule_takes_first_green_and_refuses_what_it_does_not_know(
+    tmp_path: Path, value: str
+) -> None:
+    cfg, store = make_board(tmp_path, origin=True)
+    store.close()
+    path = cfg.root / "board.toml"
+    text = path.read_text()
+    line = '\nbest_of_rule = "smallest-green"\n'
+    assert line in text
+    before = text.replace(line, f"\nbest_of_rule = {value}\n", 1)
+    path.write_text(before)
+    if value in ('"first-green"', '"smallest-green"'):
+        assert config.load(cfg.root).coder.best_of_rule == value.strip('"')
+        return
+    with pytest.raises(ConfigError, match=r"best_of_rule.*(must be one of|string)"):
+        config.load(cfg.root)
+    assert path.read_text() == before, "a refused board.toml was changed"

@@ -82,8 +82,9 @@ KEYS: tuple[Key, ...] = (
     Key("coder", "best_of", int, 1,
         "candidates of a card's rung built at once, the gate judging (1 to 16; 1: one drive)"),
     Key("coder", "best_of_rule", str, "smallest-green",
-        "which green candidate folds: the fewest changed lines, ties to the first finished",
-        ("smallest-green",)),
+        "which green candidate folds: smallest-green (the fewest changed lines, ties to the "
+        "first finished) or first-green (the first, the rest stopped and saved)",
+        ("smallest-green", "first-green")),
     Key("gate", "format_argv", ARGV, [], "fix-ups run before the gate"),
     Key("gate", "argv", ARGV, [],
         "the repository's check; empty: no gate ({worktree} {card} {brief})"),

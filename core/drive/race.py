@@ -12,6 +12,10 @@ for the card once all have ended. Why each rule: docs/lifecycle.md, "Best of N".
   them), ties to the first finished. The chosen tree is committed and published exactly as
   a single drive's is; every other candidate's tree with work is saved first, kind
   `candidate` (invariant 1).
+- `first-green`: the first candidate to finish green folds, and the race stops the rest
+  at once (their process groups killed, their rows ended `stopped`, no further one
+  started) and saves each stopped tree with work, kind `candidate`, as `board stop` saves
+  a drive's: waiting for slower candidates buys nothing once one is good enough.
 - None green: every candidate's tree is saved as an `attempt`, and the card climbs (or
   blocks at the top) as one failed attempt would; the next rung's brief names each branch.
   When no candidate failed through its own fault, the race backs off or blocks as the first
@@ -45,6 +49,7 @@ from board.core.store import Store
 
 GRAB_POLL_S = 0.05  # how often a race asks the loop again for a slot for its next candidate
 RULE_SMALLEST_GREEN = "smallest-green"
+RULE_FIRST_GREEN = "first-green"
 
 
 class CandidateResult(Record):
@@ -270,6 +275,7 @@ class Race(Drive):
         self.candidates: list[Candidate] = []
         self.results: list[CandidateResult] = []
         self._race_mu = threading.Lock()
+        self._won = ""  # first-green: why the other candidates are stopped, once one is green
         self.slots_held = 0  # the loop's count of the slots this race's candidates hold
 
     def interrupt(self, why: str = "board run is shutting down") -> None:
@@ -311,6 +317,7 @@ class Race(Drive):
         self._say(f"best of {self.n}: candidates of tier {self.tier}")
         with self._race_mu:
             self.candidates = []
+            self._won = ""
         self.results = []
         threads: list[threading.Thread] = []
         done: list[CandidateResult] = []
@@ -319,16 +326,24 @@ class Race(Drive):
         def one(cand: Candidate) -> None:
             try:
                 res = cand.race_run()
+                with done_mu:
+                    res.seq = len(done) + 1
+                    done.append(res)
+                if res.green and self.cfg.coder.best_of_rule == RULE_FIRST_GREEN:
+                    self._stop_the_rest(res)  # before its slot is free: no further one starts
             finally:
                 self._slot(self.card_id, False)
-            with done_mu:
-                res.seq = len(done) + 1
-                done.append(res)
 
         for k in range(1, self.n + 1):
-            while not self.stopping and not self._slot(self.card_id, True):
+            taken = False
+            while not self.stopping and not self._won:
+                taken = self._slot(self.card_id, True)
+                if taken:
+                    break
                 time.sleep(GRAB_POLL_S)
-            if self.stopping:
+            if not taken or self.stopping or self._won:
+                if taken:  # stopped, or first-green decided, as the slot came: give it back
+                    self._slot(self.card_id, False)
                 break
             attempt = self.store.next_attempt(self.card_id)
             log_rel = self.cfg.rel(log_path(self.cfg, self.card_id, attempt))
@@ -345,8 +360,11 @@ class Race(Drive):
             )
             with self._race_mu:
                 self.candidates.append(cand)
+                won = self._won
             if self.stopping:
                 cand.interrupt(self._stop_why)
+            elif won:  # green came between the slot and the row: it starts no coder
+                cand.interrupt(won)
             self._say(f"candidate {k} of {self.n}: drive {row.id}, attempt {attempt}")
             thread = threading.Thread(
                 target=one, args=(cand,), name=f"candidate-{self.card_id}-{k}"
@@ -358,21 +376,40 @@ class Race(Drive):
         self.results = sorted(done, key=lambda r: r.seq)
         return self.results
 
+    def _stop_the_rest(self, first: CandidateResult) -> None:
+        """first-green: candidate `first` is green, so every other one still running is
+        stopped now (its process group killed; it ends `stopped`, its tree kept for the
+        race to save) and no further one starts. Only the first green stops the rest."""
+        with self._race_mu:
+            if self._won:
+                return
+            self._won = f"candidate {first.k} was green first ({RULE_FIRST_GREEN})"
+            others = [c for c in self.candidates if c.k != first.k]
+        self._say(f"{self._won}: stopping the others")
+        for cand in others:
+            cand.interrupt(self._won)
+
     def _fold_chosen(
         self, results: list[CandidateResult], green: list[CandidateResult]
     ) -> DriveEnd | None:
         """Save every other candidate (kind `candidate`), then publish the chosen one's tree
         as a single drive's is."""
-        chosen = min(green, key=lambda r: (r.lines, r.seq))
+        rule = self.cfg.coder.best_of_rule
+        if rule == RULE_FIRST_GREEN:
+            chosen = min(green, key=lambda r: r.seq)
+            how = "the first green one"
+        else:
+            chosen = min(green, key=lambda r: (r.lines, r.seq))
+            how = "the fewest of the green ones"
         self._edge_check("choice")
         words = "; ".join(_said(r) for r in results)
-        self._say(f"candidate {chosen.k} is chosen ({RULE_SMALLEST_GREEN}): {words}")
+        self._say(f"candidate {chosen.k} is chosen ({rule}): {words}")
         for r in results:
             if r is not chosen:
                 self._save(r, naming.KIND_CANDIDATE, f"candidate {chosen.k} was chosen")
         self._comment(
             f"best of {self.n} (tier {self.tier}): candidate {chosen.k} chosen, "
-            f"{chosen.lines} changed line(s), the fewest of the green ones; {words}"
+            f"{chosen.lines} changed line(s), {how}; {words}"
         )
         self.tree, self.start = chosen.tree, chosen.start
         return self._commit_and_publish()
@@ -481,10 +518,14 @@ def slot(mine: Drive | None, drives: list[Drive | None], limit: int, take: bool)
 def _said(r: CandidateResult) -> str:
     if r.green:
         return f"{r.k} green, {r.lines} line(s)"
+    if r.stopped:
+        return f"{r.k} stopped: {r.why}"
     return f"{r.k} not green: {r.why}"
 
 
 __all__ = [
+    "RULE_FIRST_GREEN",
+    "RULE_SMALLEST_GREEN",
     "Candidate",
     "CandidateResult",
     "Race",
