@@ -328,6 +328,24 @@ def test_list_says_which_saves_are_failed_attempts_wherever_it_reads_the_stats(
     assert savestats._parse_stats_line(line.rsplit("\t", 1)[0])[-1] == "saved"
 
 
+def test_list_marks_a_candidate_not_chosen_and_its_json_kind_stays_candidate(
+    r: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A best-of-N candidate the race did not choose (issue 42) is neither a failed attempt
+    nor an ordinary save: the text says what it is, the JSON keeps its kind."""
+    t = worktrees.create_worktree(r.cfg, "c-1", "2")
+    (t / "app.py").write_text("candidate 2\n")
+    res = worktrees.discard_worktree(r.cfg, t, why="test", kind=naming.KIND_CANDIDATE)
+    assert res.saved is not None
+    (item,) = stranded.list_stranded(r.cfg)
+    assert item.is_candidate and not item.is_attempt, item
+    code, out, _ = run(r, "stranded", "list", "--json", capsys=capsys)
+    assert code == 0 and [x["kind"] for x in json.loads(out)] == ["candidate"], out
+    code, out, _ = run(r, "stranded", "list", capsys=capsys)
+    assert code == 0 and res.saved.branch in out, out
+    assert "(a candidate not chosen)" in out and "(a failed attempt)" not in out, out
+
+
 def test_a_save_reused_after_a_crash_keeps_the_kind_its_commit_records(r: Repo) -> None:
     """A climb killed after its save, before the tree went: the next save of the same
     state reuses that branch, and it stays an attempt."""

@@ -166,6 +166,71 @@ async def test_failed_attempts_are_folded_under_their_card_and_enter_opens_the_f
     fx.close()
 
 
+async def test_candidates_not_chosen_are_folded_under_their_card_like_attempts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A race's other candidates (kind `candidate`, issue 42) are kept, folded under the
+    card, closed; enter opens the fold, and each candidate is a branch with its own diff."""
+    fx = build(tmp_path, monkeypatch, candidates=True)
+    raced = [fx.saves["c-1 candidate 2"], fx.saves["c-1 candidate 3"]]
+    before = fx.refs()
+    app = make_app(fx)
+    async with run_pilot(app, size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        shown = names(screen)
+        assert not set(raced) & set(shown), f"the candidates are not folded: {shown}"
+        folds = {r.card_id: r for r in screen.table.items if r.is_fold}
+        assert list(folds) == ["c-1"], f"not one fold for c-1: {shown}"
+        assert folds["c-1"].name == "candidates of c-1"
+        assert sorted(a.name for a in folds["c-1"].fold) == sorted(raced)
+        assert set(fx.saves.values()) - set(raced) <= set(shown), "a save went missing"
+        text = "\n".join(screen_lines(app))
+        assert "6 branches (2 candidates) · 1 husk" in text, text
+        assert "▸ 2 candidates" in text, text
+
+        await select(pilot, screen, "candidates of c-1")
+        await pilot.press("enter")
+        await pilot.pause()
+        shown = names(screen)
+        at = shown.index("candidates of c-1")
+        assert sorted(shown[at + 1 : at + 3]) == sorted(raced), shown
+        text = "\n".join(screen_lines(app))
+        assert "▾ 2 candidates" in text and text.count("↳ candidate ·") == 2, text
+        await select(pilot, screen, raced[1])
+        detail = str(screen.query_one("#stranded-detail", Static).render())
+        assert "a candidate not chosen" in detail, detail
+        await pilot.press("enter")
+        await diff_loaded(pilot)
+        assert any("candidate 3, line 3" in line for line in screen_lines(app)), (
+            "not the candidate's diff"
+        )
+        await pilot.press("escape")
+        await pilot.pause()
+        await select(pilot, screen, "candidates of c-1")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not set(raced) & set(names(screen)), "enter did not close the fold"
+    assert fx.refs() == before, "looking at candidates changed a ref"
+    fx.close()
+
+
+async def test_a_cards_attempts_and_candidates_share_one_fold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fx = build(tmp_path, monkeypatch, attempts=True, candidates=True)
+    app = make_app(fx)
+    async with run_pilot(app, size=SIZE) as pilot:
+        screen = await open_browser(pilot, fx)
+        folds = {r.card_id: r for r in screen.table.items if r.is_fold}
+        assert sorted(folds) == ["c-1", "c-2"], names(screen)
+        assert folds["c-1"].name == "attempts and candidates of c-1"
+        assert len(folds["c-1"].fold) == 4 and folds["c-2"].name == "attempts of c-2"
+        text = "\n".join(screen_lines(app))
+        assert "9 branches (3 failed attempts, 2 candidates) · 1 husk" in text, text
+        assert "▸ 2 failed attempts, 2 candidates" in text, text
+    fx.close()
+
+
 def test_the_card_screen_marks_its_failed_attempts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -175,6 +240,18 @@ def test_the_card_screen_marks_its_failed_attempts(
     lines = card_stranded(fx.cfg, "c-1")
     marked = {line.split()[0] for line in lines if line.endswith("(a failed attempt)")}
     assert marked == {fx.saves["c-1 attempt 1"], fx.saves["c-1 attempt 2"]}, lines
+    fx.close()
+
+
+def test_the_card_screen_marks_its_candidates_not_chosen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from board.tui.card import card_stranded
+
+    fx = build(tmp_path, monkeypatch, husk=False, candidates=True)
+    lines = card_stranded(fx.cfg, "c-1")
+    marked = {line.split()[0] for line in lines if line.endswith("(a candidate not chosen)")}
+    assert marked == {fx.saves["c-1 candidate 2"], fx.saves["c-1 candidate 3"]}, lines
     fx.close()
 
 
@@ -901,6 +978,23 @@ def test_browser_with_failed_attempts_snapshot_80x24(snap_compare, tmp_path, mon
     async def run_before(pilot) -> None:
         screen = await open_browser(pilot, fx)
         await select(pilot, screen, "attempts of c-1")
+        await pilot.press("enter")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+    fx.close()
+
+
+def test_browser_with_attempts_and_candidates_snapshot_80x24(
+    snap_compare, tmp_path, monkeypatch
+) -> None:
+    """c-1's fold of attempts and candidates opened: both kinds of row under one fold."""
+    fx = build(tmp_path, monkeypatch, attempts=True, candidates=True)
+    app = make_app(fx)
+
+    async def run_before(pilot) -> None:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, "attempts and candidates of c-1")
         await pilot.press("enter")
         await pilot.pause()
 

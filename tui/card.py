@@ -66,7 +66,8 @@ ATTEMPTS_SHOWN = 50  # the card's latest drives listed with what each spent (the
 
 
 def card_stranded(cfg: Config, card_id: str) -> list[str]:
-    """The card's stranded branches as lines; a drive's failed attempt says so."""
+    """The card's stranded branches as lines; a drive's failed attempt and a candidate not
+    chosen say so."""
     # imported here, in the worker that reads the card: not on the UI thread (~40 ms)
     from board.core.git.stranded import list_stranded
 
@@ -78,6 +79,8 @@ def card_stranded(cfg: Config, card_id: str) -> list[str]:
         files, ins, dels = item.files, item.insertions, item.deletions
         stats = "  " + diffstat(files, ins, dels) if files is not None else ""
         attempt = "  (a failed attempt)" if item.is_attempt else ""
+        if item.is_candidate:
+            attempt = "  (a candidate not chosen)"
         lines.append(f"{item.branch}  {commit}{stats}{attempt}")
     return lines
 

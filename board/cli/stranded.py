@@ -38,6 +38,8 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         if b.files is not None:
             stat = diffstat(b.files, b.insertions, b.deletions)
         what = "  (a failed attempt)" if b.is_attempt else ""
+        if b.is_candidate:
+            what = "  (a candidate not chosen)"
         if b.is_foreign:
             what = "  (not made by the board: no save trailer)"
         print(_visible(f"{b.branch}  {b.card or '-':<8} {stat}  {b.commit[:12]}{what}"))

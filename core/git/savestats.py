@@ -47,6 +47,12 @@ class StrandedBranch(NamedTuple):
         return self.kind == naming.KIND_ATTEMPT
 
     @property
+    def is_candidate(self) -> bool:
+        """A best-of-N candidate the race did not choose (issue 42): kept, like an attempt,
+        for the operator to pick a line from, not to act on first."""
+        return self.kind == naming.KIND_CANDIDATE
+
+    @property
     def is_foreign(self) -> bool:
         """Not a save of the board's (no Board-Save trailer): prune leaves it alone."""
         return self.kind == naming.KIND_FOREIGN

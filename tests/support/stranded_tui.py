@@ -134,10 +134,15 @@ def make_husk(fx: Fixture, card: str) -> Path:
 
 
 def build(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, husk: bool = True, attempts: bool = False
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    husk: bool = True,
+    attempts: bool = False,
+    candidates: bool = False,
 ) -> Fixture:
     """Four saves over three cards (one of them gone from the board), and one husk; with
-    `attempts`, three failed attempts too: two of c-1 and one of c-2."""
+    `attempts`, three failed attempts too: two of c-1 and one of c-2; with `candidates`,
+    c-1's two best-of-N candidates the race did not choose (trees feat-c-1-2, feat-c-1-3)."""
     pin_time(monkeypatch)
     repo = make_repo(tmp_path)
     repo.cfg.board_dir.mkdir(parents=True, exist_ok=True)
@@ -163,6 +168,11 @@ def build(
         fx.saves["c-2 attempt 1"] = save(
             fx, "c-2", {"login.py": "login = 1\n"}, slug="fix-login", kind=attempt
         )
+    if candidates:
+        raced = naming.KIND_CANDIDATE
+        for k in (2, 3):
+            text = "".join(f"print('candidate {k}, line {i}')\n" for i in range(1, k + 1))
+            fx.saves[f"c-1 candidate {k}"] = save(fx, "c-1", {"app.py": text}, str(k), kind=raced)
     return fx
 
 

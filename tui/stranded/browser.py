@@ -72,7 +72,8 @@ class StrandedScreen(BoardAppScreen):
             "enter",
             "diff",
             "diff",
-            tooltip="the branch against the base (on a fold of attempts: open or close it)",
+            tooltip="the branch against the base (on a fold of attempts or candidates: open "
+            "or close it)",
             id="stranded.diff",
         ),
         Binding("p", "pick", "pick", tooltip="cherry-pick onto a branch", id="stranded.pick"),
@@ -158,7 +159,7 @@ class StrandedScreen(BoardAppScreen):
         self.rows: list[StrandedRow] = []
         self.widths: dict[str, int] | None = None
         self.card_only = card_id or ""  # the card screen opens the list on one card's saves
-        self.opened: set[str] = set()  # cards whose fold of failed attempts is open
+        self.opened: set[str] = set()  # cards whose fold of attempts and candidates is open
         self.filter_words: list[str] = []
         self.loaded = False
         self.load_count = 0
@@ -372,6 +373,7 @@ class StrandedScreen(BoardAppScreen):
         table.set_items(fold_attempts(sorted_rows, self.opened), self.widths)
         branches = sum(1 for r in self.rows if not r.is_husk)
         attempts = sum(1 for r in self.rows if r.attempt)
+        candidates = sum(1 for r in self.rows if r.candidate)
         husks = len(self.rows) - branches
         title = Text(no_wrap=True, overflow="ellipsis", end="")
         title.append("stranded work", "bold")
@@ -379,8 +381,11 @@ class StrandedScreen(BoardAppScreen):
             title.append(f"  the newest {branches:,} branch{'es' * (branches != 1)} (reading all…)")
         else:
             title.append(f"  {branches:,} branch{'es' * (branches != 1)}")
-            if attempts:
-                title.append(f" ({attempts:,} failed attempt{'s' * (attempts != 1)})")
+            kept = [f"{attempts:,} failed attempt{'s' * (attempts != 1)}"] if attempts else []
+            if candidates:
+                kept.append(f"{candidates:,} candidate{'s' * (candidates != 1)}")
+            if kept:
+                title.append(f" ({', '.join(kept)})")
             title.append(f" · {husks:,} husk" + "s" * (husks != 1))
         if self.filter_words or self.card_only:
             title.append(f" · {len(shown):,} shown")
@@ -505,7 +510,8 @@ class StrandedScreen(BoardAppScreen):
         self.app.push_screen(DiffScreen(self.cfg, row))
 
     def toggle_fold(self, row: StrandedRow) -> None:
-        """Open or close a card's fold of failed attempts; the cursor stays on the fold."""
+        """Open or close a card's fold of failed attempts and candidates; the cursor stays on
+        the fold."""
         if row.card_id in self.opened:
             self.opened.discard(row.card_id)
         else:

@@ -8,10 +8,11 @@ for those commits only, their cards found one by one. The whole list (`load_rows
 `git for-each-ref`, stats recorded at save time, one store read) follows it. Saves made by
 the loop meanwhile are noticed by the core's `stranded.refs_signature`, a few stat calls.
 
-A drive's failed attempts (saves marked `kind=attempt`) are folded under their card, one
-row per card, closed (`fold_attempts`): they are kept so no coder's work is thrown away,
-but they are not what the operator must act on first. `enter` on the fold opens or closes
-it; the attempts then follow it, each one a branch like any other.
+A drive's failed attempts (saves marked `kind=attempt`) and the best-of-N candidates a race
+did not choose (`kind=candidate`, issue 42) are folded under their card, one row per card,
+closed (`fold_attempts`): they are kept so no coder's work is thrown away, but they are not
+what the operator must act on first. `enter` on the fold opens or closes it; its saves then
+follow it, each one a branch like any other.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ def _card_key(card_id: str) -> tuple[str, int, str]:
 class StrandedRow(Record, slots=True):
     """One stranded branch or husk as the browser shows it; every string already sanitized.
 
-    A fold (`kind` "fold") stands for one card's failed attempts, which it holds in `fold`.
+    A fold (`kind` "fold") stands for one card's failed attempts and unchosen candidates,
+    which it holds in `fold`.
     """
 
     kind: str  # "branch" | "husk" | "fold"
@@ -97,9 +99,10 @@ class StrandedRow(Record, slots=True):
     path: str = ""  # a husk's directory
     hay: str = ""
     attempt: bool = False  # a branch saved from a drive's own failed attempt
+    candidate: bool = False  # a branch saved from a best-of-N candidate not chosen
     foreign: bool = False  # a branch under stranded/ the board did not make (no trailer)
-    fold: list[StrandedRow] = field(default_factory=list)  # a fold's attempts, in list order
-    opened: bool = False  # a fold whose attempts are shown below it
+    fold: list[StrandedRow] = field(default_factory=list)  # a fold's saves, in list order
+    opened: bool = False  # a fold whose saves are shown below it
 
     @property
     def is_husk(self) -> bool:
@@ -113,13 +116,17 @@ class StrandedRow(Record, slots=True):
     def card_exists(self) -> bool:
         return self.card is not None
 
+    @property
+    def folds(self) -> bool:
+        """Folded under its card: a failed attempt or an unchosen candidate of a card."""
+        return (self.attempt or self.candidate) and bool(self.card_id)
+
     def stat_text(self) -> str:
         """`2 files +3 −1`, or why there is none."""
         if self.is_husk:
             return "husk: a directory moved aside, bytes intact"
         if self.is_fold:
-            n = len(self.fold)
-            return f"{n} failed attempt{'s' * (n != 1)}"
+            return _fold_count(self.fold)
         if self.foreign:
             return "no save trailer"
         if self.files is None:
@@ -138,6 +145,8 @@ class StrandedRow(Record, slots=True):
             how = "enter closes them" if self.opened else "folded: enter opens them"
             return f"{self.stat_text()} of {card}, each saved to a branch ({how})"
         what = "a failed attempt, " if self.attempt else ""
+        if self.candidate:
+            what = "a candidate not chosen, "
         if self.foreign:
             what = "not made by the board, "
         return f"{self.label} ({what}{card}, {self.stat_text()}, commit {self.commit[:10]})"
@@ -226,6 +235,9 @@ def _rows_of(
         if b.is_attempt:
             row.attempt = True
             row.hay += " attempt"
+        elif b.is_candidate:
+            row.candidate = True
+            row.hay += " candidate"
         elif b.is_foreign:
             row.foreign = True
             row.hay += " foreign"
@@ -253,32 +265,50 @@ def sort_rows(rows: Iterable[StrandedRow], by: str, reverse: bool = False) -> li
     return out
 
 
-def fold_attempts(rows: Sequence[StrandedRow], opened: set[str]) -> list[StrandedRow]:
-    """The sorted rows with each card's failed attempts folded into one row, closed unless
-    the card is in `opened` (then its attempts follow the fold).
+def _fold_count(rows: Sequence[StrandedRow]) -> str:
+    """`2 failed attempts`, `3 candidates`, `1 failed attempt, 2 candidates`."""
+    tried = sum(1 for r in rows if r.attempt)
+    raced = len(rows) - tried
+    parts = [f"{tried} failed attempt{'s' * (tried != 1)}"] if tried else []
+    if raced:
+        parts.append(f"{raced} candidate{'s' * (raced != 1)}")
+    return ", ".join(parts)
 
-    The fold takes the place of the card's first attempt in the sorted list, so a sort by
-    age puts it where its newest attempt was. An attempt with no card id stays a row.
+
+def _fold_name(rows: Sequence[StrandedRow], card_id: str) -> str:
+    """`attempts of c-1`, `candidates of c-1`, or `attempts and candidates of c-1`."""
+    tried, raced = any(r.attempt for r in rows), any(r.candidate for r in rows)
+    what = "attempts and candidates" if tried and raced else "candidates" if raced else "attempts"
+    return f"{what} of {card_id}"
+
+
+def fold_attempts(rows: Sequence[StrandedRow], opened: set[str]) -> list[StrandedRow]:
+    """The sorted rows with each card's failed attempts and unchosen candidates folded into
+    one row, closed unless the card is in `opened` (then its saves follow the fold).
+
+    The fold takes the place of the card's first such save in the sorted list, so a sort by
+    age puts it where its newest one was. One with no card id stays a row.
     """
     by_card: dict[str, list[StrandedRow]] = {}
     for row in rows:
-        if row.attempt and row.card_id:
+        if row.folds:
             by_card.setdefault(row.card_id, []).append(row)
     if not by_card:
         return list(rows)
     out: list[StrandedRow] = []
     for row in rows:
-        if not (row.attempt and row.card_id):
+        if not row.folds:
             out.append(row)
             continue
         attempts = by_card.get(row.card_id)
         if attempts is None or attempts[0] is not row:
             continue  # placed with its fold
         first = attempts[0]
+        name = _fold_name(attempts, first.card_id)
         fold = StrandedRow(
             kind="fold",
-            name=f"attempts of {first.card_id}",
-            label=f"attempts of {first.card_id}",
+            name=name,
+            label=name,
             card_id=first.card_id,
             card=first.card,
             title=first.title,

@@ -190,6 +190,8 @@ class StrandedTable(LineList):
             title = f"{'▾' if row.opened else '▸'} {row.stat_text()} · {title}"
         elif row.attempt:
             title = f"  ↳ attempt · {title}"
+        elif row.candidate:
+            title = f"  ↳ candidate · {title}"
         elif row.foreign:
             title = f"not made by the board · {title}"
         values = {
@@ -210,7 +212,7 @@ class StrandedTable(LineList):
                 style = base + part("stranded--gone", partial=True)
             elif col in ("files", "changes") and row.is_husk:
                 style = base + part("stranded--husk", partial=True)
-            elif col == "title" and (not row.card or row.is_fold or row.attempt):
+            elif col == "title" and (not row.card or row.is_fold or row.attempt or row.candidate):
                 style = base + part("stranded--muted", partial=True)
             if col == "changes" and not row.is_husk and row.files is not None:
                 plus, _, minus = text.partition(" ")
