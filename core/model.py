@@ -35,6 +35,10 @@ BLOCK_CLASSES: frozenset[str] = SELF_HEALING | HUMAN_CLASSES
 PRIORITY_MIN = 0  # most urgent
 PRIORITY_MAX = 4
 PRIORITY_DEFAULT = 2
+# a card's own best of N (`card add|edit --best-of N`, issue 42), as `[coder] best_of` is
+# bounded: 0 would build nothing, past 16 is a typo that starts a crowd of coders on one card
+BEST_OF_MIN = 1
+BEST_OF_MAX = 16
 
 
 class Blocked(Frozen, slots=True):
@@ -106,6 +110,9 @@ class Card(Frozen):
     told: str = ""  # "<class>:<hash>" of the block the operator was told about; "" when none
     timeouts: int = 0  # counted coder timeouts toward a split (coder.timeout_split_after)
     reviews_seen: int = 0  # the PR's change requests already acted on (a requeue each)
+    # candidates of its rung built at once (`--best-of N`, 1 to 16); 0: the board's
+    # `[coder] best_of` (core/drive/race.py `candidates_for`)
+    best_of: int = 0
 
     @property
     def is_open(self) -> bool:
@@ -161,6 +168,7 @@ class Card(Frozen):
             "told": self.told or None,
             "timeouts": self.timeouts,
             "reviews_seen": self.reviews_seen,
+            "best_of": self.best_of or None,
         }
 
 
@@ -177,6 +185,7 @@ class CardDraft(Record, slots=True):
     labels: list[str] = field(default_factory=list)
     deps: list[str] = field(default_factory=list)
     surface: list[str] = field(default_factory=list)
+    best_of: int = 0  # its own best of N (1 to 16); 0: the board's `[coder] best_of`
 
 
 class LaneMove(Frozen, slots=True):
@@ -220,6 +229,11 @@ class Drive(Frozen, slots=True):
     cost_usd: float | None = None
     model: str = ""
     turns: int | None = None
+    # a candidate of a race (best of N, issue 42): its k (from 1), its gate's word (green,
+    # red; '' when no gate ran) and its changed lines; None and '' on every other drive
+    candidate: int | None = None
+    gate: str = ""
+    lines_changed: int | None = None
 
     @property
     def live(self) -> bool:

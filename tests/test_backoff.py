@@ -20,7 +20,7 @@ from board.core import config
 from board.core.cards import actions, waits
 from board.core.loop import Loop
 from board.core.store import Expect, SQLiteStore
-from board.core.store.schema import USAGE_COLUMNS
+from board.core.store.schema import CANDIDATE_COLUMNS, USAGE_COLUMNS
 from board.core.store.sqlite import SCHEMA_VERSION
 
 from tests.support.boards import make_board
@@ -347,7 +347,11 @@ def test_a_store_made_before_back_offs_is_migrated_when_opened(tmp_path: Path) -
     conn.executescript(
         "ALTER TABLE cards DROP COLUMN not_before; ALTER TABLE cards DROP COLUMN pr_state; "
         "ALTER TABLE cards DROP COLUMN pr_polled_at; DROP TABLE pauses; DROP TABLE loops; "
-        + "".join(f"ALTER TABLE drives DROP COLUMN {c}; " for c, _kind in USAGE_COLUMNS)
+        "ALTER TABLE cards DROP COLUMN best_of; "
+        + "".join(
+            f"ALTER TABLE drives DROP COLUMN {c}; "
+            for c, _kind in (*USAGE_COLUMNS, *CANDIDATE_COLUMNS)
+        )
         + "UPDATE meta SET value = '1' WHERE key = 'schema';"
     )
     conn.close()

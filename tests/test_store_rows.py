@@ -23,13 +23,13 @@ from board.core.store.cardrow import _card_from_row, _cards, _cards_json, _check
 GOOD: tuple[Any, ...] = (
     "c-7", 7, "a title", "a spec", "it works", "feature", "ready", 2, "ann", "feat-c-7",
     "", "", "", '["ui", "x"]', '["src/**"]', "", "2026-01-01T00:00:00Z",
-    "2026-01-02T00:00:00Z", 3, "", "", "",
+    "2026-01-02T00:00:00Z", 3, "", "", "", None,
 )  # fmt: skip
 
 COLS = (
     "id seq title spec acceptance kind lane priority assignee branch pr_url blocked_class "
     "blocked_reason labels surface drive created_at updated_at version not_before pr_state "
-    "pr_polled_at"
+    "pr_polled_at best_of"
 ).split()
 
 
@@ -59,6 +59,10 @@ PLAIN = [
     row(labels=b'["bytes"]'),  # json.loads reads bytes too
     row(title=Text("a str subclass")),
     row(priority=Whole(3)),
+    row(best_of=0),  # the board's, as NULL is
+    row(best_of=1),
+    row(best_of=16),
+    row(best_of=Whole(4)),
 ]
 
 BAD = [
@@ -81,6 +85,11 @@ BAD = [
     row(surface="[1"),
     row(surface=None),
     row(surface="[" * 100_000),
+    row(best_of=17),
+    row(best_of=-1),
+    row(best_of=True),
+    row(best_of="3"),
+    row(best_of=2.0),
 ]
 
 DEPS = [
@@ -123,6 +132,18 @@ def test_a_quick_card_is_the_frozen_record_it_always_was() -> None:
         card.title = "changed"  # type: ignore[misc]
     assert records.replace(card, title="t").title == "t"
     assert records.as_dict(card)["id"] == "c-7"
+
+
+def test_a_card_s_own_best_of_reads_back_and_a_hand_edit_past_its_bounds_is_named() -> None:
+    """NULL and 0 are the board's `[coder] best_of` (0 on the card, null in its JSON); a
+    count the CLI would refuse, put there by hand, names the card and the field."""
+    assert _card_from_row(row(best_of=None), ()).best_of == 0
+    assert _card_from_row(row(best_of=0), ()).to_json()["best_of"] is None
+    assert _card_from_row(row(best_of=3), ()).to_json()["best_of"] == 3
+    assert _line(row(best_of=17)) == (
+        "card c-7 cannot be read: its field best_of in the store holds 17, not a count of "
+        "candidates from 1 to 16 (NULL or 0: the board's)"
+    )
 
 
 def test_a_listing_shares_parsed_lists_but_no_card_sees_another_s_change() -> None:
@@ -210,7 +231,9 @@ HOSTILE = [
     ",\n    ",  # the layout's own separator, inside a value
     '": [',
 ]
-TEXT_FIELDS = [c for c in COLS if c not in ("id", "seq", "priority", "version", "lane", "kind")]
+TEXT_FIELDS = [
+    c for c in COLS if c not in ("id", "seq", "priority", "version", "lane", "kind", "best_of")
+]
 
 
 @pytest.mark.parametrize("text", HOSTILE, ids=repr)

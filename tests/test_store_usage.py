@@ -16,7 +16,7 @@ import pytest
 from board.core.errors import NotFound, Refused
 from board.core.model import MOST_TOKENS, MOST_USD, CardDraft, Drive, Usage, UsageSum
 from board.core.records import replace
-from board.core.store import SQLiteStore, Store
+from board.core.store import SCHEMA_VERSION, SQLiteStore, Store
 from board.core.store.postgres import PostgresStore
 
 from tests.support import old_code
@@ -224,8 +224,10 @@ def test_a_figure_past_what_a_drive_can_spend_is_refused_and_the_sums_hold(
 def test_a_board_made_before_drives_recorded_usage_opens_with_its_drives_intact(
     tmp_path: Path, store_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """The code of commit OLD makes a schema-5 board; this code opens it: schema 6, every
-    drive and card as that code read them, usage unknown, and new usage recorded."""
+    """The code of commit OLD makes a schema-5 board; this code opens it: schema 6 and on
+    (the current one), every drive and card as that code read them, usage unknown, and new
+    usage recorded. What schema 7 adds (a card's best_of, a drive's candidate) is
+    tests/test_store_best_of.py's."""
     where = store_url or str(tmp_path / "board.db")
     pkg = old_code.package_of(OLD, tmp_path_factory.mktemp("v5-code"))
     out = tmp_path / "old.json"
@@ -236,14 +238,17 @@ def test_a_board_made_before_drives_recorded_usage_opens_with_its_drives_intact(
 
     store = PostgresStore(where) if store_url else SQLiteStore(where)
     try:
-        assert store._read("SELECT value FROM meta WHERE key = 'schema'") == [("6",)]
+        assert store._read("SELECT value FROM meta WHERE key = 'schema'") == [
+            (str(SCHEMA_VERSION),)
+        ]
         drives = store.list_drives()
         assert len(drives) == 3
         for before, now in zip(old["drives"], drives, strict=True):
             got = now.to_json()
             assert {k: got[k] for k in before} == before, "a drive changed in the upgrade"
             assert now.usage is None and now.model == ""
-        assert [c.to_json() for c in store.list_cards()] == old["cards"]
+        cards = [c.to_json() for c in store.list_cards()]
+        assert cards == [{**before, "best_of": None} for before in old["cards"]]
         assert store.card_usage("c-1") == UsageSum("c-1", 2, None, None, None, None, 0)
         assert store.spend_since("") == 0.0
         store.record_usage(drives[0].id, Usage(10, 5, None, 0.01, "m", 1))

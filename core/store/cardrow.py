@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from board.core import records
 from board.core.errors import CorruptCard
-from board.core.model import BLOCK_CLASSES, KINDS, LANES, Blocked, Card
+from board.core.model import BEST_OF_MAX, BEST_OF_MIN, BLOCK_CLASSES, KINDS, LANES, Blocked, Card
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
 if TYPE_CHECKING:
@@ -23,12 +23,13 @@ if TYPE_CHECKING:
 _CARD_COLS = (
     "id, seq, title, spec, acceptance, kind, lane, priority, assignee, branch, pr_url, "
     "blocked_class, blocked_reason, labels, surface, drive, created_at, updated_at, version, "
-    "not_before, pr_state, pr_polled_at"
+    "not_before, pr_state, pr_polled_at, best_of"
 )
 _STATE_COLS = "tries, rung, told, timeouts, reviews_seen"  # a card_state row, less its card
 _DRIVE_COLS = (
     "id, card, attempt, tier, status, started_at, ended_at, pgid, host, owner_pid, log, result, "
-    "input_tokens, output_tokens, cached_tokens, cost_usd, model, turns"
+    "input_tokens, output_tokens, cached_tokens, cost_usd, model, turns, candidate, gate, "
+    "lines_changed"
 )
 
 
@@ -63,7 +64,7 @@ def _checked_card(
     """`_card_from_row` field by field, each wrong value named."""
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
      labels, surface, drive, created, updated, version, not_before, pr_state,
-     pr_polled_at) = row  # fmt: skip
+     pr_polled_at, best_of) = row  # fmt: skip
 
     def bad(field: str, why: str) -> CorruptCard:
         return CorruptCard(str(cid), field, why)
@@ -94,6 +95,12 @@ def _checked_card(
     deps = list(deps)
     if not all(isinstance(d, str) for d in deps):
         raise bad("deps", f"holds {_shown(deps)}, not card ids")
+    if best_of is not None and not _is_best_of(best_of):
+        raise bad(
+            "best_of",
+            f"holds {_shown(best_of)}, not a count of candidates from {BEST_OF_MIN} to "
+            f"{BEST_OF_MAX} (NULL or 0: the board's)",
+        )
     return Card(
         id=cid,
         seq=seq,
@@ -117,8 +124,16 @@ def _checked_card(
         not_before=not_before,
         pr_state=pr_state,
         pr_polled_at=pr_polled_at,
+        best_of=best_of or 0,
         **_state_fields(state, bad),
     )
+
+
+def _is_best_of(value: Any) -> bool:
+    """A stored best_of that is not NULL: 0 (the board's) or a count the CLI accepts."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    return value == 0 or BEST_OF_MIN <= value <= BEST_OF_MAX
 
 
 def _state_fields(
@@ -226,7 +241,7 @@ def _plain_parts(
     of the types per row (two sets, two tuples) cost three times as much."""
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
      labels, surface, drive, created, updated, version, not_before, pr_state,
-     pr_polled_at) = row  # fmt: skip
+     pr_polled_at, best_of) = row  # fmt: skip
     if not (type(seq) is int and type(prio) is int and type(version) is int):
         return None
     if not (
@@ -237,6 +252,8 @@ def _plain_parts(
     ):  # fmt: skip
         return None
     if lane not in LANES or kind not in KINDS:
+        return None
+    if best_of is not None and not (type(best_of) is int and _is_best_of(best_of)):
         return None
     blocked = None
     if bcls:
@@ -268,7 +285,7 @@ def _plain_card(
     blocked, label_list, surface_list, deps = parts
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, _bcls, _breason,
      _labels, _surface, drive, created, updated, version, not_before, pr_state,
-     pr_polled_at) = row  # fmt: skip
+     pr_polled_at, best_of) = row  # fmt: skip
     return _make_card(
         {
             "id": cid,
@@ -298,6 +315,7 @@ def _plain_card(
             "told": "",
             "timeouts": 0,
             "reviews_seen": 0,
+            "best_of": best_of or 0,
         }
     )
 
@@ -357,7 +375,7 @@ def _plain_json(
     blocked, labels, surface, deps = parts
     (cid, _seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, _bcls, _breason,
      _labels, _surface, _drive, created, updated, version, not_before, pr_state,
-     pr_polled_at) = row  # fmt: skip
+     pr_polled_at, best_of) = row  # fmt: skip
     block = (
         "null"
         if blocked is None
@@ -379,7 +397,8 @@ def _plain_json(
         f'\n    "created_at": {quote(created)},\n    "updated_at": {quote(updated)},'
         f'\n    "version": {int.__repr__(version)},'
         '\n    "tries": {},\n    "rung": null,\n    "told": null,\n    "timeouts": 0,'
-        '\n    "reviews_seen": 0\n  }'
+        '\n    "reviews_seen": 0,'
+        f'\n    "best_of": {int.__repr__(best_of) if best_of else "null"}\n  }}'
     )
 
 

@@ -146,6 +146,9 @@ if TYPE_CHECKING:  # for the type check only: a TypedDict is of no use at run ti
         cost_usd: float | None
         model: str
         turns: int | None
+        candidate: int | None
+        gate: str
+        lines_changed: int | None
 
 
 class Tx(abc.ABC):
@@ -257,8 +260,16 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def start_drive(
-        self, card: str, tier: str, attempt: int, log: str, owner_pid: int
-    ) -> Drive: ...
+        self,
+        card: str,
+        tier: str,
+        attempt: int,
+        log: str,
+        owner_pid: int,
+        candidate: int | None = None,
+    ) -> Drive:
+        """A live drive row; `candidate` is k of a race's candidates (best of N), None for
+        any other drive."""
 
     @abc.abstractmethod
     def update_drive(self, drive_id: str, **fields: Unpack[DriveFields]) -> Drive:

@@ -11,7 +11,7 @@ otherwise (psycopg's `%s`) sets PARAM. Each store supplies `_read` (one statemen
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 
 from board.core import hosts
@@ -104,6 +104,25 @@ def checked_usage(fields: dict[str, Any]) -> None:
                 f"drive usage: {name} must be a whole number from 0 to {MOST_TOKENS:,}, "
                 f"not {value!r}"
             )
+
+
+GATE_WORDS = ("", "green", "red")  # a drive row's `gate`: no gate ran, or what it said
+
+
+def checked_candidate(fields: Mapping[str, object]) -> None:
+    """Refuse a candidate field of a drive row that is not what it says: a candidate that is
+    no whole number from 1 (None: the drive is no candidate), a gate word that is not one
+    of GATE_WORDS, changed lines that are no count up to MOST_TOKENS (None: not counted)."""
+    for name, low in (("candidate", 1), ("lines_changed", 0)):
+        value = fields.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MOST_TOKENS:
+            raise Refused(
+                f"drive {name} must be a whole number from {low} to {MOST_TOKENS:,}, not {value!r}"
+            )
+    if "gate" in fields and fields["gate"] not in GATE_WORDS:
+        raise Refused(f"drive gate must be 'green', 'red' or '', not {fields['gate']!r}")
 
 
 class SqlQueries:
@@ -216,8 +235,18 @@ class SqlQueries:
 
     # drives -------------------------------------------------------------------------------
 
-    def start_drive(self, card: str, tier: str, attempt: int, log: str, owner_pid: int) -> Drive:
+    def start_drive(
+        self,
+        card: str,
+        tier: str,
+        attempt: int,
+        log: str,
+        owner_pid: int,
+        candidate: int | None = None,
+    ) -> Drive:
         import uuid  # here: a store opened to read cards never makes a drive's token
+
+        checked_candidate({"candidate": candidate})
 
         drive = Drive(
             id=f"d-{uuid.uuid4().hex[:10]}",
@@ -229,12 +258,15 @@ class SqlQueries:
             host=hosts.this_host(),
             owner_pid=owner_pid or os.getpid(),
             log=log,
+            candidate=candidate,
         )
-        values = "?, ?, ?, ?, ?, ?, '', 0, ?, ?, ?, '', NULL, NULL, NULL, NULL, '', NULL"
+        values = (
+            "?, ?, ?, ?, ?, ?, '', 0, ?, ?, ?, '', NULL, NULL, NULL, NULL, '', NULL, ?, '', NULL"
+        )
         self._write(
             self._q(f"INSERT INTO drives ({_DRIVE_COLS}) VALUES ({values})"),
             (drive.id, drive.card, drive.attempt, drive.tier, drive.status, drive.started_at,
-             drive.host, drive.owner_pid, drive.log),
+             drive.host, drive.owner_pid, drive.log, drive.candidate),
         )  # fmt: skip
         return drive
 
@@ -243,6 +275,7 @@ class SqlQueries:
         if bad:
             raise Refused(f"unknown drive fields: {', '.join(sorted(bad))}")
         checked_usage(fields)  # type: ignore[arg-type]  # a TypedDict is a dict at run time
+        checked_candidate(fields)
         if fields.get("status") and fields["status"] != DRIVE_LIVE and "ended_at" not in fields:
             fields["ended_at"] = self.clock()
         if fields:

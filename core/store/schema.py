@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 # 2: cards.not_before, tier pauses, loop heartbeats; 3: the PR's polled state; 4: the board's
 # publishing shape and the tombstones of deleted saves (a board on several hosts); 5: the
 # board's counts of a card (card_state) and its lane moves (lane_moves) as data, not words;
-# 6: what each drive's coder spent (tokens, cost, model, turns)
-SCHEMA_VERSION = 6
+# 6: what each drive's coder spent (tokens, cost, model, turns); 7: a card's own best of N
+# (cards.best_of) and which candidate of a race a drive was, its gate's word and its lines
+SCHEMA_VERSION = 7
 
 # the card fields a write may change (`Tx.update`), besides its deps: Card's own, less those
 # the store alone keeps (its id, its deps' own table, the stamps, the version and the order)
@@ -124,6 +125,20 @@ _V6 = [
     *(f"ALTER TABLE drives ADD COLUMN {name} {kind}" for name, kind in USAGE_COLUMNS),
     "CREATE INDEX IF NOT EXISTS drives_ended ON drives (ended_at)",
 ]
+# added by schema version 7 (issue 42, best of N): a card's own count of candidates (NULL or
+# 0: the board's `[coder] best_of`), and on a drive row the candidate it was (k from 1; NULL
+# for a card's single drive and for a race's own row), its gate's word (green, red; '' when
+# no gate ran) and its changed lines (NULL when not counted), so `board card show` reads a
+# race from the store, as every other figure of a drive
+CANDIDATE_COLUMNS = (
+    ("candidate", "INTEGER"),
+    ("gate", "TEXT NOT NULL DEFAULT ''"),
+    ("lines_changed", "BIGINT"),
+)
+_V7 = [
+    "ALTER TABLE cards ADD COLUMN best_of INTEGER",
+    *(f"ALTER TABLE drives ADD COLUMN {name} {kind}" for name, kind in CANDIDATE_COLUMNS),
+]
 # what each version adds to the one before: MIGRATIONS[n] takes a store from n to n + 1
 # (the same statements on both stores; a version whose rows change too has a step in
 # core/store/upgrade.py, run after these in the same transaction)
@@ -136,9 +151,12 @@ MIGRATIONS: dict[int, list[str]] = {
     3: _V4,
     4: _V5,
     5: _V6,
+    6: _V7,
 }
 
-USAGE_DDL = ",\n        ".join(f"{name} {kind}" for name, kind in USAGE_COLUMNS)
+ADDED_DRIVE_DDL = ",\n        ".join(
+    f"{name} {kind}" for name, kind in (*USAGE_COLUMNS, *CANDIDATE_COLUMNS)
+)
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -164,7 +182,8 @@ _TABLES = [
         version INTEGER NOT NULL DEFAULT 1,
         not_before TEXT NOT NULL DEFAULT '',
         pr_state TEXT NOT NULL DEFAULT '',
-        pr_polled_at TEXT NOT NULL DEFAULT ''
+        pr_polled_at TEXT NOT NULL DEFAULT '',
+        best_of INTEGER
     )""",
     "CREATE INDEX IF NOT EXISTS cards_lane ON cards (lane)",
     """CREATE TABLE IF NOT EXISTS deps (
@@ -193,7 +212,7 @@ _TABLES = [
         owner_pid INTEGER NOT NULL DEFAULT 0,
         log TEXT NOT NULL DEFAULT '',
         result TEXT NOT NULL DEFAULT '',
-        {USAGE_DDL}
+        {ADDED_DRIVE_DDL}
     )""",
     "CREATE INDEX IF NOT EXISTS drives_card ON drives (card, attempt)",
     "CREATE INDEX IF NOT EXISTS drives_status ON drives (status)",

@@ -193,6 +193,8 @@ class SqlTx(Tx):
                 sets["blocked_reason"] = value.reason if value else None
             elif key in ("labels", "surface"):
                 sets[key] = json.dumps(list(value))
+            elif key == "best_of":  # 0, the board's, is kept as NULL, as a new card's is
+                sets[key] = value or None
             else:
                 sets[key] = value
         sets["version"] = card.version + 1
@@ -269,7 +271,7 @@ class SqlTx(Tx):
         conn.execute(
             self._q(
                 f"INSERT INTO cards ({_CARD_COLS}) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', NULL, NULL, ?, ?, '', ?, ?, 1, '', '', '')"
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', NULL, NULL, ?, ?, '', ?, ?, 1, '', '', '', ?)"
             ),
             (
                 card_id,
@@ -285,6 +287,7 @@ class SqlTx(Tx):
                 json.dumps(list(draft.surface)),
                 self.now,
                 self.now,
+                draft.best_of or None,
             ),
         )
         for dep in draft.deps:
