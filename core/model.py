@@ -185,7 +185,7 @@ class CardDraft(Record, slots=True):
     labels: list[str] = field(default_factory=list)
     deps: list[str] = field(default_factory=list)
     surface: list[str] = field(default_factory=list)
-    best_of: int = 0  # its own best of N (1 to 16); 0: the board's `[coder] best_of`
+    best_of: int | None = None  # its own best of N (1 to 16); None: the board's `[coder] best_of`
 
 
 class LaneMove(Frozen, slots=True):

@@ -459,6 +459,7 @@ def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
         labels=list(args.label or []),
         deps=list(args.dep or []),
         surface=list(args.surface or []),
+        best_of=args.best_of,
     )
     card = ops.add_card(ctx.store, draft, prefix=ctx.cfg.board.prefix)
     ctx.show_card(card, args.json)
@@ -491,6 +492,7 @@ def cmd_card_edit(args: argparse.Namespace, ctx: Context) -> int:
         labels=_edited(seen.labels, args.label, args.no_label, "label", seen.id),
         deps=_edited(seen.deps, args.dep, args.no_dep, "dependency", seen.id),
         surface=_edited(seen.surface, args.surface, args.no_surface, "surface glob", seen.id),
+        best_of=args.best_of,
         ready=args.ready,
     )
     if edit == ops.CardEdit():
@@ -554,6 +556,7 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
         ("dependents", ", ".join(ctx.store.dependents(card.id))),
         ("labels", ", ".join(card.labels)),
         ("counts", card.counts()),
+        ("best of", _best_of_text(card, ctx.cfg.coder.best_of)),
         ("surface", ", ".join(card.surface)),
         ("branch", card.branch),
         (
@@ -576,6 +579,14 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
         mark = "💬 " if ev.kind == "comment" else ""
         ctx.out(f"  {ev.at}  {ev.who:<9} {mark}{visible(ev.text)}")
     return 0
+
+
+def _best_of_text(card: Card, board: int) -> str:
+    """How many candidates build the card at once, and whose word that is; '' for a card
+    built by one drive as every card of its board ('' is a line not printed)."""
+    if card.best_of:
+        return f"{card.best_of} (its own; the board's [coder] best_of is {board})"
+    return f"{board} (the board's [coder] best_of)" if board > 1 else ""
 
 
 def _simple(verb: str) -> Callable[[argparse.Namespace, Context], int]:

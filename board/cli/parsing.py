@@ -187,6 +187,13 @@ def build_parser(only: str | None = None, only_card: str | None = None) -> argpa
     p.add_argument("--priority", type=int, default=PRIORITY_DEFAULT, help="0 (urgent) to 4")
     p.add_argument("--kind", choices=KINDS, default="feature")
     p.add_argument("--assignee")
+    p.add_argument(
+        "--best-of",
+        type=int,
+        metavar="N",
+        help="build it with N candidates at once, the gate judging (1 to 16; "
+        "default: the board's [coder] best_of)",
+    )
     _add_json(p)
     p.set_defaults(func=cmd_card_add)
     p = csub.add_parser(
@@ -210,6 +217,12 @@ def build_parser(only: str | None = None, only_card: str | None = None) -> argpa
     p.add_argument("--priority", type=int, help="0 (urgent) to 4")
     p.add_argument("--kind", choices=KINDS)
     p.add_argument("--assignee")
+    p.add_argument(
+        "--best-of",
+        type=int,
+        metavar="N",
+        help="build it with N candidates at once, the gate judging (1 to 16)",
+    )
     p.add_argument(
         "--version",
         type=int,

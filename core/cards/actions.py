@@ -16,6 +16,8 @@ from board.core.config import Config
 from board.core.errors import Conflict, NotFound, Refused
 from board.core.failures import OPERATOR_CLASSES
 from board.core.model import (
+    BEST_OF_MAX,
+    BEST_OF_MIN,
     BLOCK_CLASSES,
     KINDS,
     PRIORITY_MAX,
@@ -126,6 +128,8 @@ def validate_draft(draft: CardDraft) -> None:
         raise Refused("a card needs a spec before it is ready (--spec TEXT)")
     draft.labels = _clean_list(draft.labels, "label")
     draft.surface = _clean_list(draft.surface, "surface glob")
+    if draft.best_of is not None:
+        check_best_of(draft.best_of)
 
 
 def add_card(store: Store, draft: CardDraft, prefix: str = "c", who: str = OPERATOR) -> Card:
@@ -149,11 +153,14 @@ class CardEdit(Record):
     labels: Sequence[str] | None = None
     deps: Sequence[str] | None = None
     surface: Sequence[str] | None = None
+    best_of: int | None = None  # its own best of N, 1 to 16
     ready: bool = False  # move a backlog card to ready (it needs a spec)
 
 
 EDITABLE_LANES = ("backlog", "ready")  # not yet started: a working card's brief is written
-_EDIT_FIELDS = ("title", "spec", "acceptance", "priority", "kind", "assignee", "labels")
+_EDIT_FIELDS = (
+    "title", "spec", "acceptance", "priority", "kind", "assignee", "labels", "best_of",
+)  # fmt: skip
 
 
 def changed_since(seen: Card, now: Card) -> str:
@@ -181,6 +188,9 @@ def _edit_changes(tx: Tx, card: Card, edit: CardEdit) -> dict[str, Any]:
     if edit.priority is not None:
         check_priority(edit.priority)
         changes["priority"] = edit.priority
+    if edit.best_of is not None:
+        check_best_of(edit.best_of)
+        changes["best_of"] = edit.best_of
     if edit.labels is not None:
         changes["labels"] = tuple(_clean_list(edit.labels, "label"))
     if edit.surface is not None:
@@ -233,6 +243,19 @@ def check_priority(priority: object) -> None:
         raise Refused(f"priority must be an integer {PRIORITY_MIN}-{PRIORITY_MAX}")
     if not PRIORITY_MIN <= priority <= PRIORITY_MAX:
         raise Refused(f"priority must be {PRIORITY_MIN}-{PRIORITY_MAX}, got {priority}")
+
+
+def check_best_of(best_of: object) -> None:
+    """A card's own best of N: 1 (one drive, whatever the board's) to 16, a whole number;
+    0 would build nothing, and past 16 is a typo that starts a crowd of coders."""
+    if (
+        isinstance(best_of, bool)
+        or not isinstance(best_of, int)
+        or not BEST_OF_MIN <= best_of <= BEST_OF_MAX
+    ):
+        raise Refused(
+            f"--best-of must be a whole number from {BEST_OF_MIN} to {BEST_OF_MAX}, not {best_of!r}"
+        )
 
 
 def ready(store: Store, card_id: str, who: str = OPERATOR) -> Card:

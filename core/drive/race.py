@@ -489,9 +489,11 @@ def drive_for(
 
 
 def candidates_for(coder: CoderSection, card: Card) -> int:
-    """How many candidates build the card at once: `[coder] best_of` (1: one drive)."""
-    del card  # the card's own --best-of comes with the card field
-    return coder.best_of
+    """How many candidates build the card at once (1: one drive): its own `--best-of N`,
+    else the board's `[coder] best_of`. The card's wins, 1 included: an operator who asks
+    one card for one drive on a racing board, or for a race on a board of single drives,
+    means that card."""
+    return card.best_of or coder.best_of
 
 
 def slots_in_use(drives: Iterable[Drive | None]) -> int:
