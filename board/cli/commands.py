@@ -534,7 +534,7 @@ def cmd_card_list(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
-    from board.core.cards import spend  # here: a listing never shows what a card spent
+    from board.core.cards import candidates, spend  # here: a listing shows neither
 
     card = ctx.store.get(args.id)
     total, attempts = spend.card_spend(ctx.store, card.id)
@@ -543,6 +543,7 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
         data["dependents"] = ctx.store.dependents(card.id)
         data["timeline"] = [e.to_json() for e in ctx.store.timeline(card.id)]
         data["usage"] = spend.usage_json(total, attempts)
+        data["candidates"] = candidates.candidates_json(card.id, attempts)
         ctx.emit_json(data)
         return 0
     ctx.out(card_line(card))
@@ -573,6 +574,8 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
         ctx.out("\nacceptance:\n" + visible(card.acceptance))
     ctx.out("")
     for line in spend.usage_lines(total, attempts):  # a model's name is the agent's words
+        ctx.out(visible(line))
+    for line in candidates.candidate_lines(card.id, attempts):  # a tier is the operator's
         ctx.out(visible(line))
     ctx.out("\ntimeline:")
     for ev in ctx.store.timeline(card.id):

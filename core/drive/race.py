@@ -248,13 +248,28 @@ class Candidate(Drive):
                         )
                         continue
                     why = f"{verdict.reason}, and stayed red after {self.cfg.gate.retries} retries"
+                    self._record("red")
                     self._climb(why, "gate-red", verdict.tail)
             stats = snapshot.unpublished_work(self.cfg, self.tree).stats
             self.result.green = True
             self.result.lines = stats.insertions + stats.deletions
+            self._record("green" if self.cfg.gate.argv else "", self.result.lines)
             self._say(f"candidate {self.k} is green: {stats.text()}")
             self._end_row("passed", f"candidate {self.k} green: {stats.text()}")
             return
+
+    def _record(self, gate: str, lines: int | None = None) -> None:
+        """Its gate's word and its changed lines on its drive row, for `board card show`'s
+        candidates (core/cards/candidates.py); a red one's lines are counted here, as a save
+        counts them. Never fails the candidate: the row is what is shown, not what is chosen."""
+        try:
+            if lines is None:
+                assert self.tree is not None
+                stats = snapshot.unpublished_work(self.cfg, self.tree).stats
+                lines = stats.insertions + stats.deletions
+            self.store.update_drive(self.token, gate=gate, lines_changed=lines)
+        except BoardError as exc:
+            self._say(f"candidate {self.k}'s gate and lines were not recorded: {exc.line()}")
 
 
 class Race(Drive):
@@ -347,7 +362,9 @@ class Race(Drive):
                 break
             attempt = self.store.next_attempt(self.card_id)
             log_rel = self.cfg.rel(log_path(self.cfg, self.card_id, attempt))
-            row = self.store.start_drive(self.card_id, self.tier, attempt, log_rel, os.getpid())
+            row = self.store.start_drive(
+                self.card_id, self.tier, attempt, log_rel, os.getpid(), candidate=k
+            )
             cand = Candidate(
                 self.cfg,
                 self.store,
