@@ -136,10 +136,15 @@ async def test_failed_attempts_are_folded_under_their_card_and_enter_opens_the_f
         assert "7 branches (3 failed attempts) · 1 husk" in text, text
         assert "▸ 2 failed attempts" in text and "▸ 1 failed attempt " in text
 
+        await select(pilot, screen, "attempts of c-2")
+        await pilot.press("d")  # one save folded: said as one
+        await pilot.pause()
+        assert "1 failed attempt of c-2 is folded here; enter opens it" in status(app)[0]
         await select(pilot, screen, "attempts of c-1")
         await pilot.press("d")  # a fold is not a branch: refused in one line, nothing asked
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmDialog) and status(app)[1], status(app)
+        assert "2 failed attempts of c-1 are folded here; enter opens them" in status(app)[0]
         await pilot.press("enter")
         await pilot.pause()
         shown = names(screen)

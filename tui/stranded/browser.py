@@ -437,9 +437,10 @@ class StrandedScreen(BoardAppScreen):
         if row is None:
             self._say(f"{verb}: nothing selected", True)
         elif row.is_fold and verb != "open":
+            are, them = ("is", "it") if len(row.fold) == 1 else ("are", "them")
             self._say(
-                f"{verb}: {row.stat_text()} of {row.card_id} are folded here; enter opens "
-                "them, then choose one",
+                f"{verb}: {row.stat_text()} of {row.card_id} {are} folded here; enter opens "
+                f"{them}, then choose one",
                 True,
             )
             return None
