@@ -1,7 +1,9 @@
 """The card screen: everything about one card, read in a worker, shown literally.
 
 Spec, acceptance, block, why it waits, its drive, what its attempts spent (each one and
-the card's total, failed attempts included: `Store.card_usage`), labels, deps and
+the card's total, failed attempts included: `Store.card_usage`), the candidates of its
+latest race when it raced (best of N: `candidates.latest_race`, what `board card show`
+lists), labels, deps and
 dependents, branch and worktree, the card's stranded branches and its timeline with
 comments. Why a ready
 card waits is `waits.why_waits`, the function the loop's claim skips it by, asked with
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from board.core.cards import waits
+from board.core.cards import candidates, waits
 from board.core.config import Config
 from board.core.errors import BoardError, NotFound
 from board.core.git import naming
@@ -40,7 +42,7 @@ from .commands import verb_bindings
 from .health import Health, utc_now
 from .movement import EDGES, PAGE_MOVES, movement_bindings
 from .screenbase import BoardAppScreen
-from .times import drive_elapsed
+from .times import drive_elapsed, format_elapsed
 from .usagetext import UNKNOWN, count, drive_cost, known, sum_cost, tokens_text
 from .widgets import StatusLine, literal
 from .workkeys import work_bindings
@@ -59,6 +61,7 @@ class CardDetail(Record):
     drive: Drive | None = None  # its drive running now, else its last one
     attempts: list[Drive] = field(default_factory=list)  # its drives, oldest first
     usage: UsageSum | None = None  # what every attempt spent together (the store's sum)
+    race: list[Drive] = field(default_factory=list)  # its latest race's candidates, by k
     at: datetime = field(default_factory=utc_now)  # when this was read (the clock's)
 
 
@@ -127,6 +130,7 @@ def load_detail(cfg: Config, store: Store, card_id: str, at: datetime | None = N
         drive=drives[0] if drives else None,
         attempts=sorted(drives, key=lambda d: (d.attempt, d.started_at, d.id)),
         usage=store.card_usage(card.id) if drives else None,
+        race=candidates.latest_race(drives),
         at=at,
     )
 
@@ -174,6 +178,31 @@ def attempts_table(attempts: Sequence[Drive]) -> Table:
             drive_cost(drive),
             Text(one_line(drive.model) or UNKNOWN),
             count(drive.turns),
+        )
+    return table
+
+
+def candidates_table(race: Sequence[Drive], at: datetime) -> Table:
+    """The latest race's candidates as `board card show` lists them: k, tier, state and its
+    gate's word, changed lines, how long it ran (to `at` while it runs) and its cost, so the
+    operator sees why the race chose as it did without leaving the screen."""
+    table = Table(
+        box=None, pad_edge=False, padding=(0, 1), collapse_padding=True, header_style="dim"
+    )
+    for name in ("k", "tier", "state", "gate", "lines", "took", "cost"):
+        right = name in ("k", "lines", "took", "cost")
+        wide = 9 if name == "cost" else None
+        table.add_column(name, justify="right" if right else "left", no_wrap=True, min_width=wide)
+    for drive in race:
+        took = candidates.seconds(drive, at)
+        table.add_row(
+            str(drive.candidate),
+            Text(one_line(drive.tier)),
+            Text(candidates.state(drive)),
+            Text(one_line(drive.gate) or UNKNOWN),
+            UNKNOWN if drive.lines_changed is None else f"{drive.lines_changed:,}",
+            UNKNOWN if took is None else format_elapsed(took),
+            drive_cost(drive),
         )
     return table
 
@@ -237,6 +266,10 @@ def render_detail(detail: CardDetail) -> RenderableType:
         name = f"attempts (the last {shown} of {shown + more})" if more > 0 else "attempts"
         parts.append(Rule(name, align="left", style="dim"))
         parts.append(attempts_table(detail.attempts))
+    if detail.race:
+        name = f"candidates (the latest race, {len(detail.race)})"
+        parts.append(Rule(name, align="left", style="dim"))
+        parts.append(candidates_table(detail.race, detail.at))
     for name, body in (("spec", card.spec), ("acceptance", card.acceptance)):
         parts.append(Rule(name, align="left", style="dim"))
         parts.append(literal(body) if body.strip() else Text("none", style="dim"))
