@@ -15,7 +15,9 @@ its card: after a reload (someone else's write, or our own verb) it is on the sa
 card, even if that card changed lanes. The board opens on the lane where the operator
 is needed (`rows.start_lane`). What the agents spent (each card's cost for its row, today's
 for the header) is read in a worker of its own, after the first paint and at each store
-change: two summing queries, whatever the board's size (`boarddata.read_spend`).
+change: two summing queries, whatever the board's size (`boarddata.read_spend`); the same
+worker reads the working cards' race rows (one query), so a working card whose race runs
+says `3/5 green` (its green candidates so far, of N) before its drive's words.
 """
 
 from __future__ import annotations
@@ -155,6 +157,8 @@ class BoardScreen(BoardAppScreen):
         super().__init__()
         self.lanes: dict[str, list[Row]] = {lane: [] for lane in LANES}
         self.spend: Spend | None = None  # the latest read of what the agents spent
+        # a working card whose race runs -> its green candidates so far (read with the spend)
+        self.races: dict[str, int] = {}
         self._spend_asked = False  # its first read has started (after the first paint)
         self.current_lane = START_LANE
         self.show_cancelled = False
@@ -285,6 +289,9 @@ class BoardScreen(BoardAppScreen):
         spend = self.spend = message.spend
         for lane in LANES:
             self.lane_view(lane).set_costs(spend.costs)
+        if spend.races != self.races:
+            self.races = spend.races
+            self.lane_view("working").refresh_details()
         self.query_one(HealthBar).show_spend(spend.today, self.day_usd())
 
     def day_usd(self) -> float:
@@ -445,7 +452,16 @@ class BoardScreen(BoardAppScreen):
         self.claim = health.view(base) if base is not None and health is not None else None
 
     def _detail(self, card: Card) -> Detail:
-        return row_detail(self.board_app.cfg, card, self.health, self.claim)
+        """The row's words; a working card whose race runs leads with `3/5 green` (its
+        green candidates so far of N, the card's own best of N or the board's, as
+        `race.candidates_for` counts them)."""
+        cfg = self.board_app.cfg
+        text, kind = row_detail(cfg, card, self.health, self.claim)
+        green = self.races.get(card.id) if card.lane == "working" else None
+        if green is None:
+            return text, kind
+        race = f"{green}/{card.best_of or cfg.coder.best_of} green"
+        return (f"{race} · {text}" if text else race), "live"
 
     # lanes ---------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from board.core.cards.candidates import running_greens
 from board.core.cards.waits import needs_operator
 from board.core.config import Config, PublishSection
 from board.core.errors import BoardError, CorruptCard
@@ -123,26 +124,36 @@ def read_heads(
 class Spend:
     """What the agents spent, as the board shows it: each card's cost over all its
     attempts (card id -> its words, only cards whose drives said something) for the rows,
-    and today's sum (UTC) for the header."""
+    and today's sum (UTC) for the header; with it, read by the same worker, each racing
+    card's green candidates so far (card id -> count) for its row's `3/5 green`."""
 
-    __slots__ = ("costs", "today", "day")
+    __slots__ = ("costs", "today", "day", "races")
 
-    def __init__(self, costs: dict[str, str], today: UsageSum | None, day: str) -> None:
+    def __init__(
+        self,
+        costs: dict[str, str],
+        today: UsageSum | None,
+        day: str,
+        races: dict[str, int] | None = None,
+    ) -> None:
         self.costs = costs
         self.today = today
         self.day = day  # the UTC day (YYYY-MM-DD) `today` is of
+        self.races = races or {}  # working card whose race runs -> its green candidates
 
 
 def read_spend(store: Store, at: datetime) -> Spend:
-    """Two queries whatever the board's size, both summed by the store: every card's
+    """Three queries whatever the board's size, two summed by the store: every card's
     drives (`usage_sums(by="card")`), and today's (`usage_sums(by="day")` since today's UTC
     midnight, which is `spend_since` with its unpriced drives counted, so a partial sum
-    never reads as the whole). Run in the board's worker, never on the UI thread."""
+    never reads as the whole); and the working cards' candidate and live drive rows
+    (`race_drives`), whose running races' green candidates the rows show. Run in the
+    board's worker, never on the UI thread."""
     costs = {u.key: sum_cost(u) for u in store.usage_sums(by="card") if known(u)}
     since = day_start(at)
     day = since[:10]
     today = next((u for u in store.usage_sums(by="day", since=since) if u.key == day), None)
-    return Spend(costs, today, day)
+    return Spend(costs, today, day, running_greens(store.race_drives()))
 
 
 def matches(row: Row, words: list[str]) -> bool:

@@ -32,6 +32,24 @@ def latest_race(drives: Sequence[Drive]) -> list[Drive]:
     return sorted(rows[starts[-1] :], key=lambda d: (d.candidate or 0, d.attempt))
 
 
+def running_greens(drives: Sequence[Drive]) -> dict[str, int]:
+    """Card id -> the green candidates so far of the race it runs now, for the board's rows
+    (`Store.race_drives`: any cards' candidate and live rows). A race runs while the race's
+    own row (no candidate; its candidates take the attempts after it) is live and its
+    latest race's candidate 1 took the attempt next to that row's: a card back on single
+    drives after a race, or between a climb and its next race's first candidate, has none."""
+    mine: dict[str, list[Drive]] = {}
+    for drive in drives:
+        mine.setdefault(drive.card, []).append(drive)
+    out: dict[str, int] = {}
+    for card_id, rows in mine.items():
+        race = latest_race(rows)
+        own = [d for d in rows if d.candidate is None and d.live]
+        if race and any(d.attempt + 1 == race[0].attempt for d in own):
+            out[card_id] = sum(state(d) == GREEN for d in race)
+    return out
+
+
 def state(drive: Drive) -> str:
     """running, green, red (its gate stayed red), stopped (a stop, a shutdown, the card
     moved under it) or failed (anything else: its coder failed, a timeout, a crash)."""
@@ -101,4 +119,12 @@ def candidate_lines(card_id: str, drives: Sequence[Drive]) -> list[str]:
     return out
 
 
-__all__ = ["STATES", "candidate_json", "candidate_lines", "candidates_json", "latest_race", "state"]
+__all__ = [
+    "STATES",
+    "candidate_json",
+    "candidate_lines",
+    "candidates_json",
+    "latest_race",
+    "running_greens",
+    "state",
+]

@@ -324,6 +324,12 @@ class Store(abc.ABC):
         owners that died."""
 
     @abc.abstractmethod
+    def race_drives(self) -> list[Drive]:
+        """Every candidate row and every live row of the cards in the working lane, in one
+        query whatever the board's size: what the board's rows count a running race's
+        green candidates from (`tui/boarddata.read_races`), never a query per card."""
+
+    @abc.abstractmethod
     def next_attempt(self, card: str) -> int:
         """The attempt number the card's next drive takes: one past its highest."""
 

@@ -365,6 +365,16 @@ class SqlQueries:
         )
         return [Drive(*r) for r in rows]
 
+    def race_drives(self) -> list[Drive]:
+        rows = self._read(
+            self._q(
+                f"SELECT {_DRIVE_COLS} FROM drives WHERE (candidate IS NOT NULL OR status = ?) "
+                "AND card IN (SELECT id FROM cards WHERE lane = ?)"
+            ),
+            (DRIVE_LIVE, "working"),
+        )
+        return [Drive(*r) for r in rows]
+
     def next_attempt(self, card: str) -> int:
         rows = self._read(self._q("SELECT MAX(attempt) FROM drives WHERE card = ?"), (card,))
         return int(rows[0][0] or 0) + 1
