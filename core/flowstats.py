@@ -5,7 +5,8 @@ An operator of a fleet looks at throughput and failures, not at timelines: cards
 hour, where cards spend their time, how long drives take, which failures come and when,
 how full the drives are, what the agents spent each hour, and what a done card cost by the
 tier that finished it (every attempt of the card summed, failed ones included: the price
-of a card is what it took to get it done, not its last drive's). Everything here is worked
+of a card is what it took to get it done, not its last drive's), and the races (best of
+N) won by tier. Everything here is worked
 out from what the store already records (each card's lane moves, a `lane_moves` row written
 with the change, never the words of its timeline line, which a block reason may also hold;
 each drive's start, end, status, result and usage), at a moment the caller gives (the TUI's
@@ -71,6 +72,9 @@ class Flow(Frozen):
     spend_unpriced: int = 0  # and those that said tokens but no cost
     # tier of a done card's last drive -> what those cards cost (cards done in the window)
     done_cost: dict[str, TierCost] = field(default_factory=dict)
+    # best of N: the races whose own drive ended in the window, and those won by tier
+    races: int = 0
+    races_won: dict[str, int] = field(default_factory=dict)
 
     @property
     def hours(self) -> int:
@@ -229,6 +233,7 @@ def flow_of(
             if hour is not None:
                 failures.setdefault(fail_class(drive), [0] * hours)[hour] += 1
 
+    races, won = _races(drives, start, at)
     return Flow(
         start=start,
         end=at,
@@ -244,7 +249,46 @@ def flow_of(
         spend_priced=priced,
         spend_unpriced=unpriced,
         done_cost=_done_cost(done_in(cards, moves, start, at), usage or {}, tiers or {}),
+        races=races,
+        races_won=won,
     )
+
+
+def race_of(own: Drive, rows: dict[int, Drive]) -> list[Drive]:
+    """The candidates of the race whose own drive is `own` (no candidate of its own): the
+    candidate rows from candidate 1 at the attempt after it, as long as k climbs (a race
+    starts candidates 1 to N in order, each on the card's next attempt; core/drive/race.py).
+    `rows` is the card's drives by attempt."""
+    out: list[Drive] = []
+    attempt = own.attempt + 1
+    while (row := rows.get(attempt)) is not None and row.candidate == len(out) + 1:
+        out.append(row)
+        attempt += 1
+    return out
+
+
+def _races(drives: list[Drive], start: datetime, at: datetime) -> tuple[int, dict[str, int]]:
+    """The races that ended in the window (their own drive ended in it) and those won, by
+    the winner's tier. A race is won when a candidate of it ended passed and the race's own
+    drive ended passed: the chosen tree was folded (or went to review, the operator's fold);
+    a green race whose fold climbed or conflicted ends its own drive otherwise."""
+    by_card: dict[str, dict[int, Drive]] = {}
+    for drive in drives:
+        by_card.setdefault(drive.card, {})[drive.attempt] = drive
+    races = 0
+    won: dict[str, int] = {}
+    for drive in drives:
+        ended = parse_stamp(drive.ended_at) if drive.ended_at else None
+        if drive.candidate is not None or drive.live or ended is None or not start <= ended <= at:
+            continue
+        race = race_of(drive, by_card[drive.card])
+        if not race:
+            continue  # a single drive
+        races += 1
+        winner = next((c for c in race if c.status == "passed"), None)
+        if drive.status == "passed" and winner is not None:
+            won[winner.tier] = won.get(winner.tier, 0) + 1
+    return races, dict(sorted(won.items()))
 
 
 def _done_cost(
@@ -293,5 +337,6 @@ __all__ = [
     "fail_class",
     "flow_of",
     "last_drives",
+    "race_of",
     "read_flow",
 ]

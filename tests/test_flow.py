@@ -5,6 +5,8 @@ core's reading and the screen's pictures and words must both say the same."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from board.core.flowstats import read_flow
 from board.tui.flowscreen import FlowRow, FlowScreen
@@ -115,4 +117,60 @@ async def test_the_flow_screen_says_the_spend_and_how_a_done_card_is_costed(tmp_
             assert f" for {cards} cards, ≥" in figures, figures
         text = " ".join(" ".join(screen_lines(app)).split())
         assert DONE_COST_HOW in text, text
+    board.close()
+
+
+# (card, attempt, candidate k or None for the race's own drive / a single drive, tier,
+# status, ended hours before END, None: still running)
+RACES = [
+    ("a", 1, None, "default", "failed", 5), ("a", 2, 1, "default", "failed", 5.1),
+    ("a", 3, 2, "default", "failed", 5.1),  # a race none of whose candidates was green
+    ("a", 4, None, "smart", "passed", 3), ("a", 5, 1, "smart", "passed", 3.1),
+    ("a", 6, 2, "smart", "passed", 3.1),  # won on smart (two green, one folded)
+    ("b", 1, None, "default", "passed", 2), ("b", 2, 1, "default", "stopped", 2.1),
+    ("b", 3, 2, "default", "passed", 2.1),  # won on default by candidate 2
+    ("c", 1, None, "default", "failed", 1), ("c", 2, 1, "default", "passed", 1.1),
+    ("c", 3, 2, "default", "failed", 1.1),  # green, but its fold climbed: not won
+    ("d", 1, None, "default", "passed", 1),  # a single drive: no race
+    ("e", 1, None, "smart", "passed", 30), ("e", 2, 1, "smart", "passed", 30.1),  # before
+    ("f", 1, None, "smart", "running", None), ("f", 2, 1, "smart", "passed", 0.5),  # runs
+]  # fmt: skip
+
+
+async def test_the_flow_screen_counts_races_won_by_tier_from_the_drive_rows(tmp_path) -> None:
+    """A race is won when a candidate of it ended passed and the race's own drive (the row
+    before its candidate 1) ended passed; one that ended in the window without that, or a
+    single drive, or a race before the window or still running, is not counted as won."""
+    from board.core.failures import stamp
+    from board.tui.flowscreen import RACES_WON_HOW
+
+    from tests.support.boards import make_board
+    from tests.support.tui import TWO_TIERS, add
+
+    board = make_board(tmp_path, config_overrides=TWO_TIERS)
+    store = board.store
+    ids = {name: add(store, f"card {name}", "working") for name in "abcdef"}
+    for name, attempt, k, tier, status, hours_ago in RACES:
+        card = ids[name]
+        row = store.start_drive(card, tier, attempt, f"logs/{card}-{attempt}.log", 1, candidate=k)
+        begun = END - timedelta(hours=(hours_ago or 0) + 0.5)
+        store.update_drive(row.id, started_at=stamp(begun))
+        if hours_ago is not None:
+            ended = stamp(END - timedelta(hours=hours_ago))
+            store.update_drive(row.id, status=status, ended_at=ended, result=status)
+    flow = read_flow(store, END, max_concurrent=3)
+    assert (flow.races, flow.races_won) == (4, {"default": 1, "smart": 1})
+    app = make_app(board, poll=0)
+    async with run_pilot(app, size=(100, 60)) as pilot:
+        await loaded(pilot)
+        await pilot.press("F")
+        screen = app.screen
+        assert isinstance(screen, FlowScreen)
+        await wait_for(pilot, lambda: screen.query(FlowRow), what="the flow's rows")
+        lines = screen_lines(app)
+        text = "\n".join(lines)
+        at = next((i for i, ln in enumerate(lines) if RACES_WON_HOW in ln), None)
+        assert at is not None, text
+        rows = [" ".join(ln.split()) for ln in lines[at + 1 : at + 4]]
+        assert rows == ["default 1 won", "smart 1 won", "all tiers 2 of 4 races won"], text
     board.close()

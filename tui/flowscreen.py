@@ -38,6 +38,10 @@ MAX_TIER_ROWS = 6
 # tier of its last drive
 DONE_COST_HOW = "cost per done card, by its last drive's tier (all its attempts summed)"
 
+# how a race counts as won, said in its section's heading (shown when a race ended in the
+# window): its candidate ended passed and the race's own drive ended passed (the drive rows)
+RACES_WON_HOW = "races won by tier (a candidate ended passed and its race folded it)"
+
 
 Row = tuple[str, list[float] | None, str]  # label, the picture's data (None: words only), figures
 
@@ -76,6 +80,12 @@ def flow_rows(flow: Flow) -> list[Row | str]:
             rows.append((f"  {len(others)} more tiers", None, f"{cards} cards"))
     else:
         rows.append(("  none", None, "no card with a drive ended done in the window"))
+    if flow.races:  # a board that never raced in the window has no such section
+        rows.append(RACES_WON_HOW)
+        for tier, won in list(flow.races_won.items())[:MAX_TIER_ROWS]:
+            rows.append((f"  {one_line(tier)}", None, f"{won} won"))
+        won_all = sum(flow.races_won.values())
+        rows.append(("  all tiers", None, f"{won_all} of {flow.races} races won"))
     rows.append("failures by class")
     if flow.failures:
         shown = list(flow.failures.items())[:MAX_FAILURE_ROWS]
@@ -137,8 +147,9 @@ class FlowRow(Horizontal):
 
 
 class FlowScreen(BoardAppScreen):
-    """Throughput, spend, drive durations, the cost per done card by tier, failures by
-    class and fullness over the last day."""
+    """Throughput, spend, drive durations, the cost per done card by tier, races won by
+    tier (when a race ended in the window), failures by class and fullness over the last
+    day."""
 
     BINDINGS = [
         Binding("escape,F", "app.pop_screen", "back", tooltip="back to the board", id="flow.back"),
@@ -190,4 +201,12 @@ class FlowScreen(BoardAppScreen):
         rows.mount_all(widgets)
 
 
-__all__ = ["DONE_COST_HOW", "FlowRow", "FlowScreen", "flow_rows", "spend_row", "tier_figures"]
+__all__ = [
+    "DONE_COST_HOW",
+    "RACES_WON_HOW",
+    "FlowRow",
+    "FlowScreen",
+    "flow_rows",
+    "spend_row",
+    "tier_figures",
+]
