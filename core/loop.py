@@ -52,7 +52,7 @@ from types import FrameType
 from typing import Any
 
 from board.core import failures, hosts, proc
-from board.core.cards import actions, split, waits
+from board.core.cards import actions, candidates, split, waits
 from board.core.cards.enddrives import dead_result, state_before
 from board.core.cards.waits import HEARTBEAT_S, globs_overlap, surfaces_overlap
 from board.core.config import CONFIG_NAME, Config
@@ -636,7 +636,7 @@ class Loop:
             self.log(
                 "claim", card=card.id, drive=token, planner=planner, surface=list(card.surface)
             )
-            self._start(card.id, token, planner, race.candidates_for(self.cfg.coder, card))
+            self._start(card.id, token, planner, candidates.candidates_for(self.cfg.coder, card))
             self.touched.add(card.id)
             claimed.append(card.id)
             view.in_use = self.in_use()

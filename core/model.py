@@ -111,7 +111,7 @@ class Card(Frozen):
     timeouts: int = 0  # counted coder timeouts toward a split (coder.timeout_split_after)
     reviews_seen: int = 0  # the PR's change requests already acted on (a requeue each)
     # candidates of its rung built at once (`--best-of N`, 1 to 16); 0: the board's
-    # `[coder] best_of` (core/drive/race.py `candidates_for`)
+    # `[coder] best_of` (core/cards/candidates.py `candidates_for`)
     best_of: int = 0
 
     @property

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from datetime import UTC
 
-from board.core.cards import waits
+from board.core.cards import candidates, waits
 from board.core.config import PublishSection
 from board.core.errors import BoardError, CorruptCard
 from board.core.model import LANES, Card
@@ -453,14 +453,13 @@ class BoardScreen(BoardAppScreen):
 
     def _detail(self, card: Card) -> Detail:
         """The row's words; a working card whose race runs leads with `3/5 green` (its
-        green candidates so far of N, the card's own best of N or the board's, as
-        `race.candidates_for` counts them)."""
+        green candidates so far of N, as `candidates.candidates_for` counts them)."""
         cfg = self.board_app.cfg
         text, kind = row_detail(cfg, card, self.health, self.claim)
         green = self.races.get(card.id) if card.lane == "working" else None
         if green is None:
             return text, kind
-        race = f"{green}/{card.best_of or cfg.coder.best_of} green"
+        race = f"{green}/{candidates.candidates_for(cfg.coder, card)} green"
         return (f"{race} · {text}" if text else race), "live"
 
     # lanes ---------------------------------------------------------------------------------

@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from board.core.cards.budget import money
+from board.core.config import CoderSection
 from board.core.failures import parse_stamp
-from board.core.model import Drive
+from board.core.model import Card, Drive
 
 # a candidate's state, from its row's status (and its gate's word for a red one)
 RUNNING, GREEN, RED, FAILED, STOPPED = "running", "green", "red", "failed", "stopped"
@@ -128,3 +129,11 @@ __all__ = [
     "running_greens",
     "state",
 ]
+
+
+def candidates_for(coder: CoderSection, card: Card) -> int:
+    """How many candidates build the card at once (1: one drive): its own `--best-of N`,
+    else the board's `[coder] best_of`. The card's wins, 1 included: an operator who asks
+    one card for one drive on a racing board, or for a race on a board of single drives,
+    means that card. One rule for the race that runs them and the row that counts them."""
+    return card.best_of or coder.best_of

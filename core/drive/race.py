@@ -35,14 +35,13 @@ from pathlib import Path
 from typing import NoReturn
 
 from board.core import failures
-from board.core.config import CoderSection, Config
+from board.core.config import Config
 from board.core.drive import setup
 from board.core.drive.brief import KeptAttempt, brief_text, latest_requeue_reason, write_brief
 from board.core.drive.drive import TAIL_LINES, Drive, DriveEnd
 from board.core.errors import BoardError, StoreUnavailable, StrandedWorkError
 from board.core.git import gitutil, naming, snapshot, treefiles, worktrees
 from board.core.logs import log_path
-from board.core.model import Card
 from board.core.publish.owner import Owner
 from board.core.records import Record
 from board.core.store import Store
@@ -505,14 +504,6 @@ def drive_for(
     return Drive(cfg, store, card_id, token)
 
 
-def candidates_for(coder: CoderSection, card: Card) -> int:
-    """How many candidates build the card at once (1: one drive): its own `--best-of N`,
-    else the board's `[coder] best_of`. The card's wins, 1 included: an operator who asks
-    one card for one drive on a racing board, or for a race on a board of single drives,
-    means that card."""
-    return card.best_of or coder.best_of
-
-
 def slots_in_use(drives: Iterable[Drive | None]) -> int:
     """The slots of `max_concurrent` these running drives hold: one each (a planner's run,
     None, too), a race one per candidate it runs and never less than its claim's one."""
@@ -548,7 +539,6 @@ __all__ = [
     "Candidate",
     "CandidateResult",
     "Race",
-    "candidates_for",
     "drive_for",
     "slot",
     "slots_in_use",
