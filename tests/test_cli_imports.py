@@ -42,6 +42,9 @@ HEAVY = (
     "board.demo.sandbox",
     "board.tui",
     "textual",
+    # nor `board web`'s server (board/tui/web.py): textual-serve and aiohttp under it
+    "textual_serve",
+    "aiohttp",
     # nor the process machinery (it runs no git), random or time zones (no back-off is
     # computed): the standard library's share of a verb's start is most of it
     "board.core.proc",

@@ -1,6 +1,8 @@
 """No module of the board reads or writes an underscore attribute of a Textual object, nor
 imports a private Textual module: any of those may change or go in any Textual release
-without a word (the board pinned Textual exactly for them). Found by walking the AST of
+without a word (the board pinned Textual exactly for them). The same holds for
+textual-serve, whose server `board web` subclasses (tui/web.py): its names count as
+Textual's here. Found by walking the AST of
 every module under tui/, and of the tests (support and benches included), against what
 Textual's installed source defines.
 
@@ -28,6 +30,7 @@ from functools import cache
 from pathlib import Path
 
 import textual
+import textual_serve
 
 from tests.support.paths import ROOT
 
@@ -44,6 +47,7 @@ TESTS_ALLOWED: dict[tuple[str, str], str] = {
 }
 
 SCOPES = ("tui", "tests")
+FOREIGN = ("textual", "textual_serve")  # the packages whose private names are out of bounds
 
 
 def is_private(name: str) -> bool:
@@ -105,12 +109,12 @@ def module_name(path: Path, package_root: Path, package: str) -> str:
 def textual_names() -> tuple[dict[tuple[str, str], frozenset[str]], frozenset[str]]:
     """({(module, class name): the underscore names that class defines}, every underscore
     name Textual defines anywhere: in a class, on any object it assigns to, at top level)."""
-    root = Path(textual.__file__).parent
     by_class: dict[tuple[str, str], frozenset[str]] = {}
     every: set[str] = set()
-    for path in root.rglob("*.py"):
+    roots = [(Path(p.__file__).parent, p.__name__) for p in (textual, textual_serve)]
+    for root, package, path in ((r, n, p) for r, n in roots for p in r.rglob("*.py")):
         tree = parse(path)
-        module = module_name(path, root, "textual")
+        module = module_name(path, root, package)
         every |= defined_at_top(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
@@ -129,7 +133,7 @@ def textual_ancestry_names(cls: type) -> frozenset[str] | None:
     by_class, _ = textual_names()
     found: set[str] | None = None
     for klass in cls.__mro__:
-        if klass.__module__.split(".")[0] == "textual":
+        if klass.__module__.split(".")[0] in FOREIGN:
             found = (found or set()) | by_class.get((klass.__module__, klass.__name__), set())
     return None if found is None else frozenset(found)
 
@@ -162,7 +166,7 @@ class Source:
         return {
             alias.asname or alias.name
             for node in ast.walk(self.tree)
-            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "textual"
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in FOREIGN
             for alias in node.names
         }
 
@@ -259,7 +263,7 @@ def uses(source: Source) -> Iterator[tuple[int, str, str]]:
                 modules.append(node.module)
             for module in modules:
                 parts = module.split(".")
-                if parts[0] == "textual" and any(is_private(part) for part in parts):
+                if parts[0] in FOREIGN and any(is_private(part) for part in parts):
                     yield node.lineno, module, f"imports the private module {module}"
 
 
@@ -308,6 +312,10 @@ def test_the_rule_finds_textuals_names_and_not_the_boards() -> None:
     """The names the board was found using or defining: Textual's, and its own."""
     _, every = textual_names()
     for name in ("_driver", "_compositor", "_parse_cache", "_normalize_keymap", "_keymap"):
+        assert name in every and name not in board_names(), name
+    # textual-serve's, which tui/web.py must not reach for (its server's app maker, its
+    # message loop, its AppService's process)
+    for name in ("_make_app", "_process_messages", "_open_app_process"):
         assert name in every and name not in board_names(), name
     # the board's own, one of them also a Textual name (its Store's lock)
     for name in ("_theme_refresh_pending", "_lock", "_preload"):

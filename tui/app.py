@@ -718,9 +718,20 @@ def all_binding_ids() -> set[str]:
 def run(cfg: Config, store: Store, theme: str | None = None, preload: Preload | None = None) -> int:
     """Start the app on the terminal; returns the exit status for the CLI."""
     app = BoardApp(cfg, store, theme=theme, preload=preload)  # refuses a bad theme first
-    require_terminal()
+    if not served_to_a_browser(app):
+        require_terminal()
     app.run()
     return app.return_code or 0
+
+
+def served_to_a_browser(app: BoardApp) -> bool:
+    """Whether `board web` started this app (Textual's web driver, chosen by the
+    TEXTUAL_DRIVER it sets): its stdin and stdout are the server's pipes, not a terminal."""
+    if not os.environ.get("TEXTUAL_DRIVER"):
+        return False  # the usual case, without importing the web driver
+    from textual.drivers.web_driver import WebDriver
+
+    return issubclass(app.driver_class, WebDriver)
 
 
 def require_terminal() -> None:
@@ -742,6 +753,7 @@ __all__ = [
     "help_rows",
     "keymap_problem",
     "require_terminal",
+    "served_to_a_browser",
     "result_line",
     "run",
 ]

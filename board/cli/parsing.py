@@ -247,9 +247,9 @@ def build_parser(only: str | None = None, only_card: str | None = None) -> argpa
         _add_json(p)
         p.set_defaults(func=_simple(verb))
 
-    from board.cli import demo, doctor, logs, ops, run, status, stranded, tui
+    from board.cli import demo, doctor, logs, ops, run, status, stranded, tui, web
 
-    for module in (stranded, logs, run, status, doctor, ops, tui, demo):
+    for module in (stranded, logs, run, status, doctor, ops, tui, web, demo):
         module.register(sub)
     return parser
 

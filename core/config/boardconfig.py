@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         TreeSection,
         TuiSection,
         UsageSection,
+        WebSection,
     )
 
 
@@ -39,6 +40,7 @@ class Config(Frozen, slots=True):
     planner: PlannerSection = field(default_factory=RECORDS["planner"])
     failures: FailuresSection = field(default_factory=RECORDS["failures"])
     tui: TuiSection = field(default_factory=RECORDS["tui"])
+    web: WebSection = field(default_factory=RECORDS["web"])
     store: StoreSection = field(default_factory=RECORDS["store"])
     usage: UsageSection = field(default_factory=RECORDS["usage"])
     budget: BudgetSection = field(default_factory=RECORDS["budget"])

@@ -129,6 +129,8 @@ KEYS: tuple[Key, ...] = (
     Key("tui", "notify", str, "none",
         "beside the toast when a card needs you: none, bell or osc9 (a desktop notice)",
         ("none", "bell", "osc9")),
+    Key("web", "max_sessions", int, 4,
+        "browser sessions board web serves at once, each its own app process (1 to 64)"),
     Key("store", "url", str, "",
         "a shared PostgreSQL store, postgresql://user@host:port/db (no password: PG* env or "
         "~/.pgpass); empty: SQLite at .board/board.db"),
@@ -168,8 +170,9 @@ SECTION_NAMES: tuple[str, ...] = tuple(SCHEMA)  # in the order of KEYS
 CHOICES = {(k.section, k.name): k.choices for k in KEYS if k.choices}
 
 # An int key with bounds of its own, (low, high): a best_of of 0 would build nothing, and one
-# of 100 is a typo that would start a hundred coders on one card.
-INT_BOUNDS = {("coder", "best_of"): (1, 16)}
+# of 100 is a typo that would start a hundred coders on one card; a max_sessions of 0 would
+# serve nobody, and each session is a whole app process.
+INT_BOUNDS = {("coder", "best_of"): (1, 16), ("web", "max_sessions"): (1, 64)}
 
 # Every number in the schema is seconds. Bounds keep a typo from doing damage: 0 as the
 # loop's interval spins a core; no timeout at all breaks invariant 3 (every child process

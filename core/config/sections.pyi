@@ -134,6 +134,13 @@ class TuiSection(Frozen):
         notify: str = ...,
     ) -> None: ...
 
+class WebSection(Frozen):
+    max_sessions: int
+    def __init__(
+        self,
+        max_sessions: int = ...,
+    ) -> None: ...
+
 class StoreSection(Frozen):
     url: str
     reconnect_s: float
