@@ -113,6 +113,10 @@ class Card(Frozen):
     # candidates of its rung built at once (`--best-of N`, 1 to 16); 0: the board's
     # `[coder] best_of` (core/cards/candidates.py `candidates_for`)
     best_of: int = 0
+    # one candidate per tier named, in order (`--race TIER,TIER,…`, 1 to 16 names, a tier
+    # may repeat), instead of N of its rung; () when none. A card has a race or a best_of,
+    # never both (core/cards/actions.py)
+    race: tuple[str, ...] = ()
 
     @property
     def is_open(self) -> bool:
@@ -169,6 +173,7 @@ class Card(Frozen):
             "timeouts": self.timeouts,
             "reviews_seen": self.reviews_seen,
             "best_of": self.best_of or None,
+            "race": list(self.race),
         }
 
 
@@ -186,6 +191,7 @@ class CardDraft(Record, slots=True):
     deps: list[str] = field(default_factory=list)
     surface: list[str] = field(default_factory=list)
     best_of: int | None = None  # its own best of N (1 to 16); None: the board's `[coder] best_of`
+    race: list[str] = field(default_factory=list)  # a tier per candidate; []: no race
 
 
 class LaneMove(Frozen, slots=True):

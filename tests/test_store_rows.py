@@ -23,13 +23,13 @@ from board.core.store.cardrow import _card_from_row, _cards, _cards_json, _check
 GOOD: tuple[Any, ...] = (
     "c-7", 7, "a title", "a spec", "it works", "feature", "ready", 2, "ann", "feat-c-7",
     "", "", "", '["ui", "x"]', '["src/**"]', "", "2026-01-01T00:00:00Z",
-    "2026-01-02T00:00:00Z", 3, "", "", "", None,
+    "2026-01-02T00:00:00Z", 3, "", "", "", None, "[]",
 )  # fmt: skip
 
 COLS = (
     "id seq title spec acceptance kind lane priority assignee branch pr_url blocked_class "
     "blocked_reason labels surface drive created_at updated_at version not_before pr_state "
-    "pr_polled_at best_of"
+    "pr_polled_at best_of race"
 ).split()
 
 
@@ -63,6 +63,10 @@ PLAIN = [
     row(best_of=1),
     row(best_of=16),
     row(best_of=Whole(4)),
+    row(race='["quick", "careful"]'),
+    row(race='["quick", "quick", "quick"]'),  # a tier may repeat
+    row(race=json.dumps(["t"] * 16)),
+    row(race='[ "spaced" ]'),  # a hand edit json reads
 ]
 
 BAD = [
@@ -90,6 +94,12 @@ BAD = [
     row(best_of=True),
     row(best_of="3"),
     row(best_of=2.0),
+    row(race=None),
+    row(race="quick,careful"),
+    row(race='[""]'),
+    row(race='["  "]'),
+    row(race="[1]"),
+    row(race=json.dumps(["t"] * 17)),
 ]
 
 DEPS = [
@@ -143,6 +153,23 @@ def test_a_card_s_own_best_of_reads_back_and_a_hand_edit_past_its_bounds_is_name
     assert _line(row(best_of=17)) == (
         "card c-7 cannot be read: its field best_of in the store holds 17, not a count of "
         "candidates from 1 to 16 (NULL or 0: the board's)"
+    )
+
+
+def test_a_card_s_race_reads_back_and_a_hand_edit_that_is_no_race_is_named() -> None:
+    """'[]' is no race (an empty list in its JSON); a race reads back in its order, a tier
+    repeated; a blank name or more names than a best of may count names the card and the
+    field."""
+    assert _card_from_row(row(), ()).race == ()
+    assert _card_from_row(row(), ()).to_json()["race"] == []
+    card = _card_from_row(row(race='["b", "a", "b"]'), ())
+    assert card.race == ("b", "a", "b") and card.to_json()["race"] == ["b", "a", "b"]
+    assert _line(row(race='["a", " "]')) == (
+        'card c-7 cannot be read: its field race in the store holds \'["a", " "]\', not a '
+        "list of up to 16 tier names"
+    )
+    assert _line(row(race="a,b")) == (
+        "card c-7 cannot be read: its field race in the store holds 'a,b', not a JSON list of text"
     )
 
 
@@ -232,7 +259,9 @@ HOSTILE = [
     '": [',
 ]
 TEXT_FIELDS = [
-    c for c in COLS if c not in ("id", "seq", "priority", "version", "lane", "kind", "best_of")
+    c
+    for c in COLS
+    if c not in ("id", "seq", "priority", "version", "lane", "kind", "best_of", "race")
 ]
 
 
@@ -248,6 +277,7 @@ def test_hostile_text_in_any_field_is_written_as_json_dumps_wrote_it(text: str) 
             continue
         rows_.append(row(id=f"c-{i}", seq=i, **{name: value}))
     rows_.append(row(id="c-99", seq=99, blocked_class="held", blocked_reason=f"{text} why"))
+    rows_.append(row(id="c-98", seq=98, race=json.dumps([f"{text} t", "x", f"{text} t"])))
     rows_.append(row(id=f"{text}-5", seq=100))
     deps = {"c-1": [f"{text}-2", f"{text}-10", "c-3"], "c-2": [text]}
     assert _written(rows_, deps) == _dumped(rows_, deps)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 _CARD_COLS = (
     "id, seq, title, spec, acceptance, kind, lane, priority, assignee, branch, pr_url, "
     "blocked_class, blocked_reason, labels, surface, drive, created_at, updated_at, version, "
-    "not_before, pr_state, pr_polled_at, best_of"
+    "not_before, pr_state, pr_polled_at, best_of, race"
 )
 _STATE_COLS = "tries, rung, told, timeouts, reviews_seen"  # a card_state row, less its card
 _DRIVE_COLS = (
@@ -64,7 +64,7 @@ def _checked_card(
     """`_card_from_row` field by field, each wrong value named."""
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
      labels, surface, drive, created, updated, version, not_before, pr_state,
-     pr_polled_at, best_of) = row  # fmt: skip
+     pr_polled_at, best_of, race) = row  # fmt: skip
 
     def bad(field: str, why: str) -> CorruptCard:
         return CorruptCard(str(cid), field, why)
@@ -101,6 +101,12 @@ def _checked_card(
             f"holds {_shown(best_of)}, not a count of candidates from {BEST_OF_MIN} to "
             f"{BEST_OF_MAX} (NULL or 0: the board's)",
         )
+    race_list = _text_list(race, "race", bad)
+    if not _is_race(race_list):
+        raise bad(
+            "race",
+            f"holds {_shown(race)}, not a list of up to {BEST_OF_MAX} tier names",
+        )
     return Card(
         id=cid,
         seq=seq,
@@ -125,6 +131,7 @@ def _checked_card(
         pr_state=pr_state,
         pr_polled_at=pr_polled_at,
         best_of=best_of or 0,
+        race=race_list,
         **_state_fields(state, bad),
     )
 
@@ -134,6 +141,11 @@ def _is_best_of(value: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, int):
         return False
     return value == 0 or BEST_OF_MIN <= value <= BEST_OF_MAX
+
+
+def _is_race(names: tuple[str, ...]) -> bool:
+    """A stored race: no more names than a best of may count, none of them blank."""
+    return len(names) <= BEST_OF_MAX and all(n.strip() for n in names)
 
 
 def _state_fields(
@@ -233,15 +245,17 @@ def _plain_list(raw: Any, lists: dict[str, tuple[str, ...]]) -> tuple[str, ...] 
 
 def _plain_parts(
     row: tuple[Any, ...], deps: tuple[Any, ...], lists: dict[str, tuple[str, ...]]
-) -> tuple[Blocked | None, tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
-    """A row's block, labels, surface and sorted deps when its every field is of its usual
+) -> (
+    tuple[Blocked | None, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None
+):
+    """A row's block, labels, surface, sorted deps and race when its every field is of its usual
     type, or None to check it field by field (which then names what is wrong).
 
     Each field's type is compared by name, inline: a listing checks 10,000 rows, and a set
     of the types per row (two sets, two tuples) cost three times as much."""
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
      labels, surface, drive, created, updated, version, not_before, pr_state,
-     pr_polled_at, best_of) = row  # fmt: skip
+     pr_polled_at, best_of, race) = row  # fmt: skip
     if not (type(seq) is int and type(prio) is int and type(version) is int):
         return None
     if not (
@@ -264,13 +278,17 @@ def _plain_parts(
         return None
     label_list = _plain_list(labels, lists)
     surface_list = _plain_list(surface, lists)
-    if label_list is None or surface_list is None:
+    race_list = _plain_list(race, lists)
+    if label_list is None or surface_list is None or race_list is None:
+        return None
+    if race_list and not _is_race(race_list):
         return None
     return (
         blocked,
         label_list,
         surface_list,
         tuple(sorted(deps, key=_id_key)) if len(deps) > 1 else deps,
+        race_list,
     )
 
 
@@ -282,10 +300,10 @@ def _plain_card(
     parts = _plain_parts(row, deps, lists)
     if parts is None:
         return None
-    blocked, label_list, surface_list, deps = parts
+    blocked, label_list, surface_list, deps, race_list = parts
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, _bcls, _breason,
      _labels, _surface, drive, created, updated, version, not_before, pr_state,
-     pr_polled_at, best_of) = row  # fmt: skip
+     pr_polled_at, best_of, _race) = row  # fmt: skip
     return _make_card(
         {
             "id": cid,
@@ -316,6 +334,7 @@ def _plain_card(
             "timeouts": 0,
             "reviews_seen": 0,
             "best_of": best_of or 0,
+            "race": race_list,
         }
     )
 
@@ -372,10 +391,10 @@ def _plain_json(
     parts = _plain_parts(row, deps, lists)
     if parts is None:
         return None
-    blocked, labels, surface, deps = parts
+    blocked, labels, surface, deps, race = parts
     (cid, _seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, _bcls, _breason,
      _labels, _surface, _drive, created, updated, version, not_before, pr_state,
-     pr_polled_at, best_of) = row  # fmt: skip
+     pr_polled_at, best_of, _race) = row  # fmt: skip
     block = (
         "null"
         if blocked is None
@@ -398,7 +417,8 @@ def _plain_json(
         f'\n    "version": {int.__repr__(version)},'
         '\n    "tries": {},\n    "rung": null,\n    "told": null,\n    "timeouts": 0,'
         '\n    "reviews_seen": 0,'
-        f'\n    "best_of": {int.__repr__(best_of) if best_of else "null"}\n  }}'
+        f'\n    "best_of": {int.__repr__(best_of) if best_of else "null"},'
+        f'\n    "race": {_json_list(race, shown, quote)}\n  }}'
     )
 
 
@@ -416,7 +436,7 @@ def _json_list(
 
 
 def _text_list(raw: Any, field: str, bad: Callable[[str, str], CorruptCard]) -> tuple[str, ...]:
-    """A JSON list of text (labels, surface), or CorruptCard naming the field."""
+    """A JSON list of text (labels, surface, race), or CorruptCard naming the field."""
     import json  # only an unusual list
 
     try:

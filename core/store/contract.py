@@ -81,6 +81,8 @@ def describe_changes(old: Card, changes: Mapping[str, Any]) -> str:
             removed = sorted(set(before) - set(new))
             bits = [f"+{x}" for x in added] + [f"-{x}" for x in removed]
             parts.append(f"{key} {' '.join(bits)}")
+        elif key == "race":  # its order counts: candidate k runs its k-th tier
+            parts.append(f"race {','.join(before) or '∅'} → {','.join(new) or '∅'}")
         elif key == "drive":
             parts.append(f"drive {new}" if new else "drive released")
         elif key == "tries":

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 # publishing shape and the tombstones of deleted saves (a board on several hosts); 5: the
 # board's counts of a card (card_state) and its lane moves (lane_moves) as data, not words;
 # 6: what each drive's coder spent (tokens, cost, model, turns); 7: a card's own best of N
-# (cards.best_of) and which candidate of a race a drive was, its gate's word and its lines
-SCHEMA_VERSION = 7
+# (cards.best_of) and which candidate of a race a drive was, its gate's word and its lines;
+# 8: a card's own race of tiers (cards.race)
+SCHEMA_VERSION = 8
 
 # the card fields a write may change (`Tx.update`), besides its deps: Card's own, less those
 # the store alone keeps (its id, its deps' own table, the stamps, the version and the order)
@@ -139,6 +140,10 @@ _V7 = [
     "ALTER TABLE cards ADD COLUMN best_of INTEGER",
     *(f"ALTER TABLE drives ADD COLUMN {name} {kind}" for name, kind in CANDIDATE_COLUMNS),
 ]
+# added by schema version 8 (issue 42, `--race TIER,TIER,…`): the tiers of a card's race, one
+# candidate per name, as a JSON list of text as labels are kept ('[]': no race, what every
+# card of an older board gets)
+_V8 = ["ALTER TABLE cards ADD COLUMN race TEXT NOT NULL DEFAULT '[]'"]
 # what each version adds to the one before: MIGRATIONS[n] takes a store from n to n + 1
 # (the same statements on both stores; a version whose rows change too has a step in
 # core/store/upgrade.py, run after these in the same transaction)
@@ -152,6 +157,7 @@ MIGRATIONS: dict[int, list[str]] = {
     4: _V5,
     5: _V6,
     6: _V7,
+    7: _V8,
 }
 
 ADDED_DRIVE_DDL = ",\n        ".join(
@@ -183,7 +189,8 @@ _TABLES = [
         not_before TEXT NOT NULL DEFAULT '',
         pr_state TEXT NOT NULL DEFAULT '',
         pr_polled_at TEXT NOT NULL DEFAULT '',
-        best_of INTEGER
+        best_of INTEGER,
+        race TEXT NOT NULL DEFAULT '[]'
     )""",
     "CREATE INDEX IF NOT EXISTS cards_lane ON cards (lane)",
     """CREATE TABLE IF NOT EXISTS deps (

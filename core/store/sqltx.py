@@ -191,7 +191,7 @@ class SqlTx(Tx):
             if key == "blocked":
                 sets["blocked_class"] = value.cls if value else None
                 sets["blocked_reason"] = value.reason if value else None
-            elif key in ("labels", "surface"):
+            elif key in ("labels", "surface", "race"):
                 sets[key] = json.dumps(list(value))
             elif key == "best_of":  # 0, the board's, is kept as NULL, as a new card's is
                 sets[key] = value or None
@@ -271,7 +271,8 @@ class SqlTx(Tx):
         conn.execute(
             self._q(
                 f"INSERT INTO cards ({_CARD_COLS}) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', NULL, NULL, ?, ?, '', ?, ?, 1, '', '', '', ?)"
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', NULL, NULL, ?, ?, '', ?, ?, 1, '', '', '', "
+                "?, ?)"
             ),
             (
                 card_id,
@@ -288,6 +289,7 @@ class SqlTx(Tx):
                 self.now,
                 self.now,
                 draft.best_of or None,
+                json.dumps(list(draft.race)),
             ),
         )
         for dep in draft.deps:
