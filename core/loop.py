@@ -45,7 +45,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
@@ -636,7 +636,8 @@ class Loop:
             self.log(
                 "claim", card=card.id, drive=token, planner=planner, surface=list(card.surface)
             )
-            self._start(card.id, token, planner, candidates.candidates_for(self.cfg.coder, card))
+            n = candidates.candidates_for(self.cfg.coder, card)
+            self._start(card.id, token, planner, n, card.race)
             self.touched.add(card.id)
             claimed.append(card.id)
             view.in_use = self.in_use()
@@ -697,11 +698,13 @@ class Loop:
             self.wake.set()  # a freed slot may start a claim
         return got
 
-    def _start(self, card_id: str, token: str, planner: bool, best_of: int = 1) -> None:
+    def _start(
+        self, card_id: str, token: str, planner: bool, best_of: int = 1, tiers: Sequence[str] = ()
+    ) -> None:
         runner = (
             None
             if planner
-            else race.drive_for(self.cfg, self.store, card_id, token, best_of, self._slot)
+            else race.drive_for(self.cfg, self.store, card_id, token, best_of, self._slot, tiers)
         )
         thread = threading.Thread(
             target=self._drive_main,

@@ -460,8 +460,9 @@ def cmd_card_add(args: argparse.Namespace, ctx: Context) -> int:
         deps=list(args.dep or []),
         surface=list(args.surface or []),
         best_of=args.best_of,
+        race=_race_arg(args.race),
     )
-    card = ops.add_card(ctx.store, draft, prefix=ctx.cfg.board.prefix)
+    card = ops.add_card(ctx.store, draft, prefix=ctx.cfg.board.prefix, tiers=ctx.cfg.coder.tiers)
     ctx.show_card(card, args.json)
     return 0
 
@@ -482,6 +483,7 @@ def cmd_card_edit(args: argparse.Namespace, ctx: Context) -> int:
             f"now {seen.lane}{block}); nothing edited: see `board card show {seen.id}`"
         )
     spec = _read_spec(args) if args.spec is not None or args.spec_file is not None else None
+    best_of, race = _edited_count(seen, args)
     edit = ops.CardEdit(
         title=args.title,
         spec=spec,
@@ -492,14 +494,45 @@ def cmd_card_edit(args: argparse.Namespace, ctx: Context) -> int:
         labels=_edited(seen.labels, args.label, args.no_label, "label", seen.id),
         deps=_edited(seen.deps, args.dep, args.no_dep, "dependency", seen.id),
         surface=_edited(seen.surface, args.surface, args.no_surface, "surface glob", seen.id),
-        best_of=args.best_of,
+        best_of=best_of,
+        race=race,
         ready=args.ready,
     )
     if edit == ops.CardEdit():
         raise Refused(f"card edit {seen.id}: nothing to change (give a flag: see --help)")
-    card = ops.edit_card(store, seen.id, edit, seen=seen)
+    card = ops.edit_card(store, seen.id, edit, seen=seen, tiers=ctx.cfg.coder.tiers)
     ctx.show_card(card, args.json)
     return 0
+
+
+def _race_arg(text: str | None) -> list[str]:
+    """`--race a,b,a` as its tier names (spaces around a name dropped); [] when not given.
+    An empty name (`a,,b`, `--race ''`) stays, for `check_race` to refuse."""
+    return [] if text is None else [name.strip() for name in text.split(",")]
+
+
+def _edited_count(seen: Card, args: argparse.Namespace) -> tuple[int | None, list[str] | None]:
+    """`card edit`'s best of and race (`CardEdit`'s: None leaves it, 0 and [] clear it).
+    A flag with its `--no-` twin, or `--race` with `--best-of`, is refused, as is clearing
+    what the card does not have (a typo would pass silently); `--best-of 0` stays refused
+    (`--no-best-of` says it)."""
+    from board.core import ops
+
+    if args.best_of is not None and args.no_best_of:
+        raise Refused("--best-of and --no-best-of together: give one of them")
+    if args.race is not None and args.no_race:
+        raise Refused("--race and --no-race together: give one of them")
+    if args.race is not None and args.best_of is not None:
+        raise Refused(ops.RACE_AND_BEST_OF)
+    if args.best_of is not None:
+        ops.check_best_of(args.best_of)
+    if args.no_best_of and not seen.best_of:
+        raise Refused(f"{seen.id} has no best of of its own to drop (the board's counts)")
+    if args.no_race and not seen.race:
+        raise Refused(f"{seen.id} has no race to drop")
+    best_of = 0 if args.no_best_of else args.best_of
+    race = [] if args.no_race else (_race_arg(args.race) if args.race is not None else None)
+    return best_of, race
 
 
 def _edited(
@@ -558,6 +591,7 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
         ("labels", ", ".join(card.labels)),
         ("counts", card.counts()),
         ("best of", _best_of_text(card, ctx.cfg.coder.best_of)),
+        ("race", ",".join(card.race)),
         ("surface", ", ".join(card.surface)),
         ("branch", card.branch),
         (
@@ -587,6 +621,8 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
 def _best_of_text(card: Card, board: int) -> str:
     """How many candidates build the card at once, and whose word that is; '' for a card
     built by one drive as every card of its board ('' is a line not printed)."""
+    if card.race:
+        return f"{len(card.race)}, one candidate per tier of its race (the board's is {board})"
     if card.best_of:
         return f"{card.best_of} (its own; the board's [coder] best_of is {board})"
     return f"{board} (the board's [coder] best_of)" if board > 1 else ""

@@ -194,6 +194,12 @@ def build_parser(only: str | None = None, only_card: str | None = None) -> argpa
         help="build it with N candidates at once, the gate judging (1 to 16; "
         "default: the board's [coder] best_of)",
     )
+    p.add_argument(
+        "--race",
+        metavar="TIER,TIER,…",
+        help="build it with one candidate per named tier of [coder.tiers] instead (1 to 16 "
+        "names, a tier may repeat)",
+    )
     _add_json(p)
     p.set_defaults(func=cmd_card_add)
     p = csub.add_parser(
@@ -223,6 +229,17 @@ def build_parser(only: str | None = None, only_card: str | None = None) -> argpa
         metavar="N",
         help="build it with N candidates at once, the gate judging (1 to 16)",
     )
+    p.add_argument(
+        "--no-best-of",
+        action="store_true",
+        help="drop its own best of: the board's [coder] best_of counts again",
+    )
+    p.add_argument(
+        "--race",
+        metavar="TIER,TIER,…",
+        help="build it with one candidate per named tier of [coder.tiers] (1 to 16 names)",
+    )
+    p.add_argument("--no-race", action="store_true", help="drop its race of tiers")
     p.add_argument(
         "--version",
         type=int,

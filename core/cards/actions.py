@@ -7,7 +7,7 @@ verb sees that and refuses with what it found.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from board.core.cards import waits
@@ -116,8 +116,10 @@ def _check_deps(tx: Tx, card_id: str | None, deps: Sequence[str]) -> list[str]:
     return deps
 
 
-def validate_draft(draft: CardDraft) -> None:
-    """Refuse a card that could not be worked on, before anything is written."""
+def validate_draft(draft: CardDraft, tiers: Collection[str] | None = None) -> None:
+    """Refuse a card that could not be worked on, before anything is written. `tiers`, the
+    board's `[coder.tiers]`, is what a race's names are checked against (None: its shape
+    only; the loop blocks a card whose race names a tier the board has not)."""
     _check_title(draft.title)
     if draft.kind not in KINDS:
         raise Refused(f"kind must be one of {', '.join(KINDS)}, got {draft.kind!r}")
@@ -130,11 +132,22 @@ def validate_draft(draft: CardDraft) -> None:
     draft.surface = _clean_list(draft.surface, "surface glob")
     if draft.best_of is not None:
         check_best_of(draft.best_of)
+    if draft.race:
+        if draft.best_of is not None:
+            raise Refused(RACE_AND_BEST_OF)
+        draft.race = check_race(draft.race, tiers)
 
 
-def add_card(store: Store, draft: CardDraft, prefix: str = "c", who: str = OPERATOR) -> Card:
-    """Create a card (in backlog, or in ready when it has a spec)."""
-    validate_draft(draft)
+def add_card(
+    store: Store,
+    draft: CardDraft,
+    prefix: str = "c",
+    who: str = OPERATOR,
+    tiers: Collection[str] | None = None,
+) -> Card:
+    """Create a card (in backlog, or in ready when it has a spec); `tiers` as
+    `validate_draft` takes them."""
+    validate_draft(draft, tiers)
     with store.transaction() as tx:
         draft.deps = _check_deps(tx, None, draft.deps)
         return tx.create(draft, prefix, who)
@@ -153,14 +166,18 @@ class CardEdit(Record):
     labels: Sequence[str] | None = None
     deps: Sequence[str] | None = None
     surface: Sequence[str] | None = None
-    best_of: int | None = None  # its own best of N, 1 to 16
+    best_of: int | None = None  # its own best of N, 1 to 16; 0: back to the board's
+    race: Sequence[str] | None = None  # a tier per candidate; (): no race
     ready: bool = False  # move a backlog card to ready (it needs a spec)
 
 
 EDITABLE_LANES = ("backlog", "ready")  # not yet started: a working card's brief is written
 _EDIT_FIELDS = (
-    "title", "spec", "acceptance", "priority", "kind", "assignee", "labels", "best_of",
+    "title", "spec", "acceptance", "priority", "kind", "assignee", "labels", "best_of", "race",
 )  # fmt: skip
+RACE_AND_BEST_OF = (
+    "--race and --best-of both say how many candidates build the card: give one of them"
+)
 
 
 def changed_since(seen: Card, now: Card) -> str:
@@ -171,8 +188,11 @@ def changed_since(seen: Card, now: Card) -> str:
     return describe_changes(seen, changes) or f"version {seen.version} → {now.version}"
 
 
-def _edit_changes(tx: Tx, card: Card, edit: CardEdit) -> dict[str, Any]:
-    """The fields an edit changes, validated as `add_card` validates a new card."""
+def _edit_changes(
+    tx: Tx, card: Card, edit: CardEdit, tiers: Collection[str] | None = None
+) -> dict[str, Any]:
+    """The fields an edit changes, validated as `add_card` validates a new card. A card
+    has a race or its own best of, never both: the one given replaces the other."""
     changes: dict[str, Any] = {}
     if edit.title is not None:
         _check_title(edit.title)
@@ -188,9 +208,17 @@ def _edit_changes(tx: Tx, card: Card, edit: CardEdit) -> dict[str, Any]:
     if edit.priority is not None:
         check_priority(edit.priority)
         changes["priority"] = edit.priority
+    if edit.best_of and edit.race:
+        raise Refused(RACE_AND_BEST_OF)
     if edit.best_of is not None:
-        check_best_of(edit.best_of)
+        if edit.best_of != 0:  # 0: the board's `[coder] best_of` again
+            check_best_of(edit.best_of)
+            changes["race"] = ()
         changes["best_of"] = edit.best_of
+    if edit.race is not None:
+        changes["race"] = tuple(check_race(edit.race, tiers)) if edit.race else ()
+        if edit.race:
+            changes["best_of"] = 0
     if edit.labels is not None:
         changes["labels"] = tuple(_clean_list(edit.labels, "label"))
     if edit.surface is not None:
@@ -211,8 +239,10 @@ def edit_card(
     edit: CardEdit,
     seen: Card | None = None,
     who: str = OPERATOR,
+    tiers: Collection[str] | None = None,
 ) -> Card:
-    """Change a card not yet started (backlog or ready), as the operator saw it.
+    """Change a card not yet started (backlog or ready), as the operator saw it; `tiers`
+    as `validate_draft` takes them.
 
     `seen` is the card as it was shown (the form, the CLI's read): the write expects its
     version, so an edit made while the loop claimed the card is refused naming what
@@ -231,7 +261,7 @@ def edit_card(
                 f"{card_id}: is {card.lane}; only a card not yet started (backlog or ready) "
                 "is edited"
             )
-        changes = _edit_changes(tx, card, edit)
+        changes = _edit_changes(tx, card, edit, tiers)
         if not changes:
             return card
         return tx.update(card_id, Expect(version=card.version), changes, who)
@@ -256,6 +286,27 @@ def check_best_of(best_of: object) -> None:
         raise Refused(
             f"--best-of must be a whole number from {BEST_OF_MIN} to {BEST_OF_MAX}, not {best_of!r}"
         )
+
+
+def check_race(race: Sequence[str], tiers: Collection[str] | None) -> list[str]:
+    """A card's race: 1 to 16 tier names (a tier may repeat: two candidates of it), each a
+    tier of `tiers` when given, in one line naming the first that is not. Its names, as
+    given."""
+    names = list(race)
+    if not BEST_OF_MIN <= len(names) <= BEST_OF_MAX:
+        raise Refused(
+            f"--race names {BEST_OF_MIN} to {BEST_OF_MAX} tiers (one candidate each), "
+            f"not {len(names)}"
+        )
+    for name in names:
+        if not isinstance(name, str) or not name.strip():
+            raise Refused("--race has an empty tier name (give TIER,TIER,…)")
+        if tiers is not None and name not in tiers:
+            raise Refused(
+                f"--race names tier {name!r}, which [coder.tiers] does not have "
+                f"({', '.join(sorted(tiers))})"
+            )
+    return names
 
 
 def ready(store: Store, card_id: str, who: str = OPERATOR) -> Card:

@@ -132,8 +132,9 @@ __all__ = [
 
 
 def candidates_for(coder: CoderSection, card: Card) -> int:
-    """How many candidates build the card at once (1: one drive): its own `--best-of N`,
-    else the board's `[coder] best_of`. The card's wins, 1 included: an operator who asks
-    one card for one drive on a racing board, or for a race on a board of single drives,
-    means that card. One rule for the race that runs them and the row that counts them."""
-    return card.best_of or coder.best_of
+    """How many candidates build the card at once (1: one drive): one per tier of its race
+    (`--race a,b`), else its own `--best-of N`, else the board's `[coder] best_of`. The
+    card's wins, 1 included: an operator who asks one card for one drive on a racing board,
+    or for a race on a board of single drives, means that card. One rule for the race that
+    runs them and the row that counts them."""
+    return len(card.race) or card.best_of or coder.best_of

@@ -22,6 +22,10 @@ for the card once all have ended. Why each rule: docs/lifecycle.md, "Best of N".
   such candidate would have.
 - A candidate counts against `board.max_concurrent`: the race holds its claim's slot and
   asks the loop (`grab`) for each further one, so a card never runs more than N.
+- A card's race of tiers (`card add|edit --race a,b`): candidate k runs tier race[k-1]
+  (its row's tier, its coder's argv, timeout and usage reader) instead of the card's rung;
+  N is the number of names. The rung still climbs when none is green, as one failed attempt
+  would, and blocks at the top; the next race runs the same tiers.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import os
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -57,6 +61,7 @@ class CandidateResult(Record):
     k: int
     token: str
     attempt: int
+    tier: str = ""  # the tier its coder ran
     tree: Path | None = None
     start: str = ""
     green: bool = False
@@ -98,13 +103,20 @@ class Candidate(Drive):
         k: int,
         n: int,
         attempts: list[KeptAttempt],
+        tier: str = "",
     ) -> None:
         super().__init__(cfg, store, card_id, token)
         self.race_token = race_token
         self.k = k
         self.n = n
+        self.race_tier = tier  # a card's race names it; '' runs the rung's tier
         self.kept_attempts = list(attempts)
-        self.result = CandidateResult(k=k, token=token, attempt=self.attempt)
+        self.result = CandidateResult(k=k, token=token, attempt=self.attempt, tier=self.tier)
+
+    @property
+    def tier(self) -> str:
+        """Its race's tier for it (`--race`), else the card's rung's, as a single drive's."""
+        return self.race_tier or super().tier
 
     @property
     def owner(self) -> Owner:
@@ -272,7 +284,8 @@ class Candidate(Drive):
 
 
 class Race(Drive):
-    """The drive of a card with best_of > 1: it owns the card and runs its candidates."""
+    """The drive of a card with best_of > 1 or a race of tiers: it owns the card and runs its
+    candidates, candidate k of tier `tiers[k-1]` when the card names them."""
 
     def __init__(
         self,
@@ -282,9 +295,13 @@ class Race(Drive):
         token: str,
         n: int,
         slot: Callable[[str, bool], bool] | None = None,
+        tiers: Sequence[str] = (),
     ) -> None:
         super().__init__(cfg, store, card_id, token)
+        if tiers and len(tiers) != n:  # candidates_for counts a race by its names
+            raise ValueError(f"a race of {n} candidates names {len(tiers)} tiers")
         self.n = n
+        self.tiers = tuple(tiers)
         self._slot = slot or (lambda card_id, take: True)  # the loop's: see `slot`
         self.candidates: list[Candidate] = []
         self.results: list[CandidateResult] = []
@@ -308,6 +325,7 @@ class Race(Drive):
             self._open_log()
             self._within_budget()
             self._edge_check("fresh build")
+            self._known_tiers()
             try:  # every old tree of the card is saved, then removed (invariant 1)
                 worktrees.fresh_build_prepare(self.cfg, self.card_id, store=self.store)
             except StrandedWorkError as exc:
@@ -326,9 +344,30 @@ class Race(Drive):
                 return end
             self._none_green(results)
 
+    def _known_tiers(self) -> None:
+        """A race naming a tier board.toml no longer has blocks before any candidate starts
+        (the names were checked when given; board.toml may have changed since)."""
+        gone = next((t for t in self.tiers if t not in self.cfg.coder.tiers), None)
+        if gone is not None:
+            self._block(
+                "dispatch-infra",
+                f"its race names tier {gone!r}, which [coder.tiers] no longer has; "
+                f"`board card edit {self.card_id} --race TIER,…` (or --no-race), then unblock",
+            )
+
+    def _tier_of(self, k: int) -> str:
+        """Candidate k's tier: its race's k-th name, else the card's rung's."""
+        return self.tiers[k - 1] if self.tiers else self.tier
+
+    def _what(self) -> str:
+        """What runs, for the log and the card's comments."""
+        if self.tiers:
+            return f"race of {self.n} (tiers {', '.join(self.tiers)}; rung {self.tier})"
+        return f"best of {self.n} (tier {self.tier})"
+
     def _run_candidates(self) -> list[CandidateResult]:
         """Start candidates 1..N as the loop gives slots, wait for all, in finishing order."""
-        self._say(f"best of {self.n}: candidates of tier {self.tier}")
+        self._say(f"{self._what()}: starting its candidates")
         with self._race_mu:
             self.candidates = []
             self._won = ""
@@ -361,8 +400,9 @@ class Race(Drive):
                 break
             attempt = self.store.next_attempt(self.card_id)
             log_rel = self.cfg.rel(log_path(self.cfg, self.card_id, attempt))
+            tier = self._tier_of(k)
             row = self.store.start_drive(
-                self.card_id, self.tier, attempt, log_rel, os.getpid(), candidate=k
+                self.card_id, tier, attempt, log_rel, os.getpid(), candidate=k
             )
             cand = Candidate(
                 self.cfg,
@@ -373,6 +413,7 @@ class Race(Drive):
                 k,
                 self.n,
                 self.kept_attempts,
+                tier=tier if self.tiers else "",
             )
             with self._race_mu:
                 self.candidates.append(cand)
@@ -381,7 +422,7 @@ class Race(Drive):
                 cand.interrupt(self._stop_why)
             elif won:  # green came between the slot and the row: it starts no coder
                 cand.interrupt(won)
-            self._say(f"candidate {k} of {self.n}: drive {row.id}, attempt {attempt}")
+            self._say(f"candidate {k} of {self.n}: drive {row.id}, attempt {attempt}, tier {tier}")
             thread = threading.Thread(
                 target=one, args=(cand,), name=f"candidate-{self.card_id}-{k}"
             )
@@ -423,9 +464,11 @@ class Race(Drive):
         for r in results:
             if r is not chosen:
                 self._save(r, naming.KIND_CANDIDATE, f"candidate {chosen.k} was chosen")
+        which = (
+            f"candidate {chosen.k} (tier {chosen.tier})" if self.tiers else f"candidate {chosen.k}"
+        )
         self._comment(
-            f"best of {self.n} (tier {self.tier}): candidate {chosen.k} chosen, "
-            f"{chosen.lines} changed line(s), {how}; {words}"
+            f"{self._what()}: {which} chosen, {chosen.lines} changed line(s), {how}; {words}"
         )
         self.tree, self.start = chosen.tree, chosen.start
         return self._commit_and_publish()
@@ -438,7 +481,7 @@ class Race(Drive):
             branch = self._save(r, naming.KIND_ATTEMPT, f"none of {self.n} candidates was green")
             if branch:
                 why = f"candidate {r.k} of {self.n}: {r.why}"
-                self.kept_attempts.append(KeptAttempt(r.attempt, self.tier, why, branch))
+                self.kept_attempts.append(KeptAttempt(r.attempt, r.tier or self.tier, why, branch))
         own = [r for r in results if not r.cls]
         if not own and results:
             first = results[0]
@@ -496,11 +539,14 @@ def drive_for(
     token: str,
     best_of: int,
     slot: Callable[[str, bool], bool] | None = None,
+    race: Sequence[str] = (),
 ) -> Drive:
-    """The loop's drive for a claimed card: a `Race` of `best_of` candidates, or with 1 the
-    single drive, exactly as before issue 42."""
-    if best_of > 1:
-        return Race(cfg, store, card_id, token, best_of, slot)
+    """The loop's drive for a claimed card: a `Race` of `best_of` candidates (`candidates_for`
+    says how many), of the card's race of tiers when it names one (a race of one tier too:
+    its tier is not the rung's), or with 1 and no race the single drive, exactly as before
+    issue 42."""
+    if best_of > 1 or race:
+        return Race(cfg, store, card_id, token, best_of, slot, tiers=race)
     return Drive(cfg, store, card_id, token)
 
 

@@ -43,10 +43,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from board.core.cards.actions import (
         EDITABLE_LANES,
+        RACE_AND_BEST_OF,
         CardEdit,
         add_card,
         block,
         cancel,
+        check_best_of,
         check_one_line,
         comment,
         done,
@@ -83,10 +85,12 @@ if TYPE_CHECKING:
 _HOMES: dict[str, tuple[str, ...]] = {
     "board.core.cards.actions": (
         "EDITABLE_LANES",
+        "RACE_AND_BEST_OF",
         "CardEdit",
         "add_card",
         "block",
         "cancel",
+        "check_best_of",
         "check_one_line",
         "comment",
         "done",
@@ -128,6 +132,7 @@ __all__ = [  # the names served: the block above's imports are this module's pub
     "EDITABLE_LANES",
     "PickResult",
     "PrunePlan",
+    "RACE_AND_BEST_OF",
     "ResolveResult",
     "SalvageResult",
     "SplitResult",
@@ -138,6 +143,7 @@ __all__ = [  # the names served: the block above's imports are this module's pub
     "board_status",
     "cancel",
     "card_lock",
+    "check_best_of",
     "check_one_line",
     "comment",
     "default_target",
