@@ -66,6 +66,22 @@ def parse_priority(text: str) -> int:
         raise Refused(f"priority must be a whole number 0-4, got {text!r}") from None
 
 
+def parse_best_of(text: str) -> int | None:
+    """The best-of field: blank is the board's `[coder] best_of` (None), else a whole number
+    (its range is the core's `check_best_of`)."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        from board.core.errors import Refused
+
+        raise Refused(
+            f"best of must be a whole number 1-16 (blank: the board's), got {text!r}"
+        ) from None
+
+
 class CardForm(ModalScreen["Card | None"]):
     """Add a card (`n`), or edit one not yet started (`e`): the same fields, the same checks."""
 
@@ -124,6 +140,14 @@ class CardForm(ModalScreen["Card | None"]):
                         compact=True,
                     )
                 with Horizontal(classes="form-row"):
+                    yield Label("best of", classes="form-label")
+                    yield Input(
+                        str(seen.best_of) if seen and seen.best_of else "",
+                        placeholder=self._best_of_hint(),
+                        id="form-best-of",
+                        compact=True,
+                    )
+                with Horizontal(classes="form-row"):
                     yield Label("surface", classes="form-label")
                     yield Input(
                         " ".join(seen.surface) if seen else "",
@@ -158,6 +182,13 @@ class CardForm(ModalScreen["Card | None"]):
                 Text("ctrl+s save · esc cancel · tab next field · enter on a card: add/remove"),
                 id="form-hint",
             )
+
+    def _best_of_hint(self) -> str:
+        """What a blank best of means for this card: the board's count, or its race's."""
+        if self.seen is not None and self.seen.race:
+            return f"blank: its race ({','.join(self.seen.race)}); N replaces it"
+        board = self.board_app.cfg.coder.best_of
+        return f"candidates at once; blank: the board's ({board})"
 
     def on_mount(self) -> None:
         for field in self.query(Input):
@@ -281,6 +312,7 @@ class CardForm(ModalScreen["Card | None"]):
             "spec": self.query_one("#form-spec", TextArea).text,
             "acceptance": self.query_one("#form-acceptance", Input).value,
             "priority": self.query_one("#form-priority", Input).value,
+            "best_of": self.query_one("#form-best-of", Input).value,
             "surface": self.query_one("#form-surface", Input).value,
             "ready": self.query_one("#form-ready", Checkbox).value,
         }
@@ -311,6 +343,9 @@ class CardForm(ModalScreen["Card | None"]):
 def save_card(app: BoardApp, seen: Card | None, values: dict[str, object], deps: list[str]) -> Card:
     """The form's write: `add_card` for a new card, `edit_card` naming the card as shown."""
     priority = parse_priority(str(values["priority"]))
+    best_of = parse_best_of(str(values.get("best_of", "")))
+    if best_of is not None:  # 0 is no count here: blank says the board's
+        ops.check_best_of(best_of)
     surface = globs(str(values["surface"]))
     if seen is None:
         draft = CardDraft(
@@ -321,6 +356,7 @@ def save_card(app: BoardApp, seen: Card | None, values: dict[str, object], deps:
             priority=priority,
             deps=deps,
             surface=surface,
+            best_of=best_of,
         )
         return ops.add_card(app.store, draft, prefix=app.cfg.board.prefix)
     edit = ops.CardEdit(
@@ -330,9 +366,11 @@ def save_card(app: BoardApp, seen: Card | None, values: dict[str, object], deps:
         priority=priority,
         deps=deps,
         surface=surface,
+        # blank: the board's again (a card's own is dropped; a race is left as it is)
+        best_of=best_of if best_of is not None else (0 if seen.best_of else None),
         ready=bool(values["ready"]) and seen.lane == "backlog",
     )
     return ops.edit_card(app.store, seen.id, edit, seen=seen)
 
 
-__all__ = ["CardForm", "OpenCard", "globs", "parse_priority", "save_card"]
+__all__ = ["CardForm", "OpenCard", "globs", "parse_best_of", "parse_priority", "save_card"]
