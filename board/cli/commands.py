@@ -576,7 +576,7 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
         data["dependents"] = ctx.store.dependents(card.id)
         data["timeline"] = [e.to_json() for e in ctx.store.timeline(card.id)]
         data["usage"] = spend.usage_json(total, attempts)
-        data["candidates"] = candidates.candidates_json(card.id, attempts)
+        data["candidates"] = candidates.candidates_json(card, attempts)
         ctx.emit_json(data)
         return 0
     ctx.out(card_line(card))
@@ -609,7 +609,7 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
     ctx.out("")
     for line in spend.usage_lines(total, attempts):  # a model's name is the agent's words
         ctx.out(visible(line))
-    for line in candidates.candidate_lines(card.id, attempts):  # a tier is the operator's
+    for line in candidates.candidate_lines(card, attempts):  # a tier is the operator's
         ctx.out(visible(line))
     ctx.out("\ntimeline:")
     for ev in ctx.store.timeline(card.id):

@@ -159,6 +159,13 @@ def _register_approve(sub: Subparsers) -> None:
         metavar="N",
         help="the card version you reviewed (`card show --json`); refused if it changed",
     )
+    p.add_argument(
+        "--candidate",
+        type=int,
+        metavar="K",
+        help="publish candidate K of the card's latest race (best of N) instead of the one "
+        "in review, which is saved to a candidate branch first; a green candidate only",
+    )
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
     p.set_defaults(func=_cmd_approve)
 
@@ -167,7 +174,12 @@ def _cmd_approve(args: argparse.Namespace, ctx: Context) -> int:
     from board.core import ops
 
     result = ops.approve(
-        ctx.store, ctx.cfg, args.id, args.reason, expect_version=args.expect_version
+        ctx.store,
+        ctx.cfg,
+        args.id,
+        args.reason,
+        expect_version=args.expect_version,
+        candidate=args.candidate,
     )
     if args.json:
         ctx.emit_json(result.to_json())

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board.core.cards.budget import money
-from board.core.config import CoderSection
+from board.core.config import CoderSection, Config
 from board.core.failures import parse_stamp
 from board.core.model import Card, Drive
+
+if TYPE_CHECKING:
+    from board.core.git.savestats import StrandedBranch
 
 # a candidate's state, from its row's status (and its gate's word for a red one)
 RUNNING, GREEN, RED, FAILED, STOPPED = "running", "green", "red", "failed", "stopped"
@@ -76,11 +79,57 @@ def _tree(card_id: str, k: int | None) -> str:
     return tree_name(card_id, str(k or 0))
 
 
-def candidate_json(card_id: str, drive: Drive, now: datetime | None = None) -> dict[str, Any]:
-    """One candidate for `board card show --json`'s `candidates` (null where not known)."""
+def chosen(card: Card, race: Sequence[Drive]) -> int | None:
+    """The candidate the card's branch is on (`feat/<id>-<k>`): with `publish.review =
+    "operator"`, the one that waits in review, and once approved the one published. The
+    review edge writes the tree's branch onto the card, so this reads no git. None: no
+    candidate of the latest race is the card's (a race that folded at once leaves the
+    card's branch at `feat/<id>`)."""
+    if not card.branch:
+        return None
+    for drive in race:
+        if drive.candidate and card.branch == _branch(card.id, drive.candidate):
+            return drive.candidate
+    return None
+
+
+def _branch(card_id: str, k: int) -> str:
+    from board.core.git.naming import branch_for  # only a card that raced: it brings git
+
+    return branch_for(card_id, str(k))
+
+
+def saves_of(cfg: Config, card_id: str, race: Sequence[Drive]) -> dict[int, StrandedBranch]:
+    """k -> the `candidate` save of that candidate's tree made by its race (the newest
+    `stranded/feat-<id>-<k>/…` of kind candidate stamped at or after its row started), for
+    the candidates whose work was kept. An earlier race's save of the same tree name is
+    older than the row, so it is never taken for this race's. Runs git (one listing)."""
+    from board.core.git import naming, stranded  # git: only for a card that raced
+
+    out: dict[int, StrandedBranch] = {}
+    listed = [b for b in stranded.list_stranded(cfg) if b.card == card_id and b.is_candidate]
+    for drive in race:
+        k = drive.candidate
+        began = parse_stamp(drive.started_at)
+        if not k or began is None:
+            continue
+        since = began.strftime("%Y%m%dT%H%M%S") + f".{began.microsecond // 1000:03d}Z"
+        tree = naming.tree_name(card_id, str(k))
+        mine = [b for b in listed if b.tree == tree and b.stamp[: len(since)] >= since]
+        if mine:
+            out[k] = max(mine, key=lambda b: b.stamp)
+    return out
+
+
+def candidate_json(
+    card_id: str, drive: Drive, now: datetime | None = None, chosen_k: int | None = None
+) -> dict[str, Any]:
+    """One candidate for `board card show --json`'s `candidates` (null where not known);
+    `chosen` is true for the one on the card's branch (`chosen`)."""
     k = drive.candidate or 0
     return {
         "index": k,
+        "chosen": chosen_k is not None and k == chosen_k,
         "drive": drive.id,
         "attempt": drive.attempt,
         "tier": drive.tier,
@@ -94,18 +143,25 @@ def candidate_json(card_id: str, drive: Drive, now: datetime | None = None) -> d
     }
 
 
-def candidates_json(card_id: str, drives: Sequence[Drive]) -> list[dict[str, Any]]:
-    """`board card show --json`'s `candidates`: the latest race's, by k; [] for none."""
+def candidates_json(card: Card | str, drives: Sequence[Drive]) -> list[dict[str, Any]]:
+    """`board card show --json`'s `candidates`: the latest race's, by k; [] for none. Given
+    the card (not only its id), the one on its branch is marked `chosen`."""
     now = datetime.now(UTC)
-    return [candidate_json(card_id, d, now) for d in latest_race(drives)]
+    race = latest_race(drives)
+    card_id = card if isinstance(card, str) else card.id
+    k = None if isinstance(card, str) or not race else chosen(card, race)
+    return [candidate_json(card_id, d, now, k) for d in race]
 
 
-def candidate_lines(card_id: str, drives: Sequence[Drive]) -> list[str]:
+def candidate_lines(card: Card | str, drives: Sequence[Drive]) -> list[str]:
     """`board card show`'s candidates: a heading, then a line per candidate of the latest
-    race (state, gate, changed lines, time, cost, tree); [] when the card never raced."""
+    race (state, gate, changed lines, time, cost, tree, and `chosen` on the one on the
+    card's branch, given the card); [] when the card never raced."""
     race = latest_race(drives)
     if not race:
         return []
+    card_id = card if isinstance(card, str) else card.id
+    k = None if isinstance(card, str) else chosen(card, race)
     now = datetime.now(UTC)
     out = [f"candidates (the latest race, {len(race)}):"]
     for d in race:
@@ -115,7 +171,7 @@ def candidate_lines(card_id: str, drives: Sequence[Drive]) -> list[str]:
         out.append(
             f"  {d.candidate:<2} {state(d):<8} gate {d.gate or '—':<6} {lines:>6} line(s)  "
             f"{'—' if took is None else f'{took:.1f}s':>8}  {cost:>9}  {d.tier:<10} "
-            f"{_tree(card_id, d.candidate)}"
+            f"{_tree(card_id, d.candidate)}" + ("  chosen" if d.candidate == k else "")
         )
     return out
 
@@ -125,8 +181,10 @@ __all__ = [
     "candidate_json",
     "candidate_lines",
     "candidates_json",
+    "chosen",
     "latest_race",
     "running_greens",
+    "saves_of",
     "state",
 ]
 

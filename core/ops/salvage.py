@@ -143,7 +143,7 @@ def _publish_target(cfg: Config) -> str:
     return remote if gitutil.rev(cfg.root, remote) else f"refs/heads/{cfg.board.base}"
 
 
-def _already_on(cfg: Config, tip: str, target_ref: str) -> bool:
+def already_on(cfg: Config, tip: str, target_ref: str) -> bool:
     """True when `target_ref` already holds everything `tip` would bring (commits or content)."""
     if gitutil.ok(cfg.root, "merge-base", "--is-ancestor", tip, target_ref):
         return True
@@ -164,7 +164,7 @@ def _nothing_to_publish(cfg: Config, t: _Target) -> str:
         head = gitutil.rev(t.tree, "HEAD")
         if head is None:
             return f"{cfg.rel(t.tree)} has no commit"
-        if _already_on(cfg, head, where):
+        if already_on(cfg, head, where):
             return f"everything in {cfg.rel(t.tree)} is already on {short}"
         if cfg.publish.mode == "push" and t.card.pr_url:
             branch = gitutil.out(t.tree, "branch", "--show-current", check=False)
@@ -176,7 +176,7 @@ def _nothing_to_publish(cfg: Config, t: _Target) -> str:
             if remote == head:
                 return f"{branch} is pushed as it stands and has its PR {t.card.pr_url}"
         return ""
-    if _already_on(cfg, t.tip, where):
+    if already_on(cfg, t.tip, where):
         return f"everything in {t.branch} is already on {short}"
     return ""
 
@@ -636,29 +636,40 @@ class _Salvage:
 
     def _drop_stranded(self, published_on: str) -> None:
         """A salvaged stranded branch goes once its content is verified on `published_on`."""
-        if not self.t.branch:
-            return
-        if not gitutil.rev(self.cfg.root, published_on) or not _already_on(
-            self.cfg, self.t.tip, published_on
-        ):
-            self.say(
-                f"{self.t.branch} is kept: its content could not be verified on {published_on}"
-            )
-            return
-        gone = gitutil.ok(
-            self.cfg.root, *gitutil.NO_HOOKS, "update-ref", "-d",
-            f"refs/heads/{self.t.branch}", self.t.tip,
-        )  # fmt: skip
-        if gone:
-            self.say(f"{self.t.branch} was salvaged and deleted (its content is published)")
-            # buried, and deleted from the remote, so no host fetches it back to salvage twice
-            try:
-                shared.bury(self.cfg, self.store, [(self.t.branch, self.t.tip)])
-            except BoardError as exc:
-                self.say(exc.line())
-                return
-            if runbranch.on_remote(self.cfg.publish):
-                shared.delete_remote(self.cfg, self.t.branch, self.t.tip)
+        if self.t.branch:
+            for line in drop_published(
+                self.cfg, self.store, self.t.branch, self.t.tip, published_on, "salvaged"
+            ):
+                self.say(line)
 
 
-__all__ = ["SalvageResult", "replay_conflicts", "salvage", "stranded_of"]
+def drop_published(
+    cfg: Config, store: Store, branch: str, tip: str, published_on: str, verb: str
+) -> list[str]:
+    """Delete stranded `branch` (at `tip`) once its content is verified on `published_on`,
+    so saved work lands exactly once: kept, and said, when it cannot be verified. A salvage
+    and an approve of another candidate (`verb`: what was done with it) both end so."""
+    if not gitutil.rev(cfg.root, published_on) or not already_on(cfg, tip, published_on):
+        return [f"{branch} is kept: its content could not be verified on {published_on}"]
+    gone = gitutil.ok(cfg.root, *gitutil.NO_HOOKS, "update-ref", "-d", f"refs/heads/{branch}", tip)
+    if not gone:
+        return [f"{branch} is kept: it moved meanwhile"]
+    lines = [f"{branch} was {verb} and deleted (its content is published)"]
+    # buried, and deleted from the remote, so no host fetches it back to salvage twice
+    try:
+        shared.bury(cfg, store, [(branch, tip)])
+    except BoardError as exc:
+        return [*lines, exc.line()]
+    if runbranch.on_remote(cfg.publish):
+        shared.delete_remote(cfg, branch, tip)
+    return lines
+
+
+__all__ = [
+    "SalvageResult",
+    "already_on",
+    "drop_published",
+    "replay_conflicts",
+    "salvage",
+    "stranded_of",
+]

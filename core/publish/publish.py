@@ -309,7 +309,11 @@ def to_review(
     *,
     owner: Owner | None = None,
 ) -> PublishResult:
-    """review = operator: the built card waits in `review`, keeping its tree and branch."""
+    """review = operator: the built card waits in `review`, keeping its tree and branch.
+
+    The card's branch becomes the tree's: a best-of-N race sends its chosen candidate's
+    tree (`feat/<id>-<k>`), and the card's branch is how `board card show` and
+    `board approve --candidate` know which candidate waits (a single drive's is the same)."""
     owner = owner or Owner("working", token)
     branch = gitutil.out(Path(tree), "branch", "--show-current") or card.branch
     stat = gitutil.git(
@@ -317,7 +321,8 @@ def to_review(
     ).stdout.strip()
     note = f"built; waits for the operator's review on {branch}" + (f" ({stat})" if stat else "")
     try:
-        moved = edge_update(store, card.id, owner, {"lane": "review", "drive": ""}, "review", note)
+        changes = {"lane": "review", "drive": "", "branch": branch}
+        moved = edge_update(store, card.id, owner, changes, "review", note)
     except StoodAside as exc:
         return PublishResult("stood-aside", reason=exc.found)
     return PublishResult("review", card=moved, reason=note)
