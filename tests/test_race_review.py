@@ -8,9 +8,11 @@ command line for every verb the operator types."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
+from board.core.git import naming, worktrees
 from board.core.loop import Loop
 from board.core.store import Expect
 
@@ -21,9 +23,9 @@ from tests.support.paths import script
 from tests.support.repos import git, run_cli
 
 
-def _raced(tmp_path: Path, sizes: str, n: int, **publish: Any):  # type: ignore[no-untyped-def]
+def _raced(tmp_path: Path, sizes: str, n: int, before=None, **publish: Any):  # type: ignore[no-untyped-def]
     """A card raced by `n` candidates writing `sizes` lines (coder_candidate.sh), waiting in
-    review with its rule's choice."""
+    review with its rule's choice; `before(cfg, store, card)` runs before the race."""
     log = tmp_path / "coders.log"
     tier = [script("coder_candidate.sh"), "{worktree}", "{card}", sizes, str(log), "{brief}"]
     cfg, store = make_board(
@@ -37,6 +39,8 @@ def _raced(tmp_path: Path, sizes: str, n: int, **publish: Any):  # type: ignore[
         publish={"review": "operator", **publish},
     )
     card = add_card(store, "a raced feature", surface=["work/**"])
+    if before is not None:
+        before(cfg, store, card)
     assert Loop(cfg, store).run(until_idle=True) == 0
     assert store.get(card.id).lane == "review", [e.text for e in store.timeline(card.id)]
     return cfg, store, card
@@ -110,16 +114,27 @@ def test_a_candidate_that_cannot_be_approved_is_refused_in_one_line_changing_not
 ) -> None:
     """Candidates write 1, 2 (red), 3 and 4 lines; candidate 1 waits in review. Refused,
     each in one line and changing nothing: a candidate the race never had, the red one (the
-    gate judged it), one whose save was discarded, a card not in review, a card that never
+    gate judged it), one whose save was discarded (an earlier race's save of its tree name is
+    not taken for it), a card not in review, a card that never
     raced. Then `--candidate 1`, the one in review, is the plain approve."""
-    cfg, store, card = _raced(tmp_path, "1,2r,3,4", 4)
+
+    def earlier(cfg, store, card) -> None:  # type: ignore[no-untyped-def]
+        """A save of an earlier candidate 3 of the card: never taken for this race's."""
+        tree = worktrees.create_worktree(cfg, card.id, "3", store=store)
+        (tree / "work").mkdir()
+        (tree / "work" / f"{card.id}.txt").write_text("an earlier race's candidate 3\n")
+        saved = worktrees.discard_worktree(cfg, tree, store, card.id, kind=naming.KIND_CANDIDATE)
+        assert saved.saved is not None
+        time.sleep(0.01)  # the race's rows start after the save's stamp (ms)
+
+    cfg, store, card = _raced(tmp_path, "1,2r,3,4", 4, before=earlier)
     waiting = add_card(store, "a card not in review")
     single = add_card(store, "built by one drive")
     make_tree(cfg, single, {f"work/{single.id}.txt": "one drive\n"})
     store.update(single.id, Expect(), {"lane": "review", "branch": f"feat/{single.id}"}, "board")
-    three = _saves(cfg, f"feat-{card.id}-3")
-    assert len(three) == 1, three
-    res = run_cli(cfg.root, "stranded", "discard", three[0], "--yes")
+    three = sorted(_saves(cfg, f"feat-{card.id}-3"))
+    assert len(three) == 2, three
+    res = run_cli(cfg.root, "stranded", "discard", three[-1], "--yes")  # the race's
     assert res.returncode == 0, res.stderr
 
     for card_id, k, said in (
