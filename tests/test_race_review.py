@@ -13,37 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from board.core.git import naming, worktrees
-from board.core.loop import Loop
 from board.core.store import Expect
 
-from tests.support.boards import make_board
 from tests.support.loop import add_card, show
 from tests.support.operator import make_tree, pr_argv_ok, pr_calls, remote_sha
-from tests.support.paths import script
+from tests.support.race import raced_in_review
 from tests.support.repos import git, run_cli
 
 
 def _raced(tmp_path: Path, sizes: str, n: int, before=None, **publish: Any):  # type: ignore[no-untyped-def]
-    """A card raced by `n` candidates writing `sizes` lines (coder_candidate.sh), waiting in
-    review with its rule's choice; `before(cfg, store, card)` runs before the race."""
-    log = tmp_path / "coders.log"
-    tier = [script("coder_candidate.sh"), "{worktree}", "{card}", sizes, str(log), "{brief}"]
-    cfg, store = make_board(
-        tmp_path,
-        origin=True,
-        tiers={"default": tier},
-        gate=[script("gate_candidate.sh"), "{worktree}"],
-        coder={"best_of": n},
-        board={"max_concurrent": n},
-        gate_opts={"retries": 0},
-        publish={"review": "operator", **publish},
-    )
-    card = add_card(store, "a raced feature", surface=["work/**"])
-    if before is not None:
-        before(cfg, store, card)
-    assert Loop(cfg, store).run(until_idle=True) == 0
-    assert store.get(card.id).lane == "review", [e.text for e in store.timeline(card.id)]
-    return cfg, store, card
+    board, card = raced_in_review(tmp_path, sizes, n, before, **publish)
+    return board.cfg, board.store, card
 
 
 def _shown(cfg, card_id: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]

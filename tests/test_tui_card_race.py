@@ -8,9 +8,14 @@ through `Store.start_drive` / `update_drive` / `record_usage` as the race writes
 from __future__ import annotations
 
 from board.core.model import Usage
-from board.tui.card import CardScreen
+from board.tui.card import CandidateTable, CardScreen
+from board.tui.dialogs import ConfirmDialog
+from board.tui.stranded.diff_screen import DiffScreen, LiveDiffScreen
 
 from tests.support.boards import Board, make_board
+from tests.support.loop import show
+from tests.support.race import raced_in_review
+from tests.support.repos import git
 from tests.support.spend import write_attempts
 from tests.support.tui import (
     DRIVE_STARTED,
@@ -24,6 +29,8 @@ from tests.support.tui import (
     screen_lines,
     settle,
 )
+from tests.support.tui import status as status_line
+from tests.support.waiting import wait_for
 
 # (attempt, k, tier, status, gate, lines, started, ended, usage): an earlier race (1, 2),
 # then the latest (3, 4, 5) whose third candidate still runs
@@ -101,4 +108,68 @@ async def test_the_card_screen_lists_its_latest_races_candidates_and_none_for_a_
         text = "\n".join(screen_lines(app))
         assert "Built by one drive" in text and "attempts" in text, text
         assert "candidates" not in text, f"a card that never raced lists candidates:\n{text}"
+    board.close()
+
+
+async def test_in_review_enter_opens_a_candidates_diff_and_a_approves_that_one(tmp_path) -> None:
+    """A real race of three in review (candidates write 3, 1 and 2 lines; the rule sends
+    candidate 2). On the card screen's candidate rows: enter on candidate 1 opens its saved
+    branch's diff, enter on candidate 2 (the one waiting) the card's tree's, and `a` on
+    candidate 3 asks, naming candidate 3, then approves that one: its work is folded."""
+    board, card = raced_in_review(tmp_path, "3,1,2", 3)
+    cfg, store = board.cfg, board.store
+    saved_1 = git(cfg.root, "for-each-ref", "--format=%(refname:short)",
+                  f"refs/heads/stranded/feat-{card.id}-1/").strip()  # fmt: skip
+    run_before = git(cfg.root, "rev-parse", cfg.board.run_branch).strip()
+    app = make_app(board, poll=0)
+    async with run_pilot(app, size=(160, 60)) as pilot:
+        await loaded(pilot)
+        await goto(pilot, "review", card.id)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CardScreen) and screen.card_id == card.id
+        text = "\n".join(screen_lines(app))
+        assert "tab to a row: enter its diff, a approves it" in text, text
+        table = screen.query_one(CandidateTable)
+        await pilot.press("tab")
+        assert app.focused is table, f"tab did not reach the candidates: {app.focused}"
+        footer = screen_lines(app)[-1]
+        assert "its diff" in footer and "approve this one" in footer, footer
+        marked = [ln.split()[0] for ln in screen_lines(app) if ln.split()[-1:] == ["chosen"]]
+        assert marked == ["2"], f"candidate 2 is not the one marked chosen: {marked}"
+
+        await pilot.press("enter")  # candidate 1: its save
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), 10, "the diff")
+        assert app.screen.row.name == saved_1, app.screen.row.name
+        await wait_for(
+            pilot, lambda: "candidate 1 line 3" in "\n".join(screen_lines(app)), 20, "its hunks"
+        )
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen and app.focused is table
+
+        await pilot.press("down", "enter")  # candidate 2: the card's own tree
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveDiffScreen), 10, "the live diff")
+        assert app.screen.tree_path.name == f"feat-{card.id}-2", app.screen.tree_path
+        await wait_for(
+            pilot, lambda: "candidate 2 line 1" in "\n".join(screen_lines(app)), 20, "its hunks"
+        )
+        await pilot.press("escape")
+        await settle(pilot)
+
+        await pilot.press("down", "a")  # candidate 3
+        assert isinstance(app.screen, ConfirmDialog), "a on a candidate row did not ask first"
+        asked = "\n".join(screen_lines(app))
+        assert f"Approve and publish candidate 3 of {card.id}" in asked, asked
+        await pilot.press("n")
+        await settle(pilot)
+        assert store.get(card.id).lane == "review", "a declined approve published"
+        assert git(cfg.root, "rev-parse", cfg.board.run_branch).strip() == run_before
+        await pilot.press("a", "y")
+        await wait_for(pilot, lambda: store.get(card.id).lane == "done", 30, "the fold")
+        await settle(pilot)
+        assert status_line(app).startswith(f"approve {card.id}: done"), status_line(app)
+    folded = show(cfg, cfg.board.run_branch, f"work/{card.id}.txt")
+    assert folded == "candidate 3 line 1\ncandidate 3 line 2", folded
     board.close()

@@ -119,6 +119,7 @@ class BoardApp(App[int]):
         self.clock = clock
         self.live_interval = live_interval
         self.verb_versions: dict[str, int] = {}  # card version seen when a verb key was pressed
+        self.verb_candidates: dict[str, int] = {}  # the candidate an approve key chose
         self.user_keys: dict[str, str] = {}  # [tui.keys], once checked (`_apply_keys`)
         self.cursor_blink = True
         self.theme_set = load_themes(user_theme_dir(cfg.root, cfg.tui.theme_dir), cfg.cache_folder)
@@ -365,16 +366,36 @@ class BoardApp(App[int]):
 
     # verbs ---------------------------------------------------------------------------------
 
-    def run_verb(self, name: str, card_id: str, title: str, version: int | None = None) -> None:
-        """Ask what the verb needs (a reason, or yes/no naming the card), then call it once."""
+    def run_verb(
+        self,
+        name: str,
+        card_id: str,
+        title: str,
+        version: int | None = None,
+        candidate: int | None = None,
+    ) -> None:
+        """Ask what the verb needs (a reason, or yes/no naming the card), then call it once.
+        `candidate`: the approve of that candidate of the card's latest race (the card
+        screen's candidate rows), asked by name; any other call approves what waits."""
         from .dialogs import ConfirmDialog, ConfirmReasonDialog, ReasonDialog, card_question
 
         verb = VERBS[name]
         if version is not None:
             self.verb_versions[card_id] = version
+        if candidate is None:
+            self.verb_candidates.pop(card_id, None)
+        else:
+            self.verb_candidates[card_id] = candidate
         tail = _ASK_TAIL.get(name, "")
+        words = verb.question
+        if candidate is not None:
+            words = f"{verb.question} candidate {candidate} of"
+            tail = (
+                f"Candidate {candidate}'s work is published the configured way (fold or push) "
+                "instead of the one in review, which is saved to a candidate branch first."
+            )
         if verb.ask == "confirm":
-            question = card_question(verb.question, card_id, title, tail)
+            question = card_question(words, card_id, title, tail)
 
             def confirmed(yes: bool | None) -> None:
                 if yes:

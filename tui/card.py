@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from board.core.cards import candidates, waits
 from board.core.config import Config
@@ -34,7 +35,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Static
+from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
 from .boarddata import one_line
@@ -46,6 +47,9 @@ from .times import drive_elapsed, format_elapsed
 from .usagetext import UNKNOWN, count, drive_cost, known, sum_cost, tokens_text
 from .widgets import StatusLine, literal
 from .workkeys import work_bindings
+
+if TYPE_CHECKING:
+    from .stranded.strandrows import StrandedRow
 
 
 class CardDetail(Record):
@@ -62,6 +66,8 @@ class CardDetail(Record):
     attempts: list[Drive] = field(default_factory=list)  # its drives, oldest first
     usage: UsageSum | None = None  # what every attempt spent together (the store's sum)
     race: list[Drive] = field(default_factory=list)  # its latest race's candidates, by k
+    chosen: int | None = None  # the candidate on the card's branch (in review: the one waiting)
+    saved: dict[int, StrandedRow] = field(default_factory=dict)  # in review: k -> its save
     at: datetime = field(default_factory=utc_now)  # when this was read (the clock's)
 
 
@@ -119,6 +125,13 @@ def load_detail(cfg: Config, store: Store, card_id: str, at: datetime | None = N
         stranded = card_stranded(cfg, card.id)
     except BoardError as exc:
         stranded = [f"cannot list: {exc.line()}"]
+    race = candidates.latest_race(drives)
+    saved: dict[int, StrandedRow] = {}
+    if race and card.lane == "review":  # what enter on a candidate row opens: its save
+        try:
+            saved = _candidate_saves(cfg, store, card.id, race, at)
+        except BoardError:
+            saved = {}
     return CardDetail(
         card,
         dep_lanes,
@@ -130,9 +143,23 @@ def load_detail(cfg: Config, store: Store, card_id: str, at: datetime | None = N
         drive=drives[0] if drives else None,
         attempts=sorted(drives, key=lambda d: (d.attempt, d.started_at, d.id)),
         usage=store.card_usage(card.id) if drives else None,
-        race=candidates.latest_race(drives),
+        race=race,
+        chosen=candidates.chosen(card, race) if race else None,
+        saved=saved,
         at=at,
     )
+
+
+def _candidate_saves(
+    cfg: Config, store: Store, card_id: str, race: Sequence[Drive], at: datetime
+) -> dict[int, StrandedRow]:
+    """k -> the stranded browser's row of candidate k's save (in the worker: git, cards)."""
+    from .stranded.strandrows import branch_rows  # the stranded browser's: loaded here
+
+    saves = candidates.saves_of(cfg, card_id, race)
+    rows = branch_rows(store, list(saves.values()), at)
+    by_branch = {row.name: row for row in rows}
+    return {k: by_branch[b.branch] for k, b in saves.items() if b.branch in by_branch}
 
 
 def _drive_line(drive: Drive, at: datetime) -> Text:
@@ -213,6 +240,15 @@ def _joined(items: Sequence[str]) -> Text:
 
 def render_detail(detail: CardDetail) -> RenderableType:
     """The card as Rich renderables; every user-written string goes through `literal`."""
+    head, title, grid = _head(detail)
+    top, rest = detail_parts(detail, grid, head, title)
+    if detail.race:
+        top.append(candidates_table(detail.race, detail.at))
+    return Group(*top, *rest)
+
+
+def _head(detail: CardDetail) -> tuple[Text, Text, Table]:
+    """The card's first line, its title and the grid of its fields."""
     card = detail.card
     head = Text()
     head.append(card.id, style="bold")
@@ -259,6 +295,15 @@ def render_detail(detail: CardDetail) -> RenderableType:
         polled = f"  {card.pr_state}, polled {card.pr_polled_at}" if card.pr_state else ""
         grid.add_row("pr", Text(one_line(card.pr_url) + polled))
 
+    return head, title, grid
+
+
+def detail_parts(
+    detail: CardDetail, grid: Table, head: Text, title: Text
+) -> tuple[list[RenderableType], list[RenderableType]]:
+    """The parts above the candidates' rows (their heading last, when the card raced) and
+    the parts below them: the screen puts its candidate table between the two."""
+    card = detail.card
     parts: list[RenderableType] = [head, title, Text(), grid]
     if detail.attempts:
         shown = len(detail.attempts)
@@ -268,8 +313,10 @@ def render_detail(detail: CardDetail) -> RenderableType:
         parts.append(attempts_table(detail.attempts))
     if detail.race:
         name = f"candidates (the latest race, {len(detail.race)})"
+        if card.lane == "review":
+            name += " · tab to a row: enter its diff, a approves it"
         parts.append(Rule(name, align="left", style="dim"))
-        parts.append(candidates_table(detail.race, detail.at))
+    top, parts = parts, []
     for name, body in (("spec", card.spec), ("acceptance", card.acceptance)):
         parts.append(Rule(name, align="left", style="dim"))
         parts.append(literal(body) if body.strip() else Text("none", style="dim"))
@@ -285,7 +332,73 @@ def render_detail(detail: CardDetail) -> RenderableType:
         text.append_text(literal(event.text))
         timeline.add_row(event.at[:19].replace("T", " "), Text(one_line(event.who)), text)
     parts.append(timeline)
-    return Group(*parts)
+    return top, parts
+
+
+class CandidateTable(DataTable[RenderableType]):
+    """The latest race's candidates, a row each, as `candidates_table` draws them; in
+    review the operator chooses here: enter opens a candidate's diff, `a` approves it."""
+
+    BINDINGS = [
+        Binding(
+            "enter",
+            "open_candidate",
+            "its diff",
+            tooltip="this candidate's diff: the card's tree for the one in review, its "
+            "saved branch for another",
+            id="card.candidate.diff",
+        ),
+        Binding(
+            "a",
+            "approve_candidate",
+            "approve this one",
+            tooltip="publish this candidate instead of the one in review (asks first); the "
+            "one in review is saved to a candidate branch",
+            id="card.candidate.approve",
+        ),
+    ]
+
+    def fill(self, detail: CardDetail) -> None:
+        """The rows of `detail`'s race, the cursor kept on the row it was on."""
+        row = self.cursor_row
+        self.clear(columns=True)
+        for name in ("k", "tier", "state", "gate", "lines", "took", "cost", ""):
+            self.add_column(name, key=name or "chosen")
+        for drive in detail.race:
+            took = candidates.seconds(drive, detail.at)
+            self.add_row(
+                Text(str(drive.candidate), justify="right"),
+                Text(one_line(drive.tier)),
+                Text(candidates.state(drive)),
+                Text(one_line(drive.gate) or UNKNOWN),
+                Text(
+                    UNKNOWN if drive.lines_changed is None else f"{drive.lines_changed:,}",
+                    justify="right",
+                ),
+                Text(UNKNOWN if took is None else format_elapsed(took), justify="right"),
+                drive_cost(drive),
+                Text("chosen" if drive.candidate == detail.chosen else "", style="bold"),
+                key=str(drive.candidate),
+            )
+        if detail.race:
+            self.move_cursor(row=min(row, len(detail.race) - 1))
+
+    def current_k(self) -> int | None:
+        """The candidate under the cursor."""
+        if not self.row_count:
+            return None
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return int(key) if key else None
+
+    def action_open_candidate(self) -> None:
+        k = self.current_k()
+        if k is not None and isinstance(self.screen, CardScreen):
+            self.screen.open_candidate(k)
+
+    def action_approve_candidate(self) -> None:
+        k = self.current_k()
+        if k is not None and isinstance(self.screen, CardScreen):
+            self.screen.approve_candidate(k)
 
 
 class CardScreen(BoardAppScreen):
@@ -317,6 +430,12 @@ class CardScreen(BoardAppScreen):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="card-scroll"):
             yield Static(Text(f"{self.card_id}  loading…"), id="card-body")
+            table = CandidateTable(id="card-candidates", cursor_type="row")
+            table.display = False
+            yield table
+            rest = Static(id="card-rest")
+            rest.display = False
+            yield rest
         yield StatusLine(id="status")
         yield Footer(compact=True)
 
@@ -350,11 +469,61 @@ class CardScreen(BoardAppScreen):
 
     def on_card_screen_loaded(self, message: Loaded) -> None:
         body = self.query_one("#card-body", Static)
-        self.detail = message.detail
-        if message.detail is None:
+        table = self.query_one("#card-candidates", CandidateTable)
+        rest = self.query_one("#card-rest", Static)
+        self.detail = detail = message.detail
+        if detail is None:
             body.update(Text(one_line(message.error)))
+            table.display = rest.display = False
             return
-        body.update(render_detail(message.detail))
+        if not detail.race:  # one body, as a card that never raced always drew
+            body.update(render_detail(detail))
+            table.display = rest.display = False
+            return
+        head, title, grid = _head(detail)
+        top, below = detail_parts(detail, grid, head, title)
+        body.update(Group(*top))
+        table.fill(detail)
+        rest.update(Group(*below))
+        table.display = rest.display = True
+
+    def open_candidate(self, k: int) -> None:
+        """enter on a candidate row: its diff in the streaming diff view. The one in review
+        is the card's tree (the `d` key's view); another is its saved branch, opened as the
+        stranded browser opens one."""
+        detail = self.detail
+        if detail is None:
+            return
+        card = detail.card
+        if card.lane != "review":
+            self.board_app.say(
+                f"{card.id}: candidates are chosen while it waits in review (it is {card.lane})",
+                error=True,
+            )
+            return
+        if k == detail.chosen:
+            from .workkeys import live_diff
+
+            live_diff(self.board_app, card)
+            return
+        row = detail.saved.get(k)
+        if row is None:
+            self.board_app.say(
+                f"{card.id}: candidate {k}'s work was not kept: there is no diff to open",
+                error=True,
+            )
+            return
+        from .stranded.diff_screen import DiffScreen
+
+        self.app.push_screen(DiffScreen(self.board_app.cfg, row))
+
+    def approve_candidate(self, k: int) -> None:
+        """`a` on a candidate row: the approve key's question and worker, for candidate k
+        (the core refuses a candidate it cannot publish, in one line)."""
+        card = self.current_card()
+        if card is None:
+            return
+        self.board_app.run_verb("approve", card.id, card.title, card.version, candidate=k)
 
     def current_card(self) -> Card | None:
         return self.detail.card if self.detail else None

@@ -119,7 +119,8 @@ def _approve(app: BoardApp, card_id: str, reason: str | None) -> Card:
     from board.core import ops
 
     seen = app.verb_versions.get(card_id)  # the version the operator was looking at
-    return ops.approve(app.store, app.cfg, card_id, expect_version=seen).card
+    k = app.verb_candidates.get(card_id)  # a candidate row's `a`; None: what waits in review
+    return ops.approve(app.store, app.cfg, card_id, expect_version=seen, candidate=k).card
 
 
 def slice_titles(answer: str | None) -> list[str]:

@@ -217,6 +217,14 @@ def first_rows(
     return _rows_of(store, refs.newest(count), stranded.list_husks(cfg), now, few=count + 20)
 
 
+def branch_rows(
+    store: Store, branches: Sequence[stranded.StrandedBranch], now: datetime
+) -> list[StrandedRow]:
+    """These branches' rows as the browser makes them (in a worker: it reads their cards),
+    for a screen that opens one's diff without the whole listing (the card's candidates)."""
+    return _rows_of(store, branches, [], now)
+
+
 def _rows_of(
     store: Store,
     branches: Sequence[stranded.StrandedBranch],
