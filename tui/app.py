@@ -608,7 +608,7 @@ def binding_classes() -> list[type[DOMNode]]:
 # test_tui_keymap checks every class with BINDINGS is in a group, so none is missed.
 SCREEN_GROUPS: dict[str, tuple[str, ...]] = {
     "board": ("board.BoardScreen", "widgets.LaneView"),
-    "card": ("card.CardScreen",),
+    "card": ("card.CardScreen", "card.CandidateTable"),
     "stranded": ("stranded.browser.StrandedScreen", "stranded.table.StrandedTable"),
     "diff": (
         "stranded.diff_screen.PatchScreen",
