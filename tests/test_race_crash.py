@@ -15,7 +15,7 @@ from board.core.loop import Loop
 from tests.support.boards import make_board
 from tests.support.loop import add_card, board_run, events, stranded_branches
 from tests.support.paths import script
-from tests.support.procs import group_members, wait_gone
+from tests.support.procs import group_members
 from tests.support.repos import git, run_cli
 from tests.support.waiting import wait_for
 
@@ -51,6 +51,11 @@ def _groups(log: Path) -> dict[int, int]:
     if not pids.exists():
         return {}
     return {int(k): int(g) for k, g in (line.split() for line in pids.read_text().splitlines())}
+
+
+def _alive(groups: dict[int, int]) -> dict[int, list[int]]:
+    """The candidates whose process group still has a member, with its members."""
+    return {k: members for k, g in groups.items() if (members := group_members(g))}
 
 
 def _markers(card_id: str, k: int) -> set[str]:
@@ -147,7 +152,7 @@ def test_a_verb_on_a_racing_card_stops_and_saves_every_candidate(tmp_path: Path,
         assert sorted(groups) == [1, 2, 3] and all(group_members(g) for g in groups.values())
         said = run_cli(cfg.root, verb, card.id, "--reason", f"the test's {verb}")
         assert said.returncode == 0, said.stderr
-        gone = {k: wait_gone(g, 20) for k, g in groups.items()}
+        wait_for(lambda: not _alive(groups), 20, f"the candidates to end after `board {verb}`")
         out, err = run.communicate(timeout=60)
         assert run.returncode == 0, err
     finally:
@@ -158,7 +163,7 @@ def test_a_verb_on_a_racing_card_stops_and_saves_every_candidate(tmp_path: Path,
         for g in left.values():
             proc.kill_group(g)
 
-    assert not any(gone.values()), f"candidates still ran after `board {verb}`: {gone}"
+    assert left == {}, f"candidates still ran after `board {verb}`: {left}"
     after = store.get(card.id)
     lane, cls = VERBS[verb]
     assert after.lane == lane and after.drive == "", after

@@ -51,6 +51,7 @@ from board.core.records import Record
 from board.core.store import Store
 
 GRAB_POLL_S = 0.05  # how often a race asks the loop again for a slot for its next candidate
+WATCH_S = 0.2  # how often a running race re-reads its card (a hold or a requeue stops it)
 RULE_SMALLEST_GREEN = "smallest-green"
 RULE_FIRST_GREEN = "first-green"
 
@@ -307,6 +308,7 @@ class Race(Drive):
         self.results: list[CandidateResult] = []
         self._race_mu = threading.Lock()
         self._won = ""  # first-green: why the other candidates are stopped, once one is green
+        self._moved = ""  # what the race found when its card moved under it (a verb)
         self.slots_held = 0  # the loop's count of the slots this race's candidates hold
 
     def interrupt(self, why: str = "board run is shutting down") -> None:
@@ -333,6 +335,9 @@ class Race(Drive):
                 self._block(cls, exc.line(), remove_tree=False)
             results = self._run_candidates()
             self._check_stop()
+            if self._moved:  # a verb moved the card: every tree saved, then stand aside
+                self._remove_tree(f"the card moved under its race: {self._moved}")
+                self._stand_aside("candidates", self._moved)
             moved = next((r.stood_aside for r in results if r.stood_aside), "")
             if moved:
                 self._edge_check("choice")  # stands aside, every tree kept (invariant 4)
@@ -370,7 +375,7 @@ class Race(Drive):
         self._say(f"{self._what()}: starting its candidates")
         with self._race_mu:
             self.candidates = []
-            self._won = ""
+            self._won = self._moved = ""
         self.results = []
         threads: list[threading.Thread] = []
         done: list[CandidateResult] = []
@@ -389,12 +394,12 @@ class Race(Drive):
 
         for k in range(1, self.n + 1):
             taken = False
-            while not self.stopping and not self._won:
+            while not self.stopping and not self._won and not self._watch():
                 taken = self._slot(self.card_id, True)
                 if taken:
                     break
                 time.sleep(GRAB_POLL_S)
-            if not taken or self.stopping or self._won:
+            if not taken or self.stopping or self._won or self._moved:
                 if taken:  # stopped, or first-green decided, as the slot came: give it back
                     self._slot(self.card_id, False)
                 break
@@ -417,7 +422,7 @@ class Race(Drive):
             )
             with self._race_mu:
                 self.candidates.append(cand)
-                won = self._won
+                won = self._won or self._moved
             if self.stopping:
                 cand.interrupt(self._stop_why)
             elif won:  # green came between the slot and the row: it starts no coder
@@ -429,9 +434,31 @@ class Race(Drive):
             threads.append(thread)
             thread.start()
         for thread in threads:
-            thread.join()
+            while thread.is_alive():
+                thread.join(WATCH_S)
+                self._watch()
         self.results = sorted(done, key=lambda r: r.seq)
         return self.results
+
+    def _watch(self) -> str:
+        """What moved the card under the race ('' while it is the race's): a `hold` or a
+        `requeue` stops every candidate now, as `stop` and `cancel` do, so none runs on for
+        a card it no longer builds; the race then saves each tree and stands aside."""
+        if self._moved:
+            return self._moved
+        try:
+            found = self.owner.why_not(self.store.get(self.card_id), self.store)
+        except BoardError:  # the store blinked: the next look decides
+            return ""
+        if not found:
+            return ""
+        with self._race_mu:
+            self._moved = found
+            running = list(self.candidates)
+        self._say(f"the card moved under the race ({found}): stopping every candidate")
+        for cand in running:
+            cand.interrupt(f"the card moved: {found}")
+        return found
 
     def _stop_the_rest(self, first: CandidateResult) -> None:
         """first-green: candidate `first` is green, so every other one still running is
