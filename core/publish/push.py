@@ -194,6 +194,7 @@ class _Card:
         self.owner = owner
         self.lane = lane
         self.who = who
+        self.branch = ""  # the pushed branch, when it is not the one the card names
 
     @property
     def id(self) -> str:
@@ -210,6 +211,8 @@ class _Card:
             return None
         if self.lane is not None:
             changes = {"lane": self.lane, **changes}
+        if self.branch:
+            changes = {"branch": self.branch, **changes}
         return edge_update(self.store, self.card.id, self.owner, changes, "push", note, self.who)
 
     def comment(self, text: str) -> None:
@@ -238,6 +241,10 @@ def publish(
     With no card (salvage of a branch no card owns) only git and the PR command run.
     """
     side = _Card(store, card, owner, lane, who)
+    if card is not None and card.branch != branch:
+        # the card names the branch its PR is for: the forge is polled, and an approve
+        # pushes again, by the card's branch (a best-of-N race pushes feat/<id>-<k>)
+        side.branch = branch
     out = PushOutcome(branch=branch)
     draft = bool(draft_why)
     found = side.found()
