@@ -256,3 +256,30 @@ def test_a_race_and_an_own_best_of_replace_each_other_and_each_is_dropped_by_its
     got = edit("--no-race", "--best-of", "2")  # from a race to a best of in one edit
     assert (got["best_of"], got["race"]) == (2, [])
     store.close()
+
+
+def test_a_race_whose_candidates_all_hit_a_rate_limit_pauses_their_tier_not_the_rung_s(
+    tmp_path: Path,
+) -> None:
+    """Every candidate of `--race x,x` (x off the ladder [a]) hits a 429: the race backs off
+    as its first candidate would, so the pause is on tier x, the one that hit the limit; the
+    card stays on its own rung (a) and is back in ready."""
+    from board.core.drive import drive, race
+
+    from tests.test_backoff import RATE_429, scripted
+
+    rate = {"print": RATE_429, "exit": 1}
+    cfg, store = _board(
+        tmp_path, {"a": _tier("1,1", tmp_path / "a.log"), "x": scripted(tmp_path, [rate, rate])}
+    )
+    card = add_card(store, "raced into a limit", surface=["work/**"])
+    res = _cli(cfg, "card", "edit", card.id, "--race", "x,x")
+    assert res.returncode == 0, res.stderr
+    token = drive.claim(cfg, store, store.get(card.id))
+    assert token
+    end = race.drive_for(cfg, store, card.id, token, 2, race=("x", "x")).run()
+    assert (end.outcome, end.cls) == ("backed-off", "rate-limit"), end
+    (pause,) = store.pauses()
+    assert (pause.tier, pause.cls) == ("x", "rate-limit")
+    after = store.get(card.id)
+    assert after.lane == "ready" and after.rung in ("", "a"), after

@@ -86,13 +86,16 @@ class BackOffSteps:
             self._say(note)
             self._comment(note)
 
-    def _back_off(self, step: str, failure: failures.Failure, output: str) -> NoReturn:
+    def _back_off(
+        self, step: str, failure: failures.Failure, output: str, tier: str = ""
+    ) -> NoReturn:
         """Back to `ready` on the same rung with a not-before time (a rate limit pauses the
         tier board-wide until then); a dead login blocks `auth` and pauses the tier until
         the operator acts; tries spent block with the class. The tree is saved first, and
         the next build continues from it (a limit is no verdict on the work)."""
         card = self._edge_check("back-off")
-        cls, rule, tier = failure.cls, failure.rule, self.tier
+        # `tier`: the tier that hit it (a race's candidate's), paused; the card stays on its rung
+        cls, rule, tier = failure.cls, failure.rule, tier or self.tier
         at = waits.now()
         what = (
             f"the coder (tier {tier}) refused its command line: {failure.line}"
@@ -126,7 +129,7 @@ class BackOffSteps:
                     self.store,
                     self.card_id,
                     self.owner,
-                    {"rung": waits.rung_field(self.cfg.coder, tier)},
+                    {"rung": waits.rung_field(self.cfg.coder, self.tier)},
                     "back-off",
                 )
             except StoodAside as exc:
@@ -139,7 +142,7 @@ class BackOffSteps:
         self._save_for_resume(f"{cls} during attempt {self.attempt}")
         counts = {
             "tries": waits.with_tries(card, cls, n),
-            "rung": waits.rung_field(self.cfg.coder, tier),
+            "rung": waits.rung_field(self.cfg.coder, self.tier),
         }
         paused = f"; tier {tier} is paused until then" if cls == "rate-limit" else ""
         note = (

@@ -78,6 +78,7 @@ from board.core.store import Expect, Store
 WHO = "board"
 TAIL_LINES = 20
 SETTLE_S = 1.0  # how long a drive waits for a card move after a kill it did not cause
+CLIMBED = False  # `Drive._build`: the attempt climbed (nothing more this round)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,51 +225,22 @@ class Drive(TreeSteps, BackOffSteps):
                 attempts=self.kept_attempts,
             )
             self.brief = write_brief(self.cfg.board, self.tree, text)
-            self._check_stop()
-            res: proc.Result | None = None
-            if not adopted:
-                self._edge_check("coder start")  # held or stopped meanwhile: start no coder
-                res = self._run_coder(self.brief)
-                self._check_stop()
-                failure = self._coder_failure(res, fresh)
-                if failure is not None:
-                    self._not_its_fault("coder", res)
-                    self._climb(failure, "terminal", res.tail_text(TAIL_LINES))
-                    fresh = True
-                    continue
-            self._format()
-            self._check_stop()
-            self._no_leak()
-            if not self._has_work():
-                if res is not None:  # aider exits 0 when its calls failed: read what it said
-                    self._not_its_fault("coder", res)
-                tail = res.tail_text() if res is not None else ""
-                self._climb("the coder exited 0 but changed nothing", "terminal", tail)
+            built = self._build(self.brief, fresh, adopted, gate_round)
+            if built is CLIMBED:
                 fresh = True
                 continue
-            if self.cfg.gate.argv:
-                self._edge_check("gate start")  # held while the coder or formatter ran
-                verdict = self._gate()
-                self._check_stop()
-                self._no_leak()
-                if verdict.red:
-                    self._not_its_fault("gate", None, verdict.tail, verdict.exit_code)
-                    if gate_round < self.cfg.gate.retries:
-                        gate_round += 1
-                        gate_output = verdict.tail
-                        self._comment(
-                            f"attempt {self.attempt} (tier {self.tier}): {verdict.reason}; "
-                            f"retry {gate_round} of {self.cfg.gate.retries} with its output "
-                            "in the brief",
-                            verdict.tail,
-                        )
-                        self._pending = ("failed", verdict.reason)
-                        fresh = False
-                        continue
-                    why = f"{verdict.reason}, and stayed red after {self.cfg.gate.retries} retries"
-                    self._climb(why, "gate-red", verdict.tail)
-                    fresh = True
-                    continue
+            if isinstance(built, GateVerdict):  # red, with a retry left
+                gate_round += 1
+                gate_output = built.tail
+                self._comment(
+                    f"attempt {self.attempt} (tier {self.tier}): {built.reason}; "
+                    f"retry {gate_round} of {self.cfg.gate.retries} with its output "
+                    "in the brief",
+                    built.tail,
+                )
+                self._pending = ("failed", built.reason)
+                fresh = False
+                continue
             end = self._commit_and_publish()
             if end is None:  # nothing inside the surface: it climbed
                 fresh = True
@@ -276,6 +248,52 @@ class Drive(TreeSteps, BackOffSteps):
             return end
 
     # -- steps ---------------------------------------------------------------------------
+
+    def _build(
+        self, brief: Path, fresh: bool, adopted: bool, gate_round: int
+    ) -> GateVerdict | bool:
+        """One round of an attempt, the coder then the gate, shared by a drive and a race's
+        candidate (core/drive/race.py): CLIMBED when it climbed (a drive's `_climb` returns;
+        a candidate's ends it), a red verdict when a gate retry is left (the caller retries
+        its own way), True when the tree is green (or no gate is set)."""
+        self._check_stop()
+        res: proc.Result | None = None
+        if not adopted:
+            self._edge_check("coder start")  # held or stopped meanwhile: start no coder
+            res = self._run_coder(brief)
+            self._check_stop()
+            failure = self._coder_failure(res, fresh)
+            if failure is not None:
+                self._not_its_fault("coder", res)
+                self._climb(failure, "terminal", res.tail_text(TAIL_LINES))
+                return CLIMBED
+        self._format()
+        self._check_stop()
+        self._no_leak()
+        if not self._has_work():
+            if res is not None:  # aider exits 0 when its calls failed: read what it said
+                self._not_its_fault("coder", res)
+            tail = res.tail_text() if res is not None else ""
+            self._climb("the coder exited 0 but changed nothing", "terminal", tail)
+            return CLIMBED
+        if not self.cfg.gate.argv:
+            return True
+        self._edge_check("gate start")  # held while the coder or formatter ran
+        verdict = self._gate()
+        self._check_stop()
+        self._no_leak()
+        if not verdict.red:
+            return True
+        self._not_its_fault("gate", None, verdict.tail, verdict.exit_code)
+        if gate_round < self.cfg.gate.retries:
+            return verdict
+        self._stayed_red()
+        why = f"{verdict.reason}, and stayed red after {self.cfg.gate.retries} retries"
+        self._climb(why, "gate-red", verdict.tail)
+        return CLIMBED
+
+    def _stayed_red(self) -> None:
+        """Hook: the gate stayed red after its retries, just before the climb."""
 
     def _run_coder(self, brief: Path) -> proc.Result:
         tier = self.cfg.coder.tiers[self.tier]

@@ -42,7 +42,8 @@ from board.core import failures
 from board.core.config import Config
 from board.core.drive import setup
 from board.core.drive.brief import KeptAttempt, brief_text, latest_requeue_reason, write_brief
-from board.core.drive.drive import TAIL_LINES, Drive, DriveEnd
+from board.core.drive.drive import Drive, DriveEnd
+from board.core.drive.gate import GateVerdict
 from board.core.errors import BoardError, StoreUnavailable, StrandedWorkError
 from board.core.git import gitutil, naming, snapshot, treefiles, worktrees
 from board.core.logs import log_path
@@ -145,7 +146,9 @@ class Candidate(Drive):
         self._end_row("failed", why)
         self._out(why=why, top_cls=top_cls, tail=tail)
 
-    def _back_off(self, step: str, failure: failures.Failure, output: str) -> NoReturn:
+    def _back_off(
+        self, step: str, failure: failures.Failure, output: str, tier: str = ""
+    ) -> NoReturn:
         why = f"the {step} (tier {self.tier}) hit {failure.cls}: {failure.line}"
         self._say(f"candidate {self.k} ends: {why}")
         self._end_row("failed", f"{failure.cls}: {failure.line}")
@@ -230,38 +233,15 @@ class Candidate(Drive):
                 candidate=(self.k, self.n),
             )
             self.brief = write_brief(self.cfg.board, self.tree, text)
-            self._check_stop()
-            self._edge_check("coder start")
-            res = self._run_coder(self.brief)
-            self._check_stop()
-            failure = self._coder_failure(res, gate_round == 0)
-            if failure is not None:
-                self._not_its_fault("coder", res)
-                self._climb(failure, "terminal", res.tail_text(TAIL_LINES))
-            self._format()
-            self._check_stop()
-            self._no_leak()
-            if not self._has_work():
-                self._not_its_fault("coder", res)
-                self._climb("the coder exited 0 but changed nothing", "terminal", res.tail_text())
-            if self.cfg.gate.argv:
-                self._edge_check("gate start")
-                verdict = self._gate()
-                self._check_stop()
-                self._no_leak()
-                if verdict.red:
-                    self._not_its_fault("gate", None, verdict.tail, verdict.exit_code)
-                    if gate_round < self.cfg.gate.retries:
-                        gate_round += 1
-                        gate_output = verdict.tail
-                        self._say(
-                            f"{verdict.reason}; retry {gate_round} of {self.cfg.gate.retries} "
-                            "with its output in the brief"
-                        )
-                        continue
-                    why = f"{verdict.reason}, and stayed red after {self.cfg.gate.retries} retries"
-                    self._record("red")
-                    self._climb(why, "gate-red", verdict.tail)
+            built = self._build(self.brief, gate_round == 0, False, gate_round)
+            if isinstance(built, GateVerdict):  # red, with a retry left
+                gate_round += 1
+                gate_output = built.tail
+                self._say(
+                    f"{built.reason}; retry {gate_round} of {self.cfg.gate.retries} "
+                    "with its output in the brief"
+                )
+                continue
             stats = snapshot.unpublished_work(self.cfg, self.tree).stats
             self.result.green = True
             self.result.lines = stats.insertions + stats.deletions
@@ -269,6 +249,9 @@ class Candidate(Drive):
             self._say(f"candidate {self.k} is green: {stats.text()}")
             self._end_row("passed", f"candidate {self.k} green: {stats.text()}")
             return
+
+    def _stayed_red(self) -> None:
+        self._record("red")
 
     def _record(self, gate: str, lines: int | None = None) -> None:
         """Its gate's word and its changed lines on its drive row, for `board card show`'s
@@ -513,7 +496,7 @@ class Race(Drive):
         if not own and results:
             first = results[0]
             if first.failure is not None:
-                self._back_off(first.step, first.failure, first.output)
+                self._back_off(first.step, first.failure, first.output, first.tier)
             self._block(first.cls, f"candidate {first.k}: {first.why}", first.tail)
         top = "gate-red" if any(r.top_cls == "gate-red" for r in own) else "terminal"
         tail = next((r.tail for r in own if r.tail.strip()), "")
