@@ -81,6 +81,30 @@ def test_a_drive_row_records_the_candidate_it_was_and_refuses_what_is_not_one(
     assert [d.to_json() for d in store.list_drives(card)] == before, "a refused write changed"
 
 
+def test_race_drives_reads_the_working_cards_candidate_and_live_rows_only(
+    new_store: Callable[..., Store],
+) -> None:
+    """`Store.race_drives` (the board row's `2/5 green`): of the cards in `working`, every
+    candidate row and every live row; nothing of a card in another lane, and no ended
+    single drive."""
+    store = new_store()
+    racing = store.create(CardDraft(title="racing", spec="s", best_of=2)).id
+    other = store.create(CardDraft(title="ready one", spec="s")).id
+    own = store.start_drive(racing, "cheap", 1, "", 4242)
+    old = store.start_drive(racing, "cheap", 2, "", 4242)
+    store.update_drive(old.id, status="failed")
+    one = store.start_drive(racing, "cheap", 3, "", 4242, candidate=1)
+    store.update_drive(one.id, status="passed", gate="green", lines_changed=3)
+    two = store.start_drive(racing, "cheap", 4, "", 4242, candidate=2)
+    elsewhere = store.start_drive(other, "cheap", 1, "", 4242, candidate=1)
+    with store.transaction() as tx:
+        card = tx.get(racing)
+        tx.update(racing, Expect(version=card.version), {"lane": "working", "drive": own.id}, "t")
+    got = sorted((d.card, d.id) for d in store.race_drives())
+    assert got == sorted((racing, d.id) for d in (own, one, two)), got
+    assert elsewhere.id not in {d.id for d in store.race_drives()}
+
+
 def test_a_board_made_before_best_of_opens_with_its_cards_and_drives_intact(
     tmp_path: Path, store_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
