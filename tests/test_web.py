@@ -338,3 +338,71 @@ def test_another_host_warns_and_a_bad_token_or_setting_is_refused(tmp_path: Path
     assert res.returncode != 0 and res.stdout == ""
     assert len(res.stderr.splitlines()) == 1 and "max_sessions" in res.stderr, res.stderr
     assert "must be from 1 to 64, got 0" in res.stderr
+
+
+def test_a_public_url_is_the_address_printed_and_the_page_s_websocket(tmp_path: Path) -> None:
+    """Behind a tunnel or a proxy, or reached by another machine's name for this one, the
+    page must open its websocket where the browser is, not at HOST:PORT: `--public-url`
+    is printed and put in the page, and a websocket from a page of that origin passes the
+    same-site check. Listening on every address without it is refused (the page would
+    point at 0.0.0.0), and so is a public URL that is more than scheme, name and port."""
+    from aiohttp.test_utils import make_mocked_request
+    from board.tui.web import BoardServer
+
+    repo = make_repo(tmp_path, init="cli")
+    env = {**os.environ, **GIT_ENV}
+    env.pop("BOARD_WEB_TOKEN", None)
+    port = _free_port()
+    public = "http://board.example:9999"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "board.cli", "web", "--port", str(port), "--public-url", public],
+        cwd=repo.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        match = re.fullmatch(r"board web: open http://board\.example:9999/\?token=(\S+) .*", line)
+        assert match, line
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", f"/?token={match[1]}")
+        page = conn.getresponse().read().decode()
+        conn.close()
+        assert 'data-session-websocket-url="ws://board.example:9999/ws"' in page
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+
+    server = BoardServer(
+        repo.root, host="127.0.0.1", port=port, token="t" * 20, max_sessions=1, public_url=public
+    )
+    origins = {
+        public: True,
+        f"http://127.0.0.1:{port}": True,
+        "http://evil.example": False,
+        "http://board.example:1": False,
+    }
+    for origin, ok in origins.items():
+        request = make_mocked_request(
+            "GET", "/ws", headers={"Origin": origin, "Host": f"127.0.0.1:{port}"}
+        )
+        assert server.same_origin(request) is ok, origin
+
+    for args, want in (
+        (("--host", "0.0.0.0"), "listens on every address"),
+        (("--public-url", "http://x.example/board"), "--public-url must be http://NAME[:PORT]"),
+        (("--public-url", "ftp://x.example"), "--public-url must be http://NAME[:PORT]"),
+        (("--public-url", "http://x.example:99999"), "--public-url has a bad port"),
+    ):
+        res = subprocess.run(
+            [sys.executable, "-m", "board.cli", "web", "--port", str(_free_port()), *args],
+            cwd=repo.root, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+            timeout=60, env=env,
+        )  # fmt: skip
+        assert res.returncode != 0 and res.stdout == "", res
+        assert len(res.stderr.splitlines()) == 1 and want in res.stderr, res.stderr

@@ -224,8 +224,11 @@ class BoardServer(Server):
         token: str,
         max_sessions: int,
         print_line: Callable[[str], None] | None = None,
+        public_url: str = "",
     ) -> None:
-        super().__init__(command="board tui", host=host, port=port, title="board")
+        super().__init__(
+            command="board tui", host=host, port=port, title="board", public_url=public_url or None
+        )
         self.root = root
         self.token = token
         self.max_sessions = max_sessions
@@ -242,14 +245,15 @@ class BoardServer(Server):
         given = request.query.get("token") or request.cookies.get(self.cookie) or ""
         return hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8"))
 
-    @staticmethod
-    def same_origin(request: web.Request) -> bool:
+    def same_origin(self, request: web.Request) -> bool:
         """A websocket opened by a page of another site is refused: a browser always sends
-        Origin with one, and only this server's own page has this host in it."""
+        Origin with one, and only this server's own page has this host (or its public URL's)
+        in it."""
         origin = request.headers.get("Origin")
         if origin is None:  # not a browser's page: the token alone decides
             return True
-        return urlsplit(origin).netloc == request.host
+        netloc = urlsplit(origin).netloc
+        return netloc == request.host or netloc == urlsplit(self.public_url).netloc
 
     def argv(self) -> list[str]:
         """The app one session runs: this interpreter's board, on this repository."""
@@ -370,10 +374,44 @@ def _int(value: Any, default: int) -> int:
     return number if 0 < number <= 1000 else default
 
 
-def serve(root: Path, *, host: str, port: int, max_sessions: int, token: str) -> None:
+def check_public_url(url: str) -> str:
+    """`--public-url`: http(s)://NAME[:PORT] and nothing more (the page appends its own
+    paths; a path, a query or a fragment here would be sent on to every link), without a
+    trailing slash; else one line."""
+    parts = urlsplit(url.strip())
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+        or parts.username
+        or parts.password
+    ):
+        raise BoardError(
+            f"web: --public-url must be http://NAME[:PORT] or https://NAME[:PORT] and nothing "
+            f"more, got {url!r}"
+        )
+    try:
+        parts.port  # noqa: B018 - a bad port raises here
+    except ValueError:
+        raise BoardError(f"web: --public-url has a bad port: {url!r}") from None
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def serve(
+    root: Path, *, host: str, port: int, max_sessions: int, token: str, public_url: str = ""
+) -> None:
     """Serve the control room until Ctrl+C or SIGTERM; a port already taken is refused in
     one line."""
-    server = BoardServer(root, host=host, port=port, token=token, max_sessions=max_sessions)
+    server = BoardServer(
+        root,
+        host=host,
+        port=port,
+        token=token,
+        max_sessions=max_sessions,
+        public_url=public_url,
+    )
     try:
         server.serve()
     except OSError as exc:
@@ -386,4 +424,12 @@ def serve(root: Path, *, host: str, port: int, max_sessions: int, token: str) ->
         server.kill_all()
 
 
-__all__ = ["AppSession", "BoardServer", "encode_packet", "is_loopback", "make_token", "serve"]
+__all__ = [
+    "AppSession",
+    "BoardServer",
+    "check_public_url",
+    "encode_packet",
+    "is_loopback",
+    "make_token",
+    "serve",
+]

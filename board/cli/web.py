@@ -1,4 +1,5 @@
-"""`board web [--host 127.0.0.1] [--port 8765]`: the control room in a browser.
+"""`board web [--host 127.0.0.1] [--port 8765] [--public-url URL]`: the control room in a
+browser.
 
 The server (board/tui/web.py, on textual-serve and aiohttp) is imported only when the verb
 runs, so no other verb pays for it.
@@ -33,7 +34,14 @@ def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
                 "pip install 'textual-serve==1.1.3'"
             ) from None
         raise
+    public_url = web.check_public_url(args.public_url) if args.public_url else ""
     token = web.make_token()
+    if not public_url and args.host in ("0.0.0.0", "::", ""):
+        raise BoardError(
+            f"web: --host {args.host or repr('')} listens on every address, so the page "
+            "cannot know which one its browser reached: give --public-url "
+            f"http://NAME:{args.port} too (the address the browser opens)"
+        )
     if not web.is_loopback(args.host):
         print(
             f"board web: warning: listening on {args.host}, not loopback: anyone who can "
@@ -42,7 +50,12 @@ def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
             flush=True,
         )
     web.serve(
-        ctx.root, host=args.host, port=args.port, max_sessions=ctx.cfg.web.max_sessions, token=token
+        ctx.root,
+        host=args.host,
+        port=args.port,
+        max_sessions=ctx.cfg.web.max_sessions,
+        token=token,
+        public_url=public_url,
     )
     return 0
 
@@ -55,4 +68,10 @@ def register(sub: Subparsers) -> None:
         "--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})"
     )
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the address a browser opens, when it is not http://HOST:PORT (a proxy, a "
+        "tunnel, another machine's name for this one)",
+    )
     p.set_defaults(func=cmd_web)
