@@ -15,6 +15,10 @@ Each tick is the sweep, then the claims:
   surface may touch any file, so it overlaps everything). Every decision is one
   JSON line in `.board/loop.log`, with the reason for every skip.
 
+What the operator must hear of (a card newly needing them, the run gone idle, a paused or
+resumed tier, a lost host) is recorded as a notice and sent by `[notify]`, whether or not a
+TUI is open (core/ops/notify.py); `--until-idle` sends what is pending before it exits.
+
 Drives run in threads. On SIGTERM/SIGINT the loop stops claiming, kills each
 coder's process group, and each drive saves its tree with a comment, reaps it and
 puts its card back in `ready` (a drive that stood aside leaves its tree alone).
@@ -60,7 +64,7 @@ from board.core.drive import drive, race
 from board.core.errors import BoardError, NotFound, Refused, StoreUnavailable, StrandedWorkError
 from board.core.git import naming, runbranch, shared, snapshot, treestate, worktrees
 from board.core.model import SELF_HEALING, SETUP_PAUSE, TERMINAL, Blocked, Card, Drive, Pause
-from board.core.ops import leases, spending
+from board.core.ops import leases, notify, spending
 from board.core.ops.boardlock import BoardLock
 from board.core.ops.leases import LEASE_LOST
 from board.core.ops.pick import card_of_branch  # by name: `ops.pick` is the verb
@@ -118,6 +122,7 @@ class Loop:
         self.store_lost = ""  # why the loop stopped: its store stayed unreachable ('' if not)
         self._store_back = float("-inf")  # monotonic time the store last came back
         self.budget_stopped: set[str] = set()  # drives this loop stopped for a money budget
+        self.notices = notify.LoopNotices(cfg, store, self.log)  # recorded, and sent
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -149,6 +154,7 @@ class Loop:
         restore = self._install_signals()
         beating = self._start_heartbeat()
         polling = self._start_poller()
+        self.notices.sender.start()
         try:
             self.log("start", pid=os.getpid(), once=once, until_idle=until_idle, shape=said)
             self._run(once, until_idle)
@@ -156,6 +162,9 @@ class Loop:
             if self.stopping.is_set():
                 self.shutdown()
             self.wait()
+            # what is pending is sent before a run that ran out of work exits; a stop
+            # asked for (a signal, a lost store) waits for no send
+            self.notices.sender.stop(flush=not self.stopping.is_set())
             restore()
             beating.set()
             polling.set()
@@ -182,7 +191,9 @@ class Loop:
                     self.wait()
                     break
                 idle = not (claimed or was_running or self.running)
-                if until_idle and idle and not self._timed_waits(began):
+                quiet = idle and not self._timed_waits(began)
+                self.notices.idle(quiet)
+                if until_idle and quiet:
                     self.log("idle", touched=sorted(self.touched))
                     break
                 self.wake.wait(self.cfg.board.loop_interval_s)
@@ -457,6 +468,7 @@ class Loop:
                 self._sweep_card(card)
             except BoardError as exc:  # a card moved meanwhile: next tick sees it again
                 self.log("sweep-skip", card=card.id, reason=exc.line())
+        self.notices.swept(cards)
         self._sweep_orphans(cards)
 
     def lost_hosts(self) -> dict[str, str]:
@@ -468,7 +480,8 @@ class Loop:
         host_lease_s after the store came back from an outage no host is judged: none could
         beat while it was away, and each needs a moment to beat again."""
         if time.monotonic() - self._store_back >= self.cfg.board.host_lease_s:
-            leases.give_back(self.cfg.board, self.store, self.host, self.log)
+            lost = leases.give_back(self.cfg.board, self.store, self.host, self.log)
+            self.notices.hosts_lost(lost)
 
     def _share_saves(self) -> None:
         """With the run branch on the remote, at most every publish.poll_s: push this host's
@@ -554,7 +567,7 @@ class Loop:
         mark = f"{card.blocked.cls}:{digest}"
         if card.told == mark:
             return
-        self.store.update(
+        told = self.store.update(
             card.id,
             Expect(version=card.version),
             {"told": mark},
@@ -562,6 +575,7 @@ class Loop:
             note=f"the operator is told: {text}",
         )
         self.log("blocked", card=card.id, cls=card.blocked.cls, reason=card.blocked.reason)
+        self.notices.needs(told, card.blocked.cls)  # a notice, keyed by this telling
 
     def _sweep_orphans(self, cards: list[Card]) -> None:
         lanes = {c.id: c.lane for c in cards}
@@ -657,6 +671,7 @@ class Loop:
                 held.append(pause)
             elif self.store.resume_tier(pause.tier, pause.cls):
                 self.log("resume", tier=pause.tier, cls=pause.cls, until=pause.until)
+        self.notices.held(held)
         return held
 
     def _base_conflicts(self) -> bool:

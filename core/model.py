@@ -361,6 +361,34 @@ class Pause(Frozen, slots=True):
         }
 
 
+# what a notice tells (core/cards/notices.py): a card newly needs the operator, the run went
+# idle, a tier paused or resumed, a host was lost, the day's money budget or a broken
+# [tree] setup stopped the claims
+NOTICE_KINDS = ("needs", "idle", "paused", "resumed", "host-lost", "budget", "setup")
+
+
+class Notice(Frozen, slots=True):
+    """One thing the operator is told, recorded once in the store by whichever loop saw it
+    first (`key` is unique), then sent (`[notify]`) and shown by every TUI. `text` is plain:
+    the card's id, a class and a fixed phrase, never a card's title, spec or a log line."""
+
+    id: int
+    kind: str
+    card: str
+    cls: str
+    text: str
+    at: str
+    key: str = ""
+    sent_at: str = ""  # '' until every channel of `[notify]` took it
+    tries: int = 0  # sends begun
+    error: str = ""  # the last send's failure, in one line
+    seen: bool = False  # the operator opened the notices screen since
+    sent_to: str = ""  # the channels that took it ("argv", "urls"), comma-separated
+
+    def to_json(self) -> dict[str, Any]:
+        return as_dict(self)
+
+
 class LoopBeat(Frozen, slots=True):
     """A running `board run`, as its heartbeat in the store says."""
 

@@ -1,8 +1,10 @@
-"""Notices: a card that newly needs the operator raises one toast (and, with `[tui]
-notify`, a bell or a desktop notice); what needed them when the board opened does not;
-the run going idle is told once. A notice says the card's id and class only: the OSC 9
-test runs the real `board tui` on a pseudo-terminal and reads the bytes it writes, with a
-hostile title and reason on the card."""
+"""Notices in the control room: each notice the loop records in the store while the app is
+open raises one toast (and, with `[tui] notify`, a bell or a desktop notice); what was
+recorded before it opened does not (the notices screen lists it); later writes to the card
+raise nothing. Nothing is worked out by the TUI itself: a card blocked with no loop to
+record it is not told. A notice says the card's id and class only: the OSC 9 test runs the
+real `board tui` on a pseudo-terminal and reads the bytes it writes, with a hostile title
+and reason on the card."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import sys
 import threading
 import time
 
+from board.core.cards import notices
 from board.core.model import Blocked
 from board.core.store import Expect
 from board.tui.notify import osc9
@@ -26,25 +29,46 @@ from tests.support.waiting import wait_for
 HOSTILE = f"steal {OSC52} \x1b]9;pwned\x07 secret-token-77"
 
 
-async def test_a_block_raises_exactly_one_toast_and_what_was_blocked_at_open_none(
+def block(store, card_id: str, cls: str, reason: str = HOSTILE) -> int:
+    """Block the card and record its notice as the loop's sweep does when it tells the
+    operator (core/cards/notices.needs, keyed by the version of that telling)."""
+    card = store.update(card_id, Expect(), {"blocked": Blocked(cls, reason)}, who="test")
+    told = store.update(card_id, Expect(version=card.version), {"told": f"{cls}:x"}, who="board")
+    assert notices.needs(store, card_id, cls, told.version)
+    return told.version
+
+
+async def test_a_recorded_notice_raises_exactly_one_toast_and_one_before_open_none(
     tmp_path,
 ) -> None:
     board = seeded_board(tmp_path)
     store = board.store
+    before = add(store, "Blocked before the board opened", "ready")
+    block(store, before, "held")
     victim = add(store, "Will be blocked", "ready")
     app = make_app(board, poll=0.1)
     async with run_pilot(app, size=(120, 30), notifications=True) as pilot:
         await loaded(pilot)
-        assert app.notices.told == [], "cards blocked before the board opened were told"
-        store.update(victim, Expect(), {"blocked": Blocked("gate-red", HOSTILE)}, who="test")
+        await wait_for(pilot, lambda: app.notices.after is not None, what="the first reading")
+        assert app.notices.told == [], "a notice recorded before the board opened was toasted"
+        assert app.notices.unseen == 1
+        store.update(victim, Expect(), {"blocked": Blocked("terminal", "no loop")}, who="test")
+        other = add(store, "a write with no loop to tell of it", "backlog")
+        await wait_for(pilot, lambda: screen_has(app, other), what="the later writes read")
+        await settle(pilot)
+        assert app.notices.told == [], "the TUI worked out a notice of its own"
+        store.update(victim, Expect(), {"blocked": None}, who="test")
+        told = block(store, victim, "gate-red")
         await wait_for(pilot, lambda: app.notices.told, what="the notice")
         store.add_comment(victim, "an unrelated write after the block", "test")
+        assert not notices.needs(store, victim, "gate-red", told), "one telling recorded twice"
         other = add(store, "another write", "backlog")
         await wait_for(pilot, lambda: screen_has(app, other), what="the later writes read")
         await settle(pilot)
         assert app.notices.told == [f"{victim} needs you: gate-red"], app.notices.told
         shown = [t for t in app.screen.query("Toast") if victim in str(t.render())]  # by CSS type
         assert len(shown) == 1, f"toasts for {victim}: {len(shown)}"
+        assert app.notices.unseen == 2
     board.close()
 
 
@@ -94,7 +118,7 @@ def test_osc9_writes_only_the_id_and_class_to_the_terminal(tmp_path) -> None:
         while b"backlog" not in out and time.monotonic() < deadline:
             time.sleep(0.1)
         assert b"backlog" in out, f"board tui did not draw: {bytes(out[-500:])!r}"
-        store.update(victim, Expect(), {"blocked": Blocked("held", HOSTILE)}, who="test")
+        block(store, victim, "held")
         deadline = time.monotonic() + 30
         while b"\x1b]9;" not in out and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -121,8 +145,9 @@ def test_the_osc9_payload_keeps_to_plain_ascii() -> None:
 
 
 async def test_the_run_going_idle_is_told_once(tmp_path) -> None:
-    """A loop runs one drive; when it ends and nothing is left to run, one notice says the
-    run is idle (not at open, while work remained, nor again at the next reading)."""
+    """A drive ends and nothing is left to run: the loop records that the run is idle, and
+    the open board toasts it once; recorded again (the same stretch of work, another host's
+    loop) it is not told again."""
     from tests.support.boards import make_board
     from tests.support.tui import LOOP_HOST, LOOP_PID, LOOP_STARTED, start_drive
 
@@ -134,12 +159,13 @@ async def test_the_run_going_idle_is_told_once(tmp_path) -> None:
     app = make_app(board, poll=0.1)
     async with run_pilot(app, size=(120, 30), notifications=True) as pilot:
         await loaded(pilot)
-        await pilot.pause(0.5)
-        assert app.notices.told == [], "the run was told idle while a drive ran"
+        assert not notices.idle(store), "a run with a live drive was recorded idle"
         store.update_drive(drive.id, status="passed", result="folded")
         store.update(working, Expect(), {"lane": "done"}, who="test")
-        store.beat(LOOP_HOST, LOOP_PID, LOOP_STARTED)
+        assert notices.idle(store)
         await wait_for(pilot, lambda: app.notices.told, what="the idle notice")
+        assert not notices.idle(store), "the same stretch of work was recorded idle twice"
+        store.beat(LOOP_HOST, LOOP_PID, LOOP_STARTED)
         await pilot.pause(0.5)
         assert app.notices.told == ["the run is idle: no drive runs and no card is ready to run"], (
             app.notices.told

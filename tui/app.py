@@ -23,7 +23,7 @@ from typing import Any
 
 from board.core.config import Config
 from board.core.errors import BoardError, ConfigError, StoreUnavailable
-from board.core.model import Card
+from board.core.model import Card, Notice
 from board.core.store import Store
 from textual import work
 from textual.app import App
@@ -39,12 +39,12 @@ from .board import BoardScreen
 from .boarddata import Preload, resume_gc
 from .commands import VERBS, BoardCommands
 from .health import Clock, Health, read_health, store_down, utc_now
-from .notify import IDLE_TEXT, Notices, notice_text, osc9
+from .notify import Notices, osc9
 from .painttext import one_line
 from .screenbase import BoardAppScreen
 from .stylesheets import add_stylesheet
 from .themes import load_themes, user_theme_dir
-from .widgets import StatusLine
+from .widgets import HealthBar, StatusLine
 
 SCREENS_CSS = Path(__file__).with_name("screens.tcss")  # see BoardApp.screens_css
 POLL_INTERVAL_S = 0.5
@@ -100,6 +100,14 @@ class BoardApp(App[int]):
             "s", "stranded", "stranded", show=False, tooltip="stranded work", id="app.stranded"
         ),
         Binding("F", "flow", "flow", show=False, tooltip="the last day in pictures", id="app.flow"),
+        Binding(
+            "i",
+            "notices",
+            "notices",
+            show=False,
+            tooltip="what the loop told: cards that need you, the run gone idle, pauses",
+            id="app.notices",
+        ),
     ]
 
     def __init__(
@@ -152,7 +160,9 @@ class BoardApp(App[int]):
         # or here, so it runs while the app starts either way
         self._preload: Preload | None = preload or Preload(store, cfg=cfg, clock=clock)
         self.health: Health | None = None  # the latest reading (the preload's, at first)
-        self.notices = Notices()
+        self.notices = Notices()  # the store's notices as this app read them
+        self._reading_notices = False
+        self._notices_again = False  # a change came in while they were read: read again
         # where OSC 9 goes: the terminal Textual draws on, set as `run` makes its driver
         # (`get_driver_class`); None until then and when headless, as in tests
         self.terminal_write: Callable[[str], None] | None = None
@@ -224,6 +234,7 @@ class BoardApp(App[int]):
         # one): a thread started here would run through the first paint and slow it.
         if self.live_interval > 0:
             self.set_interval(self.live_interval, self.poll_health, name="health")
+        self.read_notices()  # where the toasts start, and the header's count
         if self.problems:
             self.say(" · ".join(self.problems), error=True)
 
@@ -329,6 +340,7 @@ class BoardApp(App[int]):
         """Someone (this app, the CLI, `board run`) committed a write: every screen reloads."""
         self.seen_changes = count
         self.store_changes.publish(count)
+        self.read_notices()
 
     def action_refresh(self) -> None:
         self._check_changes(True)
@@ -448,14 +460,43 @@ class BoardApp(App[int]):
 
     # notices -------------------------------------------------------------------------------
 
-    def card_notices(self, needs: dict[str, str]) -> None:
-        """The board read every card: tell each that newly needs the operator."""
-        for card_id, cls in self.notices.new_needs(needs):
-            self._tell(notice_text(one_line(card_id), one_line(cls)))
+    def read_notices(self) -> None:
+        """Read the store's notices (in a worker): toast each recorded since the app
+        started, once, and keep the header's count of those no operator has seen."""
+        if self._reading_notices:
+            self._notices_again = True
+            return
+        self._reading_notices = True
+        self._notices_again = False
+        self._read_notices(self.notices.after)
 
-    def run_notices(self, idle: bool) -> None:
-        if self.notices.went_idle(idle):
-            self._tell(IDLE_TEXT)
+    @work(thread=True, group="notices", exit_on_error=False)
+    def _read_notices(self, after: int | None) -> None:
+        try:
+            last, unseen = self.store.notice_counts()
+            read = self.store.notices(after) if after is not None and last > after else []
+        except BoardError:  # the header or the status line says so; the next change reads
+            self.call_from_thread(self._notices_read, None)
+            return
+        self.call_from_thread(self._notices_read, (last, unseen, read))
+
+    def _notices_read(self, got: tuple[int, int, list[Notice]] | None) -> None:
+        self._reading_notices = False
+        if got is not None:
+            for notice in self.notices.new(*got):
+                self._tell(one_line(notice.text))
+            for screen in self.screen_stack:
+                for bar in screen.query(HealthBar):
+                    bar.show_unseen(self.notices.unseen)
+        if self._notices_again:
+            self.read_notices()
+
+    def action_notices(self) -> None:
+        """The notices screen: the recent notices, newest first; opening it marks them seen."""
+        from .noticescreen import NoticesScreen  # loaded when first opened, not at start
+
+        if not isinstance(self.screen, NoticesScreen):
+            self.push_screen(NoticesScreen())
 
     def _tell(self, text: str) -> None:
         """A toast, and the `[tui] notify` extra: the bell, or a desktop notice (OSC 9)."""
@@ -618,6 +659,7 @@ SCREEN_GROUPS: dict[str, tuple[str, ...]] = {
     "logs": ("logs.screen.LogsScreen", "logs.view.LogView", "logs.screen.DriveList"),
     "new-card form": ("card_form.CardForm",),
     "flow": ("flowscreen.FlowScreen",),
+    "notices": ("noticescreen.NoticesScreen",),
     "confirm": ("dialogs.ConfirmDialog",),
     "stop question": ("dialogs.ConfirmReasonDialog",),
     "reason": ("dialogs.ReasonDialog",),

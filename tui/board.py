@@ -89,7 +89,7 @@ def derived(
     publish: PublishSection, lanes: Lanes, totals: Totals | None
 ) -> tuple[dict[str, str], waits.ClaimView | None]:
     """What the rows tell beyond themselves: the cards that need the operator (with why,
-    the header's count and the notices), and the claim's view of every card (None while
+    the header's count), and the claim's view of every card (None while
     only the heads are in: a dependency may sit in any lane, so a view of part of the
     board could say a card is free when it is not)."""
     cards = all_cards(lanes)
@@ -366,8 +366,6 @@ class BoardScreen(BoardAppScreen):
         self._preview_soon()
         if totals is None:
             self.loaded = True
-            app.card_notices(needs or {})
-            self._idle_check()
         elif not self.paint_pending:
             self.reload()
         else:
@@ -443,7 +441,6 @@ class BoardScreen(BoardAppScreen):
             self.spend = None  # a new UTC day: its spend starts again (read once)
             self._read_spend()
         self._update_claim()
-        self._idle_check()
         for lane in self.visible_lanes():
             self.lane_view(lane).refresh_details()
 
@@ -586,19 +583,6 @@ class BoardScreen(BoardAppScreen):
         if words != self.filter_words:
             self.filter_words = words
             self._refilter()
-
-    def _idle_check(self) -> None:
-        """The run is idle when a loop runs with no drive and no card waits in ready
-        unblocked or works: told once, as it happens (`BoardApp.run_notices`)."""
-        health = self.health
-        if not self.loaded or health is None:
-            return
-        busy = (
-            bool(health.drives)
-            or bool(self.lanes.get("working"))
-            or any(row.card.blocked is None for row in self.lanes.get("ready", []))
-        )
-        self.board_app.run_notices(health.loop_up and not busy)
 
     def follow_card(self, card_id: str) -> None:
         self.follow_next = card_id

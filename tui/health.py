@@ -313,9 +313,11 @@ def header_parts(
     width: int,
     spend: UsageSum | None = None,
     day_usd: float = 0.0,
+    unseen: int = 0,
 ) -> list[Part]:
     """The header line in `width` cells: the loop, the drives in use, today's spend and the
-    day budget's pause, the paused tiers and the cards that need the operator, each
+    day budget's pause, the paused tiers, the cards that need the operator and the notices
+    no operator has seen (the notices screen shows them), each
     shortened before any is cut. The loop's state and the drive count come first, since
     they are what the header is for."""
     if health is None:
@@ -335,6 +337,9 @@ def header_parts(
             parts.append((f"{needs if level == 2 else cards} {verb} you", "warn"))
         elif level == 0:
             parts.append(("nothing needs you", ""))
+        if unseen:
+            words = ("new notice" if unseen == 1 else "new notices") if level < 2 else "new"
+            parts.append((f"{unseen} {words}", "warn"))
         if sum(cell_len(text) for text, _ in parts) + 3 * (len(parts) - 1) <= width:
             break
     joined: list[Part] = []

@@ -622,6 +622,7 @@ class HealthBar(Widget):
         super().__init__(id=id)
         self.health: Health | None = None
         self.needs = 0
+        self.unseen = 0  # notices no operator has seen (the notices screen marks them)
         self.spend: UsageSum | None = None  # today's (UTC), as the board's worker read it
         self.day_usd = 0.0  # the day's money budget, 0: none set
         self._shown: list[tuple[str, str]] = []  # the words as last drawn
@@ -636,6 +637,11 @@ class HealthBar(Widget):
         self.set_class(down, "-down")
         self._repaint()
 
+    def show_unseen(self, unseen: int) -> None:
+        """The count of notices no operator has seen, as the app last read it."""
+        self.unseen = unseen
+        self._repaint()
+
     def show_spend(self, spend: UsageSum | None, day_usd: float = 0.0) -> None:
         """Today's spend as read with the board's rows (and the day budget, if set)."""
         self.spend = spend
@@ -643,7 +649,9 @@ class HealthBar(Widget):
         self._repaint()
 
     def _parts(self) -> list[tuple[str, str]]:
-        return header_parts(self.health, self.needs, self._room(), self.spend, self.day_usd)
+        return header_parts(
+            self.health, self.needs, self._room(), self.spend, self.day_usd, self.unseen
+        )
 
     def _repaint(self) -> None:
         parts = self._parts()

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         CoderSection,
         FailuresSection,
         GateSection,
+        NotifySection,
         PlannerSection,
         PublishSection,
         StoreSection,
@@ -40,6 +41,7 @@ class Config(Frozen, slots=True):
     planner: PlannerSection = field(default_factory=RECORDS["planner"])
     failures: FailuresSection = field(default_factory=RECORDS["failures"])
     tui: TuiSection = field(default_factory=RECORDS["tui"])
+    notify: NotifySection = field(default_factory=RECORDS["notify"])
     web: WebSection = field(default_factory=RECORDS["web"])
     store: StoreSection = field(default_factory=RECORDS["store"])
     usage: UsageSection = field(default_factory=RECORDS["usage"])

@@ -129,6 +129,14 @@ KEYS: tuple[Key, ...] = (
     Key("tui", "notify", str, "none",
         "beside the toast when a card needs you: none, bell or osc9 (a desktop notice)",
         ("none", "bell", "osc9")),
+    Key("notify", "argv", ARGV, [],
+        "run by board run once per notice, no shell ({kind} {card} {class} {text}), e.g. "
+        '["notify-send", "board", "{text}"]; empty: none'),
+    Key("notify", "urls", STRLIST, [],
+        "Apprise URLs each notice is sent to (ntfy://, slack://, tgram://, mailto://…); "
+        "needs pip install 'board[notify]'"),
+    Key("notify", "timeout_s", float, 10,
+        "the argv's time limit (an Apprise URL keeps its own: 4s to connect, 4s to read)"),
     Key("web", "max_sessions", int, 4,
         "browser sessions board web serves at once, each its own app process (1 to 64)"),
     Key("store", "url", str, "",

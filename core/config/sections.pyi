@@ -134,6 +134,17 @@ class TuiSection(Frozen):
         notify: str = ...,
     ) -> None: ...
 
+class NotifySection(Frozen):
+    argv: tuple[str, ...]
+    urls: tuple[str, ...]
+    timeout_s: float
+    def __init__(
+        self,
+        argv: tuple[str, ...] = ...,
+        urls: tuple[str, ...] = ...,
+        timeout_s: float = ...,
+    ) -> None: ...
+
 class WebSection(Frozen):
     max_sessions: int
     def __init__(

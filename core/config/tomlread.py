@@ -368,6 +368,9 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
     why = store_url_problem(get("store", "url"))
     if why:
         raise reader.fail(["store"], "url", why)
+    why = notify_urls_problem(get("notify", "urls"))
+    if why:
+        raise reader.fail(["notify"], "urls", why)
     fixed: dict[tuple[str, str], Any] = {("board", "scratch"): scratch, ("tree", "copy"): copy}
     fixed[("coder", "tiers")] = tiers
     fixed[("failures", "rules")] = value_of(_KEY[("failures", "rules")], rules)
@@ -377,6 +380,29 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
         filled.setdefault(k.section, {})[k.name] = fixed[where] if where in fixed else get(*where)
     sections: dict[str, Any] = {name: RECORDS[name](**v) for name, v in filled.items()}
     return Config((root or path.parent).resolve(), **sections)
+
+
+def notify_urls_problem(urls: tuple[str, ...]) -> str:
+    """'' when `[notify] urls` can be sent to; else why not, in words that never repeat a
+    URL (one may hold a token: a Slack webhook's, a Telegram bot's). Apprise is an optional
+    extra: a URL without it would fail every send of a night unseen, so it is refused here,
+    at load, by whether the package can be found (it is not imported: that costs a verb's
+    start a quarter of a second)."""
+    if not urls:
+        return ""
+    for n, url in enumerate(urls, start=1):
+        scheme, sep, rest = url.partition("://")
+        if not sep or not scheme or not rest.strip() or not scheme.replace("+", "").isalnum():
+            return f"URL {n} is not an Apprise URL (scheme://…, e.g. ntfy://my-topic)"
+    import importlib.util  # only a board that names notice URLs
+
+    try:
+        found = importlib.util.find_spec("apprise") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        return "needs Apprise, which is not installed: pip install 'board[notify]'"
+    return ""
 
 
 def _tier(reader: _Reader, name: str, body: Any) -> Tier:

@@ -45,12 +45,13 @@ def lost_hosts(board: BoardSection, store: Store, host: str) -> dict[str, str]:
     return lost
 
 
-def give_back(board_cfg: BoardSection, store: Store, host: str, log: Log) -> None:
+def give_back(board_cfg: BoardSection, store: Store, host: str, log: Log) -> dict[str, str]:
     """The live drives of every host that lost its lease end crashed, their cards back in
-    ready with a note naming the host."""
+    ready with a note naming the host. Returns the lost hosts (`lost_hosts`), which the
+    loop's notices tell of."""
     lost = lost_hosts(board_cfg, store, host)
     if not lost:
-        return
+        return lost
     for row in store.live_drives():
         if row.host not in lost:
             continue
@@ -68,6 +69,7 @@ def give_back(board_cfg: BoardSection, store: Store, host: str, log: Log) -> Non
         with contextlib.suppress(BoardError):
             if release_working(store, row.card, row.id, changes, note, WHO):
                 log("lost-host", card=row.card, drive=row.id, host=row.host)
+    return lost
 
 
 def save_given_up_trees(cfg: Config, store: Store, host: str, log: Log) -> None:

@@ -24,6 +24,7 @@ from board.core.model import (
     Event,
     LaneMove,
     LoopBeat,
+    Notice,
     Pause,
     Usage,
     UsageSum,
@@ -378,6 +379,42 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def tombstones(self) -> set[tuple[str, str]]:
         """Every (branch, commit) buried: a save at that branch with another commit is not."""
+
+    @abc.abstractmethod
+    def record_notice(self, kind: str, card: str, cls: str, text: str, key: str) -> bool:
+        """Record a notice (its time is now) unless one with `key` is recorded: one
+        statement, so two loops that see the same thing at once record it once. True when
+        this call recorded it."""
+
+    @abc.abstractmethod
+    def notices(self, after: int = 0, limit: int = 50, newest: bool = False) -> list[Notice]:
+        """The notices whose id is above `after`, oldest first (the TUI's toasts), or with
+        `newest` the latest `limit` of them newest first (the notices screen)."""
+
+    @abc.abstractmethod
+    def notice_counts(self) -> tuple[int, int]:
+        """The newest notice's id (0 when none) and how many no operator has seen."""
+
+    @abc.abstractmethod
+    def mark_seen(self, up_to: int) -> int:
+        """Every notice up to id `up_to` seen (the notices screen was opened); how many
+        were not."""
+
+    @abc.abstractmethod
+    def pending_notices(self, since: str, tries: int, claimed_before: str) -> list[Notice]:
+        """The notices to send, oldest first: not sent yet, recorded at or after `since`,
+        begun fewer than `tries` times, and not claimed by a sender after `claimed_before`."""
+
+    @abc.abstractmethod
+    def claim_notice(self, notice: Notice) -> bool:
+        """Take `notice` to send it (its tries one more, claimed now), only if nobody took
+        it since it was read (its tries unchanged, still unsent): two loops never send one
+        notice at once. True when this call took it."""
+
+    @abc.abstractmethod
+    def notice_sent(self, notice_id: int, sent_to: str, error: str) -> None:
+        """A send ended: the channels that have it now, and the failure ('' when every
+        channel took it, which stamps `sent_at`); the claim is let go either way."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

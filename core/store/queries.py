@@ -1,6 +1,6 @@
 """The queries both SQL stores run the same way: cards and their heads, timelines, drive
-rows, tier pauses, loop heartbeats, the board's publishing shape and the tombstones of
-deleted saves.
+rows, tier pauses, loop heartbeats, the board's publishing shape, the tombstones of
+deleted saves and the notices.
 
 SQLite and PostgreSQL differ in how they connect, lock and listen, not in these statements,
 so they are written once here with `?` for a parameter; a store whose driver spells it
@@ -27,6 +27,7 @@ from board.core.model import (
     Event,
     LaneMove,
     LoopBeat,
+    Notice,
     Pause,
     Usage,
     UsageSum,
@@ -469,3 +470,74 @@ class SqlQueries:
 
     def tombstones(self) -> set[tuple[str, str]]:
         return {(b, s) for b, s in self._read("SELECT branch, sha FROM tombstones")}
+
+    # notices ------------------------------------------------------------------------------
+
+    def record_notice(self, kind: str, card: str, cls: str, text: str, key: str) -> bool:
+        touched = self._write(
+            self._q(
+                "INSERT INTO notices (key, kind, card, cls, text, at) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (key) DO NOTHING"
+            ),
+            (key, kind, card, cls, text, self.clock()),
+        )
+        return touched > 0
+
+    def notices(self, after: int = 0, limit: int = 50, newest: bool = False) -> list[Notice]:
+        order = "DESC" if newest else "ASC"
+        rows = self._read(
+            self._q(f"SELECT {_NOTICE_COLS} FROM notices WHERE id > ? ORDER BY id {order} LIMIT ?"),
+            (after, limit),
+        )
+        return [_notice(r) for r in rows]
+
+    def notice_counts(self) -> tuple[int, int]:
+        rows = self._read(
+            "SELECT COALESCE(MAX(id), 0), COALESCE(SUM(CASE WHEN seen = 0 THEN 1 ELSE 0 END), 0) "
+            "FROM notices"
+        )
+        return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+
+    def mark_seen(self, up_to: int) -> int:
+        return self._write(
+            self._q("UPDATE notices SET seen = 1 WHERE id <= ? AND seen = 0"), (up_to,)
+        )
+
+    def pending_notices(self, since: str, tries: int, claimed_before: str) -> list[Notice]:
+        rows = self._read(
+            self._q(
+                f"SELECT {_NOTICE_COLS} FROM notices WHERE sent_at = '' AND at >= ? "
+                "AND tries < ? AND (claimed_at = '' OR claimed_at < ?) ORDER BY id LIMIT 100"
+            ),
+            (since, tries, claimed_before),
+        )
+        return [_notice(r) for r in rows]
+
+    def claim_notice(self, notice: Notice) -> bool:
+        touched = self._write(
+            self._q(
+                "UPDATE notices SET tries = tries + 1, claimed_at = ? "
+                "WHERE id = ? AND tries = ? AND sent_at = ''"
+            ),
+            (self.clock(), notice.id, notice.tries),
+        )
+        return touched > 0
+
+    def notice_sent(self, notice_id: int, sent_to: str, error: str) -> None:
+        self._write(
+            self._q(
+                "UPDATE notices SET sent_to = ?, error = ?, claimed_at = '', sent_at = ? "
+                "WHERE id = ?"
+            ),
+            (sent_to, error, "" if error else self.clock(), notice_id),
+        )
+
+
+_NOTICE_COLS = "id, kind, card, cls, text, at, key, sent_at, tries, error, seen, sent_to"
+
+
+def _notice(row: tuple[Any, ...]) -> Notice:
+    """A Notice from a row of `_NOTICE_COLS` (seen is 0 or 1 on both stores)."""
+    nid, kind, card, cls, text, at, key, sent_at, tries, error, seen, sent_to = row
+    return Notice(int(nid), kind, card, cls, text, at, key, sent_at, int(tries), error,
+                  bool(seen), sent_to)  # fmt: skip

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 # board's counts of a card (card_state) and its lane moves (lane_moves) as data, not words;
 # 6: what each drive's coder spent (tokens, cost, model, turns); 7: a card's own best of N
 # (cards.best_of) and which candidate of a race a drive was, its gate's word and its lines;
-# 8: a card's own race of tiers (cards.race)
-SCHEMA_VERSION = 8
+# 8: a card's own race of tiers (cards.race); 9: the notices the loop records for the
+# operator (issue 43)
+SCHEMA_VERSION = 9
 
 # the card fields a write may change (`Tx.update`), besides its deps: Card's own, less those
 # the store alone keeps (its id, its deps' own table, the stamps, the version and the order)
@@ -144,6 +145,29 @@ _V7 = [
 # candidate per name, as a JSON list of text as labels are kept ('[]': no race, what every
 # card of an older board gets)
 _V8 = ["ALTER TABLE cards ADD COLUMN race TEXT NOT NULL DEFAULT '[]'"]
+# added by schema version 9 (issue 43): the notices (core/cards/notices.py), one row each,
+# recorded once whichever loop saw it first (`key` is unique: an insert of a key already
+# there does nothing), then sent by a loop's `[notify]` (`tries` begun, the channels that
+# took it, the last failure, `claimed_at` while one loop sends it) and `seen` once an
+# operator opened the TUI's notices screen
+_V9 = [
+    f"""CREATE TABLE IF NOT EXISTS notices (
+        id {_AUTOINCREMENT},
+        key TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL,
+        card TEXT NOT NULL DEFAULT '',
+        cls TEXT NOT NULL DEFAULT '',
+        text TEXT NOT NULL,
+        at TEXT NOT NULL,
+        sent_at TEXT NOT NULL DEFAULT '',
+        tries INTEGER NOT NULL DEFAULT 0,
+        error TEXT NOT NULL DEFAULT '',
+        seen INTEGER NOT NULL DEFAULT 0,
+        sent_to TEXT NOT NULL DEFAULT '',
+        claimed_at TEXT NOT NULL DEFAULT ''
+    )""",
+    "CREATE INDEX IF NOT EXISTS notices_at ON notices (at)",
+]
 # what each version adds to the one before: MIGRATIONS[n] takes a store from n to n + 1
 # (the same statements on both stores; a version whose rows change too has a step in
 # core/store/upgrade.py, run after these in the same transaction)
@@ -158,6 +182,7 @@ MIGRATIONS: dict[int, list[str]] = {
     5: _V6,
     6: _V7,
     7: _V8,
+    8: _V9,
 }
 
 ADDED_DRIVE_DDL = ",\n        ".join(
@@ -227,6 +252,7 @@ _TABLES = [
     *_V2,
     *_V4,
     *_V5,
+    *_V9,
 ]
 
 
@@ -252,7 +278,7 @@ def pg_spelling(ddl: str) -> str:
 
 PG_DDL = [pg_spelling(ddl) for ddl in _TABLES]
 PG_DDL += PG_ORDER_INDEXES.values()
-assert sum(_IDENTITY in ddl for ddl in PG_DDL) == 2, "the events or lane_moves table changed"
+assert sum(_IDENTITY in ddl for ddl in PG_DDL) == 3, "the events, lane_moves or notices changed"
 
 # what a new store's meta holds; a key already there is kept
 META = (("schema", str(SCHEMA_VERSION)), ("next_seq", "1"), ("changes", "0"))

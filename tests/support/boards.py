@@ -67,9 +67,11 @@ def make_board(
     publish: dict[str, Any] | None = None,
     tree: dict[str, Any] | None = None,
     budget: dict[str, Any] | None = None,
+    notices: dict[str, Any] | None = None,
     **tui: Any,
 ) -> Board:
-    """A board in `tmp_path` (see the module's docstring for the two kinds).
+    """A board in `tmp_path` (see the module's docstring for the two kinds); `notices` is
+    the loop's `[notify]` table (`notify` among `**tui` is `[tui] notify`).
 
     The default kind's store is the SQLite file, or the PostgreSQL database at `store_url`;
     `**tui` are `[tui]` options (theme, theme_dir, notify, …). With `origin=True`,
@@ -86,6 +88,7 @@ def make_board(
         publish=publish,
         tree=tree,
         budget=budget,
+        notify=notices,
     )
     if origin:
         given = [k for k, v in (("keys", keys), ("config_overrides", config_overrides)) if v]

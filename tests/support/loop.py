@@ -55,10 +55,11 @@ def write_config(
     store: dict[str, Any] | None = None,
     usage: dict[str, str] | None = None,
     budget: dict[str, Any] | None = None,
+    notify: dict[str, Any] | None = None,
 ) -> config.Config:
     """board.toml rewritten for a test: quick ticks, short timeouts, these tiers (`store`:
     the `[store]` table, for a board on PostgreSQL; `usage`: a tier's usage reader, by
-    tier name; `budget`: the `[budget]` table)."""
+    tier name; `budget`: the `[budget]` table; `notify`: the `[notify]` table)."""
     tiers = tiers or {"default": edit_tier()}
     overrides: dict[str, dict[str, Any]] = {
         "board": {"max_concurrent": 2, "loop_interval_s": 0.05, **(board or {})},
@@ -78,6 +79,7 @@ def write_config(
         "tree": {**(tree or {})},
         "store": {**(store or {})},
         "budget": {**(budget or {})},
+        "notify": {**(notify or {})},
     }
     config.write_default(repo, overrides)
     return config.load(repo)
