@@ -422,7 +422,7 @@ def test_claims_racing_from_two_threads_never_hand_a_card_to_both(
 
 TABLES = (
     "board_shape", "card_state", "cards", "deps", "drives", "events", "lane_moves", "loops", "meta",
-    "pauses", "tombstones",
+    "notices", "pauses", "tombstones",
 )  # fmt: skip
 
 
