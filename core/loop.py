@@ -15,9 +15,8 @@ Each tick is the sweep, then the claims:
   surface may touch any file, so it overlaps everything). Every decision is one
   JSON line in `.board/loop.log`, with the reason for every skip.
 
-What the operator must hear of (a card newly needing them, the run gone idle, a paused or
-resumed tier, a lost host) is recorded as a notice and sent by `[notify]`, whether or not a
-TUI is open (core/ops/notify.py); `--until-idle` sends what is pending before it exits.
+What the operator must hear of is recorded as a notice and sent by `[notify]`, whether or
+not a TUI is open (core/ops/notify.py); `--until-idle` sends what is pending before exiting.
 
 Drives run in threads. On SIGTERM/SIGINT the loop stops claiming, kills each
 coder's process group, and each drive saves its tree with a comment, reaps it and
@@ -162,8 +161,7 @@ class Loop:
             if self.stopping.is_set():
                 self.shutdown()
             self.wait()
-            # what is pending is sent before a run that ran out of work exits; a stop
-            # asked for (a signal, a lost store) waits for no send
+            # pending notices are sent before an idle run exits; a stop waits for none
             self.notices.sender.stop(flush=not self.stopping.is_set())
             restore()
             beating.set()

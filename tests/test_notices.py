@@ -243,16 +243,16 @@ def test_the_store_records_a_notice_once_and_hands_it_to_one_sender(
 
 
 @pytest.mark.backends()
-def test_a_schema_7_store_gets_the_notices_table_when_opened(
+def test_a_schema_8_store_gets_the_notices_table_when_opened(
     new_store: Callable[..., Store],
 ) -> None:
-    """A store as a board before notices left it (no such table, schema 7) opens with the
+    """A store as a board before notices left it (no such table, schema 8) opens with the
     table, and records one."""
     store = new_store()
     with store.transaction() as tx:
         assert isinstance(tx, SqlTx)
         tx.execute("DROP TABLE notices")
-        tx.execute(store._q("UPDATE meta SET value = ? WHERE key = 'schema'"), ("7",))
+        tx.execute(store._q("UPDATE meta SET value = ? WHERE key = 'schema'"), ("8",))
     store.close()
     again = type(store)(store.url if isinstance(store, PostgresStore) else store.path)
     try:

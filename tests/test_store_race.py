@@ -72,7 +72,7 @@ def test_a_board_made_before_races_opens_with_its_cards_and_drives_intact(
         assert store._read("SELECT value FROM meta WHERE key = 'schema'") == [
             (str(SCHEMA_VERSION),)
         ]
-        assert SCHEMA_VERSION == 8
+        assert SCHEMA_VERSION >= 8  # what later versions add is theirs to check
         assert [d.to_json() for d in store.list_drives()] == old["drives"], "a drive changed"
         cards = store.list_cards()
         assert [c.to_json() for c in cards] == [

@@ -23,7 +23,7 @@ from typing import Any
 
 from board.core.config import Config
 from board.core.errors import BoardError, ConfigError, StoreUnavailable
-from board.core.model import Card, Notice
+from board.core.model import Card
 from board.core.store import Store
 from textual import work
 from textual.app import App
@@ -39,12 +39,11 @@ from .board import BoardScreen
 from .boarddata import Preload, resume_gc
 from .commands import VERBS, BoardCommands
 from .health import Clock, Health, read_health, store_down, utc_now
-from .notify import Notices, osc9
-from .painttext import one_line
+from .notify import NoticeReader, osc9
 from .screenbase import BoardAppScreen
 from .stylesheets import add_stylesheet
 from .themes import load_themes, user_theme_dir
-from .widgets import HealthBar, StatusLine
+from .widgets import StatusLine
 
 SCREENS_CSS = Path(__file__).with_name("screens.tcss")  # see BoardApp.screens_css
 POLL_INTERVAL_S = 0.5
@@ -160,9 +159,8 @@ class BoardApp(App[int]):
         # or here, so it runs while the app starts either way
         self._preload: Preload | None = preload or Preload(store, cfg=cfg, clock=clock)
         self.health: Health | None = None  # the latest reading (the preload's, at first)
-        self.notices = Notices()  # the store's notices as this app read them
-        self._reading_notices = False
-        self._notices_again = False  # a change came in while they were read: read again
+        self.notice_reader = NoticeReader(self)
+        self.notices = self.notice_reader.notices  # the store's notices as this app read them
         # where OSC 9 goes: the terminal Textual draws on, set as `run` makes its driver
         # (`get_driver_class`); None until then and when headless, as in tests
         self.terminal_write: Callable[[str], None] | None = None
@@ -234,7 +232,7 @@ class BoardApp(App[int]):
         # one): a thread started here would run through the first paint and slow it.
         if self.live_interval > 0:
             self.set_interval(self.live_interval, self.poll_health, name="health")
-        self.read_notices()  # where the toasts start, and the header's count
+        self.notice_reader.read()  # where the toasts start, and the header's count
         if self.problems:
             self.say(" · ".join(self.problems), error=True)
 
@@ -340,7 +338,7 @@ class BoardApp(App[int]):
         """Someone (this app, the CLI, `board run`) committed a write: every screen reloads."""
         self.seen_changes = count
         self.store_changes.publish(count)
-        self.read_notices()
+        self.notice_reader.read()
 
     def action_refresh(self) -> None:
         self._check_changes(True)
@@ -460,37 +458,6 @@ class BoardApp(App[int]):
 
     # notices -------------------------------------------------------------------------------
 
-    def read_notices(self) -> None:
-        """Read the store's notices (in a worker): toast each recorded since the app
-        started, once, and keep the header's count of those no operator has seen."""
-        if self._reading_notices:
-            self._notices_again = True
-            return
-        self._reading_notices = True
-        self._notices_again = False
-        self._read_notices(self.notices.after)
-
-    @work(thread=True, group="notices", exit_on_error=False)
-    def _read_notices(self, after: int | None) -> None:
-        try:
-            last, unseen = self.store.notice_counts()
-            read = self.store.notices(after) if after is not None and last > after else []
-        except BoardError:  # the header or the status line says so; the next change reads
-            self.call_from_thread(self._notices_read, None)
-            return
-        self.call_from_thread(self._notices_read, (last, unseen, read))
-
-    def _notices_read(self, got: tuple[int, int, list[Notice]] | None) -> None:
-        self._reading_notices = False
-        if got is not None:
-            for notice in self.notices.new(*got):
-                self._tell(one_line(notice.text))
-            for screen in self.screen_stack:
-                for bar in screen.query(HealthBar):
-                    bar.show_unseen(self.notices.unseen)
-        if self._notices_again:
-            self.read_notices()
-
     def action_notices(self) -> None:
         """The notices screen: the recent notices, newest first; opening it marks them seen."""
         from .noticescreen import NoticesScreen  # loaded when first opened, not at start
@@ -498,7 +465,7 @@ class BoardApp(App[int]):
         if not isinstance(self.screen, NoticesScreen):
             self.push_screen(NoticesScreen())
 
-    def _tell(self, text: str) -> None:
+    def tell(self, text: str) -> None:
         """A toast, and the `[tui] notify` extra: the bell, or a desktop notice (OSC 9)."""
         self.notices.told.append(text)
         self.notify(text, title="board", severity="warning", timeout=10, markup=False)
