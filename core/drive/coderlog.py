@@ -100,3 +100,17 @@ class CoderOutput:
         if self.meter is None:
             return None
         return self.meter.usage(prices, usage.model_in_argv(argv))
+
+
+def describe_end(res: proc.Result) -> str:
+    """How a coder (or a formatter) ended, in words for the drive log."""
+    if res.missing:
+        return "could not be started"
+    if res.first_output_timed_out:
+        return "printed nothing before first_output_timeout_s; killed"
+    if res.timed_out:
+        return "timed out; its process group was killed"
+    sig = res.killed_by_signal
+    if sig is not None:
+        return f"killed by signal {sig}"
+    return f"exit {res.returncode}"

@@ -62,7 +62,7 @@ from board.core.drive.brief import (
     write_brief,
 )
 from board.core.drive.claim import claim
-from board.core.drive.coderlog import CoderOutput
+from board.core.drive.coderlog import CoderOutput, describe_end
 from board.core.drive.gate import GateVerdict, run_gate
 from board.core.drive.harvest import Harvest, harvest, in_surface, tree_changes
 from board.core.drive.trees import TreeSteps
@@ -314,7 +314,7 @@ class Drive(TreeSteps, BackOffSteps):
             out.close()
         spent = out.finish(res, self.cfg.usage.prices, argv)  # its tail: the text, not JSON
         self.coder_seconds = time.monotonic() - began
-        self._say(f"coder ended: {_describe(res)}")
+        self._say(f"coder ended: {describe_end(res)}")
         if spent is not None:  # on its attempt's row now: the budgets read it before the next
             self._say(f"usage: {usage.said(spent)}")
             try:
@@ -437,7 +437,7 @@ class Drive(TreeSteps, BackOffSteps):
         self._say(f"format: {argv}")
         res = self._stream(argv, self.cfg.gate.timeout_s)
         if not res.ok:
-            self._say(f"format did not finish cleanly ({_describe(res)}); going on")
+            self._say(f"format did not finish cleanly ({describe_end(res)}); going on")
 
     def _gate(self) -> GateVerdict:
         assert self.tree is not None
@@ -770,19 +770,6 @@ def _clear_count(store: Store, card_id: str) -> None:
         split.clear_count(store, card_id)
     except BoardError:
         pass
-
-
-def _describe(res: proc.Result) -> str:
-    if res.missing:
-        return "could not be started"
-    if res.first_output_timed_out:
-        return "printed nothing before first_output_timeout_s; killed"
-    if res.timed_out:
-        return "timed out; its process group was killed"
-    sig = res.killed_by_signal
-    if sig is not None:
-        return f"killed by signal {sig}"
-    return f"exit {res.returncode}"
 
 
 def run_drive(cfg: Config, store: Store, card_id: str, token: str) -> DriveEnd:
