@@ -39,6 +39,7 @@ PRIORITY_DEFAULT = 2
 # bounded: 0 would build nothing, past 16 is a typo that starts a crowd of coders on one card
 BEST_OF_MIN = 1
 BEST_OF_MAX = 16
+GH_SOURCE = "gh#"  # a card's source when a GitHub issue made it: gh#<number>
 
 
 class Blocked(Frozen, slots=True):
@@ -117,6 +118,20 @@ class Card(Frozen):
     # may repeat), instead of N of its rung; () when none. A card has a race or a best_of,
     # never both (core/cards/actions.py)
     race: tuple[str, ...] = ()
+    # where it came from (`board card import`, issue 44): `gh#123` for a GitHub issue,
+    # `file:<scope>#<key>` for a JSON Lines record; "" for a card typed in. One card per
+    # source (the store's unique index), so importing again finds it, never adds it twice
+    source: str = ""
+    source_url: str = ""  # the issue's address, "" when none
+
+    @property
+    def issue_number(self) -> int | None:
+        """The GitHub issue this card came from (`gh#123` → 123), None for any other card:
+        what a PR body closes and `[import] on_done_argv`'s `{number}`."""
+        if not self.source.startswith(GH_SOURCE):
+            return None
+        number = self.source[len(GH_SOURCE) :]
+        return int(number) if number.isdigit() else None
 
     @property
     def is_open(self) -> bool:
@@ -174,6 +189,8 @@ class Card(Frozen):
             "reviews_seen": self.reviews_seen,
             "best_of": self.best_of or None,
             "race": list(self.race),
+            "source": self.source or None,
+            "source_url": self.source_url or None,
         }
 
 
@@ -192,6 +209,8 @@ class CardDraft(Record, slots=True):
     surface: list[str] = field(default_factory=list)
     best_of: int | None = None  # its own best of N (1 to 16); None: the board's `[coder] best_of`
     race: list[str] = field(default_factory=list)  # a tier per candidate; []: no race
+    source: str = ""  # where it came from (`board card import`); "" when typed in
+    source_url: str = ""
 
 
 class LaneMove(Frozen, slots=True):

@@ -132,7 +132,7 @@ def test_a_board_made_before_best_of_opens_with_its_cards_and_drives_intact(
         ], "a drive changed in the upgrade"
         cards = store.list_cards()
         assert [c.to_json() for c in cards] == [
-            {**before, "best_of": None, "race": []} for before in old["cards"]
+            {**before, "best_of": None, "race": [], **old_code.NO_SOURCE} for before in old["cards"]
         ], "a card changed in the upgrade"
         assert json.loads(store.list_cards_json()) == [c.to_json() for c in cards]
         assert store.card_usage("c-1").cost_usd == 0.02

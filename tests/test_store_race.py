@@ -76,7 +76,7 @@ def test_a_board_made_before_races_opens_with_its_cards_and_drives_intact(
         assert [d.to_json() for d in store.list_drives()] == old["drives"], "a drive changed"
         cards = store.list_cards()
         assert [c.to_json() for c in cards] == [
-            {**before, "race": []} for before in old["cards"]
+            {**before, "race": [], **old_code.NO_SOURCE} for before in old["cards"]
         ], "a card changed in the upgrade"
         assert json.loads(store.list_cards_json()) == [c.to_json() for c in cards]
         with store.transaction() as tx:

@@ -23,13 +23,13 @@ from board.core.store.cardrow import _card_from_row, _cards, _cards_json, _check
 GOOD: tuple[Any, ...] = (
     "c-7", 7, "a title", "a spec", "it works", "feature", "ready", 2, "ann", "feat-c-7",
     "", "", "", '["ui", "x"]', '["src/**"]', "", "2026-01-01T00:00:00Z",
-    "2026-01-02T00:00:00Z", 3, "", "", "", None, "[]",
+    "2026-01-02T00:00:00Z", 3, "", "", "", None, "[]", "", "",
 )  # fmt: skip
 
 COLS = (
     "id seq title spec acceptance kind lane priority assignee branch pr_url blocked_class "
     "blocked_reason labels surface drive created_at updated_at version not_before pr_state "
-    "pr_polled_at best_of race"
+    "pr_polled_at best_of race source source_url"
 ).split()
 
 

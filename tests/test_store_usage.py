@@ -248,7 +248,9 @@ def test_a_board_made_before_drives_recorded_usage_opens_with_its_drives_intact(
             assert {k: got[k] for k in before} == before, "a drive changed in the upgrade"
             assert now.usage is None and now.model == ""
         cards = [c.to_json() for c in store.list_cards()]
-        assert cards == [{**before, "best_of": None, "race": []} for before in old["cards"]]
+        assert cards == [
+            {**before, "best_of": None, "race": [], **old_code.NO_SOURCE} for before in old["cards"]
+        ]
         assert store.card_usage("c-1") == UsageSum("c-1", 2, None, None, None, None, 0)
         assert store.spend_since("") == 0.0
         store.record_usage(drives[0].id, Usage(10, 5, None, 0.01, "m", 1))

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 _CARD_COLS = (
     "id, seq, title, spec, acceptance, kind, lane, priority, assignee, branch, pr_url, "
     "blocked_class, blocked_reason, labels, surface, drive, created_at, updated_at, version, "
-    "not_before, pr_state, pr_polled_at, best_of, race"
+    "not_before, pr_state, pr_polled_at, best_of, race, source, source_url"
 )
 _STATE_COLS = "tries, rung, told, timeouts, reviews_seen"  # a card_state row, less its card
 _DRIVE_COLS = (
@@ -64,7 +64,7 @@ def _checked_card(
     """`_card_from_row` field by field, each wrong value named."""
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
      labels, surface, drive, created, updated, version, not_before, pr_state,
-     pr_polled_at, best_of, race) = row  # fmt: skip
+     pr_polled_at, best_of, race, source, source_url) = row  # fmt: skip
 
     def bad(field: str, why: str) -> CorruptCard:
         return CorruptCard(str(cid), field, why)
@@ -76,7 +76,7 @@ def _checked_card(
         ("id", cid), ("title", title), ("spec", spec), ("acceptance", acc), ("assignee", assignee),
         ("branch", branch), ("pr_url", pr_url), ("drive", drive), ("created_at", created),
         ("updated_at", updated), ("not_before", not_before), ("pr_state", pr_state),
-        ("pr_polled_at", pr_polled_at),
+        ("pr_polled_at", pr_polled_at), ("source", source), ("source_url", source_url),
     )  # fmt: skip
     for name, value in texts:
         if not isinstance(value, str):
@@ -132,6 +132,8 @@ def _checked_card(
         pr_polled_at=pr_polled_at,
         best_of=best_of or 0,
         race=race_list,
+        source=source,
+        source_url=source_url,
         **_state_fields(state, bad),
     )
 
@@ -255,7 +257,7 @@ def _plain_parts(
     of the types per row (two sets, two tuples) cost three times as much."""
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, bcls, breason,
      labels, surface, drive, created, updated, version, not_before, pr_state,
-     pr_polled_at, best_of, race) = row  # fmt: skip
+     pr_polled_at, best_of, race, source, source_url) = row  # fmt: skip
     if not (type(seq) is int and type(prio) is int and type(version) is int):
         return None
     if not (
@@ -263,6 +265,7 @@ def _plain_parts(
         and type(assignee) is str and type(branch) is str and type(pr_url) is str
         and type(drive) is str and type(created) is str and type(updated) is str
         and type(not_before) is str and type(pr_state) is str and type(pr_polled_at) is str
+        and type(source) is str and type(source_url) is str
     ):  # fmt: skip
         return None
     if lane not in LANES or kind not in KINDS:
@@ -303,7 +306,7 @@ def _plain_card(
     blocked, label_list, surface_list, deps, race_list = parts
     (cid, seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, _bcls, _breason,
      _labels, _surface, drive, created, updated, version, not_before, pr_state,
-     pr_polled_at, best_of, _race) = row  # fmt: skip
+     pr_polled_at, best_of, _race, source, source_url) = row  # fmt: skip
     return _make_card(
         {
             "id": cid,
@@ -335,6 +338,8 @@ def _plain_card(
             "reviews_seen": 0,
             "best_of": best_of or 0,
             "race": race_list,
+            "source": source,
+            "source_url": source_url,
         }
     )
 
@@ -394,7 +399,7 @@ def _plain_json(
     blocked, labels, surface, deps, race = parts
     (cid, _seq, title, spec, acc, kind, lane, prio, assignee, branch, pr_url, _bcls, _breason,
      _labels, _surface, _drive, created, updated, version, not_before, pr_state,
-     pr_polled_at, best_of, _race) = row  # fmt: skip
+     pr_polled_at, best_of, _race, source, source_url) = row  # fmt: skip
     block = (
         "null"
         if blocked is None
@@ -418,7 +423,9 @@ def _plain_json(
         '\n    "tries": {},\n    "rung": null,\n    "told": null,\n    "timeouts": 0,'
         '\n    "reviews_seen": 0,'
         f'\n    "best_of": {int.__repr__(best_of) if best_of else "null"},'
-        f'\n    "race": {_json_list(race, shown, quote)}\n  }}'
+        f'\n    "race": {_json_list(race, shown, quote)},'
+        f'\n    "source": {quote(source) if source else "null"},'
+        f'\n    "source_url": {quote(source_url) if source_url else "null"}\n  }}'
     )
 
 

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 # 6: what each drive's coder spent (tokens, cost, model, turns); 7: a card's own best of N
 # (cards.best_of) and which candidate of a race a drive was, its gate's word and its lines;
 # 8: a card's own race of tiers (cards.race); 9: the notices the loop records for the
-# operator (issue 43)
-SCHEMA_VERSION = 9
+# operator (issue 43); 10: where a card came from (cards.source, cards.source_url:
+# `board card import`)
+SCHEMA_VERSION = 10
 
 # the card fields a write may change (`Tx.update`), besides its deps: Card's own, less those
 # the store alone keeps (its id, its deps' own table, the stamps, the version and the order)
@@ -168,6 +169,16 @@ _V9 = [
     )""",
     "CREATE INDEX IF NOT EXISTS notices_at ON notices (at)",
 ]
+# added by schema version 10 (issue 44, `board card import`): where a card came from, `gh#123`
+# or `file:<scope>#<key>` ('' for a card typed in), and the issue's address ('' when none).
+# One card per source, kept by a unique index rather than by the importer's care: two imports
+# at once, on two hosts, cannot both add the same issue
+SOURCE_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS cards_source ON cards (source) WHERE source <> ''"
+_V_SOURCE = [
+    "ALTER TABLE cards ADD COLUMN source TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE cards ADD COLUMN source_url TEXT NOT NULL DEFAULT ''",
+    SOURCE_INDEX,
+]
 # what each version adds to the one before: MIGRATIONS[n] takes a store from n to n + 1
 # (the same statements on both stores; a version whose rows change too has a step in
 # core/store/upgrade.py, run after these in the same transaction)
@@ -183,6 +194,7 @@ MIGRATIONS: dict[int, list[str]] = {
     6: _V7,
     7: _V8,
     8: _V9,
+    9: _V_SOURCE,
 }
 
 ADDED_DRIVE_DDL = ",\n        ".join(
@@ -215,9 +227,12 @@ _TABLES = [
         pr_state TEXT NOT NULL DEFAULT '',
         pr_polled_at TEXT NOT NULL DEFAULT '',
         best_of INTEGER,
-        race TEXT NOT NULL DEFAULT '[]'
+        race TEXT NOT NULL DEFAULT '[]',
+        source TEXT NOT NULL DEFAULT '',
+        source_url TEXT NOT NULL DEFAULT ''
     )""",
     "CREATE INDEX IF NOT EXISTS cards_lane ON cards (lane)",
+    SOURCE_INDEX,
     """CREATE TABLE IF NOT EXISTS deps (
         card TEXT NOT NULL, dep TEXT NOT NULL, PRIMARY KEY (card, dep)
     )""",

@@ -272,7 +272,7 @@ class SqlTx(Tx):
             self._q(
                 f"INSERT INTO cards ({_CARD_COLS}) VALUES "
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', NULL, NULL, ?, ?, '', ?, ?, 1, '', '', '', "
-                "?, ?)"
+                "?, ?, ?, ?)"
             ),
             (
                 card_id,
@@ -290,6 +290,8 @@ class SqlTx(Tx):
                 self.now,
                 draft.best_of or None,
                 json.dumps(list(draft.race)),
+                draft.source,
+                draft.source_url,
             ),
         )
         for dep in draft.deps:

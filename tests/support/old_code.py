@@ -49,3 +49,8 @@ def run_script(script: Path, pkg: Path, tmp_path: Path, *args: str) -> None:
         timeout=180,
     )  # fmt: skip
     assert res.returncode == 0, f"the old code failed:\n{res.stdout}\n{res.stderr}"
+
+
+# what a card of a board made before schema 9 (`board card import`, issue 44) gains in its
+# JSON when a newer board opens it: no source
+NO_SOURCE = {"source": None, "source_url": None}
