@@ -142,13 +142,14 @@ def _fields() -> list[str]:
     """Every field under Config, as `section.name` (`root` alone is not a section's)."""
     out = []
     for name in records.fields(config.Config):
+        name = name.rstrip("_")  # `import_`, the field of [import] (config.attr_of)
         section = config.RECORDS.get(name)
         out += [f"{name}.{f}" for f in records.fields(section)] if section else [name]
     return out
 
 
 def _field(cfg: config.Config, key: config.Key) -> object:
-    return getattr(getattr(cfg, key.section), key.name)
+    return getattr(getattr(cfg, config.attr_of(key.section)), key.name)
 
 
 def test_every_key_is_one_field_of_one_section_and_nothing_else_is() -> None:
@@ -159,7 +160,10 @@ def test_every_key_is_one_field_of_one_section_and_nothing_else_is() -> None:
     keys = [f"{k.section}.{k.name}" for k in config.KEYS]
     assert len(set(keys)) == len(keys), "a key is written twice in KEYS"
     assert sorted(fields) == sorted(["root", *keys]), "a field that is no key, or the reverse"
-    assert records.fields(config.Config) == ("root", *config.SECTION_NAMES)
+    assert records.fields(config.Config) == (
+        "root",
+        *map(config.attr_of, config.SECTION_NAMES),
+    )
     for section, record in config.RECORDS.items():
         assert record.__name__ == f"{section.capitalize()}Section"
         assert getattr(config, record.__name__) is record

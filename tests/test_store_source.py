@@ -1,6 +1,6 @@
 """Where a card came from (`board card import`, issue 44) as the store keeps it, on the
 SQLite file and on PostgreSQL (the `backends` mark): `cards.source` and `cards.source_url`
-(schema 9), '' for a card typed in, one card per source; and a board made before schema 9
+(schema 10), '' for a card typed in, one card per source; and a board made before schema 10
 opening with its cards and drives as that code read them.
 """
 

@@ -18,6 +18,7 @@ from board.core.config.keyschema import (
     TIER_KEYS,
     Key,
     Tier,
+    attr_of,
 )
 from board.core.config.sections import RECORDS
 from board.core.config.tomlread import bad_branch_name, load, parse
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
         CoderSection,
         FailuresSection,
         GateSection,
+        ImportSection,
         PlannerSection,
         PublishSection,
         StoreSection,
@@ -94,6 +96,7 @@ __all__ = [
     "ConfigError",
     "FailuresSection",
     "GateSection",
+    "ImportSection",
     "Key",
     "PlannerSection",
     "PublishSection",
@@ -101,6 +104,7 @@ __all__ = [
     "Tier",
     "TreeSection",
     "TuiSection",
+    "attr_of",
     "bad_branch_name",
     "default_document",
     "key_table",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         CoderSection,
         FailuresSection,
         GateSection,
+        ImportSection,
         NotifySection,
         PlannerSection,
         PublishSection,
@@ -46,6 +47,7 @@ class Config(Frozen, slots=True):
     store: StoreSection = field(default_factory=RECORDS["store"])
     usage: UsageSection = field(default_factory=RECORDS["usage"])
     budget: BudgetSection = field(default_factory=RECORDS["budget"])
+    import_: ImportSection = field(default_factory=RECORDS["import"])  # [import]: a keyword
 
     @property
     def board_dir(self) -> Path:

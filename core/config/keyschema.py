@@ -9,6 +9,7 @@ the record of each section made from it.
 
 from __future__ import annotations
 
+import keyword
 from functools import partial
 
 from board.core.failures import DEFAULT_RULES
@@ -57,6 +58,10 @@ class Tier(Frozen, slots=True):
     usage: str = "none"  # claude | codex | gemini | aider | none
 
 
+# the fields `board card import gh` reads of each issue (`gh issue list --json` spells them)
+GH_FIELDS = "number,title,body,labels,url,state"
+# what `[import] on_done_argv` may name in its items: the issue, the card, the issue's address
+ON_DONE_FIELDS = ("number", "card", "url")
 DEFAULT_TIER = ("my-agent", "--brief", "{brief}")  # the tier init writes, and the default
 TIER_DOC = "a coder tier: its command ({brief} {worktree} {card}), one table per rung"
 
@@ -157,6 +162,13 @@ KEYS: tuple[Key, ...] = (
     Key("budget", "hard", bool, False,
         "a drive running when a money budget is passed is stopped, its work saved, instead "
         "of finishing"),
+    Key("import", "gh_argv", ARGV, ["gh", "issue", "list", "--json", GH_FIELDS],
+        "board card import gh: prints the issues as gh issue list --json does (no shell); "
+        "--label, --milestone, --limit and --state all are added"),
+    Key("import", "on_done_argv", ARGV, [],
+        "with fold: run once when an imported card ends done ({number} {card} {url}), e.g. "
+        "gh issue close {number}; empty: nothing"),
+    Key("import", "timeout_s", float, 120, "time limit of gh_argv and of on_done_argv"),
     # the tables, read by their own readers: last, as init writes them and the docs list them
     Key("coder", "tiers", TIERS, {"default": {"argv": list(DEFAULT_TIER)}}, TIER_DOC),
     Key("failures", "rules", RULES, [], RULE_DOC),
@@ -175,6 +187,14 @@ for _k in KEYS:
     if _k.kind not in TABLES:
         SCHEMA[_k.section][_k.name] = (_k.kind, _k.default)
 SECTION_NAMES: tuple[str, ...] = tuple(SCHEMA)  # in the order of KEYS
+
+
+def attr_of(section: str) -> str:
+    """The Config field of a section: its name, but for a Python keyword (`[import]` is
+    `cfg.import_`), which no attribute can be spelled as."""
+    return f"{section}_" if keyword.iskeyword(section) else section
+
+
 CHOICES = {(k.section, k.name): k.choices for k in KEYS if k.choices}
 
 # An int key with bounds of its own, (low, high): a best_of of 0 would build nothing, and one

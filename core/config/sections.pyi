@@ -178,3 +178,14 @@ class BudgetSection(Frozen):
         day_usd: float = ...,
         hard: bool = ...,
     ) -> None: ...
+
+class ImportSection(Frozen):
+    gh_argv: tuple[str, ...]
+    on_done_argv: tuple[str, ...]
+    timeout_s: float
+    def __init__(
+        self,
+        gh_argv: tuple[str, ...] = ...,
+        on_done_argv: tuple[str, ...] = ...,
+        timeout_s: float = ...,
+    ) -> None: ...

@@ -20,6 +20,7 @@ from board.core.config.keyschema import (
     INTERVALS,
     KEYS,
     MIN_INTERVAL_S,
+    ON_DONE_FIELDS,
     PRICE_KEYS,
     PRICES,
     SCHEMA,
@@ -29,6 +30,7 @@ from board.core.config.keyschema import (
     USD,
     ZERO_MEANS,
     Tier,
+    attr_of,
     value_of,
 )
 from board.core.config.sections import RECORDS
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,9}$")
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # `{number}` in an argv item
 
 
 _KEY = {(k.section, k.name): k for k in KEYS}
@@ -365,6 +368,17 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
         raise reader.fail(["publish"], "auto_merge", "needs merge_argv (the merge command)")
     if get("publish", "mode") == "push" and not get("publish", "remote"):
         raise reader.fail(["publish"], "remote", "push needs a remote")
+    if not get("import", "gh_argv"):
+        raise reader.fail(["import"], "gh_argv", "is empty: board card import gh runs it")
+    for item in get("import", "on_done_argv"):
+        unknown = sorted(set(_PLACEHOLDER.findall(item)) - set(ON_DONE_FIELDS))
+        if unknown:
+            raise reader.fail(
+                ["import"],
+                "on_done_argv",
+                f"has {{{unknown[0]}}}, which is none of "
+                + ", ".join(f"{{{f}}}" for f in ON_DONE_FIELDS),
+            )
     why = store_url_problem(get("store", "url"))
     if why:
         raise reader.fail(["store"], "url", why)
@@ -378,7 +392,7 @@ def _validated(path: Path, text: str, root: Path | None, data: dict[str, Any]) -
     for k in KEYS:
         where = (k.section, k.name)
         filled.setdefault(k.section, {})[k.name] = fixed[where] if where in fixed else get(*where)
-    sections: dict[str, Any] = {name: RECORDS[name](**v) for name, v in filled.items()}
+    sections: dict[str, Any] = {attr_of(name): RECORDS[name](**v) for name, v in filled.items()}
     return Config((root or path.parent).resolve(), **sections)
 
 
