@@ -57,6 +57,10 @@ REQUEUE_EVENT = "requeue"  # the operator's requeue; its text is the reason for 
 REQUEUED = "requeued"  # a requeue event's text when the operator gave no reason
 FOLD_CONFLICT_EVENT = "fold-conflict"  # what a fold conflicted on, quoted in the next brief
 RESUME_EVENT = "resume-from"  # the branch an interrupted build's work was saved to
+# an imported card's issue closed upstream while its work goes on: said once, not each import
+SOURCE_CLOSED_EVENT = "source-closed"
+# `[import] on_done_argv` taken for this card (written before it runs): it runs once, ever
+SOURCE_DONE_EVENT = "source-done"
 
 
 class Event(Frozen, slots=True):

@@ -592,6 +592,7 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
         ("counts", card.counts()),
         ("best of", _best_of_text(card, ctx.cfg.coder.best_of)),
         ("race", ",".join(card.race)),
+        ("source", " ".join(x for x in (card.source, card.source_url) if x)),
         ("surface", ", ".join(card.surface)),
         ("branch", card.branch),
         (
@@ -615,6 +616,48 @@ def cmd_card_show(args: argparse.Namespace, ctx: Context) -> int:
     for ev in ctx.store.timeline(card.id):
         mark = "💬 " if ev.kind == "comment" else ""
         ctx.out(f"  {ev.at}  {ev.who:<9} {mark}{visible(ev.text)}")
+    return 0
+
+
+MAX_IMPORT_BYTES = 64 * 1024 * 1024  # a backlog of JSON lines, not a disk image
+
+
+def cmd_card_import(args: argparse.Namespace, ctx: Context) -> int:
+    from board.core import ops
+
+    if args.source == "gh":
+        if args.scope is not None:
+            raise Refused("--scope is for a FILE import; gh's cards are gh#<number>")
+        done = ops.import_gh(
+            ctx.store,
+            ctx.cfg,
+            labels=args.label or (),
+            milestone=args.milestone,
+            limit=args.limit,
+            ready=args.ready,
+        )
+    else:
+        given = [f for f in ("label", "milestone", "limit") if getattr(args, f) is not None]
+        if given:
+            raise Refused(f"--{given[0]} is for board card import gh, not a file")
+        what = "stdin" if args.source == "-" else args.source
+        try:
+            if args.source == "-":
+                data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
+            else:
+                with open(args.source, "rb") as fh:
+                    data = fh.read(MAX_IMPORT_BYTES + 1)
+        except OSError as exc:
+            raise Refused(f"cannot read {what}: {exc.strerror or exc}; nothing imported") from None
+        if len(data) > MAX_IMPORT_BYTES:
+            raise Refused(f"{what} is over {MAX_IMPORT_BYTES // 2**20} MiB; nothing imported")
+        scope = args.scope if args.scope is not None else Path(what).name
+        text = _utf8(data, what)
+        done = ops.import_lines(ctx.store, ctx.cfg, text, scope=scope, ready=args.ready)
+    if args.json:
+        ctx.emit_json(done.to_json())
+    else:
+        ctx.out(visible(done.summary()))
     return 0
 
 

@@ -16,6 +16,7 @@ from board.cli.commands import (
     _simple,
     cmd_card_add,
     cmd_card_edit,
+    cmd_card_import,
     cmd_card_list,
     cmd_card_show,
     cmd_init,
@@ -256,6 +257,30 @@ def build_parser(only: str | None = None, only_card: str | None = None) -> argpa
     p.add_argument("id")
     _add_json(p)
     p.set_defaults(func=cmd_card_show)
+    p = csub.add_parser(
+        "import",
+        help="add and update cards from GitHub issues (gh) or JSON Lines (FILE, - for stdin)",
+        description="Add and update cards from where the work is tracked: `gh` runs [import] "
+        "gh_argv (gh issue list --json), a FILE (or - for stdin) holds one card per JSON line "
+        "with the fields card show --json names, plus key. Importing again updates the cards "
+        "not yet started and adds new ones, never twice; an issue closed upstream cancels its "
+        "card while it is in backlog or ready. A bad record is refused naming it, and nothing "
+        "of the import is written.",
+    )
+    p.add_argument("source", metavar="gh|FILE|-")
+    p.add_argument("--label", action="append", metavar="L", help="gh: only issues with label L")
+    p.add_argument("--milestone", metavar="M", help="gh: only issues of milestone M")
+    p.add_argument(
+        "--limit", type=int, metavar="N", help="gh: at most N issues (default 1000; gh's is 30)"
+    )
+    p.add_argument(
+        "--scope",
+        metavar="NAME",
+        help="FILE: what its keys belong to (default: the file's name; stdin for -)",
+    )
+    p.add_argument("--ready", action="store_true", help="new cards go straight to ready")
+    _add_json(p)
+    p.set_defaults(func=cmd_card_import)
 
     for verb, text in _VERB_HELP.items():
         p = sub.add_parser(verb, help=text, description=text)

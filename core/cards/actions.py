@@ -103,7 +103,7 @@ def find_cycle(tx: Tx, card_id: str, deps: Sequence[str]) -> list[str] | None:
     return None
 
 
-def _check_deps(tx: Tx, card_id: str | None, deps: Sequence[str]) -> list[str]:
+def check_deps(tx: Tx, card_id: str | None, deps: Sequence[str]) -> list[str]:
     deps = _clean_list(deps, "dependency")
     for dep in deps:
         if card_id is not None and dep == card_id:
@@ -149,7 +149,7 @@ def add_card(
     `validate_draft` takes them."""
     validate_draft(draft, tiers)
     with store.transaction() as tx:
-        draft.deps = _check_deps(tx, None, draft.deps)
+        draft.deps = check_deps(tx, None, draft.deps)
         return tx.create(draft, prefix, who)
 
 
@@ -188,7 +188,7 @@ def changed_since(seen: Card, now: Card) -> str:
     return describe_changes(seen, changes) or f"version {seen.version} → {now.version}"
 
 
-def _edit_changes(
+def edit_changes(
     tx: Tx, card: Card, edit: CardEdit, tiers: Collection[str] | None = None
 ) -> dict[str, Any]:
     """The fields an edit changes, validated as `add_card` validates a new card. A card
@@ -224,7 +224,7 @@ def _edit_changes(
     if edit.surface is not None:
         changes["surface"] = tuple(_clean_list(edit.surface, "surface glob"))
     if edit.deps is not None:
-        changes["deps"] = tuple(_check_deps(tx, card.id, edit.deps))
+        changes["deps"] = tuple(check_deps(tx, card.id, edit.deps))
     lane = "ready" if edit.ready else card.lane
     if lane != card.lane:
         changes["lane"] = lane
@@ -261,7 +261,7 @@ def edit_card(
                 f"{card_id}: is {card.lane}; only a card not yet started (backlog or ready) "
                 "is edited"
             )
-        changes = _edit_changes(tx, card, edit, tiers)
+        changes = edit_changes(tx, card, edit, tiers)
         if not changes:
             return card
         return tx.update(card_id, Expect(version=card.version), changes, who)
@@ -415,12 +415,12 @@ def set_deps(store: Store, card_id: str, deps: Sequence[str], who: str = OPERATO
     def fn(tx: Tx, card: Card) -> dict[str, Any]:
         if card.lane in TERMINAL:
             raise Refused(f"{card.id}: is {card.lane}; its dependencies are final")
-        return {"deps": tuple(_check_deps(tx, card.id, deps))}
+        return {"deps": tuple(check_deps(tx, card.id, deps))}
 
     return _mutate(store, card_id, fn, who)
 
 
-def _rewire_dependents(tx: Tx, card: Card, who: str) -> None:
+def rewire_dependents(tx: Tx, card: Card, who: str) -> None:
     """C → B → A becomes C → A when B is cancelled, for dependents not yet started."""
     open_deps = []
     for dep in card.deps:
@@ -450,7 +450,7 @@ def _close(
         if card.lane in TERMINAL:
             raise Refused(f"{card.id}: is already {card.lane}")
         if lane == "cancelled":
-            _rewire_dependents(tx, card, who)
+            rewire_dependents(tx, card, who)
         return {"lane": lane, "drive": ""}
 
     card = _mutate(store, card_id, fn, who, note=reason)

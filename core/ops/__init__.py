@@ -3,8 +3,9 @@ verb, and the few helpers they use with one, as `ops.<name>` after `from board.c
 ops`, and never from the module the verb lives in (tests/test_layers.py holds them to it).
 
 The verbs live where their layer puts them. The lane verbs (`add_card`, `edit_card`,
-`ready`, `hold`, `unblock`, `block`, `requeue`, `set_deps`, `cancel`, `done`, `comment`)
-stay in core/cards/actions.py, and `split` in core/cards/split.py: publishing
+`ready`, `hold`, `unblock`, `block`, `requeue`, `set_deps`, `cancel`, `comment`)
+stay in core/cards/actions.py, `done` (which runs `[import] on_done_argv` after it) and the
+imports in core/cards/importing.py, and `split` in core/cards/split.py: publishing
 (core/publish/forge.py) and the split, both below this package, apply them too, as the
 loop does. The verbs on live and saved work are this package's modules: `stop`, `approve`,
 `salvage`, `resolve`, `pick` (with `discard` and `prune`) and `status` (`board status`,
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
         check_best_of,
         check_one_line,
         comment,
-        done,
         edit_card,
         hold,
         ready,
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         unblock,
         validate_draft,
     )
+    from board.core.cards.importing import Imported, done, import_gh, import_lines
     from board.core.cards.split import SplitResult, split
     from board.core.ops.approve import ApproveResult, approve
     from board.core.ops.live import card_lock
@@ -93,7 +94,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "check_best_of",
         "check_one_line",
         "comment",
-        "done",
         "edit_card",
         "hold",
         "ready",
@@ -102,6 +102,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "unblock",
         "validate_draft",
     ),
+    "board.core.cards.importing": ("Imported", "done", "import_gh", "import_lines"),
     "board.core.cards.split": ("SplitResult", "split"),
     "board.core.ops.approve": ("ApproveResult", "approve"),
     "board.core.ops.live": ("card_lock",),
@@ -130,6 +131,7 @@ __all__ = [  # the names served: the block above's imports are this module's pub
     "CardEdit",
     "DiscardTarget",
     "EDITABLE_LANES",
+    "Imported",
     "PickResult",
     "PrunePlan",
     "RACE_AND_BEST_OF",
@@ -152,6 +154,8 @@ __all__ = [  # the names served: the block above's imports are this module's pub
     "done",
     "edit_card",
     "hold",
+    "import_gh",
+    "import_lines",
     "parse_age",
     "pick",
     "prune",

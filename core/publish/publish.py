@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from board.core.cards import importing
 from board.core.config import BoardSection, Config, PublishSection
 from board.core.errors import BoardError, Conflict, Refused
 from board.core.git import gitutil, runbranch
@@ -96,6 +97,25 @@ def _rebase(publish: PublishSection, tree: Path, onto: str) -> tuple[bool, list[
 
 
 def fold(
+    cfg: Config,
+    store: Store,
+    card: Card,
+    tree: str | Path,
+    token: str,
+    *,
+    owner: Owner | None = None,
+    start: str | None = None,
+    who: str = "board",
+) -> PublishResult:
+    """`_fold`, then, for a card that came from a tracker and is now done, `[import]
+    on_done_argv` (once; after the run lock, which no tracker's slowness may hold)."""
+    res = _fold(cfg, store, card, tree, token, owner=owner, start=start, who=who)
+    if res.outcome == "done":
+        importing.after_done(store, cfg, card.id)
+    return res
+
+
+def _fold(
     cfg: Config,
     store: Store,
     card: Card,

@@ -148,6 +148,9 @@ def write_body(
             parts += ["Acceptance:", card.acceptance.strip(), ""]
     if note:
         parts += [note, ""]
+    if card is not None and card.issue_number is not None:
+        # the forge closes the issue the card came from when this PR merges (`gh#123`)
+        parts += [f"Closes #{card.issue_number}", ""]
     stat = diffstat(cfg, branch)
     parts.append(f"Branch `{branch}` into `{cfg.board.base}`" + (f": {stat}." if stat else "."))
     parts += ["", "Built and published by board; the coder only edited files."]

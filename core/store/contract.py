@@ -182,6 +182,12 @@ class Tx(abc.ABC):
     @abc.abstractmethod
     def all_cards(self) -> list[Card]: ...
 
+    @abc.abstractmethod
+    def has_event(self, card_id: str, kind: str) -> bool:
+        """Whether the card's timeline holds an event of `kind`: what makes a thing the board
+        does once per card (an `[import] on_done_argv` run) once, across restarts and hosts,
+        when asked after `get` has locked the card."""
+
 
 class Store(abc.ABC):
     """Everything the engine and the TUI need from persistence; nothing else touches the file."""

@@ -139,6 +139,10 @@ class SqlTx(Tx):
     def add_event(self, card_id: str, text: str, who: str, kind: str = "event") -> None:
         self.call(lambda conn: self._add_event(conn, card_id, text, who, kind))
 
+    def has_event(self, card_id: str, kind: str) -> bool:
+        sql = self._q("SELECT 1 FROM events WHERE card = ? AND kind = ? LIMIT 1")
+        return self.call(lambda conn: conn.execute(sql, (card_id, kind)).fetchone() is not None)
+
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         """One statement of the store's own (a drive row, a pause, a heartbeat); the rows
         it touched."""

@@ -6,6 +6,13 @@ run here. Backed by a JSON state file the test edits, one entry per branch.
   forge.py view STATE BRANCH               print the PR as `gh pr view --json` does
   forge.py merge STATE BRANCH ORIGIN BASE  merge it as a forge would: squash the branch
                                            onto BASE in the bare ORIGIN, record MERGED
+  forge.py issue-list ISSUES --json FIELDS [--label L]… [--milestone M] [--limit N]
+                    [--state open|closed|all]
+                                           print the issues of the JSON file ISSUES
+                                           ({"issues": [...]}) as `gh issue list --json`
+                                           does: newest first, only FIELDS, gh's filters
+                                           and defaults (open, 30); "raw": text printed
+                                           instead (a forge answering garbage)
 An entry may also hold "hang": seconds to sleep first, and "fail": [message, exit code].
 Each call is appended to STATE.calls.
 """
@@ -49,6 +56,36 @@ if verb == "create":
     }
     save()
     print(state[branch]["url"])
+    sys.exit(0)
+
+if verb == "issue-list":
+
+    def flag(name, default=None):
+        return args[args.index(name) + 1] if name in args else default
+
+    if state.get("fail"):
+        message, code = state["fail"]
+        print(message, file=sys.stderr)
+        sys.exit(code)
+    if "raw" in state:
+        sys.stdout.write(state["raw"])
+        sys.exit(0)
+    fields = flag("--json").split(",")
+    wanted = [args[i + 1] for i, a in enumerate(args) if a == "--label"]
+    which = flag("--state", "open")
+    shown = []
+    for issue in sorted(state.get("issues", []), key=lambda i: -i["number"]):
+        names = {label["name"] for label in issue.get("labels", [])}
+        if which != "all" and issue.get("state", "OPEN").lower() != which:
+            continue
+        if not set(wanted) <= names:
+            continue
+        if "--milestone" in args and (issue.get("milestone") or {}).get("title") != flag(
+            "--milestone"
+        ):
+            continue
+        shown.append({f: issue[f] for f in fields if f in issue})
+    print(json.dumps(shown[: int(flag("--limit", "30"))]))
     sys.exit(0)
 
 branch = args[0]

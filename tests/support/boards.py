@@ -68,6 +68,7 @@ def make_board(
     tree: dict[str, Any] | None = None,
     budget: dict[str, Any] | None = None,
     notices: dict[str, Any] | None = None,
+    imports: dict[str, Any] | None = None,
     **tui: Any,
 ) -> Board:
     """A board in `tmp_path` (see the module's docstring for the two kinds); `notices` is
@@ -89,6 +90,7 @@ def make_board(
         tree=tree,
         budget=budget,
         notify=notices,
+        imports=imports,
     )
     if origin:
         given = [k for k, v in (("keys", keys), ("config_overrides", config_overrides)) if v]

@@ -56,10 +56,11 @@ def write_config(
     usage: dict[str, str] | None = None,
     budget: dict[str, Any] | None = None,
     notify: dict[str, Any] | None = None,
+    imports: dict[str, Any] | None = None,
 ) -> config.Config:
     """board.toml rewritten for a test: quick ticks, short timeouts, these tiers (`store`:
     the `[store]` table, for a board on PostgreSQL; `usage`: a tier's usage reader, by
-    tier name; `budget`: the `[budget]` table; `notify`: the `[notify]` table)."""
+    tier name; `budget`, `notify`, `imports`: the `[budget]`, `[notify]`, `[import]` tables)."""
     tiers = tiers or {"default": edit_tier()}
     overrides: dict[str, dict[str, Any]] = {
         "board": {"max_concurrent": 2, "loop_interval_s": 0.05, **(board or {})},
@@ -80,6 +81,7 @@ def write_config(
         "store": {**(store or {})},
         "budget": {**(budget or {})},
         "notify": {**(notify or {})},
+        "import": {**(imports or {})},
     }
     config.write_default(repo, overrides)
     return config.load(repo)
