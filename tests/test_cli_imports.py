@@ -217,7 +217,7 @@ def test_a_card_verb_built_alone_reads_as_with_every_card_verb_built() -> None:
     """`card list` builds only `list` of card's own verbs: every help reads the same."""
     full = parsing.build_parser()
     card = _verbs(full)["card"]
-    assert sorted(_verbs(card)) == ["add", "edit", "import", "list", "show"]
+    assert sorted(_verbs(card)) == ["add", "deps", "edit", "import", "list", "show"]
     for name, subparser in _verbs(card).items():
         alone = parsing.build_parser(only="card", only_card=name)
         assert alone.format_help() == full.format_help()

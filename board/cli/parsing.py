@@ -281,6 +281,9 @@ def build_parser(only: str | None = None, only_card: str | None = None) -> argpa
     p.add_argument("--ready", action="store_true", help="new cards go straight to ready")
     _add_json(p)
     p.set_defaults(func=cmd_card_import)
+    from board.cli import deps
+
+    deps.register_card(csub)
 
     for verb, text in _VERB_HELP.items():
         p = sub.add_parser(verb, help=text, description=text)
