@@ -58,7 +58,14 @@ async def test_help_speaks_the_boards_words_with_no_textual_default_in_its_own(b
         assert "Copy selected text" not in text
         assert "leave board tui, from anywhere" in text
         assert "screen.copy_text" not in text, "an id [tui.keys] would refuse is offered"
-        for ident in ("card.new", "card.edit", "card.edit_spec", "card.shell", "card.diff"):
+        for ident in (
+            "card.new",
+            "card.edit",
+            "card.edit_spec",
+            "card.shell",
+            "card.diff",
+            "card.deps",
+        ):
             assert ident in text, f"the help does not list {ident}"
 
 

@@ -1,13 +1,16 @@
-"""Snapshots of the board, the card screen, the help and a confirmation: 80x24 and 160x48,
-dark and high-contrast, from the fixed store (fixed clock, no watcher, no blink, no
-animation), so a change in what the operator sees shows up as a picture diff.
+"""Snapshots of the board, the card screen, the help, a confirmation and the dependency
+view: 80x24 and 160x48, dark and high-contrast, from the fixed store (fixed clock, no
+watcher, no blink, no animation), so a change in what the operator sees shows up as a
+picture diff.
 
-Four boards: the seeded one, with no loop (the header's warning); a live one (`live_board`):
+Five boards: the seeded one, with no loop (the header's warning); a live one (`live_board`):
 a loop's heartbeat from another host, a working card 3m04s into its drive with its log's
 last line, a tier paused 4m12s more, and a ready card waiting for each of the claim's
-reasons; the flow screen's fixed day, with what its agents spent; and a board whose agents
-said what they spent (`costs_board`: a card's attempts and its total). Every time on
-screen comes from the fixed clock the app is given.
+reasons; the flow screen's fixed day, with what its agents spent; a board whose agents
+said what they spent (`costs_board`: a card's attempts and its total); and a board whose
+cards wait on each other (`deps_board`), for the dependency view: a card's trees both
+ways, and every chain of the board. Every time on screen comes from the fixed clock the
+app is given.
 
 Update after an intended change with `pytest tests/test_tui_snapshots.py --snapshot-update`
 and look at the pictures in the report before committing them.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.deps import deps_board
 from tests.support.flow import flow_board
 from tests.support.spend import costs_board
 from tests.support.tui import live_board, loaded, make_app, seeded_board, settle
@@ -37,6 +41,9 @@ SCREENS = {
     "flow": (flow_board, ("F",)),  # the fixed day of tests/support/flow.py, its spend rows
     # c-1: blocked over-budget after three attempts, one unpriced (tests/support/spend.py)
     "costs-card": (costs_board, ("enter",)),
+    # c-2, blocked held with three behind it: its trees both ways (tests/support/deps.py)
+    "deps": (deps_board, ("D",)),
+    "deps-board": (deps_board, ("D", "a")),  # every chain, the blocked head first
 }
 
 

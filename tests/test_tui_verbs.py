@@ -178,7 +178,7 @@ async def test_Q_requeues_with_the_reason_in_the_timeline(board) -> None:
 
 
 @pytest.mark.parametrize(
-    ("key", "verb", "final"), [("x", "cancel", "cancelled"), ("D", "done", "done")]
+    ("key", "verb", "final"), [("x", "cancel", "cancelled"), ("M", "done", "done")]
 )
 async def test_destructive_verbs_ask_naming_the_card_and_no_keeps_it(
     board, key, verb, final

@@ -517,6 +517,19 @@ class BoardApp(App[int]):
 
         self.push_screen(StrandedScreen(self.cfg, self.store, card_id=card_id))
 
+    def action_deps(self) -> None:
+        """`D`: what the card waits on and what waits on it; on no card, every chain."""
+        from .depscreen import DepsScreen  # loaded when first opened, not at start
+
+        card = self._current_card()
+        self.push_screen(DepsScreen(card.id if card else None))
+
+    def open_card(self, card_id: str) -> None:
+        """A card's screen on top (the dependency screen's enter)."""
+        from .card import CardScreen
+
+        self.push_screen(CardScreen(card_id))
+
     def action_flow(self) -> None:
         """The flow screen: done per hour, drive durations, failures, fullness."""
         from .flowscreen import FlowScreen  # loaded when first opened, not at start
@@ -627,6 +640,7 @@ SCREEN_GROUPS: dict[str, tuple[str, ...]] = {
     "new-card form": ("card_form.CardForm",),
     "flow": ("flowscreen.FlowScreen",),
     "notices": ("noticescreen.NoticesScreen",),
+    "deps": ("depscreen.DepsScreen", "depscreen.DepTree"),
     "confirm": ("dialogs.ConfirmDialog",),
     "stop question": ("dialogs.ConfirmReasonDialog",),
     "reason": ("dialogs.ReasonDialog",),

@@ -223,7 +223,7 @@ VERBS: dict[str, Verb] = {
         ),
         Verb(
             "done",
-            "D",
+            "M",  # mark done; D is the dependency view (tui/depscreen.py)
             "mark the card done by hand: its trees saved then removed",
             ask="confirm",
             question="Mark done",
@@ -318,7 +318,8 @@ def palette_entries(app: BoardApp, screen: Screen[Any]) -> Iterator[PaletteEntry
 
 
 def _work_entries(app: BoardApp, screen: BoardAppScreen, card: Card) -> Iterator[PaletteEntry]:
-    """Edit, the spec in $EDITOR, the shell and the diff: each where it can work."""
+    """Edit, the spec in $EDITOR, the shell and the diff: each where it can work; the
+    dependency view on any card."""
     if _unstarted(card):
         yield PaletteEntry(
             f"edit {card.id}",
@@ -341,6 +342,11 @@ def _work_entries(app: BoardApp, screen: BoardAppScreen, card: Card) -> Iterator
             screen.action_live_diff,
             f"{app.key_for('card.diff', 'd')} · the live tree against its start",
         )
+    yield PaletteEntry(
+        f"deps of {card.id}",
+        app.action_deps,
+        f"{app.key_for('card.deps', 'D')} · what it waits on and what waits on it",
+    )
 
 
 def _plain(text: str) -> Content:

@@ -72,6 +72,14 @@ def work_bindings() -> list[Binding]:
             tooltip="the card's tree against where it started, untracked files included",
             id="card.diff",
         ),
+        Binding(
+            "D",
+            "app.deps",
+            "deps",
+            show=False,
+            tooltip="what the card waits on and what waits on it, as trees",
+            id="card.deps",
+        ),
     ]
 
 

@@ -211,6 +211,7 @@ OUR_WORKERS = (
     "form-cards",
     "preview",
     "flow-read",
+    "deps-read",
 )
 
 
