@@ -524,12 +524,6 @@ class BoardApp(App[int]):
         card = self._current_card()
         self.push_screen(DepsScreen(card.id if card else None))
 
-    def open_card(self, card_id: str) -> None:
-        """A card's screen on top (the dependency screen's enter)."""
-        from .card import CardScreen
-
-        self.push_screen(CardScreen(card_id))
-
     def action_flow(self) -> None:
         """The flow screen: done per hour, drive durations, failures, fullness."""
         from .flowscreen import FlowScreen  # loaded when first opened, not at start

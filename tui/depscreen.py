@@ -277,7 +277,9 @@ class DepsScreen(BoardAppScreen):
         if read is not None and self._missing(card_id, read):
             self.board_app.say(f"deps: no card {card_id}", error=True)
             return
-        self.board_app.open_card(card_id)
+        from .card import CardScreen  # loaded when first opened, as the board does
+
+        self.app.push_screen(CardScreen(card_id))
 
     @staticmethod
     def _missing(card_id: str, read: DepsRead) -> bool:
