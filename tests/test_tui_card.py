@@ -143,3 +143,32 @@ async def test_l_and_s_open_logs_and_stranded_or_say_not_yet(board) -> None:
             assert status(app).startswith("logs: not yet"), status(app)
         else:
             assert isinstance(app.screen, LogsScreen), "l did not open the card's logs"
+
+
+async def test_card_screen_shows_where_an_imported_card_came_from(board) -> None:
+    """A card `board card import` made says its source and the issue's address; a card
+    typed in has no such row."""
+    from board.core.store import Expect
+
+    card = board.store.get("c-2")
+    board.store.update(
+        "c-2",
+        Expect(version=card.version),
+        {"source": "gh#123", "source_url": "https://forge.example.test/issues/123"},
+    )
+    app = make_app(board)
+    async with run_pilot(app, size=(120, 50)) as pilot:
+        await loaded(pilot)
+        await goto(pilot, "ready", "c-2")
+        await pilot.press("enter")
+        await settle(pilot)
+        rows = [line.split() for line in screen_lines(app)]
+        assert ["source", "gh#123", "https://forge.example.test/issues/123"] in rows, rows
+        await pilot.press("escape")
+        await settle(pilot)
+        await goto(pilot, "working", "c-3")
+        await pilot.press("enter")
+        await settle(pilot)
+        rows = [line.split() for line in screen_lines(app)]
+        assert ["branch", "feat/c-3-lanes"] in rows, rows
+        assert not any(row[:1] == ["source"] for row in rows), rows

@@ -294,6 +294,9 @@ def _head(detail: CardDetail) -> tuple[Text, Text, Table]:
     if card.pr_url:
         polled = f"  {card.pr_state}, polled {card.pr_polled_at}" if card.pr_state else ""
         grid.add_row("pr", Text(one_line(card.pr_url) + polled))
+    if card.source:  # where `board card import` found it
+        url = f"  {one_line(card.source_url)}" if card.source_url else ""
+        grid.add_row("source", Text(one_line(card.source) + url))
 
     return head, title, grid
 
