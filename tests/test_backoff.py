@@ -348,6 +348,8 @@ def test_a_store_made_before_back_offs_is_migrated_when_opened(tmp_path: Path) -
         "ALTER TABLE cards DROP COLUMN not_before; ALTER TABLE cards DROP COLUMN pr_state; "
         "ALTER TABLE cards DROP COLUMN pr_polled_at; DROP TABLE pauses; DROP TABLE loops; "
         "ALTER TABLE cards DROP COLUMN best_of; ALTER TABLE cards DROP COLUMN race; "
+        "DROP INDEX cards_source; ALTER TABLE cards DROP COLUMN source; "
+        "ALTER TABLE cards DROP COLUMN source_url; DROP TABLE notices; "
         + "".join(
             f"ALTER TABLE drives DROP COLUMN {c}; "
             for c, _kind in (*USAGE_COLUMNS, *CANDIDATE_COLUMNS)

@@ -34,7 +34,9 @@ def test_a_backtracking_rule_is_skipped_within_its_time_limit_and_named_once() -
     assert failures.classify([rule], "coder", HOSTILE, 1) is None
     assert failures.classify([rule], "coder", HOSTILE, 1) is None
     took = time.monotonic() - began
-    assert took < 3 * failures.RULE_TIMEOUT_S, f"the rule ran {took:.1f}s"
+    # a bound on a hang, not a timing: without the limit this match runs for hours; a loaded
+    # machine (CI beside benches, load 11) stretched the two limited calls to 3.2 s
+    assert took < 20 * failures.RULE_TIMEOUT_S, f"the rule ran {took:.1f}s"
     assert failures.slow_rules() == [rule] and failures.slow_rules() == [], "named twice"
 
 

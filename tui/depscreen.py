@@ -40,6 +40,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import NodeID, TreeNode
 
+from .movement import EDGES, movement_bindings
 from .painttext import one_line
 from .screenbase import BoardAppScreen
 
@@ -80,18 +81,26 @@ def blocked_behind(graph: DepGraph, trees: tuple[DepNode, ...]) -> dict[str, int
     return found
 
 
+# Tree's own actions for the six movements (its page and end actions move the cursor too)
+TREE_MOVES = {
+    "down": "cursor_down",
+    "up": "cursor_up",
+    "page_down": "page_down",
+    "page_up": "page_up",
+    "first": "scroll_home",
+    "last": "scroll_end",
+}
+
+
 class DepTree(Tree[str]):
     """The trees, each node's data its card id (None for a heading)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "open", tooltip="that card's screen", id="deps.open"),
-        Binding(
-            "space", "toggle_node", "fold", show=False, tooltip="fold or unfold", id="deps.fold"
-        ),
-        Binding("down,j", "cursor_down", "down", show=False, id="deps.down"),
-        Binding("up,k", "cursor_up", "up", show=False, id="deps.up"),
-        Binding("home,g", "scroll_home", "top", show=False, id="deps.top"),
-        Binding("end,G", "scroll_end", "bottom", show=False, id="deps.bottom"),
+        # z, as vim folds: space pages the pages one reads (tui/movement.py), so no list
+        # takes it for a verb of its own
+        Binding("z", "toggle_node", "fold", show=False, tooltip="fold or unfold", id="deps.fold"),
+        *movement_bindings("deps", TREE_MOVES, ids=EDGES, said=EDGES),
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {"deps--badge", "deps--met", "deps--id"}
 
@@ -245,7 +254,7 @@ class DepsScreen(BoardAppScreen):
                 words = "every chain of the board: none (no open card waits on another)"
             self._add(tree.root, read.chains)
             if self._pending:
-                words += f" · the first {DRAW_AT_ONCE} unfolded, space unfolds the rest"
+                words += f" · the first {DRAW_AT_ONCE} unfolded, z unfolds the rest"
             self.query_one("#deps-title", Static).update(Text(words))
         tree.root.expand()
         # a node knows its line once the tree has laid its lines out: after the refresh

@@ -53,7 +53,7 @@ def g(cwd: Path, *args: str) -> str:
     return gitutil.out(cwd, *args, env=IDENTITY)
 
 
-def make_board(base: Path, tier: list[str], best_of: int) -> Path:
+def race_board(base: Path, tier: list[str], best_of: int) -> Path:
     """A bare origin and a clone with a few files, pushed; `board init` done; board.toml
     racing `best_of` candidates of `tier` under the real gate."""
     base.mkdir(parents=True)
@@ -128,8 +128,8 @@ def main() -> int:
             race_tier = [CODER, "{worktree}", "{card}", sizes, str(log), "{brief}"]
             # the slowest candidate alone: `env` gives it the k the race would (no shell)
             single_tier = ["env", f"BOARD_CANDIDATE={slowest}", *race_tier]
-            race, why_race = one_card(make_board(base / f"race-{run}", race_tier, n))
-            single, why_single = one_card(make_board(base / f"single-{run}", single_tier, 1))
+            race, why_race = one_card(race_board(base / f"race-{run}", race_tier, n))
+            single, why_single = one_card(race_board(base / f"single-{run}", single_tier, 1))
             problems += [w for w in (why_race, why_single) if w]
             ratio = race / single
             ratios.append(ratio)
