@@ -578,10 +578,11 @@ class Loop:
     def _sweep_orphans(self, cards: list[Card]) -> None:
         lanes = {c.id: c.lane for c in cards}
         live: set[Path] = set()
+        trees = naming.trees_by_card(self.cfg)  # one reading of the directory for all
         for run in list(self.running.values()):
             if run.drive is not None and run.drive.tree is not None:
                 live.add(run.drive.tree)
-            live.update(naming.card_trees(self.cfg, run.card))
+            live.update(trees.get(run.card, ()))
         try:
             results = worktrees.sweep_orphans(self.cfg, lanes.get, live, store=self.store)
         except BoardError as exc:

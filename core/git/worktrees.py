@@ -308,23 +308,25 @@ def sweep_orphans(
     root = cfg.worktrees_dir
     if not root.is_dir():
         return []
-    live = {Path(os.path.abspath(p)).resolve() for p in live_trees}
+    live: set[Path] | None = None  # resolved when first needed (see below)
     results = []
     for entry in sorted(root.iterdir()):
         if entry.name.startswith("."):
             continue
+        card = card_id_of(entry.name, cfg.board.prefix)
+        lane = lane_of(card) if card is not None else None
+        if card is not None and lane is not None and lane not in ("done", "cancelled"):
+            continue  # kept whether live or not: no path is resolved for it (100 a tick)
+        if live is None:
+            live = {Path(os.path.abspath(p)).resolve() for p in live_trees}
         if Path(os.path.abspath(entry)).resolve() in live:
             continue
-        card = card_id_of(entry.name, cfg.board.prefix)
         if card is None:
             _log_once(
                 f"unparsed:{entry}",
                 "kept %s: no card id in its name; remove it by hand if it is not needed",
                 entry,
             )
-            continue
-        lane = lane_of(card)
-        if lane is not None and lane not in ("done", "cancelled"):
             continue
         why = f"the orphan sweep (card {card} is {lane or 'unknown'})"
         try:
