@@ -325,11 +325,38 @@ def take_in_base(cfg: Config) -> TakeIn:
 
 
 def start_point(cfg: Config) -> str:
-    """The commit a card's fresh tree starts from (see the module docstring)."""
+    """The commit a card's fresh tree starts from (see the module docstring).
+
+    When the run branch holds the base already (the usual case), its tip is read without
+    the run lock: a ref is moved atomically and the run branch only moves forward, so
+    this tip is one the locked read could have given a moment earlier. Taking the lock
+    for every fresh tree put each of 100 drives' trees behind the folds in its queue
+    (a median 9 s from claim to tree at 100 drives). A base that moved on is taken in
+    under the lock, as before; so is a run branch on the remote (read by a fetch)."""
     if not folds(cfg.publish):
         return gitutil.out(cfg.root, "rev-parse", "--verify", f"{base_ref(cfg)}^{{commit}}")
+    if not on_remote(cfg.publish):
+        tip = _tip_holding_base(cfg)
+        if tip is not None:
+            return tip
     with run_lock(cfg):
         return take_in_base(cfg).tip
+
+
+def _tip_holding_base(cfg: Config) -> str | None:
+    """The local run branch's tip when it exists and holds the base (what `take_in_base`
+    returns then, asked the same way); None when the run lock's path must decide."""
+    tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.board.run_branch}")
+    if tip is None:
+        return None
+    try:
+        base = base_ref(cfg)
+    except NotFound:
+        return tip
+    base_tip = gitutil.rev(cfg.root, base)
+    if base_tip is None or gitutil.ok(cfg.root, "merge-base", "--is-ancestor", base_tip, tip):
+        return tip
+    return None
 
 
 __all__ = [
