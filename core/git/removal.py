@@ -140,6 +140,9 @@ def ignored_files(board: BoardSection, tree: Path) -> Dropped:
 # removal -------------------------------------------------------------------------------------
 
 _held = threading.local()
+# the saved trees in .trash that a thread of this process is deleting now (see `cleanup`)
+_deleting: set[Path] = set()
+_deleting_mu = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -255,10 +258,17 @@ def _forget_admin(cfg: Config, admin: Path | None) -> None:
 
 
 def cleanup(cfg: Config) -> None:
-    """Finish removals a killed process left: saved trees in .trash, admin entries of gone trees."""
+    """Finish removals a killed process left: saved trees in .trash, admin entries of gone trees.
+
+    A tree this process is deleting from .trash right now (`_deleting`) is left to the
+    thread deleting it: with 100 drives, every fresh tree's cleanup deleted the trees the
+    drives ending beside it were deleting, each file of them twice."""
     trash = cfg.worktrees_dir / TRASH_DIR
     if trash.is_dir():
         for entry in trash.iterdir():
+            with _deleting_mu:
+                if entry in _deleting:
+                    continue
             with contextlib.suppress(OSError):
                 _rmtree_force(entry)
     root = cfg.worktrees_dir
@@ -302,8 +312,14 @@ def _move_out(cfg: Config, tree: Path, admin: Path | None) -> str:
         return ""
     _fault("during-remove")
     _forget_admin(cfg, admin)
-    with contextlib.suppress(OSError):
-        _rmtree_force(dest)
+    with _deleting_mu:
+        _deleting.add(dest)
+    try:
+        with contextlib.suppress(OSError):
+            _rmtree_force(dest)
+    finally:
+        with _deleting_mu:
+            _deleting.discard(dest)
     return ""
 
 
