@@ -136,15 +136,18 @@ def _fold(
     tree = Path(tree)
     owner = owner or Owner("working", token)
     run_ref = f"refs/heads/{cfg.board.run_branch}"
+    # Asked before the run lock, not under it: a checkout is made by hand, never under the
+    # lock, so holding it guards nothing here; with 100 drives folding, every fold's `git
+    # worktree list` (which reads every tree's HEAD) sat in the queue of the next 99.
+    holders = run_branch_holders(cfg)
+    if holders:
+        reason = (
+            f"the run branch {cfg.board.run_branch} is checked out at {', '.join(holders)}; "
+            "a fold would move it under that checkout. Check out another branch there, "
+            f"then unblock {card.id}"
+        )
+        return _fold_block(store, card, owner, reason, [])
     with run_lock(cfg):
-        holders = run_branch_holders(cfg)
-        if holders:
-            reason = (
-                f"the run branch {cfg.board.run_branch} is checked out at {', '.join(holders)}; "
-                "a fold would move it under that checkout. Check out another branch there, "
-                f"then unblock {card.id}"
-            )
-            return _fold_block(store, card, owner, reason, [])
         head = gitutil.rev(tree, "HEAD")
         if head is None:
             raise Refused(f"{tree} has no commit to publish")
@@ -158,14 +161,15 @@ def _fold(
             if found:
                 return PublishResult("stood-aside", reason=found)
             tip = runbranch.ensure(cfg)
-            if gitutil.rev(tree, "HEAD") != tip and not gitutil.ok(
-                tree, "merge-base", "--is-ancestor", tip, "HEAD"
-            ):
+            # `head`: the tree's HEAD as read last (the rebase below is the only thing
+            # here that moves it, and it is read again after one)
+            if head != tip and not gitutil.ok(tree, "merge-base", "--is-ancestor", tip, head):
                 ok, paths, said = _rebase(cfg.publish, tree, tip)
                 if not ok:
                     note = conflict_note(cfg.board, card.id, tree, tip, paths, said)
                     return _fold_block(store, card, owner, note.reason, paths, note.detail)
-            new = gitutil.rev(tree, "HEAD")
+                head = gitutil.rev(tree, "HEAD")
+            new = head
             assert new is not None
             if runbranch.on_remote(cfg.publish):
                 run = f"{cfg.publish.remote}/{cfg.board.run_branch}"
