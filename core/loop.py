@@ -77,6 +77,7 @@ from board.core.store import Expect, Store, utc_now
 WHO = "board"
 LOOP_LOG = "loop.log"
 JOIN_POLL_S = 0.05
+SIGNAL_POLL_S = 0.2  # how soon the main thread acts on a SIGTERM/SIGINT while it waits
 SETUP_FAILS_TO_PAUSE = 2  # cards in a row whose setup failed before claims stop
 
 
@@ -122,6 +123,7 @@ class Loop:
         self._store_back = float("-inf")  # monotonic time the store last came back
         self.budget_stopped: set[str] = set()  # drives this loop stopped for a money budget
         self.notices = notify.LoopNotices(cfg, store, self.log)  # recorded, and sent
+        self._signalled = ""  # why a signal asked to stop; written by its handler alone
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -178,7 +180,7 @@ class Loop:
         `[store] reconnect_s` stops the loop as a signal does (`store_lost` says why)."""
         try:
             self.boot()
-            while not self.stopping.is_set():
+            while not self._take_signal():
                 # idle only after a tick that began with no drive running and claimed
                 # nothing: a drive that ends during or after a tick may free a card (its
                 # dependent) that this tick, seeing it still running, did not claim
@@ -194,12 +196,30 @@ class Loop:
                 if until_idle and quiet:
                     self.log("idle", touched=sorted(self.touched))
                     break
-                self.wake.wait(self.cfg.board.loop_interval_s)
-                self.wake.clear()
+                self._nap(self.cfg.board.loop_interval_s)
         except StoreUnavailable as exc:
             self._store_said("gave-up", exc.line())
         if self.store_lost:
             self.request_stop(f"board run stops: {self.store_lost}")
+
+    def _nap(self, seconds: float) -> None:
+        """Wait for the next tick: `seconds`, or until woken (a drive ended, a card moved),
+        or within SIGNAL_POLL_S of a signal (whose handler cannot wake us: see
+        `_install_signals`)."""
+        end = time.monotonic() + seconds
+        while not self._signalled:
+            left = end - time.monotonic()
+            if left <= 0 or self.wake.wait(min(left, SIGNAL_POLL_S)):
+                break
+        self.wake.clear()
+
+    def _take_signal(self) -> bool:
+        """Act on a signal the handler noted (stop, as `request_stop` says); whether the
+        loop is stopping."""
+        why, self._signalled = self._signalled, ""
+        if why:
+            self.request_stop(why)
+        return self.stopping.is_set()
 
     def _store_said(self, event: str, line: str) -> None:
         """What the store tells of its server (`Store.keep_trying`): lost (the calls retry
@@ -294,7 +314,12 @@ class Loop:
         old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
 
         def handler(signum: int, frame: FrameType | None) -> None:
-            self.request_stop(f"board run got {signal.Signals(signum).name}")
+            # Only noted here, for the main thread to act on (`_take_signal`): a handler
+            # runs in the main thread between two of its steps, maybe while it holds a
+            # lock, and `request_stop` takes locks. Inside `wake.wait` it holds wake's
+            # own, and the handler's `wake.set()` waited for it forever: a SIGTERM hung
+            # `board run` (and every drive thread that then tried to wake it).
+            self._signalled = f"board run got {signal.Signals(signum).name}"
 
         for s in old:
             signal.signal(s, handler)
@@ -334,6 +359,7 @@ class Loop:
                 return True
             for t in threads:
                 t.join(JOIN_POLL_S)
+            self._take_signal()  # a signal while waiting for the drives: stop them
             if deadline is not None and time.monotonic() >= deadline:
                 return False
 
@@ -623,7 +649,7 @@ class Loop:
         seen = set()
         for i, card in enumerate(queue):
             seen.add(card.id)
-            if self.stopping.is_set():
+            if self.stopping.is_set() or self._signalled:
                 break
             if self.in_use() >= self.cfg.board.max_concurrent:
                 waiting = [c.id for c in queue[i:]]
