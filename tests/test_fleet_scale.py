@@ -1,0 +1,290 @@
+"""What 100 drives at once on one host need of the loop (issue 45, tests/bench/bench_fleet.py):
+per-tick work that does not grow with the square of the drives, a fresh tree that does not
+queue behind the folds, lock waiters that do not poll, a coder's watcher that does not wake
+20 times a second, and a cleanup that leaves a removal in flight to its own thread. Each on
+a real repository, the real store and real child processes."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from board.core import config, locks, proc
+from board.core.errors import Refused
+from board.core.git import gitutil, naming, removal, runbranch
+from board.core.loop import Loop, Running
+from board.core.model import CardDraft
+from board.core.store import Expect, SQLiteStore
+
+from tests.support.repos import Repo, make_repo
+
+
+def _board(tmp_path: Path, **publish: object) -> tuple[Repo, config.Config]:
+    r = make_repo(tmp_path)
+    config.write_default(r.root, {"publish": dict(publish)} if publish else None)
+    return r, config.load(r.root)
+
+
+# -- the orphan sweep reads the worktrees directory once a tick, not once a drive --------------
+
+
+def test_trees_by_card_finds_what_card_trees_finds(tmp_path: Path) -> None:
+    _, cfg = _board(tmp_path)
+    names = ["feat-c-1", "feat-c-12", "feat-c-120", "feat-c-12-fix-login", "feat-c-12.test1",
+             "notes", ".trash"]  # fmt: skip
+    for name in names:
+        (cfg.worktrees_dir / name).mkdir(parents=True)
+    found = naming.trees_by_card(cfg)
+    assert found == {
+        "c-1": [cfg.worktrees_dir / "feat-c-1"],
+        "c-12": [cfg.worktrees_dir / "feat-c-12", cfg.worktrees_dir / "feat-c-12-fix-login"],
+        "c-120": [cfg.worktrees_dir / "feat-c-120"],
+    }
+    for card in ("c-1", "c-12", "c-120", "c-7"):
+        assert naming.card_trees(cfg, card) == found.get(card, [])
+
+
+def test_the_sweep_reads_the_trees_once_whatever_the_drives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 running drives, each with its tree: one tick's orphan sweep lists the worktrees
+    directory a fixed number of times (it listed it once per running drive, 40 here)."""
+    _, cfg = _board(tmp_path)
+    cfg.board_dir.mkdir(parents=True, exist_ok=True)
+    store = SQLiteStore(cfg.db_path, create=True)
+    loop = Loop(cfg, store)
+    cards = []
+    for i in range(40):
+        card = store.create(CardDraft(title=f"card {i}", lane="ready"), "c", "test")
+        card = store.update(card.id, Expect(), {"lane": "working"}, "test")
+        (cfg.worktrees_dir / f"feat-{card.id}").mkdir(parents=True)
+        loop.running[card.id] = Running(card.id, f"d-{i}", threading.Thread(target=print))
+        cards.append(card)
+    reads = []
+    real = Path.iterdir
+
+    def counted(self: Path) -> object:
+        if self == cfg.worktrees_dir:
+            reads.append(self)
+        return real(self)
+
+    monkeypatch.setattr(Path, "iterdir", counted)
+    loop._sweep_orphans(cards)
+    store.close()
+    assert len(reads) <= 2, f"the worktrees directory was read {len(reads)} times"
+    assert all((cfg.worktrees_dir / f"feat-{c.id}").is_dir() for c in cards)  # none swept
+
+
+# -- a fresh tree's start point does not wait on the run lock ------------------------------------
+
+
+def test_the_start_point_is_read_without_the_run_lock_when_the_base_is_in(
+    tmp_path: Path,
+) -> None:
+    """A fold holds the run lock (here, another thread); a fresh tree's start point is the
+    run branch's tip all the same, at once, and is the tip the locked path gives."""
+    r, cfg = _board(tmp_path, timeout_s=0.5)
+    tip = r.rev(cfg.board.run_branch)
+    held, done = threading.Event(), threading.Event()
+
+    def fold() -> None:
+        with runbranch.run_lock(cfg):
+            held.set()
+            done.wait(10)
+
+    holder = threading.Thread(target=fold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        began = time.monotonic()
+        got = runbranch.start_point(cfg)  # refused after 0.5 s when it waited for the lock
+        assert time.monotonic() - began < 0.4
+    finally:
+        done.set()
+        holder.join(10)
+    assert got == tip
+    with runbranch.run_lock(cfg):
+        assert runbranch.take_in_base(cfg).tip == got
+
+
+def test_a_base_that_moved_on_is_still_taken_in_under_the_lock(tmp_path: Path) -> None:
+    r, cfg = _board(tmp_path, timeout_s=0.5)
+    before = r.rev(cfg.board.run_branch)
+    r.commit(r.root, {"upstream.txt": "moved on\n"}, "the base moves on")
+    r.git("push", "-q", "origin", "main")
+    r.git("fetch", "-q", "origin")
+    base = r.rev("origin/main")
+    got = runbranch.start_point(cfg)
+    assert got == r.rev(cfg.board.run_branch) != before
+    assert gitutil.ok(r.root, "merge-base", "--is-ancestor", base or "", got)
+    with runbranch.run_lock(cfg, timeout=0):  # and it let the lock go
+        pass
+
+
+# -- the threads of one process wait for a file lock without polling it --------------------------
+
+
+def test_threads_waiting_for_one_lock_do_not_poll_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten threads wait 0.6 s for a lock another thread holds: each gets it in turn, and the
+    file is tried a few dozen times, not every 20 ms by each (about 300)."""
+    path = tmp_path / "run.lock"
+    tries = []
+    real = locks.fcntl.flock
+
+    def counted(fd: int, op: int) -> None:
+        if op & locks.fcntl.LOCK_EX:
+            tries.append(op)
+        real(fd, op)
+
+    monkeypatch.setattr(locks.fcntl, "flock", counted)
+    order: list[int] = []
+    first = locks.FileLock(path)
+    first.acquire(1, "busy")
+
+    def waiter(n: int) -> None:
+        with locks.file_lock(path, 10, "busy"):
+            order.append(n)
+            time.sleep(0.01)
+
+    threads = [threading.Thread(target=waiter, args=(n,)) for n in range(10)]
+    for t in threads:
+        t.start()
+    time.sleep(0.6)
+    first.release()
+    for t in threads:
+        t.join(10)
+    assert sorted(order) == list(range(10))
+    assert len(tries) < 80, f"{len(tries)} tries of the file"
+
+
+def test_a_lock_held_by_another_thread_still_refuses_after_its_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "run.lock"
+    held = locks.FileLock(path, holder="4242 there")
+    held.acquire(1, "busy")
+    said: list[str] = []
+
+    def other() -> None:
+        try:
+            locks.FileLock(path).acquire(0.2, lambda who: f"held by {who}")
+        except Refused as exc:
+            said.append(str(exc))
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join(10)
+    held.release()
+    assert said == ["held by 4242 there"]
+    with locks.file_lock(path, 0, "busy"):  # free again, for this thread and any
+        pass
+
+
+# -- a coder's watcher wakes less as the coder runs, never past a deadline -----------------------
+
+
+def test_the_watcher_sleeps_longer_as_the_child_runs_but_never_past_a_deadline() -> None:
+    assert proc._poll_s(0.0) == 0.05
+    assert proc._poll_s(2.0) == pytest.approx(0.2)
+    assert proc._poll_s(60.0) == proc.STREAM_POLL_MAX_S
+    assert proc._poll_s(60.0, 60.1) == pytest.approx(0.1)
+    assert proc._poll_s(60.0, 0, 60.2) == pytest.approx(0.2)
+    assert proc._poll_s(9.999, 10.0) == 0.005
+
+
+def test_a_silent_coder_is_stopped_at_its_first_output_timeout_not_later(tmp_path: Path) -> None:
+    began = time.monotonic()
+    res = proc.stream(
+        [sys.executable, "-c", "import time; time.sleep(30)"],
+        cwd=tmp_path,
+        timeout=30,
+        on_line=lambda line: None,
+        first_output_timeout=3.0,
+    )
+    took = time.monotonic() - began
+    assert res.first_output_timed_out
+    assert 3.0 <= took < 3.0 + 0.08 + proc.KILL_GRACE_S, took
+
+
+def test_a_talking_coder_is_stopped_at_its_timeout_not_later(tmp_path: Path) -> None:
+    lines: list[str] = []
+    began = time.monotonic()
+    res = proc.stream(
+        [sys.executable, "-u", "-c", "import time\nwhile True: print('x'); time.sleep(0.1)"],
+        cwd=tmp_path,
+        timeout=3.0,
+        on_line=lines.append,
+    )
+    took = time.monotonic() - began
+    assert res.timed_out and len(lines) > 10
+    assert 3.0 <= took < 3.0 + 0.08 + proc.KILL_GRACE_S, took
+
+
+# -- a tree in .trash that this process is deleting is left to it ---------------------------------
+
+
+def test_cleanup_leaves_a_removal_in_flight_to_its_thread(tmp_path: Path) -> None:
+    _, cfg = _board(tmp_path)
+    trash = cfg.worktrees_dir / removal.TRASH_DIR
+    mine = trash / f"feat-c-1-{naming.utc_stamp()}-{os.getpid()}"
+    left = trash / f"feat-c-2-{naming.utc_stamp()}-99999999"  # a killed process's
+    for d in (mine, left):
+        (d / "src").mkdir(parents=True)
+        (d / "src" / "a.py").write_text("x\n")
+    with removal._deleting_mu:
+        removal._deleting.add(mine)
+    try:
+        removal.cleanup(cfg)
+        assert (mine / "src" / "a.py").exists()
+        assert not left.exists()
+    finally:
+        with removal._deleting_mu:
+            removal._deleting.discard(mine)
+    removal.cleanup(cfg)
+    assert not mine.exists()
+
+
+# -- a SIGTERM that lands while the loop's main thread holds its wake lock -----------------------
+
+SIGNAL_CHILD = """
+import os, signal, sys, threading, time
+sys.path.insert(0, {root!r})
+from board.core import config
+from board.core.loop import Loop
+from board.core.store import SQLiteStore
+
+from pathlib import Path
+cfg = config.load(Path({repo!r}))
+cfg.board_dir.mkdir(parents=True, exist_ok=True)
+loop = Loop(cfg, SQLiteStore(cfg.db_path, create=True))
+restore = loop._install_signals()
+# the moment `wake.wait` returns (its lock taken back) or `wake.set` runs in the main
+# thread: the handler runs there, between two steps; threading.Event has no public way in
+with loop.wake._cond:
+    os.kill(os.getpid(), signal.SIGTERM)
+    for _ in range(1000):  # the handler runs at one of these steps
+        pass
+loop._nap(5)  # a noted signal ends the nap at once
+print("stopping" if loop._take_signal() else "running", flush=True)
+restore()
+"""
+
+
+def test_a_sigterm_while_the_main_thread_holds_the_wake_lock_stops_the_loop(
+    tmp_path: Path,
+) -> None:
+    """`board run` hung for good when SIGTERM came while its main thread held the lock of
+    its wake event (its handler waited for that lock), and every drive then hung on it."""
+    _, cfg = _board(tmp_path)
+    root = str(Path(__file__).resolve().parents[1])
+    code = SIGNAL_CHILD.format(root=root, repo=str(cfg.root))
+    began = time.monotonic()
+    res = proc.run([sys.executable, "-c", code], cwd=tmp_path, timeout=20)
+    assert not res.timed_out, "the loop hung in its signal handler"
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["stopping"]
+    assert time.monotonic() - began < 15
