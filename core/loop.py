@@ -320,6 +320,9 @@ class Loop:
             # own, and the handler's `wake.set()` waited for it forever: a SIGTERM hung
             # `board run` (and every drive thread that then tried to wake it).
             self._signalled = f"board run got {signal.Signals(signum).name}"
+            # no lock in this one, which sets two fields: a store call the main thread is
+            # waiting out an outage in gives up now, so it gets to the stop at once
+            self.store.keep_trying(0, self._store_said)
 
         for s in old:
             signal.signal(s, handler)
