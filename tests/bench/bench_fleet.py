@@ -1,0 +1,405 @@
+"""Benchmark: 100 drives at once on one host, against the same coders run bare.
+
+A board with `max_concurrent = --drives` (100) drains `--cards` (300) cards whose surfaces
+do not overlap (each its own `work/<card>.txt`); each card's coder (a Python script the
+bench writes) prints a line every `--period` (0.1 s) for `--seconds` (20 s), then writes
+its card's marker; the gate is the suite's real quick gate (tests/scripts/gate_pass.sh).
+The loop is a real `board run` process in its own session, folding each card onto the run
+branch. The ideal, in the same run: the same coder script in `cards / drives` waves (3) of
+`drives` coders at once, each in a directory of its own, its output read through a pipe
+into a file as the board reads a coder's; a wave starts when the last of the one before
+ends. Runs alternate which side goes first.
+
+Reported per run, with the load average: the board's wall time (cards added to the last
+card done) against the ideal's (issue 45's target: at most 1.3x); the loop's own CPU
+(utime + stime of the `board run` process from /proc/<pid>/stat, every thread of it and
+none of its children) per drive-second (a drive-second: one coder running for a second,
+`cards x seconds` in all); the loop's resident memory idle and at its peak, and the
+difference per working card. Then one more run, not timed: the loop is killed with
+SIGKILL mid-run (`--kill-at`, seconds after the cards were added) and started again;
+every card must end done, every marker be on the run branch or a stranded branch, no card
+left working, no drive live, no tree, no coder process left. Every run ends with the same
+checks; none of them failing is the bench's second target.
+
+    .venv/bin/python tests/bench/bench_fleet.py [--drives 100] [--cards 300] [--seconds 20]
+        [--period 0.1] [--runs 3] [--kill-at 30 | --no-kill] [--dir DIR]
+
+A smoke run: `--drives 10 --cards 30 --seconds 3 --runs 1 --kill-at 4`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from board.core import config, proc  # noqa: E402
+from board.core.git import gitutil  # noqa: E402
+from board.core.model import CardDraft  # noqa: E402
+from board.core.store import SQLiteStore  # noqa: E402
+
+from board.cli import main as board_main  # noqa: E402
+
+TARGET = 1.3  # issue 45: the run's wall time against the ideal
+CPU_TARGET_MS = 5.0  # the loop's CPU per drive-second, set from the profile (performance.md)
+GATE = str(ROOT / "tests" / "scripts" / "gate_pass.sh")
+CODER = """\
+import os, sys, time
+wt, card, seconds, period = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+start = time.monotonic()
+for i in range(round(seconds / period)):
+    print(f"{card}: step {i} of the work, a line as long as a model's progress line", flush=True)
+    time.sleep(max(0.0, start + (i + 1) * period - time.monotonic()))
+os.makedirs(os.path.join(wt, "work"), exist_ok=True)
+with open(os.path.join(wt, "work", card + ".txt"), "w") as fh:
+    fh.write("marker " + card + "\\n")
+print("wrote", card, flush=True)
+"""
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
+TICK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def g(cwd: Path, *args: str) -> str:
+    return gitutil.out(cwd, *args, env=IDENTITY)
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def make_board(base: Path, coder: Path, drives: int, seconds: float, period: float) -> Path:
+    """A bare origin and a clone with a few hundred files, pushed; board init done, the
+    coder and the quick gate set, `max_concurrent = drives`."""
+    origin, clone = base / "origin.git", base / "clone"
+    base.mkdir(parents=True)
+    g(base, "init", "-q", "--bare", "-b", "main", str(origin))
+    g(base, "clone", "-q", str(origin), str(clone))
+    g(clone, "checkout", "-q", "-b", "main")
+    for i in range(300):
+        d = clone / "src" / f"pkg{i % 10}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"mod{i}.py").write_text(f"VALUE = {i}\n")
+    (clone / "README.md").write_text("bench\n")
+    g(clone, "add", "-A")
+    g(clone, "commit", "-q", "-m", "initial")
+    g(clone, "push", "-q", "-u", "origin", "main")
+    with contextlib.redirect_stdout(io.StringIO()):
+        said = board_main(["-C", str(clone), "init"])
+    if said != 0:
+        raise SystemExit("board init failed")
+    argv = [sys.executable, str(coder), "{worktree}", "{card}", str(seconds), str(period)]
+    overrides = {
+        "board": {"max_concurrent": drives, "loop_interval_s": config.MIN_INTERVAL_S},
+        "coder": {
+            "ladder": ["default"],
+            "tiers": {"default": {"argv": argv}},
+            "timeout_s": max(120, seconds * 6),
+            "first_output_timeout_s": 60,
+        },
+        "gate": {"argv": [GATE], "timeout_s": 60},
+    }
+    config.write_default(clone, overrides)
+    return clone
+
+
+def add_cards(root: Path, cards: int) -> None:
+    """`cards` ready cards, surfaces apart, in one transaction."""
+    cfg = config.load(root)
+    store = SQLiteStore(cfg.db_path)
+    with store.transaction() as tx:
+        for i in range(1, cards + 1):
+            tx.create(
+                CardDraft(title=f"card {i}", spec="print, then write the marker", lane="ready",
+                          surface=[f"work/c-{i}.txt"]),
+                "c", "bench",
+            )  # fmt: skip
+    store.close()
+
+
+def stat(pid: int) -> tuple[float, int] | None:
+    """The process's own CPU seconds (utime + stime, all its threads, no children) and its
+    resident bytes; None once it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()
+    # fields[0] is the state (stat's 3rd field): utime and stime are the 14th and 15th
+    cpu = (int(fields[11]) + int(fields[12])) / TICK
+    return cpu, int(fields[21]) * PAGE
+
+
+def start_loop(root: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "board.cli", "run", "--quiet"],
+        cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=open(root / ".board" / "bench-run.err", "ab"),  # noqa: SIM115
+        env={**os.environ, **IDENTITY}, start_new_session=True,
+    )  # fmt: skip
+
+
+def lanes(root: Path) -> dict[str, str]:
+    cfg = config.load(root)
+    store = SQLiteStore(cfg.db_path)
+    try:
+        return {c.id: c.lane for c in store.list_cards()}
+    finally:
+        store.close()
+
+
+class LoopRun:
+    """One `board run` over the board: wall time to all done, its CPU and memory."""
+
+    def __init__(self, wall: float, cpu: float, rss_idle: int, rss_peak: int) -> None:
+        self.wall, self.cpu, self.rss_idle, self.rss_peak = wall, cpu, rss_idle, rss_peak
+
+
+def run_board(root: Path, cards: int, kill_at: float | None = None) -> LoopRun:
+    """Start the loop on the empty board, note its idle memory, add the cards, wait for
+    all done (killing the loop with SIGKILL once at `kill_at`, and starting it again)."""
+    loop = start_loop(root)
+    procs = [loop]
+    try:
+        time.sleep(2.0)  # booted and idle
+        idle = stat(loop.pid)
+        if idle is None:
+            raise SystemExit(f"board run died: {(root / '.board' / 'bench-run.err').read_text()}")
+        add_cards(root, cards)
+        started = time.monotonic()
+        cpu, peak, last_check = idle[0], idle[1], 0.0
+        killed_cpu = 0.0
+        while True:
+            now = time.monotonic()
+            if now - started > max(600, cards * 10):
+                raise SystemExit("not drained in time")
+            seen = stat(loop.pid)
+            if seen is not None:
+                cpu, peak = seen[0], max(peak, seen[1])
+            if kill_at is not None and now - started >= kill_at:
+                kill_at = None
+                os.kill(loop.pid, signal.SIGKILL)  # the loop alone: its coders live on
+                loop.wait(30)
+                working = sum(1 for lane in lanes(root).values() if lane == "working")
+                print(f"  killed the loop (SIGKILL) at {now - started:.1f} s, {working} working")
+                killed_cpu = cpu - idle[0]
+                loop = start_loop(root)
+                procs.append(loop)
+                idle = (0.0, idle[1])
+                time.sleep(1.0)
+            if now - last_check >= 1.0:
+                last_check = now
+                if all(lane == "done" for lane in lanes(root).values()):
+                    break
+            time.sleep(0.2)
+        wall = time.monotonic() - started
+        seen = stat(loop.pid)
+        if seen is not None:
+            cpu = seen[0]
+        return LoopRun(wall, killed_cpu + cpu - idle[0], idle[1], peak)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(120)
+            except subprocess.TimeoutExpired:
+                proc.kill_group(p.pid)
+                p.wait(10)
+
+
+def run_bare(base: Path, coder: Path, drives: int, cards: int, seconds: float,
+             period: float) -> float:  # fmt: skip
+    """`cards / drives` waves of `drives` bare coders, each in a directory of its own, its
+    output through a pipe into a file (a thread reads each, as the board's drive does)."""
+    import threading
+
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    started = time.monotonic()
+    n = 0
+    while n < cards:
+        wave = range(n + 1, min(cards, n + drives) + 1)
+        n += len(wave)
+        children: list[tuple[subprocess.Popen[bytes], threading.Thread]] = []
+        try:
+            for i in wave:
+                where = base / f"c-{i}"
+                where.mkdir()
+                child = subprocess.Popen(
+                    [sys.executable, str(coder), str(where), f"c-{i}", str(seconds), str(period)],
+                    cwd=where, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, start_new_session=True,
+                )  # fmt: skip
+
+                def drain(pipe: object = child.stdout, out: Path = where / "out.log") -> None:
+                    with out.open("wb") as fh:
+                        for line in pipe:  # type: ignore[attr-defined]
+                            fh.write(line)
+                            fh.flush()
+
+                t = threading.Thread(target=drain, daemon=True)
+                t.start()
+                children.append((child, t))
+            for child, t in children:
+                child.wait(seconds * 6 + 60)
+                t.join(10)
+        finally:
+            for child, _ in children:
+                if child.poll() is None:
+                    proc.kill_group(child.pid)
+                    child.wait(10)
+    wall = time.monotonic() - started
+    missing = [
+        i for i in range(1, cards + 1) if not (base / f"c-{i}" / "work" / f"c-{i}.txt").exists()
+    ]
+    if missing:
+        raise SystemExit(f"the bare coders broke: {len(missing)} markers missing")
+    return wall
+
+
+def check(root: Path, cards: int, coder: Path) -> list[str]:
+    """Every card done, its marker on the run branch or a stranded branch, nothing working,
+    no live drive, no tree, no coder process left."""
+    cfg = config.load(root)
+    store = SQLiteStore(cfg.db_path)
+    problems: list[str] = []
+    try:
+        found = {c.id: c for c in store.list_cards()}
+        files = set(g(root, "ls-tree", "-r", "--name-only", cfg.board.run_branch, "work").split())
+        stranded = g(root, "for-each-ref", "--format=%(refname)", "refs/heads/stranded").split()
+        for ref in stranded:
+            files |= set(g(root, "ls-tree", "-r", "--name-only", ref, "work").split())
+        for i in range(1, cards + 1):
+            card = found.get(f"c-{i}")
+            if card is None:
+                problems.append(f"c-{i} is missing")
+                continue
+            if card.lane != "done":
+                problems.append(f"{card.id} is {card.lane} ({card.blocked})")
+            if f"work/c-{i}.txt" not in files:
+                problems.append(
+                    f"{card.id}'s marker is on neither the run branch nor a stranded one"
+                )
+        live = store.live_drives()
+        if live:
+            problems.append(f"{len(live)} drive(s) still live")
+    finally:
+        store.close()
+    left = [p.name for p in cfg.worktrees_dir.glob("*") if not p.name.startswith(".")]
+    if left:
+        problems.append(f"trees left: {left[:5]}")
+    for pid_dir in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (pid_dir / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if str(coder).encode() in cmd:
+            problems.append(f"a coder is still running: pid {pid_dir.name}")
+    return problems
+
+
+def main() -> int:
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # a log's lines as they come
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--drives", type=int, default=100, help="max_concurrent (100)")
+    ap.add_argument("--cards", type=int, default=300)
+    ap.add_argument("--seconds", type=float, default=20.0, help="each coder's run (20 s)")
+    ap.add_argument("--period", type=float, default=0.1, help="a line every PERIOD s (0.1)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--kill-at", type=float, default=None,
+                    help="SIGKILL the loop this many seconds into the last, untimed run "
+                         "(default: 1.5 x --seconds, mid second wave)")  # fmt: skip
+    ap.add_argument("--no-kill", action="store_true", help="no run with the loop killed")
+    ap.add_argument("--dir", default=None)
+    args = ap.parse_args()
+    os.environ.update(IDENTITY)
+    base = Path(tempfile.mkdtemp(prefix="bench-fleet-", dir=args.dir))
+    coder = base / "coder.py"
+    coder.write_text(CODER)
+    drive_seconds = args.cards * args.seconds
+    said = f"drives: {args.drives}, cards: {args.cards}, each coder {args.seconds:g} s, "
+    print(f"{said}a line every {args.period:g} s; cpus: {os.cpu_count()}; load {load()}")
+    ratios, cpus, per_cards, fails = [], [], [], 0
+    try:
+        for n in range(args.runs):
+            board = make_board(base / f"b{n}", coder, args.drives, args.seconds, args.period)
+            bare_first = n % 2 == 0
+            if bare_first:
+                bare = run_bare(base / f"bare{n}", coder, args.drives, args.cards, args.seconds,
+                                args.period)  # fmt: skip
+            at_start = load()
+            res = run_board(board, args.cards)
+            if not bare_first:
+                bare = run_bare(base / f"bare{n}", coder, args.drives, args.cards, args.seconds,
+                                args.period)  # fmt: skip
+            problems = check(board, args.cards, coder)
+            fails += bool(problems)
+            ratio = res.wall / bare
+            per_ds = res.cpu / drive_seconds * 1000
+            per_card = (res.rss_peak - res.rss_idle) / min(args.drives, args.cards) / 1024
+            ratios.append(ratio)
+            cpus.append(per_ds)
+            per_cards.append(per_card)
+            print(f"run {n + 1}: board {res.wall:6.1f} s, bare waves {bare:6.1f} s, "
+                  f"ratio {ratio:.2f}x; loop CPU {res.cpu:.1f} s = {per_ds:.2f} ms per "
+                  f"drive-second ({res.cpu / res.wall * 100:.0f}% of a core); loop RSS idle "
+                  f"{res.rss_idle / 2**20:.0f} MiB, peak {res.rss_peak / 2**20:.0f} MiB = "
+                  f"{per_card:.0f} KiB per working card; lost or stuck: {len(problems)}; "
+                  f"load {at_start} -> {load()}", flush=True)  # fmt: skip
+            for p in problems[:10]:
+                print(f"  {p}")
+            shutil.rmtree(base / f"bare{n}", ignore_errors=True)
+        if ratios:
+            ratio, per_ds = statistics.median(ratios), statistics.median(cpus)
+            print(
+                f"median ratio {ratio:.2f}x ({', '.join(f'{r:.2f}' for r in ratios)}), "
+                f"target <= {TARGET}x: {'met' if ratio <= TARGET else 'NOT MET'}"
+            )
+            print(
+                f"median loop CPU {per_ds:.2f} ms per drive-second "
+                f"({', '.join(f'{c:.2f}' for c in cpus)}), target <= {CPU_TARGET_MS} ms: "
+                f"{'met' if per_ds <= CPU_TARGET_MS else 'NOT MET'}"
+            )
+            print(f"median loop RSS per working card {statistics.median(per_cards):.0f} KiB")
+        if not args.no_kill:
+            kill_at = args.kill_at if args.kill_at is not None else 1.5 * args.seconds
+            board = make_board(base / "kill", coder, args.drives, args.seconds, args.period)
+            print(
+                f"kill run: SIGKILL of the loop at {kill_at:g} s, then board run again", flush=True
+            )
+            res = run_board(board, args.cards, kill_at=kill_at)
+            problems = check(board, args.cards, coder)
+            fails += bool(problems)
+            print(
+                f"kill run: drained in {res.wall:.1f} s; lost or stuck: {len(problems)}, "
+                f"target 0: {'met' if not problems else 'NOT MET'}"
+            )
+            for p in problems[:10]:
+                print(f"  {p}")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    met = (not ratios or statistics.median(ratios) <= TARGET) and not fails
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
