@@ -45,16 +45,14 @@ import contextlib
 import hashlib
 import json
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
-from board.core import failures, hosts, proc
+from board.core import failures, hosts, loopsignals, proc
 from board.core.cards import actions, candidates, split, waits
 from board.core.cards.enddrives import dead_result, state_before
 from board.core.cards.waits import HEARTBEAT_S, globs_overlap, surfaces_overlap
@@ -77,7 +75,6 @@ from board.core.store import Expect, Store, utc_now
 WHO = "board"
 LOOP_LOG = "loop.log"
 JOIN_POLL_S = 0.05
-SIGNAL_POLL_S = 0.2  # how soon the main thread acts on a SIGTERM/SIGINT while it waits
 SETUP_FAILS_TO_PAUSE = 2  # cards in a row whose setup failed before claims stop
 
 
@@ -152,7 +149,7 @@ class Loop:
             self.lock.release()
             raise
         self.store.keep_trying(self.cfg.store.reconnect_s, self._store_said)
-        restore = self._install_signals()
+        restore = loopsignals.install(self._note_signal)
         beating = self._start_heartbeat()
         polling = self._start_poller()
         self.notices.sender.start()
@@ -196,26 +193,17 @@ class Loop:
                 if until_idle and quiet:
                     self.log("idle", touched=sorted(self.touched))
                     break
-                self._nap(self.cfg.board.loop_interval_s)
+                loopsignals.nap(self.wake, self.cfg.board.loop_interval_s, self._noted)
         except StoreUnavailable as exc:
             self._store_said("gave-up", exc.line())
         if self.store_lost:
             self.request_stop(f"board run stops: {self.store_lost}")
 
-    def _nap(self, seconds: float) -> None:
-        """Wait for the next tick: `seconds`, or until woken (a drive ended, a card moved),
-        or within SIGNAL_POLL_S of a signal (whose handler cannot wake us: see
-        `_install_signals`)."""
-        end = time.monotonic() + seconds
-        while not self._signalled:
-            left = end - time.monotonic()
-            if left <= 0 or self.wake.wait(min(left, SIGNAL_POLL_S)):
-                break
-        self.wake.clear()
+    def _noted(self) -> bool:
+        return bool(self._signalled)
 
     def _take_signal(self) -> bool:
-        """Act on a signal the handler noted (stop, as `request_stop` says); whether the
-        loop is stopping."""
+        """Stop for a signal the handler noted; whether the loop is stopping."""
         why, self._signalled = self._signalled, ""
         if why:
             self.request_stop(why)
@@ -308,30 +296,11 @@ class Loop:
                 f"set [board] base in {Path(cfg.root) / CONFIG_NAME}"
             ) from None
 
-    def _install_signals(self) -> Callable[[], None]:
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None
-        old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
-
-        def handler(signum: int, frame: FrameType | None) -> None:
-            # Only noted here, for the main thread to act on (`_take_signal`): a handler
-            # runs in the main thread between two of its steps, maybe while it holds a
-            # lock, and `request_stop` takes locks. Inside `wake.wait` it holds wake's
-            # own, and the handler's `wake.set()` waited for it forever: a SIGTERM hung
-            # `board run` (and every drive thread that then tried to wake it).
-            self._signalled = f"board run got {signal.Signals(signum).name}"
-            # no lock in this one, which sets two fields: a store call the main thread is
-            # waiting out an outage in gives up now, so it gets to the stop at once
-            self.store.keep_trying(0, self._store_said)
-
-        for s in old:
-            signal.signal(s, handler)
-
-        def restore() -> None:
-            for s, h in old.items():
-                signal.signal(s, h)
-
-        return restore
+    def _note_signal(self, why: str) -> None:
+        """The handler's part (no lock: see core/loopsignals.py); keep_trying sets two fields,
+        and a store call waiting out an outage gives up now."""
+        self._signalled = why
+        self.store.keep_trying(0, self._store_said)
 
     def request_stop(self, why: str = "board run is shutting down") -> None:
         """Stop claiming and interrupt every drive (safe from a signal handler). A store
@@ -607,7 +576,7 @@ class Loop:
     def _sweep_orphans(self, cards: list[Card]) -> None:
         lanes = {c.id: c.lane for c in cards}
         live: set[Path] = set()
-        trees = naming.trees_by_card(self.cfg)  # one reading of the directory for all
+        trees = naming.trees_by_card(self.cfg)  # one reading for all
         for run in list(self.running.values()):
             if run.drive is not None and run.drive.tree is not None:
                 live.add(run.drive.tree)

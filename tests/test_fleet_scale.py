@@ -253,7 +253,7 @@ def test_cleanup_leaves_a_removal_in_flight_to_its_thread(tmp_path: Path) -> Non
 SIGNAL_CHILD = """
 import os, signal, sys, threading, time
 sys.path.insert(0, {root!r})
-from board.core import config
+from board.core import config, loopsignals
 from board.core.loop import Loop
 from board.core.store import SQLiteStore
 
@@ -261,14 +261,14 @@ from pathlib import Path
 cfg = config.load(Path({repo!r}))
 cfg.board_dir.mkdir(parents=True, exist_ok=True)
 loop = Loop(cfg, SQLiteStore(cfg.db_path, create=True))
-restore = loop._install_signals()
+restore = loopsignals.install(loop._note_signal)
 # the moment `wake.wait` returns (its lock taken back) or `wake.set` runs in the main
 # thread: the handler runs there, between two steps; threading.Event has no public way in
 with loop.wake._cond:
     os.kill(os.getpid(), signal.SIGTERM)
     for _ in range(1000):  # the handler runs at one of these steps
         pass
-loop._nap(5)  # a noted signal ends the nap at once
+loopsignals.nap(loop.wake, 5, loop._noted)  # a noted signal ends the nap at once
 print("stopping" if loop._take_signal() else "running", flush=True)
 restore()
 """
