@@ -168,9 +168,10 @@ def _fold(
                 if not ok:
                     note = conflict_note(cfg.board, card.id, tree, tip, paths, said)
                     return _fold_block(store, card, owner, note.reason, paths, note.detail)
-                head = gitutil.rev(tree, "HEAD")
+                rebased = gitutil.rev(tree, "HEAD")
+                assert rebased is not None
+                head = rebased
             new = head
-            assert new is not None
             if runbranch.on_remote(cfg.publish):
                 run = f"{cfg.publish.remote}/{cfg.board.run_branch}"
                 found = owner.why_not(store.get(card.id), store)
