@@ -85,7 +85,7 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def make_board(base: Path, coder: Path, drives: int, seconds: float, period: float) -> Path:
+def fleet_board(base: Path, coder: Path, drives: int, seconds: float, period: float) -> Path:
     """A bare origin and a clone with a few hundred files, pushed; board init done, the
     coder and the quick gate set, `max_concurrent = drives`."""
     origin, clone = base / "origin.git", base / "clone"
@@ -341,7 +341,7 @@ def main() -> int:
     ratios, cpus, per_cards, fails = [], [], [], 0
     try:
         for n in range(args.runs):
-            board = make_board(base / f"b{n}", coder, args.drives, args.seconds, args.period)
+            board = fleet_board(base / f"b{n}", coder, args.drives, args.seconds, args.period)
             bare_first = n % 2 == 0
             if bare_first:
                 bare = run_bare(base / f"bare{n}", coder, args.drives, args.cards, args.seconds,
@@ -382,7 +382,7 @@ def main() -> int:
             print(f"median loop RSS per working card {statistics.median(per_cards):.0f} KiB")
         if not args.no_kill:
             kill_at = args.kill_at if args.kill_at is not None else 1.5 * args.seconds
-            board = make_board(base / "kill", coder, args.drives, args.seconds, args.period)
+            board = fleet_board(base / "kill", coder, args.drives, args.seconds, args.period)
             print(
                 f"kill run: SIGKILL of the loop at {kill_at:g} s, then board run again", flush=True
             )
