@@ -477,21 +477,29 @@ class LogFile:
         progress: Callable[[int], None] | None = None,
         stop: threading.Event | None = None,
         chunk: int = SCAN_CHUNK,
+        chunks: int | None = None,
     ) -> bool:
         """Index the file above the open point, last chunk first; meant for a thread.
 
         `progress(n)` is called after each chunk with the number of lines it added
-        above. Returns True when the whole file is indexed, False if stopped or
-        if the file was truncated or replaced meanwhile (`poll` starts over then).
+        above. Returns True when the whole file is indexed, False if stopped, if
+        `chunks` reads were made and more remain (the view indexes the tail's first
+        one itself, then a thread the rest), or if the file was truncated or replaced
+        meanwhile (`poll` starts over then).
         """
         with self._lock:
             generation = self.generation
             fd = self._fd
             pos = self._scan_pos
-        size = SCAN_FIRST_CHUNK
+            fresh = pos == self._scan_end  # nothing read yet: the tail's small read first
+        size = SCAN_FIRST_CHUNK if fresh else chunk
+        reads = 0
         while pos > 0:
             if stop is not None and stop.is_set():
                 return False
+            if chunks is not None and reads >= chunks:
+                return False
+            reads += 1
             low = max(0, pos - size)
             size = chunk
             try:

@@ -666,3 +666,57 @@ async def test_more_new_lines_than_rows_wait_for_the_flood_interval(
         )
         await pilot.pause(0.2)  # ten polls of the watcher
         assert last_row(view).endswith("read at once"), "a flood was told at once"
+
+
+async def test_opening_a_log_draws_its_tail_in_the_first_frame(board, tmp_path: Path) -> None:
+    """The tail is read as the log is opened, so the frame that opens it (the drive list's
+    highlight) already shows it: left to the scan thread, it came a frame later, and
+    Textual paints a second frame 17-33 ms after the first (a 1 KB log took 8 or 40 ms)."""
+    cfg, store = board
+    big = tmp_path / "big.log"
+    big.write_bytes(b"".join(b"line %d\n" % i for i in range(200_000)))
+    app = LogsApp(cfg, store)
+    async with run_pilot(app, size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        view.open(None)
+        await pilot.pause(0.1)
+        frames: list[list[str]] = []
+        draw = view.draw_frame
+
+        def recording_draw(*args: object) -> list:
+            strips = draw(*args)  # type: ignore[arg-type]
+            frames.append([strip.text.rstrip() for strip in strips])
+            return strips
+
+        view.draw_frame = recording_draw  # type: ignore[method-assign]
+        view.open(big)
+        lo, hi = view.lines_known
+        assert hi - lo >= view.size.height, "the tail was not indexed as the log was opened"
+        await wait_for(pilot, lambda: bool(frames))
+        assert frames[0] and frames[0][-1] == "line 199999", f"first frame: {frames[0][-3:]}"
+        await wait_for(pilot, lambda: not view.scanning)
+        assert view.line_count == 200_000
+        assert view._log is not None and view._log.line(-200_000) == "line 0"
+
+
+async def test_a_log_that_is_a_fifo_is_opened_by_the_scan_thread(board, tmp_path: Path) -> None:
+    """Opening a FIFO blocks until someone writes it: the view leaves it to its thread (and
+    a missing file too, which the thread shows once it appears), never to the UI's."""
+    cfg, store = board
+    fifo = tmp_path / "fifo.log"
+    os.mkfifo(fifo)
+    missing = tmp_path / "later.log"
+    app = LogsApp(cfg, store)
+    async with run_pilot(app, size=SIZE) as pilot:
+        await wait_for(pilot, settled(app))
+        view = view_of(app)
+        view.open(fifo)  # returns: nothing was opened on this thread
+        assert view.lines_known == (0, 0)
+        view.open(missing)
+        missing.write_bytes(b"it came\n")
+        await wait_for(pilot, lambda: last_row(view).endswith("it came"))
+        try:  # a scan thread still opening the FIFO, if it started, returns
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:  # ENXIO: nobody has it open for reading
+            pass

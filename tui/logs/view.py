@@ -10,7 +10,9 @@ notice at a time, backing off while the app has not caught up. Every line is run
 from __future__ import annotations
 
 import bisect
+import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -92,6 +94,26 @@ class RepaintGate:
         if not self.waiting:
             return default
         return max(0.0, min(default, self._told + self._spacing() - self._clock()))
+
+
+def index_tail(log: LogFile) -> bool:
+    """Open a regular file and index its last chunk on the spot; False leaves it all to the
+    scan thread (a FIFO, whose open would block, or a file that cannot be opened).
+
+    Why: drawing reads the visible lines on the UI thread anyway, and the tail's one read
+    (`SCAN_FIRST_CHUNK` bytes) costs about what drawing them does. Left to the thread, the
+    tail came a frame after the one that opened the log (the drive list's highlight, a
+    blank view): Textual paints a second frame 17-33 ms after the first, so a log's last
+    screenful took 8 or 40 ms by chance, whatever its size.
+    """
+    try:
+        if not stat.S_ISREG(os.stat(log.path).st_mode):
+            return False
+        log.open()
+    except OSError:
+        return False
+    log.scan(chunks=1)
+    return True
 
 
 class LogView(LineView):
@@ -269,6 +291,9 @@ class LogView(LineView):
         self._tail_shown = threading.Event()
         self.path = path
         self._log = LogFile(path) if path is not None else None
+        tail_read = self._log is not None and index_tail(self._log)
+        if tail_read:
+            self._ready = self._session
         self._gen = 0
         self._lo = self._hi = 0
         self.forget_width()
@@ -281,9 +306,12 @@ class LogView(LineView):
         self.follow = True
         self.update_virtual_size()
         self._jump(0, 0)
-        self.refresh()
+        if tail_read:
+            self._sync()  # the tail is in the same frame as whatever else this key changed
+        else:
+            self.refresh()
         if self._log is not None:
-            self._scan(self._log, self._session, self._scan_stop, True)
+            self._scan(self._log, self._session, self._scan_stop, not tail_read)
         self.post_message(self.Status(self))
 
     def on_mount(self) -> None:
@@ -321,7 +349,10 @@ class LogView(LineView):
             # lines just found are on screen, or a moment has passed.
             shown.wait(TAIL_FIRST_WAIT_S)
 
-        self._notify(session)
+        if first:
+            self._notify(session)
+        else:
+            shown.wait(TAIL_FIRST_WAIT_S)  # the tail read on the spot is painted first
         log.scan(progress=progress, stop=stop)
         self._notify(session)
 
