@@ -1,10 +1,12 @@
 """A log of any size, drawn line by line, followed as it grows (toolong's `LogLines`).
 
-The view never waits on a file: it draws only the visible lines through the line API,
-the index is built from the end by a worker thread (`board.core.logs.LogFile.scan`, the
-tail first), and a watcher thread indexes appended bytes and tells the view, one pending
-notice at a time, backing off while the app has not caught up. Every line is run through
-`sanitize`: log content never becomes markup or a terminal escape (invariant 5).
+The view reads no more of a file than it draws: it draws only the visible lines through
+the line API, opening a regular file reads its last chunk (the tail's lines, `index_tail`),
+the rest of the index is built from the end by a worker thread
+(`board.core.logs.LogFile.scan`), and a watcher thread indexes appended bytes and tells
+the view, one pending notice at a time, backing off while the app has not caught up.
+Every line is run through `sanitize`: log content never becomes markup or a terminal
+escape (invariant 5).
 """
 
 from __future__ import annotations
