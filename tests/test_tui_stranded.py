@@ -469,33 +469,6 @@ def test_a_held_buffer_reads_nothing_until_the_keys_stop() -> None:
     assert not reader.is_alive() and buffer.count == 1 and not buffer.held
 
 
-async def test_the_diff_view_draws_no_new_lines_while_the_keys_hold_the_reading() -> None:
-    """Lines indexed just before a key are drawn once the keys stop, not between them:
-    Textual paints a frame 17-33 ms after the one before, so a key whose repaint came after
-    the stream's waited that long (keys while a diff streamed took 1.3-1.9x idle)."""
-    from board.tui.stranded.diff_view import SYNC_S, DiffView
-    from textual.app import App, ComposeResult
-
-    class One(App[None]):
-        def compose(self) -> ComposeResult:
-            yield DiffView()
-
-    app = One()
-    async with run_pilot(app, size=SIZE) as pilot:
-        view = app.query_one(DiffView)
-        buffer = DiffBuffer()
-        view.attach(buffer)
-        buffer.feed(b"+a line\n" * 10)
-        await wait_for(pilot, lambda: view.line_count == 10, what="the first lines")
-        await pilot.pause(SYNC_S + 0.05)  # the stream's next redraw is due at once
-        buffer.feed(b"+another\n" * 5)  # read just before the key: its notice is queued
-        buffer.hold(0.6)  # the operator's key
-        await pilot.pause(0.3)
-        assert view.line_count == 10, "the stream redrew between the operator's keys"
-        await wait_for(pilot, lambda: view.line_count == 15, timeout=5, what="the held lines")
-        assert not buffer.held
-
-
 async def test_moving_keys_hold_the_diff_s_reading_only_while_git_writes(
     fx, monkeypatch: pytest.MonkeyPatch
 ) -> None:

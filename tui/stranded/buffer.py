@@ -155,11 +155,6 @@ class DiffBuffer:
         """The reader is waiting for the operator's keys to stop."""
         return self._hold_until > time.monotonic()
 
-    @property
-    def held_for(self) -> float:
-        """Seconds until the reader resumes (0 when it is not held)."""
-        return max(0.0, self._hold_until - time.monotonic())
-
     def _keys_first(self) -> None:
         while (left := self._hold_until - time.monotonic()) > 0:
             time.sleep(min(left, 0.05))

@@ -125,13 +125,8 @@ class DiffView(LineView):
 
         Lines arriving below the screen change only the scrollbar and the counts, so ten
         redraws a second are plenty; redrawing per chunk would queue keys behind repaints.
-        While the operator presses keys (`DiffBuffer.held`) none is drawn: Textual paints a
-        frame 17-33 ms after the one before, so a key whose repaint followed the stream's
-        waited that long.
         """
         wait = self._last_sync + SYNC_S - time.monotonic()
-        if self.buffer is not None:
-            wait = max(wait, self.buffer.held_for)
         if wait <= 0:
             self._pending = False
             self.sync()
@@ -140,10 +135,6 @@ class DiffView(LineView):
 
     def _timed_sync(self) -> None:
         self._sync_timer = None
-        held = self.buffer.held_for if self.buffer is not None else 0.0
-        if held > 0:  # keys came meanwhile: theirs are the frames, the lines wait for them
-            self._sync_timer = self.set_timer(held, self._timed_sync)
-            return
         self._pending = False
         self.sync()
 
