@@ -406,3 +406,35 @@ def test_a_public_url_is_the_address_printed_and_the_page_s_websocket(tmp_path: 
         )  # fmt: skip
         assert res.returncode != 0 and res.stdout == "", res
         assert len(res.stderr.splitlines()) == 1 and want in res.stderr, res.stderr
+
+
+def test_the_url_is_printed_only_once_the_port_listens(tmp_path: Path) -> None:
+    """aiohttp runs `on_startup` before its socket listens: a URL printed there could be
+    opened (by a script reading it, as the tests do) before anything accepts it, and be
+    refused. The line waits for the port; here a listener comes up 0.4 s later."""
+    import asyncio
+
+    from aiohttp import web as aioweb
+    from board.tui.web import BoardServer
+
+    port = _free_port()
+    said: list[tuple[float, str]] = []
+    server = BoardServer(
+        tmp_path, host="127.0.0.1", port=port, token="t" * 20, max_sessions=1,
+        print_line=lambda line: said.append((time.monotonic(), line)),
+    )  # fmt: skip
+
+    async def scenario() -> float:
+        await server.on_startup(aioweb.Application())
+        await asyncio.sleep(0.4)
+        assert said == [], "the URL was printed before anything listened"
+        listener = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", port)
+        up = time.monotonic()
+        async with listener:
+            assert server.announcing is not None
+            await asyncio.wait_for(server.announcing, 10)
+        return up
+
+    up = asyncio.run(scenario())
+    assert len(said) == 1 and said[0][0] >= up, said
+    assert said[0][1].startswith(f"board web: open http://127.0.0.1:{port}/?token=")

@@ -35,6 +35,7 @@ import re
 import secrets
 import signal
 import sys
+import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -51,6 +52,7 @@ TOKEN_ENV = "BOARD_WEB_TOKEN"
 TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{16,256}")  # what fits a URL and a cookie unescaped
 START_TIMEOUT_S = 30.0  # the app's first words (the web driver's prelude) within this
 QUIT_GRACE_S = 3.0  # after the quit meta, before its process group is killed
+ANNOUNCE_WAIT_S = 10.0  # how long the URL waits for the socket to listen before it is printed
 PRELUDE = b"__GANGLION__\n"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 WEB_DRIVER = "textual.drivers.web_driver:WebDriver"
@@ -235,6 +237,7 @@ class BoardServer(Server):
         self.print_line = print_line or _say
         self.sessions: set[AppSession] = set()
         self.reserved = 0  # sessions counted before their process has started
+        self.announcing: asyncio.Task[None] | None = None  # prints the URL once it listens
         self.cookie = f"board_web_{port}"  # one per port: two boards on one host differ
 
     # the guard -------------------------------------------------------------------------
@@ -284,6 +287,22 @@ class BoardServer(Server):
         logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
 
     async def on_startup(self, app: web.Application) -> None:
+        """aiohttp runs this before the socket listens: the URL is printed once it does,
+        so whoever reads it (an operator, a script) can open it at once."""
+        self.announcing = asyncio.get_running_loop().create_task(self.announce())
+
+    async def announce(self) -> None:
+        """Print the URL once the port takes connections (or after ANNOUNCE_WAIT_S anyway)."""
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(self.host, self.host)
+        deadline = time.monotonic() + ANNOUNCE_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                _, writer = await asyncio.open_connection(host, self.port)
+            except OSError:
+                await asyncio.sleep(0.02)
+                continue
+            writer.close()
+            break
         self.print_line(f"board web: open {self.url()} (Ctrl+C stops it)")
 
     async def on_shutdown(self, app: web.Application) -> None:
