@@ -170,6 +170,13 @@ async def test_in_review_enter_opens_a_candidates_diff_and_a_approves_that_one(t
         await wait_for(pilot, lambda: store.get(card.id).lane == "done", 30, "the fold")
         await settle(pilot)
         assert status_line(app).startswith(f"approve {card.id}: done"), status_line(app)
+        # the tree was saved and removed after the fold's write: the screen says so too
+        await wait_for(
+            pilot,
+            lambda: any(ln.split()[:2] == ["worktree", "none"] for ln in screen_lines(app)),
+            10,
+            "the removed tree's line",
+        )
     folded = show(cfg, cfg.board.run_branch, f"work/{card.id}.txt")
     assert folded == "candidate 3 line 1\ncandidate 3 line 2", folded
     board.close()

@@ -454,7 +454,9 @@ class BoardApp(App[int]):
         else:
             line = result_line(name, out) if isinstance(out, Card) else out.summary()
             self.call_from_thread(self.say, line)
-        self.call_from_thread(self._check_changes, False)
+        # forced: what a verb changes after its last write (a tree saved and removed after
+        # the fold's write) is read again by every screen, even when the watch saw the write
+        self.call_from_thread(self._check_changes, True)
 
     # notices -------------------------------------------------------------------------------
 
