@@ -12,6 +12,7 @@ import pytest
 from board.core.cards import actions
 from board.core.drive import drive
 from board.core.errors import Refused
+from board.core.git import quickfold
 from board.core.loop import Loop
 from board.core.publish import publish
 
@@ -184,24 +185,33 @@ def test_a_fold_refuses_while_a_worktree_has_the_run_branch_checked_out(tmp_path
     store.close()
 
 
+@pytest.mark.parametrize("way", ["rebase", "replay"])
 def test_a_card_moved_between_rebase_and_update_ref_is_not_published(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str
 ) -> None:
+    """Both ways a fold makes the card's commit on the run branch's tip (the rebase in the
+    tree, or quickfold's replay without it) are followed by the same check of the card."""
     cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "moved at the last moment", surface=["work/**"])
     token, tree, start = _built_tree(cfg, store, card, "work/c-1.txt", "x\n")
     _commit_on_run(cfg, "README.md", "moved on\n")  # so the fold really rebases
     run_before = git(cfg.root, "rev-parse", cfg.board.run_branch)
-    real_rebase = publish._rebase
+    module, name = (publish, "_rebase") if way == "rebase" else (quickfold, "replay")
+    real = getattr(module, name)
+    called = []
 
-    def rebase_then_requeue(*args, **kw):
-        result = real_rebase(*args, **kw)
+    def then_requeue(*args, **kw):
+        result = real(*args, **kw)
+        called.append(result)
         actions.requeue(store, card.id, "operator changed their mind")
         return result
 
-    monkeypatch.setattr(publish, "_rebase", rebase_then_requeue)
+    if way == "rebase":
+        monkeypatch.setattr(quickfold, "read", lambda *a, **k: None)
+    monkeypatch.setattr(module, name, then_requeue)
     res = publish.fold(cfg, store, store.get(card.id), tree, token, start=start)
 
+    assert called, f"the fold never went the {way} way"
     assert res.outcome == "stood-aside", res
     assert git(cfg.root, "rev-parse", cfg.board.run_branch) == run_before, (
         "a card requeued under its fold was published"
@@ -210,31 +220,41 @@ def test_a_card_moved_between_rebase_and_update_ref_is_not_published(
     store.close()
 
 
+@pytest.mark.parametrize("way", ["rebase", "replay"])
 def test_the_run_branch_moves_only_by_compare_and_swap(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str
 ) -> None:
-    """Someone outside the lock moves the run branch mid-fold: the fold rebases again."""
+    """Someone outside the lock moves the run branch mid-fold: the fold makes the card's
+    commit again on the new tip, whichever way (rebase or replay) made it the first time."""
     cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "raced", surface=["work/**"])
     token, tree, start = _built_tree(cfg, store, card, "work/c-1.txt", "x\n")
-    real_rebase = publish._rebase
+    module, name = (publish, "_rebase") if way == "rebase" else (quickfold, "replay")
+    real = getattr(module, name)
     raced: list[str] = []
 
-    def rebase_then_race(*args, **kw):
-        result = real_rebase(*args, **kw)
+    def then_race(*args, **kw):
+        result = real(*args, **kw)
         if not raced:
             raced.append(_commit_on_run(cfg, "README.md", "raced in\n"))
         return result
 
-    monkeypatch.setattr(publish, "_rebase", rebase_then_race)
+    if way == "rebase":
+        monkeypatch.setattr(quickfold, "read", lambda *a, **k: None)
+    monkeypatch.setattr(module, name, then_race)
     _commit_on_run(cfg, "app.py", "print('moved')\n")
     res = publish.fold(cfg, store, store.get(card.id), tree, token, start=start)
     assert res.outcome == "done", res
+    assert raced, f"the fold never went the {way} way"
     assert git(cfg.root, "merge-base", "--is-ancestor", raced[0], cfg.board.run_branch) == "", (
         "the racing commit was overwritten by the fold"
     )
     assert show(cfg, cfg.board.run_branch, "README.md") == "raced in"
     assert show(cfg, cfg.board.run_branch, "work/c-1.txt") == "x"
+    assert git(tree, "rev-parse", "HEAD") == git(cfg.root, "rev-parse", cfg.board.run_branch), (
+        "the card's tree was not left where the fold put its commit"
+    )
+    assert git(tree, "status", "--porcelain") == "", "the card's tree does not match its commit"
     store.close()
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from board.core.cards import importing
 from board.core.config import BoardSection, Config, PublishSection
 from board.core.errors import BoardError, Conflict, Refused
-from board.core.git import gitutil, runbranch
+from board.core.git import gitutil, quickfold, runbranch
 from board.core.git.runbranch import run_lock
 from board.core.model import FOLD_CONFLICT_EVENT, Card
 from board.core.publish import push
@@ -50,16 +50,8 @@ FOLD_CAS_TRIES = 3
 
 def run_branch_holders(cfg: Config) -> list[str]:
     """Paths of the worktrees (main checkout included) that have the run branch checked out."""
-    text = gitutil.out(cfg.root, "worktree", "list", "--porcelain")
-    want = f"branch refs/heads/{cfg.board.run_branch}"
-    holders: list[str] = []
-    current = ""
-    for line in gitutil.lines(text):
-        if line.startswith("worktree "):
-            current = line[len("worktree ") :]
-        elif line.strip() == want:
-            holders.append(current)
-    return holders
+    where = runbranch.checked_out_at(cfg, cfg.board.run_branch)
+    return [where] if where else []
 
 
 def _conflict_paths(tree: Path) -> list[str]:
@@ -135,7 +127,6 @@ def _fold(
     """
     tree = Path(tree)
     owner = owner or Owner("working", token)
-    run_ref = f"refs/heads/{cfg.board.run_branch}"
     # Asked before the run lock, not under it: a checkout is made by hand, never under the
     # lock, so holding it guards nothing here; with 100 drives folding, every fold's `git
     # worktree list` (which reads every tree's HEAD) sat in the queue of the next 99.
@@ -147,31 +138,88 @@ def _fold(
             f"then unblock {card.id}"
         )
         return _fold_block(store, card, owner, reason, [])
-    with run_lock(cfg):
-        head = gitutil.rev(tree, "HEAD")
-        if head is None:
-            raise Refused(f"{tree} has no commit to publish")
-        if start is None:
-            start = gitutil.out(tree, "merge-base", "HEAD", runbranch.start_ref(cfg))
-        if head == start:
-            raise Refused(f"{card.id}: {tree} holds no commit of its own to publish")
+    # The tree's HEAD is read before the lock too: it is the drive's own tree, which only
+    # the rebase below moves.
+    head = gitutil.rev(tree, "HEAD")
+    if head is None:
+        raise Refused(f"{tree} has no commit to publish")
+    if start is None:
+        start = gitutil.out(tree, "merge-base", "HEAD", runbranch.start_ref(cfg))
+    if head == start:
+        raise Refused(f"{card.id}: {tree} holds no commit of its own to publish")
+    one = quickfold.read(tree, head, start)
+    fold = _Fold(cfg, store, card, tree, owner, who, head, one)
+    try:
+        with run_lock(cfg):
+            return fold.under_lock()
+    finally:
+        if fold.replayed and one is not None:  # where the rebase would have left the tree
+            quickfold.catch_up(tree, one, fold.replayed)
+
+
+class _Fold:
+    """One fold's steps under the run lock; `replayed` is the commit the replay made for the
+    card's (quickfold), which the tree is moved to once the lock is let go."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        store: Store,
+        card: Card,
+        tree: Path,
+        owner: Owner,
+        who: str,
+        head: str,
+        one: quickfold.OneCommit | None,
+    ) -> None:
+        self.cfg, self.store, self.card, self.tree = cfg, store, card, tree
+        self.owner, self.who, self.head, self.one = owner, who, head, one
+        self.replayed = ""
+
+    def _onto(self, tip: str) -> str | PublishResult:
+        """The card's work as a commit on `tip`: the tree's HEAD when it holds `tip`, its one
+        commit replayed without the tree, or the tree rebased (a conflict blocks the card)."""
+        head = self.head
+        if head == tip:
+            return head
+        if self.one is not None:
+            if tip == self.one.parent:
+                return head
+            new = quickfold.replay(
+                self.cfg.root,
+                self.one,
+                tip,
+                _COMMITTER,
+                timeout=self.cfg.publish.timeout_s or gitutil.GIT_TIMEOUT_S,
+            )
+            if new:
+                self.replayed = new
+                return new
+            self.one = None  # only the rebase can say: it runs in the tree from here on
+            self.replayed = ""
+        if gitutil.ok(self.tree, "merge-base", "--is-ancestor", tip, head):
+            return head
+        ok, paths, said = _rebase(self.cfg.publish, self.tree, tip)
+        if not ok:
+            note = conflict_note(self.cfg.board, self.card.id, self.tree, tip, paths, said)
+            return _fold_block(self.store, self.card, self.owner, note.reason, paths, note.detail)
+        rebased = gitutil.rev(self.tree, "HEAD")
+        assert rebased is not None
+        self.head = rebased
+        return rebased
+
+    def under_lock(self) -> PublishResult:
+        cfg, store, card, owner, who = self.cfg, self.store, self.card, self.owner, self.who
+        run_ref = f"refs/heads/{cfg.board.run_branch}"
         tries = 4 * runbranch.REMOTE_TRIES if runbranch.on_remote(cfg.publish) else FOLD_CAS_TRIES
         for _ in range(tries):
             found = owner.why_not(store.get(card.id), store)
             if found:
                 return PublishResult("stood-aside", reason=found)
             tip = runbranch.ensure(cfg)
-            # `head`: the tree's HEAD as read last (the rebase below is the only thing
-            # here that moves it, and it is read again after one)
-            if head != tip and not gitutil.ok(tree, "merge-base", "--is-ancestor", tip, head):
-                ok, paths, said = _rebase(cfg.publish, tree, tip)
-                if not ok:
-                    note = conflict_note(cfg.board, card.id, tree, tip, paths, said)
-                    return _fold_block(store, card, owner, note.reason, paths, note.detail)
-                rebased = gitutil.rev(tree, "HEAD")
-                assert rebased is not None
-                head = rebased
-            new = head
+            new = self._onto(tip)
+            if isinstance(new, PublishResult):
+                return new
             if runbranch.on_remote(cfg.publish):
                 run = f"{cfg.publish.remote}/{cfg.board.run_branch}"
                 found = owner.why_not(store.get(card.id), store)
@@ -315,8 +363,7 @@ def drop_folded_branch(cfg: Config, branch: str) -> bool:
         cfg.root, "merge-base", "--is-ancestor", tip, f"refs/heads/{cfg.board.run_branch}"
     ):
         return False
-    holders = gitutil.out(cfg.root, "worktree", "list", "--porcelain")
-    if f"branch {ref}" in gitutil.lines(holders):
+    if runbranch.checked_out_at(cfg, branch):
         return False
     return gitutil.ok(cfg.root, *gitutil.NO_HOOKS, "update-ref", "-d", ref, tip)
 

@@ -1,0 +1,151 @@
+"""The fold's replay of a card's one commit without its tree: a speed trick, fenced here.
+
+Why: with 100 drives folding, the fold is the board's one serial step (under the run lock),
+and its `git rebase` in the card's tree was most of it. The rebase checks out into the
+tree every file the run branch gained since the tree started (up to a hundred other
+cards'), and took 50 ms of a 75 ms fold on an idle machine, 0.25-0.3 s at load 6-8, so
+300 folds held the lock for 80-90 s (docs/performance.md, `bench_fleet`). Here the same
+commit is made from objects alone: `git merge-tree --write-tree` (the merge machinery a
+rebase uses, ort) and `git commit-tree`, 9 ms, and the tree catches up after the lock.
+
+It stands in for the rebase only where it makes the very commit the rebase would: the
+card's HEAD is one commit whose only parent is the commit its tree started from, an
+ancestor of the run branch; the commit carries no header a rebase would change (a
+signature, an encoding); its change is not empty and not already on the run branch; and
+the merge is clean. Anything else (a conflict, a coder's own commits, a hand-moved run
+branch) returns None and the fold rebases as before. tests/test_quickfold.py holds it
+equal to `git rebase` (tree, author, message, parents, committer) over named cases and
+random histories.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from board.core.git import gitutil
+from board.core.records import Record
+
+# the headers of a commit this replay can reproduce; any other (gpgsig, encoding,
+# mergetag) and the rebase is left to say what it makes of it
+_HEADERS = ("tree", "parent", "author", "committer")
+
+
+class OneCommit(Record):
+    """A card's HEAD read for the replay: the parts a rebase keeps (author, message) and
+    the trees that say whether it changes anything."""
+
+    commit: str
+    parent: str
+    tree: str
+    parent_tree: str
+    author_name: str
+    author_email: str
+    author_date: str  # git's raw form: "<seconds> <zone>"
+    message: bytes
+
+
+def read(cwd: Path, head: str, start: str) -> OneCommit | None:
+    """`head` when it can be replayed: one commit on `start`, plain headers, not empty.
+
+    Read before the run lock: a card's commit never changes under its own drive."""
+    res = gitutil.git(cwd, "cat-file", "commit", head, check=False)
+    if res.returncode != 0 or "\ufffd" in res.stdout:  # not UTF-8: the bytes would change
+        return None
+    header, sep, message = res.stdout.partition("\n\n")
+    if not sep:
+        return None
+    fields: dict[str, list[str]] = {}
+    for line in header.split("\n"):
+        key, _, value = line.partition(" ")
+        if key not in _HEADERS or not value:  # also a continuation line (" ..."): a signature
+            return None
+        fields.setdefault(key, []).append(value)
+    if fields.get("parent") != [start] or len(fields.get("tree", ())) != 1:
+        return None
+    author = fields.get("author", [])
+    who = _person(author[0]) if len(author) == 1 else None
+    if who is None:
+        return None
+    trees = gitutil.git(cwd, "rev-parse", "--verify", "-q", f"{start}^{{tree}}", check=False)
+    parent_tree = trees.stdout.strip()
+    if trees.returncode != 0 or parent_tree == fields["tree"][0]:
+        return None  # an empty commit: the rebase drops or keeps it by its own rules
+    name, email, date = who
+    return OneCommit(
+        head, start, fields["tree"][0], parent_tree, name, email, date, message.encode()
+    )
+
+
+def _person(value: str) -> tuple[str, str, str] | None:
+    """`Name <email> 1700000000 +0100` → its three parts (None when it is not that form)."""
+    name, lt, rest = value.partition(" <")
+    email, gt, date = rest.partition("> ")
+    seconds, _, zone = date.partition(" ")
+    if not (lt and gt and seconds.isdigit() and len(zone) == 5 and zone[0] in "+-"):
+        return None
+    if any(c in name + email for c in "<>\n\0"):
+        return None
+    return name, email, f"@{seconds} {zone}"
+
+
+def replay(
+    cwd: Path,
+    one: OneCommit,
+    onto: str,
+    env: dict[str, str],
+    timeout: float = gitutil.GIT_TIMEOUT_S,
+) -> str | None:
+    """The commit `git rebase onto` makes of `one`, made from objects alone; None when only
+    the rebase can say (its start is not under `onto`, a conflict, already applied).
+
+    Call under the run lock with `onto` the run branch's tip as read there; `env` is the
+    rebase's committer."""
+    if not gitutil.ok(cwd, "merge-base", "--is-ancestor", one.parent, onto, timeout=timeout):
+        return None  # merge-tree's merge base would not be the commit's parent
+    res = gitutil.git(
+        cwd,
+        "merge-tree",
+        "--write-tree",
+        "--no-messages",
+        f"{onto}^{{commit}}",
+        one.commit,
+        check=False,
+        timeout=timeout,
+    )
+    lines = gitutil.lines(res.stdout)
+    if res.returncode != 0 or res.timed_out or not lines:
+        return None  # a conflict: the rebase names its paths
+    tree = lines[0].strip()
+    onto_tree = gitutil.out(cwd, "rev-parse", f"{onto}^{{tree}}", timeout=timeout)
+    if tree == onto_tree:
+        return None  # the run branch holds the change already: the rebase drops the commit
+    author = {
+        "GIT_AUTHOR_NAME": one.author_name,
+        "GIT_AUTHOR_EMAIL": one.author_email,
+        "GIT_AUTHOR_DATE": one.author_date,
+    }
+    made = gitutil.git(
+        cwd,
+        *gitutil.NO_HOOKS,
+        "commit-tree",
+        tree,
+        "-p",
+        onto,
+        "-F",
+        "-",
+        env={**env, **author},
+        input_bytes=one.message,
+        check=False,
+        timeout=timeout,
+    )
+    new = made.stdout.strip()
+    return new if made.returncode == 0 and new else None
+
+
+def catch_up(tree: Path, one: OneCommit, new: str) -> bool:
+    """Move the card's tree and branch from its commit to the replayed one, as the rebase
+    would have left them; after the run lock. False (nothing moved) when the tree is not
+    where it was: its owner saves it as it is."""
+    if gitutil.rev(tree, "HEAD") != one.commit:
+        return False
+    return gitutil.ok(tree, *gitutil.NO_HOOKS, "reset", "-q", "--keep", new)
