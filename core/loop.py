@@ -75,6 +75,8 @@ from board.core.store import Expect, Store, utc_now
 WHO = "board"
 LOOP_LOG = "loop.log"
 JOIN_POLL_S = 0.05
+WAITING_SAID = 10  # a "wait" line names the queue's first ten cards and counts the rest
+STORE_WATCH_S = loopsignals.SIGNAL_POLL_S  # a nap asks the store for writes this often
 SETUP_FAILS_TO_PAUSE = 2  # cards in a row whose setup failed before claims stop
 
 
@@ -121,6 +123,8 @@ class Loop:
         self.budget_stopped: set[str] = set()  # drives this loop stopped for a money budget
         self.notices = notify.LoopNotices(cfg, store, self.log)  # recorded, and sent
         self._signalled = ""  # why a signal asked to stop; written by its handler alone
+        self._changes_seen: int | None = None  # the store's change count as a tick began
+        self._tick_began = float("-inf")  # monotonic
 
     # -- the loop log --------------------------------------------------------------------
 
@@ -193,7 +197,7 @@ class Loop:
                 if until_idle and quiet:
                     self.log("idle", touched=sorted(self.touched))
                     break
-                loopsignals.nap(self.wake, self.cfg.board.loop_interval_s, self._noted)
+                loopsignals.nap(self.wake, self.cfg.board.loop_interval_s, self._woken)
         except StoreUnavailable as exc:
             self._store_said("gave-up", exc.line())
         if self.store_lost:
@@ -201,6 +205,25 @@ class Loop:
 
     def _noted(self) -> bool:
         return bool(self._signalled)
+
+    def _woken(self) -> bool:
+        """Whether a nap ends early: a signal, or a write to the store since the last tick
+        began (a card added, edited, unblocked; by anyone), asked at most every
+        STORE_WATCH_S. Without it a card added with `board card add` waited for the next
+        loop_interval_s (5 s by default); with the interval at its minimum instead, the
+        loop read every card 20 times a second, which was most of its CPU at 100 drives."""
+        if self._noted():
+            return True
+        if time.monotonic() - self._tick_began < STORE_WATCH_S:
+            return False
+        seen = self._changes_seen
+        return seen is not None and self._change_count() not in (None, seen)
+
+    def _change_count(self) -> int | None:
+        try:
+            return self.store.change_count()
+        except BoardError:  # an outage: the tick's own calls wait it out and say so
+            return None
 
     def _take_signal(self) -> bool:
         """Stop for a signal the handler noted; whether the loop is stopping."""
@@ -433,11 +456,16 @@ class Loop:
 
     def tick(self) -> list[str]:
         """The sweep, the money budgets, then the claims; returns the cards claimed."""
-        self.sweep()
+        self._tick_began = time.monotonic()
+        self._changes_seen = self._change_count()
+        cards = self.sweep()
         if self.stopping.is_set():
             return []
         self.budgets()
-        return self.claims()
+        # the sweep's cards serve the claims when nobody wrote since they were read (the
+        # count is read before them); else the claims read the board again
+        same = self._changes_seen is not None and self._change_count() == self._changes_seen
+        return self.claims(cards if same else None)
 
     def budgets(self) -> None:
         """The money budgets (core/ops/spending.py): the day's spend past `[budget] day_usd`
@@ -453,7 +481,9 @@ class Loop:
                     if spending.stop_if_over(self.cfg, self.store, run.drive, at, self.log):
                         self.budget_stopped.add(run.token)
 
-    def sweep(self) -> None:
+    def sweep(self) -> list[Card]:
+        """Cards that need the loop (a working card with no live drive, a block that heals
+        or must be told), lost hosts, orphan trees; returns the cards it read."""
         self._sweep_lost_hosts()
         self._share_saves()
         cards = self.store.list_cards()
@@ -466,6 +496,7 @@ class Loop:
                 self.log("sweep-skip", card=card.id, reason=exc.line())
         self.notices.swept(cards)
         self._sweep_orphans(cards)
+        return cards
 
     def lost_hosts(self) -> dict[str, str]:
         """Every other host whose newest heartbeat is older than host_lease_s, with it."""
@@ -605,15 +636,19 @@ class Loop:
         self._last_skip[card.id] = reason
         self.log("skip", card=card.id, reason=reason)
 
-    def claims(self) -> list[str]:
+    def claims(self, cards: list[Card] | None = None) -> list[str]:
+        """Claim what the ready queue offers while drives are free; `cards`, when given, is
+        the whole board as it stands now (else it is read)."""
         claimed: list[str] = []
-        queue = actions.ready_queue(self.store)
+        cards = self.store.list_cards() if cards is None else cards
+        queue = actions.ready_queue(self.store, cards)
         if queue and self.in_use() < self.cfg.board.max_concurrent:
             self.poller.fetch_base()
             if self._base_conflicts():
                 return claimed
         view = waits.claim_view(
             self.store,
+            cards=cards,
             pauses=self._pauses(),
             in_use=self.in_use(),
             limit=self.cfg.board.max_concurrent,
@@ -624,12 +659,15 @@ class Loop:
             if self.stopping.is_set() or self._signalled:
                 break
             if self.in_use() >= self.cfg.board.max_concurrent:
-                waiting = [c.id for c in queue[i:]]
+                # the queue's head, and how many more: 200 ids a line, written again as
+                # each claim shifts the queue, was a loop log of megabytes at 100 drives
+                waiting = [c.id for c in queue[i : i + WAITING_SAID]]
+                more = len(queue) - i - len(waiting)
                 reason = waits.all_busy(self.in_use(), self.cfg.board.max_concurrent)
-                key = f"{reason}: {','.join(waiting)}"
+                key = f"{reason}: {','.join(waiting)} +{more}"
                 if self._last_skip.get("*") != key:
                     self._last_skip["*"] = key
-                    self.log("wait", reason=reason, waiting=waiting)
+                    self.log("wait", reason=reason, waiting=waiting, more=more)
                 break
             if card.id in self.running:
                 self._skip(card, "its previous drive is still ending")
@@ -677,8 +715,17 @@ class Loop:
         if not runbranch.folds(self.cfg.publish):
             return False
         try:
-            with runbranch.run_lock(self.cfg):
-                took = runbranch.take_in_base(self.cfg)
+            # asked without the run lock first, as a fresh tree's start is: with the base
+            # held (the usual case) there is nothing to take in, and a claim that queued
+            # behind every fold waiting for the lock started its cards that much later
+            held = None
+            if not runbranch.on_remote(self.cfg.publish):
+                held = runbranch.tip_holding_base(self.cfg)
+            if held is not None:
+                took = runbranch.TakeIn(held)
+            else:
+                with runbranch.run_lock(self.cfg):
+                    took = runbranch.take_in_base(self.cfg)
         except BoardError as exc:
             line = f"the run branch could not take in the base: {exc.line()}"
         else:

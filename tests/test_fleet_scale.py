@@ -288,3 +288,71 @@ def test_a_sigterm_while_the_main_thread_holds_the_wake_lock_stops_the_loop(
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["stopping"]
     assert time.monotonic() - began < 15
+
+
+def test_the_claims_ask_for_the_base_without_the_run_lock_when_it_is_in(
+    tmp_path: Path,
+) -> None:
+    """A fold holds the run lock (another thread): the loop's check before its claims (has
+    the run branch taken in the base?) answers at once, and a base that moved on is still
+    taken in under the lock once it is free."""
+    r, cfg = _board(tmp_path, timeout_s=0.5)
+    cfg.board_dir.mkdir(parents=True, exist_ok=True)
+    store = SQLiteStore(cfg.db_path, create=True)
+    loop = Loop(cfg, store)
+    held, done = threading.Event(), threading.Event()
+
+    def fold() -> None:
+        with runbranch.run_lock(cfg):
+            held.set()
+            done.wait(10)
+
+    holder = threading.Thread(target=fold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        began = time.monotonic()
+        conflicts = loop._base_conflicts()  # refused after 0.5 s when it waited for the lock
+        assert time.monotonic() - began < 0.4
+        assert not conflicts and loop.base_problem == ""
+    finally:
+        done.set()
+        holder.join(10)
+    r.commit(r.root, {"upstream.txt": "moved on\n"}, "the base moves on")
+    r.git("push", "-q", "origin", "main")
+    r.git("fetch", "-q", "origin")
+    assert not loop._base_conflicts()
+    assert gitutil.ok(r.root, "merge-base", "--is-ancestor", "origin/main", cfg.board.run_branch)
+    store.close()
+
+
+def test_where_a_branch_is_checked_out_is_asked_without_the_admin_lock(tmp_path: Path) -> None:
+    """The fold asks whether the run branch is checked out, and a dropped card branch
+    whether it still is: while `git worktree` calls hold the repository's admin lock (here
+    another thread, as a tree being made does), both answer at once and rightly, for the
+    main checkout and a linked tree alike."""
+    r, cfg = _board(tmp_path)
+    tree = tmp_path / "linked"
+    r.git("worktree", "add", "-q", "-b", "feat/c-9", str(tree))
+    lock = gitutil._admin_lock(cfg.root)
+    assert lock is not None
+    held, done = threading.Event(), threading.Event()
+
+    def making_a_tree() -> None:
+        with locks.file_lock(lock, 10, "busy"):
+            held.set()
+            done.wait(10)
+
+    holder = threading.Thread(target=making_a_tree)
+    holder.start()
+    try:
+        assert held.wait(10)
+        began = time.monotonic()
+        main_branch = r.git("branch", "--show-current")
+        assert runbranch.checked_out_at(cfg, main_branch) == str(cfg.root)
+        assert runbranch.checked_out_at(cfg, "feat/c-9") == str(tree)
+        assert runbranch.checked_out_at(cfg, cfg.board.run_branch) is None
+        assert time.monotonic() - began < 2.0, "it waited for the admin lock"
+    finally:
+        done.set()
+        holder.join(10)

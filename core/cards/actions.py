@@ -501,9 +501,10 @@ def claimable(card: Card, lanes: dict[str, str]) -> bool:
     return all(lanes.get(dep, "done") in TERMINAL for dep in card.deps)
 
 
-def ready_queue(store: Store) -> list[Card]:
-    """Claimable cards: priority first (0 most urgent), then age."""
-    cards = store.list_cards()
+def ready_queue(store: Store, cards: list[Card] | None = None) -> list[Card]:
+    """Claimable cards: priority first (0 most urgent), then age; of `cards` (the whole
+    board) when the caller has just read them."""
+    cards = store.list_cards() if cards is None else cards
     lanes = {c.id: c.lane for c in cards}
     queue = [c for c in cards if claimable(c, lanes)]
     queue.sort(key=lambda c: (c.priority, c.created_at, c.seq))

@@ -111,8 +111,19 @@ def pick_target(cfg: Config) -> str:
 
 
 def checked_out_at(cfg: Config, branch: str) -> str | None:
-    """The worktree (main checkout included) that has `branch` checked out, if any."""
-    want = f"branch refs/heads/{branch}"
+    """The worktree (main checkout included) that has `branch` checked out, if any.
+
+    Asked of `for-each-ref`'s worktreepath, which reads each tree's HEAD as `git worktree
+    list` does but is no `git worktree` call, so it does not wait for the repository's
+    admin lock (gitutil._admin_lock): at 100 drives every fold and every branch dropped
+    after one queued there behind the trees being made and removed. When it fails (a
+    tree's admin folder half-written, say), the listing under the lock answers."""
+    ref = f"refs/heads/{branch}"
+    res = gitutil.git(cfg.root, "for-each-ref", "--format=%(worktreepath)", ref, check=False)
+    if res.returncode == 0:
+        found = [line for line in gitutil.lines(res.stdout) if line.strip()]
+        return found[0] if found else None
+    want = f"branch {ref}"
     path = None
     for line in gitutil.lines(gitutil.out(cfg.root, "worktree", "list", "--porcelain")):
         if line.startswith("worktree "):
@@ -336,14 +347,14 @@ def start_point(cfg: Config) -> str:
     if not folds(cfg.publish):
         return gitutil.out(cfg.root, "rev-parse", "--verify", f"{base_ref(cfg)}^{{commit}}")
     if not on_remote(cfg.publish):
-        tip = _tip_holding_base(cfg)
+        tip = tip_holding_base(cfg)
         if tip is not None:
             return tip
     with run_lock(cfg):
         return take_in_base(cfg).tip
 
 
-def _tip_holding_base(cfg: Config) -> str | None:
+def tip_holding_base(cfg: Config) -> str | None:
     """The local run branch's tip when it exists and holds the base (what `take_in_base`
     returns then, asked the same way); None when the run lock's path must decide."""
     tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.board.run_branch}")
@@ -375,4 +386,5 @@ __all__ = [
     "start_point",
     "start_ref",
     "take_in_base",
+    "tip_holding_base",
 ]
