@@ -356,3 +356,80 @@ def test_where_a_branch_is_checked_out_is_asked_without_the_admin_lock(tmp_path:
     finally:
         done.set()
         holder.join(10)
+
+
+# -- the loop's tick: woken by the store's writes, one reading of the cards -------------------
+
+
+def test_a_write_to_the_store_wakes_the_loop_before_its_interval(tmp_path: Path) -> None:
+    """loop_interval_s 30: a card added by another process (another store connection) is
+    seen within a second, not at the next interval; with nothing written the loop sleeps."""
+    _, cfg = _board(tmp_path)
+    config.write_default(cfg.root, {"board": {"loop_interval_s": 30}})
+    cfg = config.load(cfg.root)
+    cfg.board_dir.mkdir(parents=True, exist_ok=True)
+    store = SQLiteStore(cfg.db_path, create=True)
+    loop = Loop(cfg, store)
+    ticks: list[float] = []
+    real = loop.tick
+
+    def counted() -> list[str]:
+        ticks.append(time.monotonic())
+        return real()
+
+    loop.tick = counted  # type: ignore[method-assign]
+    thread = threading.Thread(target=loop.run, daemon=True)
+    thread.start()
+    other = SQLiteStore(cfg.db_path)
+    try:
+        deadline = time.monotonic() + 10
+        while not ticks and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)
+        assert len(ticks) == 1, f"the loop ticked {len(ticks)} times with nothing written"
+        written = time.monotonic()
+        other.create(CardDraft(title="added elsewhere", lane="backlog"), "c", "test")
+        while len(ticks) < 2 and time.monotonic() < written + 3:
+            time.sleep(0.05)
+        assert len(ticks) >= 2, "the write waited for the loop's interval"
+        assert ticks[1] - written < 1.5
+    finally:
+        loop.request_stop("test over")
+        thread.join(30)
+        other.close()
+        store.close()
+
+
+def test_a_tick_reads_the_cards_once_when_nobody_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep's reading serves the claims (it was read three times a tick: the sweep,
+    the ready queue, the claims' view); a write between the two makes the claims read
+    again, so they never decide on a board that moved."""
+    _, cfg = _board(tmp_path)
+    cfg.board_dir.mkdir(parents=True, exist_ok=True)
+    store = SQLiteStore(cfg.db_path, create=True)
+    for i in range(5):
+        store.create(CardDraft(title=f"held {i}", lane="backlog"), "c", "test")
+    loop = Loop(cfg, store)
+    reads: list[int] = []
+    real = store.list_cards
+
+    def counted(*args: object, **kw: object) -> object:
+        reads.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(store, "list_cards", counted)
+    assert loop.tick() == []
+    assert len(reads) == 1, f"one quiet tick read every card {len(reads)} times"
+    reads.clear()
+    real_budgets = loop.budgets
+
+    def budgets_then_a_write() -> None:
+        real_budgets()
+        store.create(CardDraft(title="written mid-tick", lane="backlog"), "c", "test")
+
+    monkeypatch.setattr(loop, "budgets", budgets_then_a_write)
+    loop.tick()
+    assert len(reads) == 2, "the claims decided on cards read before a write"
+    store.close()

@@ -85,7 +85,9 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def fleet_board(base: Path, coder: Path, drives: int, seconds: float, period: float) -> Path:
+def fleet_board(
+    base: Path, coder: Path, drives: int, seconds: float, period: float, interval: float
+) -> Path:
     """A bare origin and a clone with a few hundred files, pushed; board init done, the
     coder and the quick gate set, `max_concurrent = drives`."""
     origin, clone = base / "origin.git", base / "clone"
@@ -107,7 +109,7 @@ def fleet_board(base: Path, coder: Path, drives: int, seconds: float, period: fl
         raise SystemExit("board init failed")
     argv = [sys.executable, str(coder), "{worktree}", "{card}", str(seconds), str(period)]
     overrides = {
-        "board": {"max_concurrent": drives, "loop_interval_s": config.MIN_INTERVAL_S},
+        "board": {"max_concurrent": drives, "loop_interval_s": interval},
         "coder": {
             "ladder": ["default"],
             "tiers": {"default": {"argv": argv}},
@@ -330,18 +332,26 @@ def main() -> int:
                          "(default: 1.5 x --seconds, mid second wave)")  # fmt: skip
     ap.add_argument("--no-kill", action="store_true", help="no run with the loop killed")
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--interval", type=float, default=config.MIN_INTERVAL_S,
+                    help="the board's loop_interval_s (default: its minimum, "
+                         f"{config.MIN_INTERVAL_S:g}; the board's own default is 5)")  # fmt: skip
     args = ap.parse_args()
     os.environ.update(IDENTITY)
     base = Path(tempfile.mkdtemp(prefix="bench-fleet-", dir=args.dir))
     coder = base / "coder.py"
     coder.write_text(CODER)
     drive_seconds = args.cards * args.seconds
-    said = f"drives: {args.drives}, cards: {args.cards}, each coder {args.seconds:g} s, "
+    said = (
+        f"drives: {args.drives}, cards: {args.cards}, loop_interval_s {args.interval:g}, "
+        f"each coder {args.seconds:g} s, "
+    )
     print(f"{said}a line every {args.period:g} s; cpus: {os.cpu_count()}; load {load()}")
     ratios, cpus, per_cards, fails = [], [], [], 0
     try:
         for n in range(args.runs):
-            board = fleet_board(base / f"b{n}", coder, args.drives, args.seconds, args.period)
+            board = fleet_board(
+                base / f"b{n}", coder, args.drives, args.seconds, args.period, args.interval
+            )
             bare_first = n % 2 == 0
             if bare_first:
                 bare = run_bare(base / f"bare{n}", coder, args.drives, args.cards, args.seconds,
@@ -382,7 +392,9 @@ def main() -> int:
             print(f"median loop RSS per working card {statistics.median(per_cards):.0f} KiB")
         if not args.no_kill:
             kill_at = args.kill_at if args.kill_at is not None else 1.5 * args.seconds
-            board = fleet_board(base / "kill", coder, args.drives, args.seconds, args.period)
+            board = fleet_board(
+                base / "kill", coder, args.drives, args.seconds, args.period, args.interval
+            )
             print(
                 f"kill run: SIGKILL of the loop at {kill_at:g} s, then board run again", flush=True
             )
