@@ -463,9 +463,10 @@ class Loop:
             return []
         self.budgets()
         # the sweep's cards serve the claims when nobody wrote since they were read (the
-        # count is read before them); else the claims read the board again
+        # count is read before them); else the claims read the board again, unless every
+        # drive is busy (at 100 drives, most ticks): then they only say what waits
         same = self._changes_seen is not None and self._change_count() == self._changes_seen
-        return self.claims(cards if same else None)
+        return self.claims(cards, fresh=same)
 
     def budgets(self) -> None:
         """The money budgets (core/ops/spending.py): the day's spend past `[budget] day_usd`
@@ -636,11 +637,13 @@ class Loop:
         self._last_skip[card.id] = reason
         self.log("skip", card=card.id, reason=reason)
 
-    def claims(self, cards: list[Card] | None = None) -> list[str]:
-        """Claim what the ready queue offers while drives are free; `cards`, when given, is
-        the whole board as it stands now (else it is read)."""
+    def claims(self, cards: list[Card] | None = None, fresh: bool = True) -> list[str]:
+        """Claim what the ready queue offers while drives are free. `cards`, when given, is
+        the whole board as read this tick: as it stands now when `fresh`, else good only for
+        saying what waits while no drive is free (it is read again when one is)."""
         claimed: list[str] = []
-        cards = self.store.list_cards() if cards is None else cards
+        if cards is None or (not fresh and self.in_use() < self.cfg.board.max_concurrent):
+            cards = self.store.list_cards()
         queue = actions.ready_queue(self.store, cards)
         if queue and self.in_use() < self.cfg.board.max_concurrent:
             self.poller.fetch_base()

@@ -6,6 +6,7 @@ a real repository, the real store and real child processes."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -432,4 +433,40 @@ def test_a_tick_reads_the_cards_once_when_nobody_writes(
     monkeypatch.setattr(loop, "budgets", budgets_then_a_write)
     loop.tick()
     assert len(reads) == 2, "the claims decided on cards read before a write"
+    store.close()
+
+
+def test_with_every_drive_busy_a_tick_does_not_read_the_cards_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """max_concurrent 2, both drives busy, writes landing all the time (as 100 drives
+    write): the claims would only say what waits, so they use the sweep's reading."""
+    _, cfg = _board(tmp_path)
+    config.write_default(cfg.root, {"board": {"max_concurrent": 2}})
+    cfg = config.load(cfg.root)
+    cfg.board_dir.mkdir(parents=True, exist_ok=True)
+    store = SQLiteStore(cfg.db_path, create=True)
+    for i in range(3):
+        store.create(CardDraft(title=f"ready {i}", spec="s", lane="ready"), "c", "test")
+    loop = Loop(cfg, store)
+    for i in range(2):
+        loop.running[f"c-{90 + i}"] = Running(f"c-{90 + i}", f"d-{i}", threading.Thread())
+    reads: list[int] = []
+    real = store.list_cards
+
+    def counted(*args: object, **kw: object) -> object:
+        reads.append(1)
+        return real(*args, **kw)
+
+    real_budgets = loop.budgets
+
+    def budgets_then_a_write() -> None:
+        real_budgets()
+        store.create(CardDraft(title="written mid-tick", lane="backlog"), "c", "test")
+
+    monkeypatch.setattr(store, "list_cards", counted)
+    monkeypatch.setattr(loop, "budgets", budgets_then_a_write)
+    assert loop.tick() == []
+    assert len(reads) == 1, f"a tick with no free drive read every card {len(reads)} times"
+    assert any(x.get("event") == "wait" for x in map(json.loads, loop.log_path.open()))
     store.close()
