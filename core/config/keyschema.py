@@ -71,7 +71,14 @@ KEYS: tuple[Key, ...] = (
     Key("board", "worktrees", str, ".worktrees", "where card trees live"),
     Key("board", "prefix", str, "c", "card ids: <prefix>-<n>"),
     Key("board", "max_concurrent", int, 2, "drives at once"),
-    Key("board", "loop_interval_s", float, 5, "seconds between loop ticks"),
+    Key(
+        "board",
+        "loop_interval_s",
+        float,
+        5,
+        "seconds between loop ticks; a write to the store (a card added, edited, unblocked) "
+        "wakes the loop within 0.2 s",
+    ),
     Key("board", "scratch", STRLIST, [".board-scratch"],
         "never work, never committed; the brief is written in the first"),
     Key("board", "host_lease_s", float, 60,
