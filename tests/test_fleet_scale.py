@@ -6,11 +6,14 @@ a real repository, the real store and real child processes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,27 @@ def _board(tmp_path: Path, **publish: object) -> tuple[Repo, config.Config]:
     r = make_repo(tmp_path)
     config.write_default(r.root, {"publish": dict(publish)} if publish else None)
     return r, config.load(r.root)
+
+
+@contextlib.contextmanager
+def _held_by_another_thread(lock: Callable[[], AbstractContextManager[None]]) -> Iterator[None]:
+    """`lock()` held by another thread for the block, as a fold holds the run lock or a tree
+    being made holds the repository's admin lock."""
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock():
+            held.set()
+            done.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        yield
+    finally:
+        done.set()
+        holder.join(10)
 
 
 # -- the orphan sweep reads the worktrees directory once a tick, not once a drive --------------
@@ -90,23 +114,10 @@ def test_the_start_point_is_read_without_the_run_lock_when_the_base_is_in(
     run branch's tip all the same, at once, and is the tip the locked path gives."""
     r, cfg = _board(tmp_path, timeout_s=0.5)
     tip = r.rev(cfg.board.run_branch)
-    held, done = threading.Event(), threading.Event()
-
-    def fold() -> None:
-        with runbranch.run_lock(cfg):
-            held.set()
-            done.wait(10)
-
-    holder = threading.Thread(target=fold)
-    holder.start()
-    try:
-        assert held.wait(10)
+    with _held_by_another_thread(lambda: runbranch.run_lock(cfg)):
         began = time.monotonic()
         got = runbranch.start_point(cfg)  # refused after 0.5 s when it waited for the lock
         assert time.monotonic() - began < 0.4
-    finally:
-        done.set()
-        holder.join(10)
     assert got == tip
     with runbranch.run_lock(cfg):
         assert runbranch.take_in_base(cfg).tip == got
@@ -301,24 +312,11 @@ def test_the_claims_ask_for_the_base_without_the_run_lock_when_it_is_in(
     cfg.board_dir.mkdir(parents=True, exist_ok=True)
     store = SQLiteStore(cfg.db_path, create=True)
     loop = Loop(cfg, store)
-    held, done = threading.Event(), threading.Event()
-
-    def fold() -> None:
-        with runbranch.run_lock(cfg):
-            held.set()
-            done.wait(10)
-
-    holder = threading.Thread(target=fold)
-    holder.start()
-    try:
-        assert held.wait(10)
+    with _held_by_another_thread(lambda: runbranch.run_lock(cfg)):
         began = time.monotonic()
         conflicts = loop._base_conflicts()  # refused after 0.5 s when it waited for the lock
         assert time.monotonic() - began < 0.4
         assert not conflicts and loop.base_problem == ""
-    finally:
-        done.set()
-        holder.join(10)
     r.commit(r.root, {"upstream.txt": "moved on\n"}, "the base moves on")
     r.git("push", "-q", "origin", "main")
     r.git("fetch", "-q", "origin")
@@ -337,26 +335,13 @@ def test_where_a_branch_is_checked_out_is_asked_without_the_admin_lock(tmp_path:
     r.git("worktree", "add", "-q", "-b", "feat/c-9", str(tree))
     lock = gitutil._admin_lock(cfg.root)
     assert lock is not None
-    held, done = threading.Event(), threading.Event()
-
-    def making_a_tree() -> None:
-        with locks.file_lock(lock, 10, "busy"):
-            held.set()
-            done.wait(10)
-
-    holder = threading.Thread(target=making_a_tree)
-    holder.start()
-    try:
-        assert held.wait(10)
+    with _held_by_another_thread(lambda: locks.file_lock(lock, 10, "busy")):
         began = time.monotonic()
         main_branch = r.git("branch", "--show-current")
         assert runbranch.checked_out_at(cfg, main_branch) == str(cfg.root)
         assert runbranch.checked_out_at(cfg, "feat/c-9") == str(tree)
         assert runbranch.checked_out_at(cfg, cfg.board.run_branch) is None
         assert time.monotonic() - began < 2.0, "it waited for the admin lock"
-    finally:
-        done.set()
-        holder.join(10)
 
 
 # -- the loop's tick: woken by the store's writes, one reading of the cards -------------------
