@@ -210,8 +210,8 @@ class Loop(ClaimSteps):
         """Whether a nap ends early: a signal, or a write to the store since the last tick
         began (a card added, edited, unblocked; by anyone), asked at most every
         STORE_WATCH_S. Without it a card added with `board card add` waited for the next
-        loop_interval_s (5 s by default); with the interval at its minimum instead, the
-        loop read every card 20 times a second, which was most of its CPU at 100 drives."""
+        loop_interval_s (5 s by default), unless the interval was set near its minimum,
+        where the loop reads every card 20 times a second."""
         if self._noted():
             return True
         if time.monotonic() - self._tick_began < STORE_WATCH_S:
