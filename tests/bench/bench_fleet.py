@@ -50,7 +50,8 @@ from board.core.git import gitutil  # noqa: E402
 from board.core.model import CardDraft  # noqa: E402
 from board.core.store import SQLiteStore  # noqa: E402
 
-from board.cli import main as board_main  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests" / "bench"))
+from bench_drive import make_repo  # noqa: E402
 
 TARGET = 1.3  # issue 45: the run's wall time against the ideal
 CPU_TARGET_MS = 5.0  # the loop's CPU per drive-second, set from the profile (performance.md)
@@ -90,23 +91,9 @@ def fleet_board(
 ) -> Path:
     """A bare origin and a clone with a few hundred files, pushed; board init done, the
     coder and the quick gate set, `max_concurrent = drives`."""
-    origin, clone = base / "origin.git", base / "clone"
     base.mkdir(parents=True)
-    g(base, "init", "-q", "--bare", "-b", "main", str(origin))
-    g(base, "clone", "-q", str(origin), str(clone))
-    g(clone, "checkout", "-q", "-b", "main")
-    for i in range(300):
-        d = clone / "src" / f"pkg{i % 10}"
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"mod{i}.py").write_text(f"VALUE = {i}\n")
-    (clone / "README.md").write_text("bench\n")
-    g(clone, "add", "-A")
-    g(clone, "commit", "-q", "-m", "initial")
-    g(clone, "push", "-q", "-u", "origin", "main")
     with contextlib.redirect_stdout(io.StringIO()):
-        said = board_main(["-C", str(clone), "init"])
-    if said != 0:
-        raise SystemExit("board init failed")
+        clone = make_repo(base)  # bench_drive's: the same few hundred files, board init done
     argv = [sys.executable, str(coder), "{worktree}", "{card}", str(seconds), str(period)]
     overrides = {
         "board": {"max_concurrent": drives, "loop_interval_s": interval},

@@ -65,6 +65,32 @@ def board(*args: str, cwd: Path, timeout: float = 7200) -> subprocess.CompletedP
     )
 
 
+def write_config(
+    clone: Path, gate: list[str], tree: dict | None = None, max_concurrent: int | None = None
+) -> None:
+    """board.toml for a replay: the apply-commit coder as its one tier, `gate` as the gate."""
+    from board.core import config
+
+    board_section: dict = {"loop_interval_s": 0.5}
+    if max_concurrent is not None:
+        board_section["max_concurrent"] = max_concurrent
+    config.write_default(
+        clone,
+        {
+            "coder": {
+                "tiers": {
+                    "replay": {"argv": [sys.executable, str(CODER), "{brief}", "{worktree}"]}
+                },
+                "ladder": ["replay"],
+                "timeout_split_after": 0,
+            },
+            "gate": {"argv": gate, "retries": 0, "timeout_s": 1800},
+            "tree": tree or {},
+            "board": board_section,
+        },
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("source", type=Path)
@@ -103,21 +129,7 @@ def main() -> int:
     gate_argv = list(found.gate.argv) if args.init_tree else gate
     tree = {"setup": [list(a) for a in found.tree.setup]} if args.init_tree else {}
     print(f"init: {init.stdout.strip()}" if args.init_tree else "", end="\n" * args.init_tree)
-    config.write_default(
-        clone,
-        {
-            "coder": {
-                "tiers": {
-                    "replay": {"argv": [sys.executable, str(CODER), "{brief}", "{worktree}"]}
-                },
-                "ladder": ["replay"],
-                "timeout_split_after": 0,
-            },
-            "gate": {"argv": gate_argv, "retries": 0, "timeout_s": 1800},
-            "tree": tree,
-            "board": {"loop_interval_s": 0.5},
-        },
-    )
+    write_config(clone, gate_argv, tree=tree)
     prev = ""
     for sha in shas:
         subject = run("git", "log", "-1", "--format=%s", sha, cwd=source)

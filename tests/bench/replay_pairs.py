@@ -29,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from replay_history import CODER, ENV, board, run  # noqa: E402
+from replay_history import ENV, board, run, write_config  # noqa: E402
 
 
 def _patch(source: Path, sha: str) -> bytes:
@@ -95,21 +95,7 @@ def replay_pair(
     init = board("init", cwd=clone)
     if init.returncode != 0:
         raise SystemExit(init.stderr)
-    from board.core import config
-
-    config.write_default(
-        clone,
-        {
-            "coder": {
-                "tiers": {
-                    "replay": {"argv": [sys.executable, str(CODER), "{brief}", "{worktree}"]}
-                },
-                "ladder": ["replay"],
-            },
-            "gate": {"argv": gate, "retries": 0, "timeout_s": 1800},
-            "board": {"loop_interval_s": 0.5, "max_concurrent": 2},
-        },
-    )
+    write_config(clone, gate, max_concurrent=2)
     for sha, surface in ((a, fa), (b, fb)):
         subject = run("git", "log", "-1", "--format=%s", sha, cwd=source)
         flags = [x for path in surface for x in ("--surface", path)]
