@@ -9,16 +9,18 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
 
 import pytest
 from board.core import proc
-from board.core.errors import Refused, StrandedWorkError
+from board.core.errors import GitError, Refused, StrandedWorkError
 from board.core.git import faults, naming, removal, saves, snapshot, worktrees
 
 from tests.support.repos import (
@@ -715,6 +717,61 @@ def test_create_worktree_saves_what_is_at_its_path_then_starts_fresh_from_origin
     assert r.git("symbolic-ref", "HEAD", cwd=t) == "refs/heads/feat/c-1"
     upstream = r.git("config", "--get", "branch.feat/c-1.merge", check=False)
     assert upstream == "", "the card branch tracks the base (a push would go to main)"
+
+
+def _smudge_filter(r: Repo, script: str, commit: bool = True) -> None:
+    """The base's `*.txt` files go through a required smudge filter: `script`, a Python
+    program reading the blob on stdin (git runs it in the tree being checked out)."""
+    filt = r.root.parent / "smudge.py"
+    filt.write_text(script)
+    r.git("config", "filter.board-test.smudge", shlex.join([sys.executable, str(filt)]))
+    r.git("config", "filter.board-test.clean", "cat")
+    r.git("config", "filter.board-test.required", "true")
+    if not commit:
+        return
+    r.commit(r.root, {".gitattributes": "*.txt filter=board-test\n", "a.txt": "a\n"}, "filtered")
+    r.git("push", "-q", "origin", "main")
+
+
+def test_a_trees_checkout_does_not_hold_the_repositorys_admin_lock(r: Repo) -> None:
+    """A card's checkout may take seconds (100,000 files); the admin lock serialises every
+    tree's `git worktree` call, so a checkout under it held all other cards' trees back."""
+    release = r.root.parent / "release"
+    _smudge_filter(
+        r,
+        "import os, sys, time\n"
+        f"release = {str(release)!r}\n"
+        "deadline = time.monotonic() + 20\n"
+        "while 'feat-c-1' in os.getcwd() and not os.path.exists(release)\\\n"
+        "        and time.monotonic() < deadline:\n"
+        "    time.sleep(0.02)\n"
+        "sys.stdout.write(sys.stdin.read())\n",
+    )
+    slow = threading.Thread(target=worktrees.create_worktree, args=(r.cfg, "c-1"))
+    slow.start()
+    try:
+        wait_for(lambda: (r.cfg.worktrees_dir / "feat-c-1" / ".git").exists(), 20, "c-1's tree")
+        other = worktrees.create_worktree(r.cfg, "c-2")
+        assert (other / "a.txt").read_text() == "a\n"
+        assert slow.is_alive(), "c-2's tree waited for c-1's checkout to end"
+    finally:
+        release.touch()
+        slow.join(60)
+    assert (r.cfg.worktrees_dir / "feat-c-1" / "a.txt").read_text() == "a\n"
+    assert r.git("status", "--porcelain", cwd=r.cfg.worktrees_dir / "feat-c-1") == ""
+
+
+def test_a_tree_whose_checkout_fails_is_taken_away_and_git_says_why(r: Repo) -> None:
+    _smudge_filter(r, "import sys\nsys.stderr.write('smudge says no')\nsys.exit(3)\n")
+    with pytest.raises(GitError, match="smudge|filter"):
+        worktrees.create_worktree(r.cfg, "c-1")
+    path = r.cfg.worktrees_dir / "feat-c-1"
+    assert not os.path.lexists(path), "a half-checked-out tree was left at its path"
+    assert "feat-c-1" not in r.git("worktree", "list"), "its admin entry was left"
+    assert r.stranded() == {}, "a tree holding nothing of anyone's was saved"
+    _smudge_filter(r, "import sys\nsys.stdout.write(sys.stdin.read())\n", commit=False)
+    again = worktrees.create_worktree(r.cfg, "c-1")
+    assert (again / "a.txt").read_text() == "a\n", "the next tree at that path was not made"
 
 
 def test_create_worktree_starts_from_local_base_without_a_remote(tmp_path: Path) -> None:

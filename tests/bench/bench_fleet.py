@@ -215,6 +215,48 @@ def run_board(root: Path, cards: int, kill_at: float | None = None) -> LoopRun:
                 p.wait(10)
 
 
+STAGES = (  # a drive log's stamped line that starts each stage, in order
+    ("tree", "board: fresh worktree "),
+    ("coder", "board: coder (tier "),
+    ("ended", "board: coder ended"),
+    ("gate", "board: gate: the gate"),
+    ("commit", "board: commit: "),
+    ("folded", "board: folded onto "),
+)
+
+
+def stages(root: Path) -> str:
+    """Where each card's time went, from the board's own stamps: the loop log's claim and
+    end, the drive log's lines between. Medians and 90th percentiles over the cards, in
+    seconds; the coder's own run is the part a bare coder has too."""
+    import json
+    from datetime import datetime
+
+    def at(stamp: str) -> float:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+    marks: dict[str, dict[str, float]] = {}
+    for line in (root / ".board" / "loop.log").read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") in ("claim", "end") and event.get("card"):
+            marks.setdefault(event["card"], {}).setdefault(event["event"], at(event["at"]))
+    for card, seen in marks.items():
+        for log in sorted((root / ".board" / "logs" / card).glob("*.log")):
+            for line in log.read_text(errors="replace").splitlines():
+                stamp, _, text = line.partition(" ")
+                for name, head in STAGES:
+                    if name not in seen and text.startswith(head):
+                        seen[name] = at(stamp)
+    order = ["claim", *(name for name, _ in STAGES), "end"]
+    said = []
+    for a, b in zip(order, order[1:], strict=False):
+        gaps = sorted(m[b] - m[a] for m in marks.values() if a in m and b in m)
+        if gaps:
+            p90 = gaps[min(len(gaps) - 1, int(len(gaps) * 0.9))]
+            said.append(f"{a}->{b} {statistics.median(gaps):.2f}/{p90:.2f}")
+    return "stages (median/p90 s): " + ", ".join(said)
+
+
 def run_bare(base: Path, coder: Path, drives: int, cards: int, seconds: float,
              period: float) -> float:  # fmt: skip
     """`cards / drives` waves of `drives` bare coders, each in a directory of its own, its
@@ -319,6 +361,7 @@ def main() -> int:
                          "(default: 1.5 x --seconds, mid second wave)")  # fmt: skip
     ap.add_argument("--no-kill", action="store_true", help="no run with the loop killed")
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--keep", action="store_true", help="keep the boards (their logs) at the end")
     ap.add_argument("--interval", type=float, default=config.MIN_INTERVAL_S,
                     help="the board's loop_interval_s (default: its minimum, "
                          f"{config.MIN_INTERVAL_S:g}; the board's own default is 5)")  # fmt: skip
@@ -362,6 +405,7 @@ def main() -> int:
                   f"{res.rss_idle / 2**20:.0f} MiB, peak {res.rss_peak / 2**20:.0f} MiB = "
                   f"{per_card:.0f} KiB per working card; lost or stuck: {len(problems)}; "
                   f"load {at_start} -> {load()}", flush=True)  # fmt: skip
+            print(f"  {stages(board)}")
             for p in problems[:10]:
                 print(f"  {p}")
             shutil.rmtree(base / f"bare{n}", ignore_errors=True)
@@ -395,7 +439,10 @@ def main() -> int:
             for p in problems[:10]:
                 print(f"  {p}")
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if args.keep:
+            print(f"kept: {base}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
     met = (not ratios or statistics.median(ratios) <= TARGET) and not fails
     return 0 if met else 1
 
