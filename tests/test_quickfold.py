@@ -294,3 +294,127 @@ def test_random_histories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed:
         tree, "rev-parse", f"{case.start}^{{tree}}"
     ):
         both(case, tree, head, tip, monkeypatch)
+
+
+# the run line: what a process knows of the run branch from its own folds --------------------
+
+
+def _fold_cards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: list[str]):
+    """A board with one card per file, all built from the same start (as 100 drives ending
+    together are), each folded in turn; the run branch's commits, newest first."""
+    from board.core.drive import drive
+    from board.core.git import worktrees
+
+    from tests.support.boards import make_board
+    from tests.support.loop import add_card
+
+    for var in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        monkeypatch.setenv(var, "@1700000000 +0000")  # equal commits have equal ids
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    cfg, store = make_board(tmp_path, origin=True)
+    built = []
+    for rel in files:
+        card = add_card(store, f"edit {rel}", surface=[rel])
+        token = drive.claim(cfg, store, card)
+        tree = worktrees.create_worktree(cfg, card.id, store=store)
+        start = git(tree, "rev-parse", "HEAD")
+        write(rel, f"{card.id} was here\n")(tree)
+        git(tree, "add", "-A")
+        git(tree, "commit", "-q", "-m", f"{card.id} work")
+        built.append((card, token, tree, start))
+    for card, token, tree, start in built:
+        res = publish.fold(cfg, store, store.get(card.id), tree, token, start=start)
+        assert res.outcome == "done", res
+    log = git(cfg.root, "log", "--format=%H %T %P", cfg.board.run_branch).splitlines()
+    store.close()
+    return cfg, log
+
+
+def test_folds_with_the_run_line_make_the_commits_folds_without_it_make(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = ["a.txt", "b.txt", "dir/c.txt", "d.txt"]
+    _, known = _fold_cards(tmp_path / "known", monkeypatch, files)
+    with monkeypatch.context() as m:  # a line that never knows anything: git is asked each time
+        m.setattr(quickfold, "line", lambda root, ref: quickfold.RunLine())
+        _, asked = _fold_cards(tmp_path / "asked", monkeypatch, files)
+    assert len(known) == len(files) + 1
+    assert known == asked, "the run line changed what the folds made"
+
+
+def test_a_fold_after_this_processs_fold_asks_git_only_what_it_does_not_know(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under the run lock, the folds after the first ask git for the merge and the commit
+    and the compare-and-swap, not again for the tip, its tree or the start's ancestry."""
+    from board.core import proc
+
+    real = proc.run
+    calls: list[tuple[str, ...]] = []
+
+    def counting(argv, *args, **kw):
+        calls.append(tuple(str(a) for a in argv))
+        return real(argv, *args, **kw)
+
+    original = publish._Fold.under_lock
+
+    def under_lock(self):
+        monkeypatch.setattr(proc, "run", counting)
+        try:
+            return original(self)
+        finally:
+            monkeypatch.setattr(proc, "run", real)
+
+    monkeypatch.setattr(publish._Fold, "under_lock", under_lock)
+    _fold_cards(tmp_path, monkeypatch, ["a.txt", "b.txt", "c.txt"])
+    asked = [" ".join(a[1:3]) for a in calls if a[0] == "git"]
+    assert asked.count("merge-base --is-ancestor") == 0, asked
+    assert [a for a in asked if a.startswith("rev-parse")] == ["rev-parse --verify"], (
+        f"the tip or a tree was asked again: {asked}"
+    )
+    assert asked.count("merge-tree --write-tree") == 2, asked  # the first fold fast-forwards
+
+
+def test_a_tip_moved_by_someone_else_is_found_and_folded_onto(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The line's tip is a guess the compare-and-swap checks: moved by another writer between
+    two folds (here back to what the first fold changed, so the replay onto the guess
+    conflicts and onto the real tip does not), the second card lands on the real tip and is
+    not blocked for a conflict the run branch does not have."""
+    from board.core.drive import drive
+    from board.core.git import worktrees
+
+    from tests.support.boards import make_board
+    from tests.support.loop import add_card
+
+    cfg, store = make_board(tmp_path, origin=True)
+    built = []
+    for n in (1, 2):
+        card = add_card(store, f"edit {n}", surface=["shared.txt"])
+        token = drive.claim(cfg, store, card)
+        tree = worktrees.create_worktree(cfg, card.id, store=store)
+        start = git(tree, "rev-parse", "HEAD")
+        write("shared.txt", f"card {n}'s line\n")(tree)
+        git(tree, "add", "-A")
+        git(tree, "commit", "-q", "-m", f"{card.id} work")
+        built.append((card, token, tree, start))
+    (card1, token1, tree1, start1), (card2, token2, tree2, start2) = built
+    assert publish.fold(cfg, store, store.get(card1.id), tree1, token1, start=start1).outcome == (
+        "done"
+    )
+    # another writer puts the run branch's file back as it was before card 1
+    side = tmp_path / "side"
+    git(cfg.root, "worktree", "add", "-q", "--detach", str(side), cfg.board.run_branch)
+    git(side, "revert", "--no-edit", "HEAD")
+    moved = git(side, "rev-parse", "HEAD")
+    git(cfg.root, "update-ref", f"refs/heads/{cfg.board.run_branch}", moved)
+    git(cfg.root, "worktree", "remove", "--force", str(side))
+
+    res = publish.fold(cfg, store, store.get(card2.id), tree2, token2, start=start2)
+    assert res.outcome == "done", res
+    assert store.get(card2.id).blocked is None
+    tip = git(cfg.root, "rev-parse", cfg.board.run_branch)
+    assert git(cfg.root, "rev-parse", f"{tip}^") == moved, "the other writer's commit was lost"
+    assert git(cfg.root, "show", f"{tip}:shared.txt") == "card 2's line"
+    store.close()

@@ -157,6 +157,11 @@ def _fold(
             quickfold.catch_up(tree, one, fold.replayed)
 
 
+def _tree_of(one: quickfold.OneCommit | None, commit: str) -> str:
+    """`commit`'s tree when the card's one commit is it ('' when not known without git)."""
+    return one.tree if one is not None and commit == one.commit else ""
+
+
 class _Fold:
     """One fold's steps under the run lock; `replayed` is the commit the replay made for the
     card's (quickfold), which the tree is moved to once the lock is let go."""
@@ -175,10 +180,13 @@ class _Fold:
         self.cfg, self.store, self.card, self.tree = cfg, store, card, tree
         self.owner, self.who, self.head, self.one = owner, who, head, one
         self.replayed = ""
+        self.known: quickfold.RunLine | None = None
 
-    def _onto(self, tip: str) -> str | PublishResult:
+    def _onto(self, tip: str, sure: bool = True) -> str | PublishResult | None:
         """The card's work as a commit on `tip`: the tree's HEAD when it holds `tip`, its one
-        commit replayed without the tree, or the tree rebased (a conflict blocks the card)."""
+        commit replayed without the tree, or the tree rebased (a conflict blocks the card).
+        None: `tip` is a guess (not `sure`) and the replay could not make the commit, so the
+        guess is checked with git before the rebase runs or anything is blocked."""
         head = self.head
         if head == tip:
             return head
@@ -191,10 +199,13 @@ class _Fold:
                 tip,
                 _COMMITTER,
                 timeout=self.cfg.publish.timeout_s or gitutil.GIT_TIMEOUT_S,
+                known=self.known,
             )
             if new:
                 self.replayed = new
                 return new
+            if not sure:
+                return None
             self.one = None  # only the rebase can say: it runs in the tree from here on
             self.replayed = ""
         if gitutil.ok(self.tree, "merge-base", "--is-ancestor", tip, head):
@@ -212,12 +223,26 @@ class _Fold:
         cfg, store, card, owner, who = self.cfg, self.store, self.card, self.owner, self.who
         run_ref = f"refs/heads/{cfg.board.run_branch}"
         tries = 4 * runbranch.REMOTE_TRIES if runbranch.on_remote(cfg.publish) else FOLD_CAS_TRIES
-        for _ in range(tries):
+        known = None if runbranch.on_remote(cfg.publish) else quickfold.line(cfg.root, run_ref)
+        self.known = known
+        tried = 0
+        for _ in range(2 * tries):  # each wrong guess is forgotten (`lost`): one look at most
+            if tried >= tries:
+                break
             found = owner.why_not(store.get(card.id), store)
             if found:
                 return PublishResult("stood-aside", reason=found)
-            tip = runbranch.ensure(cfg)
-            new = self._onto(tip)
+            # the replay's way only: a tip this process set, which the compare-and-swap checks
+            guessed = known.guess() if known is not None and self.one is not None else ""
+            tip = guessed or runbranch.ensure(cfg)
+            tried += not guessed  # a wrong guess costs a look at git, not one of the tries
+            if known is not None:
+                known.saw(tip)
+            new = self._onto(tip, sure=not guessed)
+            if new is None:
+                assert known is not None
+                known.lost()
+                continue
             if isinstance(new, PublishResult):
                 return new
             if runbranch.on_remote(cfg.publish):
@@ -256,6 +281,8 @@ class _Fold:
                     )
                     if res.returncode != 0:
                         raise _RunMoved(res.stderr.strip())
+                    if known is not None:
+                        known.made(tip, new, _tree_of(self.one, new))
                     done = tx.update(
                         card.id,
                         Expect(version=now.version),
@@ -266,6 +293,8 @@ class _Fold:
             except StoodAside as exc:
                 return PublishResult("stood-aside", reason=exc.found)
             except _RunMoved:
+                if known is not None:
+                    known.lost()
                 continue  # someone outside the lock moved the run branch: rebase again
             return PublishResult("done", card=done, commit=new)
         raise Conflict(
