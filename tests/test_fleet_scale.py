@@ -104,6 +104,39 @@ def test_the_sweep_reads_the_trees_once_whatever_the_drives(
     assert all((cfg.worktrees_dir / f"feat-{c.id}").is_dir() for c in cards)  # none swept
 
 
+def test_a_done_cards_tree_its_drive_still_removes_is_kept_without_resolving_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 live drives, one of whose cards just went done (its drive is removing the tree):
+    the sweep keeps that tree by its path as given, and resolves no live tree's path (it
+    resolved all 40 each such tick: 35,000 lstat calls in a wave of 100 drives)."""
+    _, cfg = _board(tmp_path)
+    cfg.board_dir.mkdir(parents=True, exist_ok=True)
+    store = SQLiteStore(cfg.db_path, create=True)
+    loop = Loop(cfg, store)
+    cards = []
+    for i in range(40):
+        card = store.create(CardDraft(title=f"card {i}", lane="ready"), "c", "test")
+        card = store.update(card.id, Expect(), {"lane": "done" if i == 0 else "working"}, "t")
+        (cfg.worktrees_dir / f"feat-{card.id}").mkdir(parents=True)
+        loop.running[card.id] = Running(card.id, f"d-{i}", threading.Thread(target=print))
+        cards.append(card)
+    resolved = []
+    real = Path.resolve
+
+    def counted(self: Path, strict: bool = False) -> Path:
+        resolved.append(self)
+        return real(self, strict)
+
+    with monkeypatch.context() as m:
+        m.setattr(Path, "resolve", counted)
+        loop._sweep_orphans(cards)
+    store.close()
+    trees = [p for p in resolved if p != cfg.worktrees_dir]
+    assert trees == [], f"{len(trees)} trees' paths were resolved"
+    assert all((cfg.worktrees_dir / f"feat-{c.id}").is_dir() for c in cards)  # none swept
+
+
 # -- a fresh tree's start point does not wait on the run lock ------------------------------------
 
 
