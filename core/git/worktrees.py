@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from board.core.config import Config
 from board.core.errors import BoardError, GitError, Refused, StrandedWorkError
-from board.core.git import runbranch, saves
+from board.core.git import quickclean, runbranch, saves
 from board.core.git.gitutil import git
 from board.core.git.naming import (
     KIND_ATTEMPT,
@@ -164,7 +164,9 @@ def discard_worktree(
                 )
             _comment(store, result, cfg)
             return result
-        result.saved, work = _preserve(cfg, tree, why, kind)
+        work = quickclean.clean_and_held(cfg, tree)
+        if work is None:
+            result.saved, work = _preserve(cfg, tree, why, kind)
         try:
             ignored = ignored_files(cfg.board, tree)
         except (GitError, OSError) as exc:  # naming them must never stop a saved tree going
