@@ -156,6 +156,47 @@ def test_the_start_point_is_read_without_the_run_lock_when_the_base_is_in(
         assert runbranch.take_in_base(cfg).tip == got
 
 
+def test_the_start_points_check_asks_git_twice_at_most_and_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every claim and fresh tree asks whether the run branch holds the base: one reading of
+    both refs and, only when they differ, the ancestry (it was four git processes). The
+    answers are the locked path's: the tip when it holds the base, None when not."""
+    from board.core import proc
+
+    r, cfg = _board(tmp_path)
+    real = proc.run
+    calls: list[str] = []
+
+    def counting(argv, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if argv[0] == "git":
+            calls.append(" ".join(argv[1:3]))
+        return real(argv, *args, **kw)
+
+    def asked() -> tuple[str | None, list[str]]:
+        calls.clear()
+        monkeypatch.setattr(proc, "run", counting)
+        try:
+            return runbranch.tip_holding_base(cfg), list(calls)
+        finally:
+            monkeypatch.setattr(proc, "run", real)
+
+    tip = r.rev(cfg.board.run_branch)
+    assert asked() == (tip, ["for-each-ref --format=%(refname) %(objectname) %(objecttype)"])
+    side = r.commit(r.root, {"side.txt": "on the run branch\n"}, "a fold")
+    r.git("update-ref", f"refs/heads/{cfg.board.run_branch}", side)
+    got, said = asked()
+    assert got == side and len(said) == 2 and said[1] == "merge-base --is-ancestor", said
+    r.git("reset", "-q", "--hard", "HEAD~1")
+    r.commit(r.root, {"upstream.txt": "moved on\n"}, "the base moves on")
+    r.git("push", "-q", "origin", "HEAD:main")
+    r.git("fetch", "-q", "origin")
+    got, said = asked()
+    assert got is None and len(said) == 2, "a run branch without the base was taken as its start"
+    with runbranch.run_lock(cfg):
+        assert runbranch.take_in_base(cfg).tip != side  # the locked path merges it in
+
+
 def test_a_base_that_moved_on_is_still_taken_in_under_the_lock(tmp_path: Path) -> None:
     r, cfg = _board(tmp_path, timeout_s=0.5)
     before = r.rev(cfg.board.run_branch)

@@ -356,16 +356,33 @@ def start_point(cfg: Config) -> str:
 
 def tip_holding_base(cfg: Config) -> str | None:
     """The local run branch's tip when it exists and holds the base (what `take_in_base`
-    returns then, asked the same way); None when the run lock's path must decide."""
-    tip = gitutil.rev(cfg.root, f"refs/heads/{cfg.board.run_branch}")
+    returns then, asked the same way); None when the run lock's path must decide.
+
+    The run branch and the base (`<remote>/<base>` when it exists, else the local one, as
+    `base_ref` names it) are read in one `for-each-ref`, and the ancestry asked only when
+    they differ: every claim and every fresh tree asks this, in the loop's ticks too, and it
+    was four git processes."""
+    run = f"refs/heads/{cfg.board.run_branch}"
+    bases = [f"refs/remotes/{cfg.publish.remote}/{cfg.board.base}"] if cfg.publish.remote else []
+    bases.append(f"refs/heads/{cfg.board.base}")
+    res = gitutil.git(
+        cfg.root, "for-each-ref", "--format=%(refname) %(objectname) %(objecttype)", run, *bases
+    )
+    commits: dict[str, str | None] = {}
+    for line in gitutil.lines(res.stdout):
+        name, _, rest = line.partition(" ")
+        oid, _, kind = rest.partition(" ")
+        commits[name] = oid if kind == "commit" else None
+    tip = commits.get(run)
     if tip is None:
-        return None
-    try:
-        base = base_ref(cfg)
-    except NotFound:
+        return None  # no run branch yet (or not a commit): the locked path makes it
+    base = next((name for name in bases if name in commits), None)
+    if base is None:
+        return tip  # no base to hold (`base_ref` refuses): the tip as it is
+    base_tip = commits[base]
+    if base_tip is None or base_tip == tip:
         return tip
-    base_tip = gitutil.rev(cfg.root, base)
-    if base_tip is None or gitutil.ok(cfg.root, "merge-base", "--is-ancestor", base_tip, tip):
+    if gitutil.ok(cfg.root, "merge-base", "--is-ancestor", base_tip, tip):
         return tip
     return None
 
