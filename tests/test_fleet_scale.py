@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 from board.core import config, locks, proc
+from board.core.config import Config
 from board.core.errors import Refused
 from board.core.git import gitutil, naming, removal, runbranch
 from board.core.loop import Loop, Running
-from board.core.model import CardDraft
+from board.core.model import Card, CardDraft
 from board.core.store import Expect, SQLiteStore
 
 from tests.support.repos import Repo, make_repo
@@ -73,11 +74,9 @@ def test_trees_by_card_finds_what_card_trees_finds(tmp_path: Path) -> None:
         assert naming.card_trees(cfg, card) == found.get(card, [])
 
 
-def test_the_sweep_reads_the_trees_once_whatever_the_drives(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """40 running drives, each with its tree: one tick's orphan sweep lists the worktrees
-    directory a fixed number of times (it listed it once per running drive, 40 here)."""
+def _live_drives(tmp_path: Path, done: int) -> tuple[Config, SQLiteStore, Loop, list[Card]]:
+    """A loop with 40 running drives, each card's tree there; the first `done` cards done
+    (their drives still removing their trees), the rest working."""
     _, cfg = _board(tmp_path)
     cfg.board_dir.mkdir(parents=True, exist_ok=True)
     store = SQLiteStore(cfg.db_path, create=True)
@@ -85,10 +84,20 @@ def test_the_sweep_reads_the_trees_once_whatever_the_drives(
     cards = []
     for i in range(40):
         card = store.create(CardDraft(title=f"card {i}", lane="ready"), "c", "test")
-        card = store.update(card.id, Expect(), {"lane": "working"}, "test")
+        lane = "done" if i < done else "working"
+        card = store.update(card.id, Expect(), {"lane": lane}, "test")
         (cfg.worktrees_dir / f"feat-{card.id}").mkdir(parents=True)
         loop.running[card.id] = Running(card.id, f"d-{i}", threading.Thread(target=print))
         cards.append(card)
+    return cfg, store, loop, cards
+
+
+def test_the_sweep_reads_the_trees_once_whatever_the_drives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 running drives, each with its tree: one tick's orphan sweep lists the worktrees
+    directory a fixed number of times (it listed it once per running drive, 40 here)."""
+    cfg, store, loop, cards = _live_drives(tmp_path, done=0)
     reads = []
     real = Path.iterdir
 
@@ -110,17 +119,7 @@ def test_a_done_cards_tree_its_drive_still_removes_is_kept_without_resolving_pat
     """40 live drives, one of whose cards just went done (its drive is removing the tree):
     the sweep keeps that tree by its path as given, and resolves no live tree's path (it
     resolved all 40 each such tick: 35,000 lstat calls in a wave of 100 drives)."""
-    _, cfg = _board(tmp_path)
-    cfg.board_dir.mkdir(parents=True, exist_ok=True)
-    store = SQLiteStore(cfg.db_path, create=True)
-    loop = Loop(cfg, store)
-    cards = []
-    for i in range(40):
-        card = store.create(CardDraft(title=f"card {i}", lane="ready"), "c", "test")
-        card = store.update(card.id, Expect(), {"lane": "done" if i == 0 else "working"}, "t")
-        (cfg.worktrees_dir / f"feat-{card.id}").mkdir(parents=True)
-        loop.running[card.id] = Running(card.id, f"d-{i}", threading.Thread(target=print))
-        cards.append(card)
+    cfg, store, loop, cards = _live_drives(tmp_path, done=1)
     resolved = []
     real = Path.resolve
 
@@ -162,8 +161,6 @@ def test_the_start_points_check_asks_git_twice_at_most_and_as_before(
     """Every claim and fresh tree asks whether the run branch holds the base: one reading of
     both refs and, only when they differ, the ancestry (it was four git processes). The
     answers are the locked path's: the tip when it holds the base, None when not."""
-    from board.core import proc
-
     r, cfg = _board(tmp_path)
     real = proc.run
     calls: list[str] = []
