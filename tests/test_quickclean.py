@@ -136,7 +136,7 @@ def test_quickclean_says_clean_only_where_the_snapshot_finds_nothing(r: Repo, ca
     make, may = CASES[case]
     t = worktrees.create_worktree(r.cfg, "c-1")
     make(r, t)
-    quick = quickclean.clean_and_held(r.cfg, t)
+    quick = quickclean.clean_and_held(r.cfg.board, t)
     work = snapshot.unpublished_work(r.cfg, t)
     if quick is not None:
         assert quick.empty and work.empty, f"{case}: clean said, but the snapshot found {work}"

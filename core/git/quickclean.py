@@ -27,14 +27,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from board.core.config import Config
+from board.core.config import BoardSection
 from board.core.errors import BoardError
 from board.core.git import gitutil
 from board.core.git.naming import _branch_of_tree_name
 from board.core.git.snapshot import Work, hidden_paths
 
 
-def clean_and_held(cfg: Config, tree: Path) -> Work | None:
+def clean_and_held(board: BoardSection, tree: Path) -> Work | None:
     """The tree's `Work` (empty: nothing to save) when it provably holds nothing the run
     branch does not; None when only the snapshot can say."""
     own = _branch_of_tree_name(tree.name)
@@ -71,7 +71,7 @@ def clean_and_held(cfg: Config, tree: Path) -> Work | None:
         return None
     if assumed or skipped:
         return None
-    run = f"refs/heads/{cfg.board.run_branch}"
+    run = f"refs/heads/{board.run_branch}"
     if not gitutil.ok(tree, "merge-base", "--is-ancestor", head, run):
         return None
     ref = f"refs/heads/{own}"

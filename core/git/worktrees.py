@@ -164,7 +164,7 @@ def discard_worktree(
                 )
             _comment(store, result, cfg)
             return result
-        work = quickclean.clean_and_held(cfg, tree)
+        work = quickclean.clean_and_held(cfg.board, tree)
         if work is None:
             result.saved, work = _preserve(cfg, tree, why, kind)
         try:
