@@ -295,7 +295,18 @@ def stream(
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         return Result(argv, 127, "", str(exc), missing=True, tail=[str(exc)])
     if on_start:
-        on_start(proc.pid)
+        try:
+            on_start(proc.pid)
+        except BaseException:
+            # the caller could not take the child on (a drive's store went away while it
+            # recorded the group): it must not outlive the call that started it
+            kill_group(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=KILL_GRACE_S)
+            if proc.stdout is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdout.close()
+            raise
     tail: deque[str] = deque(maxlen=tail_lines)
     got_output = threading.Event()
     assert proc.stdout is not None

@@ -26,6 +26,7 @@ from board.core.model import Card, CardDraft
 from board.core.store import Expect, SQLiteStore
 
 from tests.support.repos import Repo, make_repo
+from tests.support.waiting import wait_for
 
 
 def _board(tmp_path: Path, **publish: object) -> tuple[Repo, config.Config]:
@@ -277,6 +278,34 @@ def test_the_watcher_sleeps_longer_as_the_child_runs_but_never_past_a_deadline()
     assert proc._poll_s(60.0, 60.1) == pytest.approx(0.1)
     assert proc._poll_s(60.0, 0, 60.2) == pytest.approx(0.2)
     assert proc._poll_s(9.999, 10.0) == 0.005
+
+
+def test_a_child_whose_start_could_not_be_recorded_does_not_outlive_the_call(
+    tmp_path: Path,
+) -> None:
+    """A drive records its coder's group as the coder starts; when the store is away past
+    reconnect_s that write raises, and the coder ran on after its drive and its loop had
+    ended (test_store_reconnect caught it under load). Its whole group goes with the error."""
+    started: list[int] = []
+    marker = tmp_path / "grandchild.pid"
+
+    def record(pid: int) -> None:
+        started.append(pid)
+        wait_for(marker.exists, 10, "the grandchild")
+        raise RuntimeError("the store is unreachable")
+
+    code = (
+        "import subprocess, sys, time\n"
+        "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(marker)!r}, 'w').write(str(g.pid))\n"
+        "time.sleep(60)\n"
+    )
+    with pytest.raises(RuntimeError, match="unreachable"):
+        proc.stream([sys.executable, "-c", code], cwd=tmp_path, timeout=60,
+                    on_line=lambda line: None, on_start=record)  # fmt: skip
+    grandchild = int(marker.read_text())
+    assert started and not proc.pid_alive(started[0]), "the child outlived the failed start"
+    wait_for(lambda: not proc.pid_alive(grandchild), 5, "the grandchild killed with its group")
 
 
 def test_a_silent_coder_is_stopped_at_its_first_output_timeout_not_later(tmp_path: Path) -> None:
