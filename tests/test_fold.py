@@ -17,24 +17,16 @@ from board.core.loop import Loop
 from board.core.publish import publish
 
 from tests.support.boards import make_board
-from tests.support.loop import add_card, events, run_branch_log, show, stranded_branches
+from tests.support.loop import (
+    add_card,
+    built_tree,
+    events,
+    run_branch_log,
+    show,
+    stranded_branches,
+)
 from tests.support.repos import git
 from tests.support.waiting import wait_for
-
-
-def _built_tree(cfg, store, card, path: str, text: str) -> tuple[str, Path, str]:
-    """Claim the card, make its tree and commit `text` to `path` in it, as a drive would."""
-    from board.core.git import worktrees
-
-    token = drive.claim(cfg, store, card)
-    assert token
-    tree = worktrees.create_worktree(cfg, card.id, store=store)
-    start = git(tree, "rev-parse", "HEAD")
-    (tree / path).parent.mkdir(parents=True, exist_ok=True)
-    (tree / path).write_text(text)
-    git(tree, "add", "-A", path)
-    git(tree, "commit", "-q", "-m", f"{card.id} work")
-    return token, tree, start
 
 
 def _commit_on_run(cfg, path: str, text: str) -> str:
@@ -89,7 +81,7 @@ def test_four_drives_on_disjoint_surfaces_all_fold_in_serial_order(
 def test_a_fold_conflict_keeps_the_branch_and_blocks_naming_the_paths(tmp_path: Path) -> None:
     cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "edits app.py", surface=["app.py"])
-    token, tree, start = _built_tree(cfg, store, card, "app.py", "print('mine')\n")
+    token, tree, start = built_tree(cfg, store, card, "app.py", "print('mine')\n")
     tip_before = git(cfg.root, "rev-parse", "feat/c-1")
     run_before = _commit_on_run(cfg, "app.py", "print('theirs')\n")
 
@@ -153,7 +145,7 @@ def test_a_card_built_on_a_newer_base_folds_with_the_base_commit_it_relies_on(
     git(cfg.root, "commit", "-q", "-m", "add lib")
     git(cfg.root, "push", "-q", "origin", "main")
     card = add_card(store, "extends lib", surface=["lib.txt"])
-    token, tree, start = _built_tree(cfg, store, card, "lib.txt", "lib v2\n")
+    token, tree, start = built_tree(cfg, store, card, "lib.txt", "lib v2\n")
     _commit_on_run(cfg, "README.md", "the run branch moved too\n")  # so the fold rebases
 
     res = publish.fold(cfg, store, store.get(card.id), tree, token, start=start)
@@ -167,7 +159,7 @@ def test_a_card_built_on_a_newer_base_folds_with_the_base_commit_it_relies_on(
 def test_a_fold_refuses_while_a_worktree_has_the_run_branch_checked_out(tmp_path: Path) -> None:
     cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "blocked by a checkout", surface=["work/**"])
-    token, tree, start = _built_tree(cfg, store, card, "work/c-1.txt", "x\n")
+    token, tree, start = built_tree(cfg, store, card, "work/c-1.txt", "x\n")
     git(cfg.root, "checkout", "-q", cfg.board.run_branch)
     run_before = git(cfg.root, "rev-parse", cfg.board.run_branch)
     status_before = git(cfg.root, "status", "--porcelain")
@@ -193,7 +185,7 @@ def test_a_card_moved_between_rebase_and_update_ref_is_not_published(
     tree, or quickfold's replay without it) are followed by the same check of the card."""
     cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "moved at the last moment", surface=["work/**"])
-    token, tree, start = _built_tree(cfg, store, card, "work/c-1.txt", "x\n")
+    token, tree, start = built_tree(cfg, store, card, "work/c-1.txt", "x\n")
     _commit_on_run(cfg, "README.md", "moved on\n")  # so the fold really rebases
     run_before = git(cfg.root, "rev-parse", cfg.board.run_branch)
     module, name = (publish, "_rebase") if way == "rebase" else (quickfold, "replay")
@@ -228,7 +220,7 @@ def test_the_run_branch_moves_only_by_compare_and_swap(
     commit again on the new tip, whichever way (rebase or replay) made it the first time."""
     cfg, store = make_board(tmp_path, origin=True)
     card = add_card(store, "raced", surface=["work/**"])
-    token, tree, start = _built_tree(cfg, store, card, "work/c-1.txt", "x\n")
+    token, tree, start = built_tree(cfg, store, card, "work/c-1.txt", "x\n")
     module, name = (publish, "_rebase") if way == "rebase" else (quickfold, "replay")
     real = getattr(module, name)
     raced: list[str] = []

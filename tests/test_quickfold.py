@@ -302,11 +302,8 @@ def test_random_histories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed:
 def _fold_cards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: list[str]):
     """A board with one card per file, all built from the same start (as 100 drives ending
     together are), each folded in turn; the run branch's commits, newest first."""
-    from board.core.drive import drive
-    from board.core.git import worktrees
-
     from tests.support.boards import make_board
-    from tests.support.loop import add_card
+    from tests.support.loop import add_card, built_tree
 
     for var in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         monkeypatch.setenv(var, "@1700000000 +0000")  # equal commits have equal ids
@@ -315,13 +312,7 @@ def _fold_cards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: list[str
     built = []
     for rel in files:
         card = add_card(store, f"edit {rel}", surface=[rel])
-        token = drive.claim(cfg, store, card)
-        tree = worktrees.create_worktree(cfg, card.id, store=store)
-        start = git(tree, "rev-parse", "HEAD")
-        write(rel, f"{card.id} was here\n")(tree)
-        git(tree, "add", "-A")
-        git(tree, "commit", "-q", "-m", f"{card.id} work")
-        built.append((card, token, tree, start))
+        built.append((card, *built_tree(cfg, store, card, rel, f"{card.id} was here\n")))
     for card, token, tree, start in built:
         res = publish.fold(cfg, store, store.get(card.id), tree, token, start=start)
         assert res.outcome == "done", res
@@ -382,23 +373,14 @@ def test_a_tip_moved_by_someone_else_is_found_and_folded_onto(
     two folds (here back to what the first fold changed, so the replay onto the guess
     conflicts and onto the real tip does not), the second card lands on the real tip and is
     not blocked for a conflict the run branch does not have."""
-    from board.core.drive import drive
-    from board.core.git import worktrees
-
     from tests.support.boards import make_board
-    from tests.support.loop import add_card
+    from tests.support.loop import add_card, built_tree
 
     cfg, store = make_board(tmp_path, origin=True)
     built = []
     for n in (1, 2):
         card = add_card(store, f"edit {n}", surface=["shared.txt"])
-        token = drive.claim(cfg, store, card)
-        tree = worktrees.create_worktree(cfg, card.id, store=store)
-        start = git(tree, "rev-parse", "HEAD")
-        write("shared.txt", f"card {n}'s line\n")(tree)
-        git(tree, "add", "-A")
-        git(tree, "commit", "-q", "-m", f"{card.id} work")
-        built.append((card, token, tree, start))
+        built.append((card, *built_tree(cfg, store, card, "shared.txt", f"card {n}'s line\n")))
     (card1, token1, tree1, start1), (card2, token2, tree2, start2) = built
     assert publish.fold(cfg, store, store.get(card1.id), tree1, token1, start=start1).outcome == (
         "done"

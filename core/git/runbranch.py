@@ -77,8 +77,7 @@ def run_lock(cfg: Config, timeout: float | None = None) -> AbstractContextManage
 def base_ref(cfg: Config) -> str:
     """The base as git names it: `<remote>/<base>` when that remote-tracking branch exists,
     else the local `<base>`; refused (NotFound) when neither exists. One git call."""
-    names = [f"refs/remotes/{cfg.publish.remote}/{cfg.board.base}"] if cfg.publish.remote else []
-    names.append(f"refs/heads/{cfg.board.base}")
+    names = _base_names(cfg)
     found = set(gitutil.lines(gitutil.out(cfg.root, "for-each-ref", "--format=%(refname)", *names)))
     for name in names:
         if name in found:
@@ -87,6 +86,12 @@ def base_ref(cfg: Config) -> str:
         f"base branch {cfg.board.base!r} not found "
         f"(neither {cfg.publish.remote}/{cfg.board.base} nor local)"
     )
+
+
+def _base_names(cfg: Config) -> list[str]:
+    """The base's full ref names, in the order they are preferred: the remote's, the local."""
+    names = [f"refs/remotes/{cfg.publish.remote}/{cfg.board.base}"] if cfg.publish.remote else []
+    return [*names, f"refs/heads/{cfg.board.base}"]
 
 
 def folds(publish: PublishSection) -> bool:
@@ -363,8 +368,7 @@ def tip_holding_base(cfg: Config) -> str | None:
     they differ: every claim and every fresh tree asks this, in the loop's ticks too, and it
     was four git processes."""
     run = f"refs/heads/{cfg.board.run_branch}"
-    bases = [f"refs/remotes/{cfg.publish.remote}/{cfg.board.base}"] if cfg.publish.remote else []
-    bases.append(f"refs/heads/{cfg.board.base}")
+    bases = _base_names(cfg)
     res = gitutil.git(
         cfg.root, "for-each-ref", "--format=%(refname) %(objectname) %(objecttype)", run, *bases
     )

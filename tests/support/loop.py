@@ -149,3 +149,22 @@ def drive_one(cfg: config.Config, store: SQLiteStore, card: Card) -> Any:
     token = drive.claim(cfg, store, card)
     assert token, f"{card.id} could not be claimed"
     return drive.Drive(cfg, store, card.id, token).run()
+
+
+def built_tree(
+    cfg: config.Config, store: SQLiteStore, card: Card, path: str, text: str
+) -> tuple[str, Path, str]:
+    """Claim the card, make its tree and commit `text` to `path` in it, as a drive would:
+    (the drive's token, the tree, the commit the tree started from)."""
+    from board.core.drive import drive
+    from board.core.git import worktrees
+
+    token = drive.claim(cfg, store, card)
+    assert token
+    tree = worktrees.create_worktree(cfg, card.id, store=store)
+    start = git(tree, "rev-parse", "HEAD")
+    (tree / path).parent.mkdir(parents=True, exist_ok=True)
+    (tree / path).write_text(text)
+    git(tree, "add", "-A", path)
+    git(tree, "commit", "-q", "-m", f"{card.id} work")
+    return token, tree, start
