@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from board.core import pipepump
 from board.core.records import Record, field
 
 KILL_GRACE_S = 2.0
@@ -245,6 +246,73 @@ def run(
 
 
 STREAM_POLL_MAX_S = 0.5
+# Every streaming child's pipe is read by the one thread of core/pipepump.py (a speed trick,
+# fenced there); False: a thread of its own reads each, the plain way it is held equal to.
+SHARED_READER = True
+
+
+class _Lines:
+    """A child's output cut into lines for `on_line` (or passed on raw to `on_chunk`), with
+    the tail kept for its Result; fed by whichever reader reads the pipe."""
+
+    def __init__(
+        self,
+        tail_lines: int,
+        on_line: Callable[[str], None],
+        on_chunk: Callable[[bytes], None] | None,
+    ) -> None:
+        self.tail: deque[str] = deque(maxlen=tail_lines)
+        self.got = False
+        self._buf = b""
+        self._on_line = on_line
+        self._on_chunk = on_chunk
+
+    def take(self, chunk: bytes) -> None:
+        self.got = True
+        if self._on_chunk is not None:
+            self._on_chunk(chunk)
+            return
+        buf = self._buf + chunk
+        while b"\n" in buf:
+            raw, buf = buf.split(b"\n", 1)
+            line = raw.decode("utf-8", "replace")
+            self.tail.append(line)
+            self._on_line(line)
+        if len(buf) > 1_000_000:  # an endless line: flush it in pieces
+            line = buf.decode("utf-8", "replace")
+            buf = b""
+            self.tail.append(line[:2000])
+            self._on_line(line)
+        self._buf = buf
+
+    def end(self) -> None:
+        if self._buf:
+            line = self._buf.decode("utf-8", "replace")
+            self._buf = b""
+            self.tail.append(line)
+            self._on_line(line)
+
+
+def _read_all(feed: pipepump.Feed) -> None:
+    """The plain reader: a thread of its own reads one pipe to its end."""
+    while True:
+        try:
+            chunk = os.read(feed.fd, 65536)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            break
+        if feed.error is None:
+            try:
+                feed.take(chunk)
+            except BaseException as exc:  # noqa: BLE001 - the caller raises it
+                feed.error = exc
+    if feed.error is None:
+        try:
+            feed.end()
+        except BaseException as exc:  # noqa: BLE001 - the caller raises it
+            feed.error = exc
+    feed.done.set()
 
 
 def _poll_s(elapsed: float, *deadlines: float) -> float:
@@ -270,6 +338,7 @@ def stream(
     on_start: Callable[[int], None] | None = None,
     tail_lines: int = 60,
     on_chunk: Callable[[bytes], None] | None = None,
+    own_reader: bool = False,
 ) -> Result:
     """Run a long child (coder, gate), passing each output line to `on_line` as it arrives.
 
@@ -280,6 +349,11 @@ def stream(
     With `on_chunk`, the raw bytes are passed on as read and `on_line` is not called: a
     caller taking millions of lines (a huge `git diff`) indexes them itself, at C speed,
     instead of paying a Python call per line.
+
+    The callbacks run in the thread that reads the pipe: one thread for every such child of
+    the process (core/pipepump.py), so they must be quick. A caller whose callback may wait
+    (the diff view holds its reader while the operator types) asks for `own_reader`. An
+    exception in a callback ends the child's whole group and is raised here.
     """
     argv = tuple(str(a) for a in argv)
     try:
@@ -307,82 +381,66 @@ def stream(
                 with contextlib.suppress(OSError):
                     proc.stdout.close()
             raise
-    tail: deque[str] = deque(maxlen=tail_lines)
-    got_output = threading.Event()
     assert proc.stdout is not None
     pipe = proc.stdout
-
-    def reader() -> None:
-        buf = b""
-        while True:
-            try:
-                chunk = os.read(pipe.fileno(), 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            got_output.set()
-            if on_chunk is not None:
-                on_chunk(chunk)
-                continue
-            buf += chunk
-            while b"\n" in buf:
-                raw, buf = buf.split(b"\n", 1)
-                line = raw.decode("utf-8", "replace")
-                tail.append(line)
-                on_line(line)
-            if len(buf) > 1_000_000:  # an endless line: flush it in pieces
-                line = buf.decode("utf-8", "replace")
-                buf = b""
-                tail.append(line[:2000])
-                on_line(line)
-        if buf:
-            line = buf.decode("utf-8", "replace")
-            tail.append(line)
-            on_line(line)
-
-    thread = threading.Thread(target=reader, daemon=True, name=f"read-{proc.pid}")
-    thread.start()
+    lines = _Lines(tail_lines, on_line, on_chunk)
+    feed = pipepump.Feed(pipe.fileno(), lines.take, lines.end)
+    if SHARED_READER and not own_reader:
+        pipepump.pump().add(feed)
+        thread = None
+    else:
+        thread = threading.Thread(target=_read_all, args=(feed,), daemon=True,
+                                  name=f"read-{proc.pid}")  # fmt: skip
+        thread.start()
     start = time.monotonic()
     timed_out = first_timed_out = False
     while True:
-        if proc.poll() is not None:
+        if proc.poll() is not None or feed.error is not None:
             break
         elapsed = time.monotonic() - start
         if timeout and elapsed >= timeout:
             timed_out = True
             break
-        if first_output_timeout and not got_output.is_set() and elapsed >= first_output_timeout:
+        if first_output_timeout and not lines.got and elapsed >= first_output_timeout:
             first_timed_out = timed_out = True
             break
         # wake at the end of the output, not up to 50 ms after it (a caller may be waiting
         # for a short child's last bytes); the timeouts are still checked at their moment
-        if thread.is_alive():
-            thread.join(
-                _poll_s(elapsed, timeout, 0 if got_output.is_set() else first_output_timeout)
-            )
+        if not feed.done.is_set():
+            feed.done.wait(_poll_s(elapsed, timeout, 0 if lines.got else first_output_timeout))
         else:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=0.05)
     if timed_out:
         _terminate(proc)
+    elif feed.error is not None:
+        # the caller could not take its output: the child goes, and the error is raised
+        kill_group(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=KILL_GRACE_S)
     else:
         # the leader exited: anything still in its group (a grandchild on our pipe) goes too
         if group_alive(proc.pid):
             kill_group(proc.pid, signal.SIGKILL)
-    thread.join(timeout=5)
+    feed.done.wait(timeout=5)
+    if thread is None:
+        pipepump.pump().drop(feed)
+    else:
+        thread.join(timeout=5)
     try:
         pipe.close()
     except OSError:
         pass
+    if feed.error is not None:
+        raise feed.error
     rc = proc.returncode if proc.returncode is not None else -signal.SIGKILL
     return Result(
         argv,
         rc,
         timed_out=timed_out,
         first_output_timed_out=first_timed_out,
-        produced_output=got_output.is_set(),
-        tail=list(tail),
+        produced_output=lines.got,
+        tail=list(lines.tail),
         pid=proc.pid,
     )
 

@@ -273,7 +273,8 @@ def stream_bytes(
 ) -> proc.Result:
     """A reading git command's output passed on in raw chunks as git writes it (a diff too
     big to hold as one string, a blob to sniff); `on_start` gets git's process group, so a
-    viewer closed mid-load kills it at once."""
+    viewer closed mid-load kills it at once. The reader is its own: the diff view's
+    `on_chunk` waits while the operator types, and must hold no other child's output."""
     return proc.stream(
         ("git", *args),
         cwd,
@@ -282,6 +283,7 @@ def stream_bytes(
         env=READ_ENV,
         on_start=on_start,
         on_chunk=on_chunk,
+        own_reader=True,
     )
 
 
