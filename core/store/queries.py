@@ -32,6 +32,7 @@ from board.core.model import (
     Usage,
     UsageSum,
 )
+from board.core.store.cardcache import CardCache
 from board.core.store.cardrow import _CARD_COLS, _DRIVE_COLS, _cards, _cards_json, _id_key
 from board.core.store.contract import LaneHeads, Tx
 from board.core.store.schema import CLOSED_ORDER, IS_BLOCKED, OPEN_ORDER, whole
@@ -169,7 +170,22 @@ class SqlQueries:
         self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
     ) -> list[Card]:
         # one read transaction: cards and deps agree
-        return self._in_read_tx(lambda conn: read_cards(conn, self.PARAM, lane, unreadable))
+        if lane is not None:
+            return self._in_read_tx(lambda conn: read_cards(conn, self.PARAM, lane, unreadable))
+        cache = self._card_cache()
+
+        def read(conn: Conn) -> list[Card]:
+            rows, deps, states = card_rows(conn, self.PARAM, None)
+            return cache.cards(rows, deps, unreadable, states)
+
+        return self._in_read_tx(read)
+
+    def _card_cache(self) -> CardCache:
+        """This store's cards of its last whole listing (core/store/cardcache.py)."""
+        cache = self.__dict__.get("_cards_kept")
+        if cache is None:
+            cache = self.__dict__.setdefault("_cards_kept", CardCache())
+        return cache
 
     def list_cards_json(
         self, lane: str | None = None, unreadable: list[CorruptCard] | None = None
