@@ -360,6 +360,38 @@ def test_cleanup_leaves_a_removal_in_flight_to_its_thread(tmp_path: Path) -> Non
     assert not mine.exists()
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["/w/feat-c-1/.git\n", "/w/feat-c-1/.git/", "/w//feat-c-1/./.git", "rel/.git", "/.git", "",
+     "  \n", "/w/caf\u00e9/.git", "no-slash", "/", "//"],
+)  # fmt: skip
+def test_an_admin_entrys_tree_is_read_as_pathlib_read_it(tmp_path: Path, text: str) -> None:
+    """cleanup reads a hundred admin entries with plain os calls (it went through pathlib,
+    4 ms a tree made or removed with 100 live trees): the tree each names is the one
+    `Path(text).parent` named, as far as the file system can tell."""
+    admin = tmp_path / "admin"
+    admin.mkdir()
+    (admin / "gitdir").write_text(text, encoding="utf-8")
+    stripped = text.strip()
+    before = Path(stripped).parent if stripped else None
+    got = removal._admin_target_text(str(admin))
+    if before is None:
+        assert got is None
+    else:
+        assert got is not None and os.path.realpath(got) == os.path.realpath(before)
+    assert not removal._admin_target_text(str(tmp_path / "none"))
+
+
+def test_the_admin_entries_are_listed_in_name_order_and_only_directories(tmp_path: Path) -> None:
+    _, cfg = _board(tmp_path)
+    root = naming.common_dir(cfg) / "worktrees"
+    root.mkdir(exist_ok=True)
+    for name in ("b", "a", "c"):
+        (root / name).mkdir()
+    (root / "stray-file").write_text("")
+    assert [p.name for p in removal._admin_entries(cfg)] == ["a", "b", "c"]
+
+
 # -- a SIGTERM that lands while the loop's main thread holds its wake lock -----------------------
 
 SIGNAL_CHILD = """

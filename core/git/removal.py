@@ -167,18 +167,49 @@ def tree_lock(cfg: Config, tree: Path, timeout: float = LOCK_TIMEOUT_S) -> Itera
             held.discard(key)
 
 
+def _admin_paths(cfg: Config) -> list[str]:
+    """Every worktree admin entry's path, in name order. Plain strings and os calls: with
+    100 live trees, every tree made or removed reads them all (cleanup, `_checked_out`),
+    and through pathlib that was 4 ms of the loop's CPU each time."""
+    try:
+        with os.scandir(common_dir(cfg) / "worktrees") as found:
+            return sorted(entry.path for entry in found if entry.is_dir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def _admin_entries(cfg: Config) -> list[Path]:
-    admin_root = common_dir(cfg) / "worktrees"
-    return sorted(p for p in admin_root.iterdir() if p.is_dir()) if admin_root.is_dir() else []
+    return [Path(p) for p in _admin_paths(cfg)]
+
+
+def _small_text(path: str) -> str | None:
+    """A small file's text (an admin entry's `gitdir` or `HEAD`), None if it cannot be read:
+    os.read, without a text stream's set-up, since a hundred are read at a time."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        parts = []
+        while chunk := os.read(fd, 65536):
+            parts.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(parts).decode("utf-8", "replace")
+
+
+def _admin_target_text(admin: str) -> str | None:
+    """The tree path an admin entry says it belongs to (its `gitdir` file, minus `/.git`)."""
+    text = _small_text(os.path.join(admin, "gitdir"))
+    text = text.strip() if text is not None else ""
+    return (os.path.dirname(text.rstrip("/") or "/") or ".") if text else None
 
 
 def _admin_target(admin: Path) -> Path | None:
-    """The tree path an admin entry says it belongs to (its `gitdir` file, minus `/.git`)."""
-    try:
-        text = (admin / "gitdir").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    return Path(text).parent if text else None
+    target = _admin_target_text(str(admin))
+    return None if target is None else Path(target)
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -271,13 +302,15 @@ def cleanup(cfg: Config) -> None:
                     continue
             with contextlib.suppress(OSError):
                 _rmtree_force(entry)
-    root = cfg.worktrees_dir
-    for admin in _admin_entries(cfg):
-        target = _admin_target(admin)
-        if target is None or os.path.lexists(target) or (admin / "locked").exists():
+    root = str(cfg.worktrees_dir) + os.sep
+    for admin in _admin_paths(cfg):
+        target = _admin_target_text(admin)
+        if target is None or os.path.lexists(target):
             continue
-        if str(os.path.abspath(target)).startswith(str(root) + os.sep):
-            _forget_admin(cfg, admin)
+        if os.path.exists(os.path.join(admin, "locked")):
+            continue
+        if os.path.abspath(target).startswith(root):
+            _forget_admin(cfg, Path(admin))
 
 
 def _rename(src: Path, dest: Path) -> None:
@@ -325,12 +358,9 @@ def _move_out(cfg: Config, tree: Path, admin: Path | None) -> str:
 
 def _checked_out(cfg: Config, branch_ref: str) -> bool:
     """Whether any worktree (the main one included) has `branch_ref` checked out."""
-    heads = [common_dir(cfg) / "HEAD", *(a / "HEAD" for a in _admin_entries(cfg))]
-    for head in heads:
-        with contextlib.suppress(OSError):
-            if head.read_text().strip() == f"ref: {branch_ref}":
-                return True
-    return False
+    want = f"ref: {branch_ref}"
+    heads = [str(common_dir(cfg) / "HEAD"), *(os.path.join(a, "HEAD") for a in _admin_paths(cfg))]
+    return any((_small_text(head) or "").strip() == want for head in heads)
 
 
 def _delete_branch(cfg: Config, branch_ref: str | None, expected: str | None) -> None:
