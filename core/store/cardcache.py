@@ -16,23 +16,26 @@ kind, corrupt rows (never kept, always named), and cards added and deleted.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from board.core.errors import CorruptCard
 from board.core.model import Card
 from board.core.store.cardrow import _card_from_row
 
-_Kept = tuple[tuple[Any, ...], tuple[str, ...], "tuple[Any, ...] | None", Card]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
+if TYPE_CHECKING:
+    from typing import Any
+
+    _Kept = tuple[tuple[Any, ...], tuple[str, ...], tuple[Any, ...] | None, Card]
 
 
 class CardCache:
     """The cards of the last whole listing, by id, with what each was made from."""
 
     def __init__(self) -> None:
+        # replaced whole by each listing, never changed in place: a listing in another
+        # thread reads one or the other, and a dict's assignment is one step
         self._last: dict[str, _Kept] = {}
-        self._mu = threading.Lock()  # one listing replaces what another reads
 
     def cards(
         self,
@@ -42,8 +45,7 @@ class CardCache:
         states: Mapping[str, tuple[Any, ...]] | None = None,
     ) -> list[Card]:
         """`cardrow._cards`, with the cards of unchanged rows taken from the last listing."""
-        with self._mu:
-            last = self._last
+        last = self._last
         now: dict[str, _Kept] = {}
         cards: list[Card] = []
         lists: dict[str, tuple[str, ...]] = {}
@@ -66,6 +68,5 @@ class CardCache:
             if type(cid) is str:
                 now[cid] = (row, card_deps, state, card)
             cards.append(card)
-        with self._mu:
-            self._last = now
+        self._last = now
         return cards
