@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from board.core import failures, hosts, loopsignals, proc
-from board.core.cards import actions, split, waits
+from board.core.cards import actions, importing, split, waits
 from board.core.cards.enddrives import dead_result, state_before
 from board.core.cards.waits import HEARTBEAT_S, globs_overlap, surfaces_overlap
 from board.core.config import CONFIG_NAME, Config
@@ -68,6 +68,7 @@ from board.core.ops.leases import LEASE_LOST
 from board.core.ops.pick import card_of_branch  # by name: `ops.pick` is the verb
 from board.core.poller import ForgePoller
 from board.core.proc import pid_alive
+from board.core.publish import publish as publishing
 from board.core.publish import shape
 from board.core.publish.owner import release_working
 from board.core.records import Record, field
@@ -420,8 +421,12 @@ class Loop(ClaimSteps):
     def recover_card(self, card: Card, why: str, row: Drive | None = None) -> bool:
         """Save the card's trees (the save comments on the card), then back to ready,
         keeping its block. A dead salvage's card goes back to the lane and block it had
-        before the salvage (its row, read before it was marked crashed, says which)."""
+        before the salvage (its row, read before it was marked crashed, says which). A card
+        whose drive's fold landed before the drive died goes done: its work is on the run
+        branch, and building it again would find nothing left to do."""
 
+        before = state_before(row) if row is not None and row.id == card.drive else None
+        landed = "" if before is not None else self._landed(card, row)
         saved: list[str] = []
         for tree in naming.card_trees(self.cfg, card.id):
             try:
@@ -432,9 +437,21 @@ class Loop(ClaimSteps):
                 self.store.add_comment(card.id, f"its tree was kept: {exc.line()}", WHO)
                 continue
             saved += [s.branch for s in ([res.saved] if res.saved else []) + res.branch_saves]
-        treestate.note_resumable(self.store, self.cfg, card.id, saved)
+        if not landed:
+            treestate.note_resumable(self.store, self.cfg, card.id, saved)
         changes: dict[str, Any] = {"lane": "ready", "drive": ""}
-        before = state_before(row) if row is not None and row.id == card.drive else None
+        if landed:
+            note = (
+                f"{why}: drive {card.drive} had folded its work onto "
+                f"{self.cfg.board.run_branch} at {landed[:10]} before it could mark the card "
+                "done; the card is done"
+            )
+            changes = {"lane": "done", "drive": "", "blocked": None}
+            if not release_working(self.store, card.id, card.drive, changes, note, WHO):
+                return False
+            self.log("recover", card=card.id, drive=card.drive, reason=why, folded=landed)
+            importing.after_done(self.store, self.cfg, card.id)
+            return True
         if before is not None:
             lane, blocked = before
             changes = {"lane": lane if lane not in TERMINAL else "ready", "drive": ""}
@@ -451,6 +468,25 @@ class Loop(ClaimSteps):
             return False
         self.log("recover", card=card.id, drive=card.drive, reason=why)
         return True
+
+    def _landed(self, card: Card, row: Drive | None) -> str:
+        """The run branch's commit of the card's dead drive (or of its race's candidates),
+        '' when its fold never landed (see `publish.landed_commit`)."""
+        tokens = [card.drive]
+        since = row.started_at if row is not None and row.id == card.drive else ""
+        if since:
+            with contextlib.suppress(BoardError):
+                tokens += [
+                    d.id
+                    for d in self.store.list_drives(card.id)
+                    if d.candidate is not None and d.started_at >= since
+                ]
+        trees = naming.card_trees(self.cfg, card.id)
+        try:
+            return publishing.landed_commit(self.cfg, tokens, trees[0] if trees else None, since)
+        except BoardError as exc:  # git could not say: the card is built again, as before
+            self.log("recover-check", card=card.id, reason=exc.line())
+            return ""
 
     # -- the tick ------------------------------------------------------------------------
 

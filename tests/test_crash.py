@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from board.core.cards import actions
 from board.core.drive import drive
 from board.core.git import faults
 from board.core.loop import Loop
+from board.core.publish import publish
 
 from tests.support.boards import make_board
 from tests.support.loop import (
@@ -85,6 +87,54 @@ def test_kill_9_of_board_run_mid_drive_then_a_restart_loses_nothing(tmp_path: Pa
     assert show(cfg, cfg.board.run_branch, "work/c-1.txt") == "work of c-1, unfinished\nwork of c-1"
     assert stranded_branches(cfg) == saved, "the saved branch was lost or overwritten"
     store.close()
+
+
+def test_a_loop_killed_after_its_fold_moved_the_run_branch_ends_the_card_done_once(
+    tmp_path: Path,
+) -> None:
+    """The fold moves the run branch, then marks the card done in the store. A loop killed
+    between the two (bench_fleet's kill run caught it: 1 card in 300) left the work folded
+    and the card working; the restart built it again on top of its own work, so a coder
+    that appends folded it twice, and one that writes the same file left the card blocked
+    `terminal` ("changed nothing"). The restart finds the fold and ends the card done."""
+    cfg, store = make_board(tmp_path, origin=True, tiers={"default": edit_tier()})
+    card = add_card(store, "folded, then the loop was killed", surface=["work/**"])
+    env = {**os.environ, **GIT_ENV, faults.FAULT_KILL_ENV: "after-fold-ref"}
+    argv = [sys.executable, "-m", "board.cli", "run", "--once"]
+    killed = subprocess.run(argv, cwd=cfg.root, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=120, env=env)  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert store.get(card.id).lane == "working", "premise: the card was not marked done"
+    assert show(cfg, cfg.board.run_branch, "work/c-1.txt") == "work of c-1", (
+        "premise: the fold had moved the run branch"
+    )
+    tip = _rev(cfg.root, cfg.board.run_branch)
+    (row,) = store.list_drives(card.id)
+    tree = cfg.worktrees_dir / "feat-c-1"
+    assert publish.landed_commit(cfg, [row.id], tree) == tip, "found from the card's tree"
+    assert publish.landed_commit(cfg, [row.id], None, row.started_at) == tip, "by its start"
+    later = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    assert publish.landed_commit(cfg, [row.id], None, later) == "", "before its start"
+    assert publish.landed_commit(cfg, ["d-0000000000"], tree) == ""
+    assert publish.landed_commit(cfg, [row.id], None) == "", "no bound: not looked for"
+
+    env.pop(faults.FAULT_KILL_ENV)
+    again = subprocess.run(argv, cwd=cfg.root, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=120, env=env)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+
+    after = store.get(card.id)
+    assert after.lane == "done" and after.blocked is None, after
+    assert _rev(cfg.root, cfg.board.run_branch) == tip, "the card was folded a second time"
+    assert show(cfg, cfg.board.run_branch, "work/c-1.txt") == "work of c-1"
+    assert [d.status for d in store.list_drives(card.id)] == ["crashed"], "built again"
+    assert any("had folded its work" in e for e in events(store, card.id))
+    store.close()
+
+
+def _rev(root: Path, ref: str) -> str:
+    return subprocess.run(["git", "rev-parse", ref], cwd=root, capture_output=True, text=True,
+                          check=True, stdin=subprocess.DEVNULL).stdout.strip()  # fmt: skip
 
 
 def test_a_restart_keeps_the_block_of_a_card_held_when_its_loop_died(tmp_path: Path) -> None:

@@ -489,8 +489,8 @@ class Drive(TreeSteps, BackOffSteps):
         card = self._edge_check("commit")
         subject = (card.title.splitlines() or [""])[0].strip()
         message = (
-            f"{card.id}: {subject}\n\nBuilt by board drive {self.token} "
-            f"(attempt {self.attempt}, tier {self.tier})."
+            f"{card.id}: {subject}\n\n{publishing.drive_marker(self.token)}"
+            f"attempt {self.attempt}, tier {self.tier})."
         )
         try:
             result = harvest(self.cfg, self.tree, card, self.start, message)

@@ -327,7 +327,7 @@ class _Choice:
         gitutil.git(tree, "restore", f"--source={o.save.commit}", "--worktree", "--", ".")
         subject = " ".join((card.title.splitlines() or [""])[0].split())
         message = (
-            f"{card.id}: {subject}\n\nBuilt by board drive {o.row.id} (attempt {o.row.attempt}, "
+            f"{card.id}: {subject}\n\n{publish.drive_marker(o.row.id)}attempt {o.row.attempt}, "
             f"tier {o.row.tier}), candidate {o.k} of {o.n}, approved by the operator over "
             f"candidate {o.review_k}."
         )

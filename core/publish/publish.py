@@ -26,6 +26,7 @@ from board.core.cards import importing
 from board.core.config import BoardSection, Config, PublishSection
 from board.core.errors import BoardError, Conflict, Refused
 from board.core.git import gitutil, quickfold, runbranch
+from board.core.git.faults import _fault
 from board.core.git.runbranch import run_lock
 from board.core.model import FOLD_CONFLICT_EVENT, Card
 from board.core.publish import push
@@ -281,6 +282,7 @@ class _Fold:
                     )
                     if res.returncode != 0:
                         raise _RunMoved(res.stderr.strip())
+                    _fault("after-fold-ref")  # the run branch moved; the card is not yet done
                     if known is not None:
                         known.made(tip, new, _tree_of(self.one, new))
                     done = tx.update(
@@ -304,6 +306,58 @@ class _Fold:
 
 class _RunMoved(Exception):
     pass
+
+
+def drive_marker(token: str) -> str:
+    """What the board's commit message says of the drive that built it (every fold of a
+    drive's work carries it: the harvest makes one commit with it, and the fold keeps it)."""
+    return f"Built by board drive {token} ("
+
+
+def landed_commit(cfg: Config, tokens: list[str], tree: Path | None, since: str = "") -> str:
+    """The commit on the run branch that the fold of one of the drives `tokens` made (a
+    drive, or a race's candidates), '' when there is none.
+
+    A fold moves the run branch, then marks the card done in the store; a `board run`
+    killed between the two left the work on the run branch and the card working, and its
+    recovery built it again on top of its own work (the coder then changed nothing and the
+    card was blocked `terminal`: bench_fleet's kill run, 1 card in 300). Looked for only
+    among the run branch's commits its tree lacks (`tree`'s HEAD: the card's branch), or
+    else those made since `since` (the drive's start)."""
+    tokens = [t for t in tokens if t]
+    if not tokens or not runbranch.folds(cfg.publish):
+        return ""
+    run = cfg.board.run_branch
+    refs = [f"refs/heads/{run}"]
+    if runbranch.on_remote(cfg.publish):
+        refs.append(f"refs/remotes/{cfg.publish.remote}/{run}")
+    head = gitutil.rev(tree, "HEAD") if tree is not None and tree.is_dir() else None
+    for ref in refs:
+        tip = gitutil.rev(cfg.root, ref)
+        if tip is None:
+            continue
+        bound: list[str] = []
+        if head is not None:
+            base = gitutil.git(cfg.root, "merge-base", head, tip, check=False).stdout.strip()
+            if base:
+                bound = ["--not", f"{base}^@"]  # the merge-base itself is looked at
+        elif since:
+            bound = [f"--since={since}"]
+        else:
+            continue
+        found = gitutil.git(
+            cfg.root,
+            "rev-list",
+            "-1",
+            "--fixed-strings",
+            *(f"--grep={drive_marker(token)}" for token in tokens),
+            tip,
+            *bound,
+            check=False,
+        ).stdout.strip()
+        if found:
+            return found
+    return ""
 
 
 OTHER_SIDE_MAX = 8
