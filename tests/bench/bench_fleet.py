@@ -161,6 +161,9 @@ class LoopRun:
         self.wall, self.cpu, self.rss_idle, self.rss_peak = wall, cpu, rss_idle, rss_peak
 
 
+STUCK_S = 30.0  # nothing working and no lane moving this long: the run is over, stuck
+
+
 def run_board(root: Path, cards: int, kill_at: float | None = None) -> LoopRun:
     """Start the loop on the empty board, note its idle memory, add the cards, wait for
     all done (killing the loop with SIGKILL once at `kill_at`, and starting it again)."""
@@ -175,6 +178,7 @@ def run_board(root: Path, cards: int, kill_at: float | None = None) -> LoopRun:
         started = time.monotonic()
         cpu, peak, last_check = idle[0], idle[1], 0.0
         killed_cpu = 0.0
+        settled: tuple[dict[str, str], float] = ({}, started)
         while True:
             now = time.monotonic()
             if now - started > max(600, cards * 10):
@@ -195,7 +199,15 @@ def run_board(root: Path, cards: int, kill_at: float | None = None) -> LoopRun:
                 time.sleep(1.0)
             if now - last_check >= 1.0:
                 last_check = now
-                if all(lane == "done" for lane in lanes(root).values()):
+                seen_lanes = lanes(root)
+                if all(lane == "done" for lane in seen_lanes.values()):
+                    break
+                # nothing working and nothing moving: what is left is stuck (blocked, or
+                # never claimed), and `check` names it instead of the bench waiting on
+                if seen_lanes != settled[0] or "working" in seen_lanes.values():
+                    settled = (seen_lanes, now)
+                elif now - settled[1] >= STUCK_S:
+                    print(f"  stuck: nothing working or moving for {STUCK_S:g} s")
                     break
             time.sleep(0.2)
         wall = time.monotonic() - started
