@@ -45,6 +45,24 @@ class Feed:
         self.error: BaseException | None = None  # a callback raised: the caller's to raise
         self.registered = False
 
+    def give(self, chunk: bytes) -> None:
+        """Bytes read: passed on, unless a callback already failed (the pipe is still read
+        to its end, so the child never blocks on it)."""
+        if self.error is None:
+            try:
+                self.take(chunk)
+            except BaseException as exc:  # noqa: BLE001 - the caller raises it
+                self.error = exc
+
+    def ended(self) -> None:
+        """The end of the output: the last partial line passed on, the caller woken."""
+        if self.error is None:
+            try:
+                self.end()
+            except BaseException as exc:  # noqa: BLE001 - the caller raises it
+                self.error = exc
+        self.done.set()
+
 
 class Pump:
     """The reading thread and the pipes it watches."""
@@ -107,19 +125,10 @@ class Pump:
         except OSError:
             chunk = b""
         if chunk:
-            if feed.error is None:
-                try:
-                    feed.take(chunk)
-                except BaseException as exc:  # noqa: BLE001 - the caller raises it
-                    feed.error = exc
+            feed.give(chunk)
             return True
-        if feed.error is None:
-            try:
-                feed.end()
-            except BaseException as exc:  # noqa: BLE001 - the caller raises it
-                feed.error = exc
         self._forget(feed)
-        feed.done.set()
+        feed.ended()
         return False
 
 

@@ -302,17 +302,8 @@ def _read_all(feed: pipepump.Feed) -> None:
             chunk = b""
         if not chunk:
             break
-        if feed.error is None:
-            try:
-                feed.take(chunk)
-            except BaseException as exc:  # noqa: BLE001 - the caller raises it
-                feed.error = exc
-    if feed.error is None:
-        try:
-            feed.end()
-        except BaseException as exc:  # noqa: BLE001 - the caller raises it
-            feed.error = exc
-    feed.done.set()
+        feed.give(chunk)
+    feed.ended()
 
 
 def _poll_s(elapsed: float, *deadlines: float) -> float:
