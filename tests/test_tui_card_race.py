@@ -136,8 +136,13 @@ async def test_in_review_enter_opens_a_candidates_diff_and_a_approves_that_one(t
         assert app.focused is table, f"tab did not reach the candidates: {app.focused}"
         footer = screen_lines(app)[-1]
         assert "its diff" in footer and "approve this one" in footer, footer
-        marked = [ln.split()[0] for ln in screen_lines(app) if ln.split()[-1:] == ["chosen"]]
-        assert marked == ["2"], f"candidate 2 is not the one marked chosen: {marked}"
+
+        def marked() -> list[str]:
+            return [ln.split()[0] for ln in screen_lines(app) if ln.split()[-1:] == ["chosen"]]
+
+        # the table's rows are drawn a frame after its heading (CI caught it empty once)
+        await wait_for(pilot, marked, 10, "a candidate row marked chosen")
+        assert marked() == ["2"], f"candidate 2 is not the one marked chosen: {marked()}"
 
         await pilot.press("enter")  # candidate 1: its save
         await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), 10, "the diff")
