@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 from board.core import failures
+from board.core.store import SQLiteStore
 
 from tests.support.boards import make_board
 from tests.support.loop import add_card, board_run, drive_one
@@ -86,3 +88,39 @@ def test_sigterm_stops_the_loop_within_2s_whatever_a_live_rule_meets(tmp_path: P
     assert store.get(card.id).lane == "ready"
     assert "(a|aa)+$" in log.read_text()
     store.close()
+
+
+class _Watched(SQLiteStore):
+    """The real store, noting the thread that writes each comment."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.comments: list[tuple[str, str]] = []
+
+    def add_comment(self, card_id: str, text: str, who: str = "board") -> None:
+        self.comments.append((threading.current_thread().name, text))
+        super().add_comment(card_id, text, who)
+
+
+def test_a_slow_rule_met_on_a_coders_line_is_told_from_the_drives_thread(tmp_path: Path) -> None:
+    """One thread reads every coder's output (core/pipepump.py): the card's comment on a
+    slow rule is written from the drive's thread, not that one, where a store that is away
+    would hold every coder's reading for up to reconnect_s. The log names it at once."""
+    cfg, store = make_board(
+        tmp_path,
+        origin=True,
+        tiers={"default": [sys.executable, script("coder_backtrack.py"), "1"]},
+    )
+    _with_rule(cfg, "(aa|a)+$", live=True)  # its own pattern: another test's is skipped
+    from board.core import config
+
+    cfg = config.load(cfg.root)
+    store.close()
+    watched = _Watched(cfg.db_path)
+    card = add_card(watched, surface=["work/**"])
+    drive_one(cfg, watched, card)
+    told = [(thread, text) for thread, text in watched.comments if "(aa|a)+$" in text]
+    assert told, f"the slow rule was not told on the card: {watched.comments}"
+    assert all(thread != "pipe-pump" for thread, _ in told), told
+    assert "(aa|a)+$" in (cfg.logs_dir / card.id / "1.log").read_text()
+    watched.close()

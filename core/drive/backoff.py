@@ -37,6 +37,7 @@ class BackOffSteps:
     card_id: str
     attempt: int
     coder_seconds: float  # how long the last coder ran
+    untold: list[str]  # slow-rule notes said in the log, not yet commented on the card
 
     if TYPE_CHECKING:  # the drive's own, declared here so the steps are checked against them
 
@@ -75,8 +76,12 @@ class BackOffSteps:
             return  # a CLI refuses its arguments at once; a coder that ran on did not
         self._back_off(step, failure, output)
 
-    def _tell_slow_rules(self) -> None:
-        """A rule that ran past its time limit is skipped from now on: said once, naming it."""
+    def _tell_slow_rules(self, comment: bool = True) -> None:
+        """A rule that ran past its time limit is skipped from now on: said once, naming it.
+        Met on a coder's line (`comment=False`: the thread that reads every coder's output,
+        core/pipepump.py), it is said in the log at once and commented on the card from the
+        drive's own thread later: a store that is away would hold every coder's reading for
+        up to `reconnect_s` in that write."""
         for rule in failures.slow_rules():
             note = (
                 f"failure rule {rule.pattern[:80]!r} ({rule.cls}) took over "
@@ -84,7 +89,9 @@ class BackOffSteps:
                 "fix its pattern in [[failures.rules]] (nested quantifiers backtrack without end)"
             )
             self._say(note)
-            self._comment(note)
+            self.untold.append(note)
+        while comment and self.untold:
+            self._comment(self.untold.pop(0))
 
     def _back_off(
         self, step: str, failure: failures.Failure, output: str, tier: str = ""

@@ -153,6 +153,7 @@ class Drive(TreeSteps, BackOffSteps):
         self.coder_seconds = 0.0
         self.setup = ""  # how the last [tree] setup ended: ok | failed
         self.output: CoderOutput | None = None  # the running coder's output, read
+        self.untold: list[str] = []  # slow-rule notes the card is told of from this thread
 
     # -- control from other threads ------------------------------------------------------
 
@@ -313,6 +314,7 @@ class Drive(TreeSteps, BackOffSteps):
             self.output = None
             out.close()
         spent = out.finish(res, self.cfg.usage.prices, argv)  # its tail: the text, not JSON
+        self._tell_slow_rules()  # what its lines met, told on the card from this thread
         self.coder_seconds = time.monotonic() - began
         self._say(f"coder ended: {describe_end(res)}")
         if spent is not None:  # on its attempt's row now: the budgets read it before the next
@@ -332,7 +334,7 @@ class Drive(TreeSteps, BackOffSteps):
         if self.waiting is not None:
             return
         found = failures.classify_line(self.cfg.failures.rules, "coder", text)
-        self._tell_slow_rules()
+        self._tell_slow_rules(comment=False)  # the reading thread: no store write here
         if found is None:
             return
         self.waiting = found
