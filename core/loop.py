@@ -426,9 +426,10 @@ class Loop(ClaimSteps):
         branch, and building it again would find nothing left to do."""
 
         before = state_before(row) if row is not None and row.id == card.drive else None
-        landed = "" if before is not None else self._landed(card, row)
+        trees = naming.card_trees(self.cfg, card.id)
+        landed = "" if before is not None else self._landed(card, row, trees)
         saved: list[str] = []
-        for tree in naming.card_trees(self.cfg, card.id):
+        for tree in trees:
             try:
                 res = worktrees.discard_worktree(
                     self.cfg, tree, store=self.store, card_id=card.id, why=why
@@ -440,18 +441,6 @@ class Loop(ClaimSteps):
         if not landed:
             treestate.note_resumable(self.store, self.cfg, card.id, saved)
         changes: dict[str, Any] = {"lane": "ready", "drive": ""}
-        if landed:
-            note = (
-                f"{why}: drive {card.drive} had folded its work onto "
-                f"{self.cfg.board.run_branch} at {landed[:10]} before it could mark the card "
-                "done; the card is done"
-            )
-            changes = {"lane": "done", "drive": "", "blocked": None}
-            if not release_working(self.store, card.id, card.drive, changes, note, WHO):
-                return False
-            self.log("recover", card=card.id, drive=card.drive, reason=why, folded=landed)
-            importing.after_done(self.store, self.cfg, card.id)
-            return True
         if before is not None:
             lane, blocked = before
             changes = {"lane": lane if lane not in TERMINAL else "ready", "drive": ""}
@@ -464,12 +453,22 @@ class Loop(ClaimSteps):
             f"{why}: drive {card.drive or '?'} had no live owner; "
             f"its tree was saved and the card is back in {changes['lane']}"
         )
+        if landed:
+            changes = {"lane": "done", "drive": "", "blocked": None}
+            note = (
+                f"{why}: drive {card.drive} had folded its work onto "
+                f"{self.cfg.board.run_branch} at {landed[:10]} before it could mark the card "
+                "done; the card is done"
+            )
         if not release_working(self.store, card.id, card.drive, changes, note, WHO):
             return False
-        self.log("recover", card=card.id, drive=card.drive, reason=why)
+        folded = {"folded": landed} if landed else {}
+        self.log("recover", card=card.id, drive=card.drive, reason=why, **folded)
+        if landed:
+            importing.after_done(self.store, self.cfg, card.id)
         return True
 
-    def _landed(self, card: Card, row: Drive | None) -> str:
+    def _landed(self, card: Card, row: Drive | None, trees: list[Path]) -> str:
         """The run branch's commit of the card's dead drive (or of its race's candidates),
         '' when its fold never landed (see `publish.landed_commit`)."""
         tokens = [card.drive]
@@ -481,7 +480,6 @@ class Loop(ClaimSteps):
                     for d in self.store.list_drives(card.id)
                     if d.candidate is not None and d.started_at >= since
                 ]
-        trees = naming.card_trees(self.cfg, card.id)
         try:
             return publishing.landed_commit(self.cfg, tokens, trees[0] if trees else None, since)
         except BoardError as exc:  # git could not say: the card is built again, as before

@@ -74,7 +74,6 @@ class Pump:
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._sel.register(self._wake_r, selectors.EVENT_READ, None)
-        self._feeds = 0
         self._thread = threading.Thread(target=self._run, daemon=True, name="pipe-pump")
         self._thread.start()
 
@@ -82,7 +81,6 @@ class Pump:
         with self._mu:
             self._sel.register(feed.fd, selectors.EVENT_READ, feed)
             feed.registered = True
-            self._feeds += 1
         with contextlib.suppress(BlockingIOError, OSError):
             os.write(self._wake_w, b"x")  # a selector that copies its list sees the new pipe
 
@@ -94,7 +92,6 @@ class Pump:
     def _forget(self, feed: Feed) -> None:
         if feed.registered:
             feed.registered = False
-            self._feeds -= 1
             with contextlib.suppress(KeyError, ValueError, OSError):
                 self._sel.unregister(feed.fd)
 
@@ -115,7 +112,7 @@ class Pump:
                         continue
                     if feed.registered:
                         got = self._read(feed) or got
-                busy = self._feeds >= BATCH_MIN
+                busy = len(self._sel.get_map()) > BATCH_MIN  # the wake pipe is one
             if got and busy:
                 time.sleep(BATCH_S)
 

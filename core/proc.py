@@ -190,6 +190,14 @@ def _terminate(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
+def _kill_at_once(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the group without `_terminate`'s grace, and reap the leader: for a child its
+    caller failed to take on, whom nothing is waiting to hear from."""
+    kill_group(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=KILL_GRACE_S)
+
+
 def _env(env: Mapping[str, str] | None) -> dict[str, str]:
     merged = dict(os.environ)
     if env:
@@ -365,9 +373,7 @@ def stream(
         except BaseException:
             # the caller could not take the child on (a drive's store went away while it
             # recorded the group): it must not outlive the call that started it
-            kill_group(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=KILL_GRACE_S)
+            _kill_at_once(proc)
             if proc.stdout is not None:
                 with contextlib.suppress(OSError):
                     proc.stdout.close()
@@ -405,10 +411,7 @@ def stream(
     if timed_out:
         _terminate(proc)
     elif feed.error is not None:
-        # the caller could not take its output: the child goes, and the error is raised
-        kill_group(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=KILL_GRACE_S)
+        _kill_at_once(proc)  # the caller could not take its output: the error is raised
     else:
         # the leader exited: anything still in its group (a grandchild on our pipe) goes too
         if group_alive(proc.pid):
