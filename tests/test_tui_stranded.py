@@ -1072,3 +1072,133 @@ def test_card_order_is_numeric_and_odd_digits_sort_as_text() -> None:
     """`c-2` before `c-10`; a tail of digits int() cannot read ('²') sorts, not crashes."""
     ids = ["c-10", "c-²", "c-2", "c-1"]
     assert sorted(ids, key=_card_key) == ["c-1", "c-2", "c-10", "c-²"]
+
+
+async def test_a_file_list_with_its_files_reserved_is_not_laid_out_as_they_arrive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The diff screen reserves the rows of the files a save recorded: the list has its
+    height from the first layout, and files streaming in lay nothing out (each layout of
+    the screen, 13 ms at 120x40, fell on the operator's first keys). When the diff ends,
+    a count that was wrong costs one layout and the list fits what git wrote."""
+    from board.tui.stranded.buffer import DiffFile
+    from board.tui.stranded.diff_view import FileList
+    from textual.app import App, ComposeResult
+    from textual.widget import Widget
+
+    class ListApp(App[None]):
+        def compose(self) -> ComposeResult:
+            files = FileList(id="files")
+            files.reserve(5)
+            yield files
+
+    made = [DiffFile(line=10 * i, path=f"f{i}.py") for i in range(6)]
+    app = ListApp()
+    async with run_pilot(app, size=(60, 40)) as pilot:
+        files = app.query_one(FileList)
+        await pilot.pause()
+        assert files.size.height == 5, "the reserved rows did not give the list its height"
+        layouts: list[str] = []
+        real_refresh = Widget.refresh
+
+        def refresh(self: Widget, *regions: Any, **kwargs: Any) -> Widget:
+            if kwargs.get("layout"):
+                layouts.append(type(self).__name__)
+            return real_refresh(self, *regions, **kwargs)
+
+        monkeypatch.setattr(Widget, "refresh", refresh)
+        for n in range(1, 6):
+            files.set_items(made[:n])
+            await pilot.pause()
+        assert not layouts, f"files arriving within the reserved rows laid it out: {layouts}"
+        assert files.size.height == 5
+        monkeypatch.setattr(Widget, "refresh", real_refresh)
+        files.reserve(0)  # the diff ended with fewer files than recorded
+        files.set_items(made[:3])
+        await pilot.pause()
+        assert files.size.height == 3, "the list did not fit the files git wrote"
+
+
+async def test_the_diff_screen_reserves_the_files_its_save_recorded(fx) -> None:
+    app = make_app(fx)
+    async with run_pilot(app, size=(80, 24)) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["dirty"])
+        row = screen.table.current
+        await pilot.press("enter")
+        diff = await diff_loaded(pilot)
+        assert row is not None and row.files == 2
+        assert diff.expected_files() == 2
+        assert diff.files.size.height == 2
+
+
+def footer_keys(screen: Any) -> set[str]:
+    """The descriptions the footer draws (Textual's key widgets, by public type name)."""
+    return {key.description for key in screen.query("FooterKey") if key.description}
+
+
+def bound_keys(screen: Any) -> set[str]:
+    """The descriptions the footer should draw: the shown keys, and the palette's."""
+    shown = screen.active_bindings.values()
+    return {b.description for (_n, b, _e, _t) in shown if b.show or "palette" in b.action}
+
+
+async def test_opening_the_diff_draws_its_footer_once(fx) -> None:
+    """Textual's footer rebuilds every key widget at each bindings signal, and a screen
+    sends four as it opens: the diff screen rebuilt its footer five times, 10-25 ms each,
+    ahead of the operator's first keys. Once here, with the screen's keys."""
+    from board.tui.footer import KeysFooter
+
+    app = make_app(fx)
+    async with run_pilot(app, size=(120, 30)) as pilot:
+        screen = await open_browser(pilot, fx)
+        await select(pilot, screen, fx.saves["dirty"])
+        await pilot.press("enter")
+        diff = await diff_loaded(pilot)
+        footer = diff.query_one(KeysFooter)
+        await pilot.pause(0.1)
+        assert footer.rebuilds == 1, f"the footer was rebuilt {footer.rebuilds} times"
+        assert footer_keys(diff) == bound_keys(diff)
+
+
+async def test_the_footer_follows_a_focus_that_shows_other_keys_and_only_that() -> None:
+    from board.tui.footer import KeysFooter
+    from textual.app import App, ComposeResult
+    from textual.binding import Binding
+    from textual.widget import Widget
+
+    class Pane(Widget, can_focus=True):
+        BINDINGS = [Binding("x", "noop", "cut")]
+        DEFAULT_CSS = "Pane { height: 3; }"
+
+        def action_noop(self) -> None:
+            pass
+
+    class Other(Widget, can_focus=True):
+        BINDINGS = [Binding("y", "yank", "yank")]
+        DEFAULT_CSS = "Other { height: 3; }"
+
+        def action_yank(self) -> None:
+            pass
+
+    class FooterApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Pane(id="a")
+            yield Pane(id="b")
+            yield Other(id="c")
+            yield KeysFooter()
+
+    app = FooterApp()
+    async with run_pilot(app, size=(60, 12)) as pilot:
+        footer = app.query_one(KeysFooter)
+        app.query_one("#a").focus()
+        await wait_for(pilot, lambda: "cut" in footer_keys(app.screen), what="the footer")
+        await pilot.pause(0.1)
+        drawn = footer.rebuilds
+        app.query_one("#b").focus()  # the same keys: nothing to rebuild
+        await pilot.pause(0.1)
+        assert footer.rebuilds == drawn, "a focus with the same keys rebuilt the footer"
+        app.query_one("#c").focus()  # other keys: drawn
+        await wait_for(pilot, lambda: "yank" in footer_keys(app.screen), what="the new keys")
+        assert footer_keys(app.screen) == bound_keys(app.screen)
+        assert "cut" not in footer_keys(app.screen)

@@ -390,9 +390,9 @@ class BoardScreen(BoardAppScreen):
             self._read_spend()
         slot = self.query_one(FooterSlot)
         if not slot.children and slot.is_attached:  # not while the app closes
-            from textual.widgets import Footer  # its module too: not at start
+            from .footer import KeysFooter  # its module too: not at start
 
-            slot.mount(Footer(compact=True))
+            slot.mount(KeysFooter())
             self.call_after_refresh(self.refresh_bindings)  # the footer draws its keys then
 
     def _read_rest(self) -> None:

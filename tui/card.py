@@ -35,11 +35,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from .boarddata import one_line
 from .commands import verb_bindings
+from .footer import KeysFooter
 from .health import Health, utc_now
 from .movement import EDGES, PAGE_MOVES, movement_bindings
 from .screenbase import BoardAppScreen
@@ -440,7 +441,7 @@ class CardScreen(BoardAppScreen):
             rest.display = False
             yield rest
         yield StatusLine(id="status")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.watch_store()

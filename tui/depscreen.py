@@ -37,9 +37,10 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static, Tree
+from textual.widgets import Static, Tree
 from textual.widgets.tree import NodeID, TreeNode
 
+from .footer import KeysFooter
 from .movement import EDGES, movement_bindings
 from .painttext import one_line
 from .screenbase import BoardAppScreen
@@ -134,7 +135,7 @@ class DepsScreen(BoardAppScreen):
         tree.show_root = False
         tree.auto_expand = False
         yield tree
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.watch_store()

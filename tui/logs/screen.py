@@ -18,9 +18,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..footer import KeysFooter
 from ..movement import movement_bindings
 from ..stylesheets import add_stylesheet
 from .drivelist import DriveRow, drive_rows
@@ -116,7 +117,7 @@ class LogsScreen(Screen[None]):
                 yield LogView(poll_s=self.poll_s, repaint_s=self.repaint_s, id="log-view")
                 yield Static(id="log-status", markup=False)
                 yield Input(id="log-search", placeholder="search (lowercase: any case)")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     @property
     def view(self) -> LogView:

@@ -30,12 +30,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from ..boarddata import one_line
 from ..card import CardScreen
 from ..dialogs import ConfirmDialog
+from ..footer import KeysFooter
 from ..screenbase import BoardAppScreen, PaletteActions
 from ..stylesheets import add_stylesheet
 from ..widgets import LineList, StatusLine
@@ -326,7 +327,7 @@ class StrandedScreen(BoardAppScreen):
             self.call_later(self._mount_footer)
 
     async def _mount_footer(self) -> None:
-        await self.mount(Footer(compact=True))
+        await self.mount(KeysFooter())
         self.refresh_bindings()  # a footer draws its keys when the bindings next change
 
     def _poll(self) -> None:

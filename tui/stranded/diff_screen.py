@@ -23,9 +23,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..boarddata import one_line
+from ..footer import KeysFooter
 from ..stylesheets import add_stylesheet
 from .buffer import DiffBuffer
 from .diff_view import DiffView, FileList
@@ -55,6 +56,9 @@ class PatchScreen(Screen[None]):
         Binding("left_square_bracket", "file(-1)", "previous file", id="diff.prev_file"),
     ]
 
+    # the diff has the focus from the start: one focus, one set of keys for the footer to draw
+    AUTO_FOCUS = "#diff-view"
+
     class Ended(Message):
         """git finished (or could not start); the buffer says how."""
 
@@ -65,15 +69,18 @@ class PatchScreen(Screen[None]):
         self._files_generation = 0
         self._pgid = 0
         self._left = threading.Event()
-        self._footer = False
         self._preview_thread: threading.Thread | None = None
 
     def compose(self) -> ComposeResult:
         add_stylesheet(self.app, STRANDED_CSS)  # not a CSS_PATH: see add_stylesheet
         yield Static(self._title(), id="diff-title")
-        yield FileList(id="diff-files")
+        files = FileList(id="diff-files")
+        files.reserve(self.expected_files() or 0)
+        yield files
         yield DiffView(id="diff-view")
         yield Static(Text("starting git diff…"), id="diff-status")
+        # here, not after the first lines: mounted then, its layout fell on the first keys
+        yield KeysFooter()
 
     def _title(self) -> Text:
         """The line above the files: what is diffed against what."""
@@ -85,6 +92,10 @@ class PatchScreen(Screen[None]):
 
     def preview_bytes(self) -> bytes | None:
         """A big new first file's start, before git writes it (None: no head start)."""
+        return None
+
+    def expected_files(self) -> int | None:
+        """How many files the patch is known to hold before git says (None: unknown)."""
         return None
 
     def start_words(self) -> str:
@@ -101,7 +112,6 @@ class PatchScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.view.attach(self.buffer)
-        self.view.focus()
         self._stream()
         if self._preview_thread is None:
             self._preview()
@@ -155,22 +165,16 @@ class PatchScreen(Screen[None]):
         if data and not self._left.is_set():
             self.buffer.preview(data)
 
-    async def _mount_footer(self) -> None:
-        await self.mount(Footer(compact=True))
-        self.refresh_bindings()  # a footer draws its keys when the bindings next change
-
     def on_diff_screen_ended(self, message: Ended) -> None:
         self.view.sync()
 
     def on_diff_view_status(self, message: DiffView.Status) -> None:
-        if not self._footer:
-            # after the first lines are on screen: the footer costs a restyle per key
-            self._footer = True
-            self.call_after_refresh(self._mount_footer)
         files = self.buffer.files
         replaced = self.buffer.generation != self._files_generation  # a preview was replaced
         if len(files) != len(self.files.items) or self.buffer.done or replaced:
             self._files_generation = self.buffer.generation
+            if self.buffer.done:
+                self.files.reserve(0)
             self.files.set_items(files)
         else:
             self.files.refresh()  # the last file's counts grew
@@ -251,6 +255,9 @@ class DiffScreen(PatchScreen):
 
     def preview_bytes(self) -> bytes | None:
         return stranded.diff_preview(self.cfg, self.row.name)
+
+    def expected_files(self) -> int | None:
+        return self.row.files  # the save's recorded diffstat
 
 
 class LiveDiffScreen(PatchScreen):

@@ -275,13 +275,33 @@ class FileList(LineList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._grow_only = False
+        self._reserved = 0
 
     def key_of(self, item: Any) -> Any:
         return item.line
 
+    def reserve(self, rows: int) -> None:
+        """Take the height of `rows` files before they arrive (a save's recorded count).
+
+        The list's height is its rows up to a cap, so each file that streams in would lay
+        the whole screen out again (13 ms at 120x40), and an operator's first keys, pressed
+        as the diff opens, waited behind those layouts. 0 when the diff has ended: a count
+        that was wrong costs one layout then, never a wrong list.
+        """
+        before = self._rows(len(self.items))
+        self._reserved = max(0, rows)
+        if self.is_mounted and self._rows(len(self.items)) != before:
+            self.refresh(layout=True)
+
+    def _rows(self, items: int) -> int:
+        return max(1, items, self._reserved)
+
     def set_items(self, items: Sequence[Any]) -> None:
-        """A list already at its height cap that only grows keeps its height: no layout."""
-        self._grow_only = self.scrollable_content_region.height < len(self.items) <= len(items)
+        """A list whose height does not change (its reserved rows, or at its cap and only
+        growing) keeps it without a layout."""
+        old, new = self._rows(len(self.items)), self._rows(len(items))
+        at_cap = self.scrollable_content_region.height < old <= new
+        self._grow_only = old == new or at_cap
         super().set_items(items)
 
     def update_virtual_size(self) -> None:
@@ -291,7 +311,7 @@ class FileList(LineList):
             super().update_virtual_size()
 
     def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
-        return max(1, len(self.items))
+        return self._rows(len(self.items))
 
     def render_empty(self, width: int, base: Style) -> Strip:
         return Strip([Segment(" no files yet", base)]).adjust_cell_length(width, base)
