@@ -37,6 +37,7 @@ from tests.support.stranded_tui import (
     diff_loaded,
     make_app,
     open_browser,
+    open_diff,
     save,
     screen_lines,
     select,
@@ -373,10 +374,7 @@ async def test_s_on_the_board_opens_the_browser(fx) -> None:
 async def test_enter_shows_the_files_then_the_hunks_literally(fx) -> None:
     app = make_app(fx)
     async with run_pilot(app, size=(160, 48)) as pilot:
-        screen = await open_browser(pilot, fx)
-        await select(pilot, screen, fx.saves["escapes"])
-        await pilot.press("enter")
-        diff = await diff_loaded(pilot)
+        screen, diff = await open_diff(pilot, fx, fx.saves["escapes"])
         files = [(f.path, f.added, f.deleted) for f in diff.buffer.files]
         assert files == [("login.py", 1, 0)], f"the file list is wrong: {files}"
         shown = "\n".join(diff.view.text_lines())
@@ -395,10 +393,7 @@ async def test_enter_shows_the_files_then_the_hunks_literally(fx) -> None:
 async def test_the_diff_file_keys_jump_between_files(fx) -> None:
     app = make_app(fx)
     async with run_pilot(app, size=(80, 12)) as pilot:  # short: the diff scrolls
-        screen = await open_browser(pilot, fx)
-        await select(pilot, screen, fx.saves["dirty"])
-        await pilot.press("enter")
-        diff = await diff_loaded(pilot)
+        screen, diff = await open_diff(pilot, fx, fx.saves["dirty"])
         paths = [f.path for f in diff.buffer.files]
         assert paths == ["app.py", "config.py"], paths
         await pilot.press("right_square_bracket")
@@ -954,10 +949,7 @@ def test_browser_snapshot_160x48(snap_compare, tmp_path, monkeypatch) -> None:
 
 def _diff_run_before(fx: Fixture):
     async def run_before(pilot) -> None:
-        screen = await open_browser(pilot, fx)
-        await select(pilot, screen, fx.saves["dirty"])
-        await pilot.press("enter")
-        diff = await diff_loaded(pilot)
+        screen, diff = await open_diff(pilot, fx, fx.saves["dirty"])
         assert isinstance(diff, DiffScreen)
 
     return run_before
@@ -1151,10 +1143,7 @@ async def test_opening_the_diff_draws_its_footer_once(fx) -> None:
 
     app = make_app(fx)
     async with run_pilot(app, size=(120, 30)) as pilot:
-        screen = await open_browser(pilot, fx)
-        await select(pilot, screen, fx.saves["dirty"])
-        await pilot.press("enter")
-        diff = await diff_loaded(pilot)
+        screen, diff = await open_diff(pilot, fx, fx.saves["dirty"])
         footer = diff.query_one(KeysFooter)
         await pilot.pause(0.1)
         assert footer.rebuilds == 1, f"the footer was rebuilt {footer.rebuilds} times"

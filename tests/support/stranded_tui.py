@@ -232,3 +232,11 @@ def screen_lines(app: BoardApp) -> list[str]:
 
 def status(app: BoardApp) -> tuple[str, bool]:
     return app.last_status
+
+
+async def open_diff(pilot: Pilot[Any], fx: Fixture, name: str) -> tuple[StrandedScreen, DiffScreen]:
+    """From the browser, enter on the row named `name`; the browser and the loaded diff."""
+    screen = await open_browser(pilot, fx)
+    await select(pilot, screen, name)
+    await pilot.press("enter")
+    return screen, await diff_loaded(pilot)
