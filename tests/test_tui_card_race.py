@@ -185,3 +185,26 @@ async def test_in_review_enter_opens_a_candidates_diff_and_a_approves_that_one(t
     folded = show(cfg, cfg.board.run_branch, f"work/{card.id}.txt")
     assert folded == "candidate 3 line 1\ncandidate 3 line 2", folded
     board.close()
+
+
+async def test_the_candidates_table_shows_its_rows_every_time_the_card_opens(tmp_path) -> None:
+    """The table's rows once took no line at all, in 1 opening of the card in 4 to 10: the
+    screen was laid out between the table's display and its measuring its rows, and that
+    layout's height (0) was kept. Twenty openings, each with every candidate's row drawn."""
+    board, card = raced_in_review(tmp_path, "3,1,2", 3)
+    app = make_app(board, poll=0)
+    async with run_pilot(app, size=(160, 60)) as pilot:
+        await loaded(pilot)
+        await goto(pilot, "review", card.id)
+        for opening in range(20):
+            await pilot.press("enter")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, CardScreen), f"opening {opening}: {screen}"
+            table = screen.query_one(CandidateTable)
+            await wait_for(pilot, lambda t=table: t.row_count == 3, 10, "the candidates' rows")
+            await pilot.pause(0.05)
+            assert table.size.height >= 4, f"opening {opening}: the rows are {table.size} tall"
+            await pilot.press("escape")
+            await settle(pilot)
+    board.close()

@@ -386,6 +386,10 @@ class CandidateTable(DataTable[RenderableType]):
             )
         if detail.race:
             self.move_cursor(row=min(row, len(detail.race) - 1))
+        # the heading and a line a row, known now: the table's own height follows its rows
+        # only once it has measured them, and a layout of the screen in between was kept
+        # (Textual's box model cache), leaving the rows 0 lines tall in 1 opening in 4-10
+        self.styles.min_height = len(detail.race) + 1
 
     def current_k(self) -> int | None:
         """The candidate under the cursor."""
