@@ -8,11 +8,12 @@ dependency: see docs/architecture.md ("Why not GitPython").
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypedDict, Unpack
 
@@ -44,22 +45,36 @@ def git(
 
     `git worktree` runs under the repository's admin lock (see `_admin_lock`)."""
     if _subcommand(args) == "worktree":
-        lock = _admin_lock(cwd)
-        if lock is not None:
-            began = time.monotonic()
-            held = locks.FileLock(lock)
-            try:
-                held.acquire(timeout, "")
-            except Refused:
-                if check:
-                    raise GitError(f"git {' '.join(args[:3])}: timed out") from None
-                return proc.Result(("git", *args), -9, "", "timed out", timed_out=True)
-            try:
-                left = max(timeout - (time.monotonic() - began), 1.0)
-                return _git(cwd, args, left, env, check, input_bytes)
-            finally:
-                held.release()
+        began = time.monotonic()
+        stack = contextlib.ExitStack()
+        try:
+            stack.enter_context(admin_locked(cwd, timeout))
+        except Refused:
+            if check:
+                raise GitError(f"git {' '.join(args[:3])}: timed out") from None
+            return proc.Result(("git", *args), -9, "", "timed out", timed_out=True)
+        with stack:
+            left = max(timeout - (time.monotonic() - began), 1.0)
+            return _git(cwd, args, left, env, check, input_bytes)
     return _git(cwd, args, timeout, env, check, input_bytes)
+
+
+@contextlib.contextmanager
+def admin_locked(cwd: str | Path, timeout: float = GIT_TIMEOUT_S) -> Iterator[None]:
+    """Hold the repository's admin lock (`_admin_lock`) while the board changes
+    .git/worktrees itself: an admin folder deleted while `git worktree add` reads them
+    all failed the add with "Invalid path '.git/worktrees/…'", a card's self-heal in 1
+    round of 20 at 6 drives. Refused after `timeout` seconds."""
+    lock = _admin_lock(cwd)
+    if lock is None:
+        yield
+        return
+    held = locks.FileLock(lock)
+    held.acquire(timeout, f"the worktree admin lock {lock} is held; try again")
+    try:
+        yield
+    finally:
+        held.release()
 
 
 def _subcommand(args: Sequence[str]) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 from board.core import locks, proc
 from board.core.config import BoardSection, Config
 from board.core.errors import Refused
-from board.core.git import naming
+from board.core.git import gitutil, naming
 from board.core.git.faults import _fault
 from board.core.git.gitutil import NO_HOOKS, git
 from board.core.git.naming import (
@@ -284,8 +284,11 @@ def _forget_admin(cfg: Config, admin: Path | None) -> None:
         return
     if admin.parent != common_dir(cfg) / "worktrees":
         return
-    with contextlib.suppress(FileNotFoundError):
-        _rmtree_force(admin)
+    try:
+        with gitutil.admin_locked(cfg.root), contextlib.suppress(FileNotFoundError):
+            _rmtree_force(admin)
+    except Refused as exc:  # left for the next cleanup, or git's own prune
+        log.warning("%s: its admin entry %s is left: %s", cfg.root, admin, exc)
 
 
 def cleanup(cfg: Config) -> None:

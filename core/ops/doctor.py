@@ -34,7 +34,7 @@ from board.core import config, proc
 from board.core.config import CoderSection, Config, GateSection, TreeSection
 from board.core.drive import setup as tree_setup
 from board.core.drive.gate import run_gate
-from board.core.errors import BoardError
+from board.core.errors import BoardError, Refused
 from board.core.git import gitutil, runbranch, treefiles
 from board.core.git.naming import common_dir, utc_stamp
 from board.core.ops import probe, pytrap
@@ -671,8 +671,9 @@ def _remove(cfg: Config, tree: Path) -> str:
         _rmtree(tree)
         # only an entry of this repository's (the tree's .git file is the tree's to change)
         if admin is not None and admin.resolve().parent == common_dir(cfg).resolve() / "worktrees":
-            _rmtree(admin)
-    except OSError as exc:
+            with gitutil.admin_locked(cfg.root):  # not while a `git worktree add` reads them
+                _rmtree(admin)
+    except (OSError, Refused) as exc:
         return str(exc)
     return ""
 
