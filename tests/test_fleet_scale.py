@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from board.core import config, locks, proc
@@ -73,6 +74,10 @@ def test_trees_by_card_finds_what_card_trees_finds(tmp_path: Path) -> None:
     }
     for card in ("c-1", "c-12", "c-120", "c-7"):
         assert naming.card_trees(cfg, card) == found.get(card, [])
+    # the listing both read: every name but the hidden ones, in name order, as pathlib
+    plain = sorted(p.name for p in cfg.worktrees_dir.iterdir() if not p.name.startswith("."))
+    assert naming.tree_names(cfg.worktrees_dir) == plain
+    assert naming.tree_names(tmp_path / "no such dir") == []
 
 
 def _live_drives(tmp_path: Path, done: int) -> tuple[Config, SQLiteStore, Loop, list[Card]]:
@@ -100,14 +105,14 @@ def test_the_sweep_reads_the_trees_once_whatever_the_drives(
     directory a fixed number of times (it listed it once per running drive, 40 here)."""
     cfg, store, loop, cards = _live_drives(tmp_path, done=0)
     reads = []
-    real = Path.iterdir
+    real = os.scandir
 
-    def counted(self: Path) -> object:
-        if self == cfg.worktrees_dir:
-            reads.append(self)
-        return real(self)
+    def counted(path: Any) -> Any:
+        if Path(path) == cfg.worktrees_dir:
+            reads.append(path)
+        return real(path)
 
-    monkeypatch.setattr(Path, "iterdir", counted)
+    monkeypatch.setattr(os, "scandir", counted)
     loop._sweep_orphans(cards)
     store.close()
     assert len(reads) <= 2, f"the worktrees directory was read {len(reads)} times"

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from board.core.config import Config
 from board.core.errors import BoardError, GitError, Refused, StrandedWorkError
-from board.core.git import quickclean, runbranch, saves
+from board.core.git import naming, quickclean, runbranch, saves
 from board.core.git.gitutil import git
 from board.core.git.naming import (
     KIND_ATTEMPT,
@@ -309,22 +309,22 @@ def sweep_orphans(
     whose card id cannot be read (a test-rung tree, a hand-made dir) is kept and logged once.
     """
     root = cfg.worktrees_dir
-    if not root.is_dir():
-        return []
     # A done card's tree is live while its drive removes it: found by its path as given,
     # without a syscall. Only a tree not found so is compared resolved (symlinks and all):
     # resolving the 100 live trees each tick that a card went done cost 35,000 lstat calls
-    # in a wave of 100 drives, 4 s of the loop's ticks.
-    given = {os.path.abspath(p) for p in live_trees}
-    live: set[Path] | None = None  # resolved when first needed
+    # in a wave of 100 drives, 4 s of the loop's ticks. Both sets are made only when a
+    # tree whose card is not at work is found: most ticks find none.
+    given: set[str] | None = None
+    live: set[Path] | None = None
     results = []
-    for entry in sorted(root.iterdir()):
-        if entry.name.startswith("."):
-            continue
-        card = card_id_of(entry.name, cfg.board.prefix)
+    for name in naming.tree_names(root):
+        card = card_id_of(name, cfg.board.prefix)
         lane = lane_of(card) if card is not None else None
         if card is not None and lane is not None and lane not in ("done", "cancelled"):
-            continue  # kept whether live or not: no path is resolved for it (100 a tick)
+            continue  # kept whether live or not: no path is made for it (100 a tick)
+        entry = root / name
+        if given is None:
+            given = {os.path.abspath(p) for p in live_trees}
         path = os.path.abspath(entry)
         if path in given:
             continue
