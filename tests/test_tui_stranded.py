@@ -1114,11 +1114,8 @@ async def test_a_file_list_with_its_files_reserved_is_not_laid_out_as_they_arriv
 async def test_the_diff_screen_reserves_the_files_its_save_recorded(fx) -> None:
     app = make_app(fx)
     async with run_pilot(app, size=(80, 24)) as pilot:
-        screen = await open_browser(pilot, fx)
-        await select(pilot, screen, fx.saves["dirty"])
-        row = screen.table.current
-        await pilot.press("enter")
-        diff = await diff_loaded(pilot)
+        _browser, diff = await open_diff(pilot, fx, fx.saves["dirty"])
+        row = diff.row
         assert row is not None and row.files == 2
         assert diff.expected_files() == 2
         assert diff.files.size.height == 2
