@@ -640,15 +640,30 @@ class Loop(ClaimSteps):
         self.notices.needs(told, card.blocked.cls)  # a notice, keyed by this telling
 
     def _sweep_orphans(self, cards: list[Card]) -> None:
+        """Trees whose card is not at work are saved and removed (worktrees.sweep_orphans).
+        One reading of the worktrees directory; when every tree there is a card's at work
+        (at 100 drives, nearly every tick), that is all: the live trees and the sweep's own
+        pass over the names are made only when a tree might be an orphan (they were 1.7 ms
+        of a 4.6 ms tick at 100 drives, 20 ticks a second)."""
         lanes = {c.id: c.lane for c in cards}
+        root, prefix = self.cfg.worktrees_dir, self.cfg.board.prefix
+        names = naming.tree_names(root)
+        owners = [naming.card_id_of(name, prefix) for name in names]
+        if all(lanes.get(card or "") not in (None, "done", "cancelled") for card in owners):
+            return  # what worktrees.sweep_orphans keeps without a look: every tree is a card's
+        trees: dict[str, list[Path]] = {}
+        for name, card in zip(names, owners, strict=True):
+            if card is not None:
+                trees.setdefault(card, []).append(root / name)
         live: set[Path] = set()
-        trees = naming.trees_by_card(self.cfg)  # one reading for all
         for run in list(self.running.values()):
             if run.drive is not None and run.drive.tree is not None:
                 live.add(run.drive.tree)
             live.update(trees.get(run.card, ()))
         try:
-            results = worktrees.sweep_orphans(self.cfg, lanes.get, live, store=self.store)
+            results = worktrees.sweep_orphans(
+                self.cfg, lanes.get, live, store=self.store, names=names
+            )
         except BoardError as exc:
             self.log("orphans", error=exc.line())
             return

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from board.core import config, failures
 from board.core.errors import ConfigError
+from board.core.records import replace
 
 CC = "https://github.com/anthropics/claude-code/issues/"
 CX = "https://github.com/openai/codex/issues/"
@@ -103,6 +104,51 @@ def test_live_rules_stop_a_coder_that_waits_for_the_operator(line: str, cls: str
 @pytest.mark.parametrize("line", NOT_LIVE)
 def test_no_live_rule_stops_a_coder_at_work(line: str) -> None:
     assert failures.classify_line(failures.DEFAULT_RULES, "coder", line) is None
+
+
+def _line_plain(rules: tuple[failures.Rule, ...], step: str, line: str) -> failures.Rule | None:
+    """classify_line as it was, each live rule tried alone in its order: what the
+    defaults' one pattern (a speed trick) must answer the same as."""
+    for rule in rules:
+        if rule.live and step in rule.steps and rule.search(line[: failures.LINE_CHARS]):
+            return rule
+    return None
+
+
+def _all_live(rules: tuple[failures.Rule, ...]) -> tuple[failures.Rule, ...]:
+    return tuple(replace(r, live=True, steps=("coder",)) for r in rules)
+
+
+def test_the_live_rules_tried_together_answer_as_each_tried_alone() -> None:
+    """Every message of this file, and a working agent's lines, through the live rules: the
+    defaults' one pattern gives the rule (and so the class) the rules tried one by one give,
+    first match first, with board.toml's own live rules before and among them."""
+    lines = [m for m, _, _ in REAL] + [m for m, _ in LIVE] + NOT_LIVE + [
+        "c-17: step 42 of the work, a line as long as a model's progress line",
+        "", "x" * 5000 + " not logged in · please run /login",
+        "Waiting for you to log in" + "!" * (failures.LINE_CHARS + 10),
+    ]  # fmt: skip
+    mine = failures.Rule(r"step \d+ of the work", "transient", ("coder",), live=True)
+    never = failures.Rule(r"no line says this", "auth", ("coder",), live=True)
+    tables = {
+        "defaults": failures.DEFAULT_RULES,
+        "board.toml's first": (mine, never, *failures.DEFAULT_RULES),
+        "every default live": _all_live(failures.DEFAULT_RULES),
+        "board.toml's among them": (
+            *_all_live(failures.DEFAULT_RULES[:3]),
+            mine,
+            *_all_live(failures.DEFAULT_RULES[3:]),
+        ),  # fmt: skip
+    }
+    hits = 0
+    for name, rules in tables.items():
+        for line in lines:
+            want = _line_plain(rules, "coder", line)
+            got = failures.classify_line(rules, "coder", line)
+            assert (got.rule if got else None) == want, (name, line[:80])
+            assert failures.classify_line(rules, "gate", line) is None
+            hits += want is not None
+    assert hits > len(REAL), "too few lines matched for the order to have been tried"
 
 
 def test_a_usage_error_needs_the_usage_exit() -> None:

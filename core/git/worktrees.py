@@ -302,11 +302,13 @@ def sweep_orphans(
     lane_of: Callable[[str], str | None],
     live_trees: set[Path],
     store: CommentSink | None = None,
+    names: list[str] | None = None,
 ) -> list[RemoveResult]:
     """Save then remove trees whose card is done, cancelled or unknown; never a live one.
 
     `lane_of(card_id)` returns the card's lane, or None when the store does not know it. A name
     whose card id cannot be read (a test-rung tree, a hand-made dir) is kept and logged once.
+    `names`: the worktrees directory as the caller just read it (`naming.tree_names`).
     """
     root = cfg.worktrees_dir
     # A done card's tree is live while its drive removes it: found by its path as given,
@@ -317,7 +319,7 @@ def sweep_orphans(
     given: set[str] | None = None
     live: set[Path] | None = None
     results = []
-    for name in naming.tree_names(root):
+    for name in naming.tree_names(root) if names is None else names:
         card = card_id_of(name, cfg.board.prefix)
         lane = lane_of(card) if card is not None else None
         if card is not None and lane is not None and lane not in ("done", "cancelled"):
