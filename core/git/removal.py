@@ -422,6 +422,11 @@ def stop_what_runs_in(tree: Path) -> list[int]:
     """
     absolute = os.path.abspath(tree)
     marks = {proc.MARK_TREE: sorted({absolute, os.path.realpath(absolute)})}
+    if not proc.marked_processes(marks):
+        # nothing runs marked with this tree, and nothing can start so marked but from a
+        # marked process: one look at /proc is the answer (it was two, 5 ms of every tree's
+        # removal with 100 coders' processes to read)
+        return []
     killed = proc.kill_marked(marks, proc.MARK_KILL_S)
     if killed:
         log.warning("killed process groups %s still running in %s before saving it", killed, tree)
