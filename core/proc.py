@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from board.core import childwait, pipepump
+from board.core import pipepump
 from board.core.records import Record, field
 
 KILL_GRACE_S = 2.0
@@ -230,16 +230,13 @@ def run(
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         return Result(argv, 127, "", str(exc), missing=True)
-    if input_bytes is None:
-        out, err, timed_out = childwait.communicate(proc, timeout or None, lambda: _terminate(proc))
-    else:
-        try:
-            out, err = proc.communicate(input=input_bytes, timeout=timeout or None)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            _terminate(proc)
-            out, err = proc.communicate()
-            timed_out = True
+    try:
+        out, err = proc.communicate(input=input_bytes, timeout=timeout or None)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        _terminate(proc)
+        out, err = proc.communicate()
+        timed_out = True
     # the leader is gone; make sure nothing it started lingers in its group
     kill_group(proc.pid, signal.SIGKILL)
     so = out.decode("utf-8", "replace")
