@@ -270,14 +270,21 @@ def stages(root: Path) -> str:
 
 
 def run_bare(base: Path, coder: Path, drives: int, cards: int, seconds: float,
-             period: float) -> float:  # fmt: skip
+             period: float) -> tuple[float, float]:  # fmt: skip
     """`cards / drives` waves of `drives` bare coders, each in a directory of its own, its
-    output through a pipe into a file (a thread reads each, as the board's drive does)."""
+    output through a pipe into a file (a thread reads each, as the board's drive does).
+    Returns the wall time and the coders' own CPU (a yardstick of this machine's speed at
+    this load, for the loop's CPU: the same run, the same coders)."""
+    import resource
     import threading
+
+    def children_cpu() -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return used.ru_utime + used.ru_stime
 
     shutil.rmtree(base, ignore_errors=True)
     base.mkdir(parents=True)
-    started = time.monotonic()
+    started, cpu = time.monotonic(), children_cpu()
     n = 0
     while n < cards:
         wave = range(n + 1, min(cards, n + drives) + 1)
@@ -310,13 +317,13 @@ def run_bare(base: Path, coder: Path, drives: int, cards: int, seconds: float,
                 if child.poll() is None:
                     proc.kill_group(child.pid)
                     child.wait(10)
-    wall = time.monotonic() - started
+    wall, cpu = time.monotonic() - started, children_cpu() - cpu
     missing = [
         i for i in range(1, cards + 1) if not (base / f"c-{i}" / "work" / f"c-{i}.txt").exists()
     ]
     if missing:
         raise SystemExit(f"the bare coders broke: {len(missing)} markers missing")
-    return wall
+    return wall, cpu
 
 
 def check(root: Path, cards: int, coder: Path) -> list[str]:
@@ -388,7 +395,7 @@ def main() -> int:
         f"each coder {args.seconds:g} s, "
     )
     print(f"{said}a line every {args.period:g} s; cpus: {os.cpu_count()}; load {load()}")
-    ratios, cpus, per_cards, fails = [], [], [], 0
+    ratios, cpus, per_cards, yards, fails = [], [], [], [], 0
     try:
         for n in range(args.runs):
             board = fleet_board(
@@ -396,18 +403,20 @@ def main() -> int:
             )
             bare_first = n % 2 == 0
             if bare_first:
-                bare = run_bare(base / f"bare{n}", coder, args.drives, args.cards, args.seconds,
-                                args.period)  # fmt: skip
+                bare, bare_cpu = run_bare(base / f"bare{n}", coder, args.drives, args.cards,
+                                          args.seconds, args.period)  # fmt: skip
             at_start = load()
             res = run_board(board, args.cards)
             if not bare_first:
-                bare = run_bare(base / f"bare{n}", coder, args.drives, args.cards, args.seconds,
-                                args.period)  # fmt: skip
+                bare, bare_cpu = run_bare(base / f"bare{n}", coder, args.drives, args.cards,
+                                          args.seconds, args.period)  # fmt: skip
             problems = check(board, args.cards, coder)
             fails += bool(problems)
             ratio = res.wall / bare
             per_ds = res.cpu / drive_seconds * 1000
             per_card = (res.rss_peak - res.rss_idle) / min(args.drives, args.cards) / 1024
+            coder_ds = bare_cpu / drive_seconds * 1000
+            yards.append(per_ds / coder_ds)
             ratios.append(ratio)
             cpus.append(per_ds)
             per_cards.append(per_card)
@@ -417,6 +426,10 @@ def main() -> int:
                   f"{res.rss_idle / 2**20:.0f} MiB, peak {res.rss_peak / 2**20:.0f} MiB = "
                   f"{per_card:.0f} KiB per working card; lost or stuck: {len(problems)}; "
                   f"load {at_start} -> {load()}", flush=True)  # fmt: skip
+            print(
+                f"  a bare coder's own CPU {coder_ds:.2f} ms per second: the loop's per "
+                f"drive-second is {per_ds / coder_ds:.2f}x that (the same run)"
+            )
             print(f"  {stages(board)}")
             for p in problems[:10]:
                 print(f"  {p}")
@@ -431,6 +444,10 @@ def main() -> int:
                 f"median loop CPU {per_ds:.2f} ms per drive-second "
                 f"({', '.join(f'{c:.2f}' for c in cpus)}), target <= {CPU_TARGET_MS} ms: "
                 f"{'met' if per_ds <= CPU_TARGET_MS else 'NOT MET'}"
+            )
+            print(
+                f"median loop CPU per drive-second against a bare coder's own "
+                f"{statistics.median(yards):.2f}x ({', '.join(f'{y:.2f}' for y in yards)})"
             )
             print(f"median loop RSS per working card {statistics.median(per_cards):.0f} KiB")
         if not args.no_kill:
