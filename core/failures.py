@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 
+from board.core import liverules
 from board.core.records import Frozen
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a quick verb's start)
@@ -169,66 +170,20 @@ class Failure(Frozen, slots=True):
 
 def classify_line(rules: Sequence[Rule], step: str, line: str) -> Failure | None:
     """The first `live` rule of `step` that matches one line as it is printed (the exit is
-    not known yet, so a rule's exit codes are not asked).
-
-    Every line a coder prints comes here, 1,000 a second at 100 drives, and nearly none
-    matches: the default live rules are tried together, as one pattern that holds the
-    interpreter while it runs (they are ours and quick), and one by one, in their order,
-    only on a hit. board.toml's own live rules are tried one by one as before, letting other
-    threads run. Two searches that each let the interpreter go were most of a line's cost
-    (bench_fleet, docs/performance.md)."""
-    live, together = _live_rules(rules, step)
+    not known yet, so a rule's exit codes are not asked). Every line a coder prints comes
+    here: the default live rules are tried as one pattern (core/liverules.py)."""
     text = line[:LINE_CHARS]
-    hit: bool | None = None  # the defaults' pattern, asked on the first default rule
-    for rule in live:
-        if rule.pattern in _DEFAULT_PATTERNS:
-            if hit is None:
-                hit = together is None or _search_defaults(together, text)
-            if not hit:
-                continue
-            found = rule.search(text, concurrent=False)
-        else:
-            found = rule.search(text)
-        if found is not None:
-            return Failure(rule, line.strip()[:300])
-    return None
+    if TOGETHER:
+        at = liverules.plan(rules, step, _DEFAULT_PATTERNS, RULE_TIMEOUT_S).first(text)
+        found = rules[at] if at >= 0 else None
+    else:  # each rule alone: what the plan is held equal to
+        live = (r for r in rules if r.live and step in r.steps)
+        found = next((r for r in live if r.search(text) is not None), None)
+    return Failure(found, line.strip()[:300]) if found is not None else None
 
 
+TOGETHER = True  # False: every live rule tried alone (tests/test_failures.py)
 _DEFAULT_PATTERNS: frozenset[str] = frozenset(rule.pattern for rule in DEFAULT_RULES)
-# the live rules of (rules, step), by the rules' identity: board.toml's rules are one tuple
-# for the life of its Config, and hashing six rules a line would cost what is saved
-_LIVE: dict[tuple[int, str], tuple[Sequence[Rule], tuple[Rule, ...], Pattern[str] | None]] = {}
-
-
-def _live_rules(rules: Sequence[Rule], step: str) -> tuple[tuple[Rule, ...], Pattern[str] | None]:
-    """`step`'s live rules in order, and the default ones among them as one pattern (None
-    when there are fewer than two)."""
-    key = (id(rules), step)
-    known = _LIVE.get(key)
-    if known is not None and known[0] is rules:
-        return known[1], known[2]
-    live = tuple(rule for rule in rules if rule.live and step in rule.steps)
-    ours = [rule.pattern for rule in live if rule.pattern in _DEFAULT_PATTERNS]
-    together = None
-    if len(ours) > 1:
-        import regex  # as Rule.regex
-
-        together = regex.compile(
-            "|".join(f"(?:{p})" for p in dict.fromkeys(ours)), regex.IGNORECASE | regex.VERSION0
-        )
-    if len(_LIVE) > 64:  # rules made and dropped (tests, a reloaded board.toml)
-        _LIVE.clear()
-    _LIVE[key] = (rules, live, together)
-    return live, together
-
-
-def _search_defaults(together: Pattern[str], text: str) -> bool:
-    """Whether any default live rule may match `text`; a run past RULE_TIMEOUT_S (it
-    cannot, on a line of LINE_CHARS) answers yes, and the rules are tried one by one."""
-    try:
-        return together.search(text, timeout=RULE_TIMEOUT_S) is not None
-    except TimeoutError:
-        return True
 
 
 def classify(

@@ -648,13 +648,10 @@ class Loop(ClaimSteps):
         lanes = {c.id: c.lane for c in cards}
         root, prefix = self.cfg.worktrees_dir, self.cfg.board.prefix
         names = naming.tree_names(root)
-        owners = [naming.card_id_of(name, prefix) for name in names]
+        owners = (naming.card_id_of(name, prefix) for name in names)
         if all(lanes.get(card or "") not in (None, "done", "cancelled") for card in owners):
             return  # what worktrees.sweep_orphans keeps without a look: every tree is a card's
-        trees: dict[str, list[Path]] = {}
-        for name, card in zip(names, owners, strict=True):
-            if card is not None:
-                trees.setdefault(card, []).append(root / name)
+        trees = naming.trees_by_card(self.cfg, names)
         live: set[Path] = set()
         for run in list(self.running.values()):
             if run.drive is not None and run.drive.tree is not None:

@@ -107,12 +107,15 @@ def test_no_live_rule_stops_a_coder_at_work(line: str) -> None:
 
 
 def _line_plain(rules: tuple[failures.Rule, ...], step: str, line: str) -> failures.Rule | None:
-    """classify_line as it was, each live rule tried alone in its order: what the
-    defaults' one pattern (a speed trick) must answer the same as."""
-    for rule in rules:
-        if rule.live and step in rule.steps and rule.search(line[: failures.LINE_CHARS]):
-            return rule
-    return None
+    """classify_line with each live rule tried alone, in order: what the defaults' one
+    pattern (core/liverules.py, a speed trick) must answer the same as."""
+    was = failures.TOGETHER
+    failures.TOGETHER = False
+    try:
+        found = failures.classify_line(rules, step, line)
+    finally:
+        failures.TOGETHER = was
+    return found.rule if found is not None else None
 
 
 def _all_live(rules: tuple[failures.Rule, ...]) -> tuple[failures.Rule, ...]:

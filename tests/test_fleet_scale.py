@@ -68,6 +68,7 @@ def test_trees_by_card_finds_what_card_trees_finds(tmp_path: Path) -> None:
     for name in names:
         (cfg.worktrees_dir / name).mkdir(parents=True)
     found = naming.trees_by_card(cfg)
+    assert naming.trees_by_card(cfg, naming.tree_names(cfg.worktrees_dir)) == found
     assert found == {
         "c-1": [cfg.worktrees_dir / "feat-c-1"],
         "c-12": [cfg.worktrees_dir / "feat-c-12", cfg.worktrees_dir / "feat-c-12-fix-login"],

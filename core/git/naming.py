@@ -92,14 +92,15 @@ def card_trees(cfg: Config, card_id: str) -> list[Path]:
     return trees_by_card(cfg).get(card_id, [])
 
 
-def trees_by_card(cfg: Config) -> dict[str, list[Path]]:
+def trees_by_card(cfg: Config, names: list[str] | None = None) -> dict[str, list[Path]]:
     """Every card's trees from one reading of the worktrees directory, by card id (as
     `card_trees` finds them): the loop's sweep asks for all its running cards' trees each
     tick, and reading the directory once per card made that tick grow with the square of
-    the drives (100 drives: 10,000 names matched)."""
+    the drives (100 drives: 10,000 names matched). `names`: that reading, when the caller
+    has made it (`tree_names`)."""
     root = cfg.worktrees_dir
     found: dict[str, list[Path]] = {}
-    for name in tree_names(root):
+    for name in tree_names(root) if names is None else names:
         card = card_id_of(name, cfg.board.prefix)
         if card is not None:
             found.setdefault(card, []).append(root / name)
