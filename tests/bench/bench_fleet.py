@@ -86,6 +86,29 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def stalls() -> dict[str, float]:
+    """The kernel's pressure-stall totals (/proc/pressure, seconds in which some task waited
+    for a CPU, or for I/O), to tell a run slowed by the machine from one slowed by the
+    board; empty where the kernel keeps none."""
+    found = {}
+    for what in ("cpu", "io"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            first = Path(f"/proc/pressure/{what}").read_text().splitlines()[0]
+            found[what] = int(first.rsplit("total=", 1)[1]) / 1e6
+    with contextlib.suppress(OSError, ValueError, IndexError):  # the host's share (a VM's)
+        cpu = Path("/proc/stat").read_text().splitlines()[0].split()
+        found["steal"] = int(cpu[8]) / TICK / (os.cpu_count() or 1)
+    return found
+
+
+def stalled(before: dict[str, float], wall: float) -> str:
+    """The share of `wall` in which some task waited for a CPU, and for I/O, since `before`,
+    and the share of the machine's CPUs the host took back (steal)."""
+    now = stalls()
+    said = [f"{k} {(now[k] - before[k]) / wall * 100:.0f}%" for k in before if k in now]
+    return "stalled (some task waiting): " + ", ".join(said) if said else "no pressure figures"
+
+
 def fleet_board(
     base: Path, coder: Path, drives: int, seconds: float, period: float, interval: float
 ) -> Path:
@@ -159,6 +182,7 @@ class LoopRun:
 
     def __init__(self, wall: float, cpu: float, rss_idle: int, rss_peak: int) -> None:
         self.wall, self.cpu, self.rss_idle, self.rss_peak = wall, cpu, rss_idle, rss_peak
+        self.stalled = ""  # the machine's pressure over the run (`stalled`)
 
 
 STUCK_S = 30.0  # nothing working and no lane moving this long: the run is over, stuck
@@ -175,7 +199,7 @@ def run_board(root: Path, cards: int, kill_at: float | None = None) -> LoopRun:
         if idle is None:
             raise SystemExit(f"board run died: {(root / '.board' / 'bench-run.err').read_text()}")
         add_cards(root, cards)
-        started = time.monotonic()
+        started, pressure = time.monotonic(), stalls()
         cpu, peak, last_check = idle[0], idle[1], 0.0
         killed_cpu = 0.0
         settled: tuple[dict[str, str], float] = ({}, started)
@@ -214,7 +238,9 @@ def run_board(root: Path, cards: int, kill_at: float | None = None) -> LoopRun:
         seen = stat(loop.pid)
         if seen is not None:
             cpu = seen[0]
-        return LoopRun(wall, killed_cpu + cpu - idle[0], idle[1], peak)
+        res = LoopRun(wall, killed_cpu + cpu - idle[0], idle[1], peak)
+        res.stalled = stalled(pressure, wall)
+        return res
     finally:
         for p in procs:
             if p.poll() is None:
@@ -426,6 +452,7 @@ def main() -> int:
                   f"{res.rss_idle / 2**20:.0f} MiB, peak {res.rss_peak / 2**20:.0f} MiB = "
                   f"{per_card:.0f} KiB per working card; lost or stuck: {len(problems)}; "
                   f"load {at_start} -> {load()}", flush=True)  # fmt: skip
+            print(f"  during the board's run, {res.stalled}")
             print(
                 f"  a bare coder's own CPU {coder_ds:.2f} ms per second: the loop's per "
                 f"drive-second is {per_ds / coder_ds:.2f}x that (the same run)"
