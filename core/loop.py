@@ -649,8 +649,8 @@ class Loop(ClaimSteps):
         root, prefix = self.cfg.worktrees_dir, self.cfg.board.prefix
         names = naming.tree_names(root)
         owners = (naming.card_id_of(name, prefix) for name in names)
-        if all(lanes.get(card or "") not in (None, "done", "cancelled") for card in owners):
-            return  # what worktrees.sweep_orphans keeps without a look: every tree is a card's
+        if all(worktrees.at_work(lanes.get(card or "")) for card in owners):
+            return  # every tree is kept by worktrees.sweep_orphans without a look
         trees = naming.trees_by_card(self.cfg, names)
         live: set[Path] = set()
         for run in list(self.running.values()):

@@ -297,6 +297,12 @@ def reap_card(
     return results
 
 
+def at_work(lane: str | None) -> bool:
+    """A tree whose card is in this lane is never an orphan: the card is known (a lane) and
+    neither done nor cancelled. The sweep keeps such a tree without a look at its path."""
+    return lane is not None and lane not in ("done", "cancelled")
+
+
 def sweep_orphans(
     cfg: Config,
     lane_of: Callable[[str], str | None],
@@ -322,7 +328,7 @@ def sweep_orphans(
     for name in naming.tree_names(root) if names is None else names:
         card = card_id_of(name, cfg.board.prefix)
         lane = lane_of(card) if card is not None else None
-        if card is not None and lane is not None and lane not in ("done", "cancelled"):
+        if at_work(lane):
             continue  # kept whether live or not: no path is made for it (100 a tick)
         entry = root / name
         if given is None:
