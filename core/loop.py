@@ -10,7 +10,9 @@ Each tick is the sweep, then the claims:
   and a line in the loop log — remembered in the store (`Card.told`, the block's class
   and a hash of its reason), so neither a second tick nor a restart repeats it. Orphan
   trees (their card done, cancelled or unknown) are reaped through the save.
-- Claims take ready cards in queue order up to `max_concurrent`. A card whose
+- Claims take ready cards in queue order up to `max_concurrent` drives that build (a
+  drive whose work is committed and waits its turn to publish frees its slot, up to
+  `max_concurrent` of them: race.slots_in_use). A card whose
   surface overlaps a working card's surface is skipped (a card with no declared
   surface may touch any file, so it overlaps everything). Every decision is one
   JSON line in `.board/loop.log`, with the reason for every skip.
@@ -675,9 +677,11 @@ class Loop(ClaimSteps):
             )
 
     def in_use(self) -> int:
-        """The drives counted against `max_concurrent` (a race counts its candidates)."""
+        """The drives counted against `max_concurrent` (a race counts its candidates; a
+        drive whose work is committed and waits to publish does not, see race.slots_in_use)."""
         with self._mu:
-            return race.slots_in_use(r.drive for r in self.running.values())
+            drives = [r.drive for r in self.running.values()]
+            return race.slots_in_use(drives, self.cfg.board.max_concurrent)
 
     def _slot(self, card_id: str, take: bool) -> bool:
         """Take (or give back) a slot for a race's candidate (core/drive/race.py)."""
@@ -698,6 +702,8 @@ class Loop(ClaimSteps):
             if planner
             else race.drive_for(self.cfg, self.store, card_id, token, best_of, self._slot, tiers)
         )
+        if runner is not None:
+            runner.on_built = self.wake.set  # its slot came free: a claim may start
         thread = threading.Thread(
             target=self._drive_main,
             args=(card_id, token, runner),

@@ -659,3 +659,48 @@ def test_with_every_drive_busy_a_tick_does_not_read_the_cards_again(
     assert len(reads) == 1, f"a tick with no free drive read every card {len(reads)} times"
     assert any(x.get("event") == "wait" for x in map(json.loads, loop.log_path.open()))
     store.close()
+
+
+# -- a drive that waits its turn at the fold holds no slot --------------------------------------
+
+
+def test_a_drive_waiting_to_publish_frees_its_slot_and_the_next_card_builds_meanwhile(
+    tmp_path: Path,
+) -> None:
+    """At 100 drives a wave of coders ends together and queues at the serial fold; the next
+    wave's coders start as each is committed, not as each is folded. Past max_concurrent
+    drives waiting to publish, they hold slots again, so trees never pile up unbounded."""
+    from board.tui.health import header_parts, read_health
+
+    from tests.support.boards import make_board
+    from tests.support.loop import add_card
+
+    cfg, store = make_board(tmp_path, origin=True, board={"max_concurrent": 1})
+    a = add_card(store, "a", surface=["work/c-1.txt"])
+    b = add_card(store, "b", surface=["work/c-2.txt"])
+    c = add_card(store, "c", surface=["work/c-3.txt"])
+    loop = Loop(cfg, store)
+
+    def built(card: str) -> bool:
+        run = loop.running.get(card)
+        return run is not None and run.drive is not None and run.drive.built
+
+    with _held_by_another_thread(lambda: runbranch.run_lock(cfg)):  # the fold queue
+        assert loop.tick() == [a.id]
+        wait_for(lambda: built(a.id), timeout=20)
+        assert loop.tick() == [b.id], "a drive waiting at the fold still held its slot"
+        assert store.get(a.id).lane == "working"
+        wait_for(lambda: built(b.id), timeout=20)
+        assert loop.in_use() == 1  # two wait to publish, one past max_concurrent
+        assert loop.tick() == [], "more drives waited to publish than max_concurrent allows"
+        health = read_health(cfg, store)
+        assert (health.publishing, health.in_use) == (2, 1)
+        said = "".join(text for text, _ in header_parts(health, 0, 120))
+        assert "drives 1/1 +2 publishing" in said
+        assert "waits its turn to publish" in health.drives[a.id].text()
+    loop.wait()
+    assert [store.get(x.id).lane for x in (a, b)] == ["done", "done"]
+    assert loop.tick() == [c.id]
+    loop.wait()
+    assert store.get(c.id).lane == "done"
+    store.close()

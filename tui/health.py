@@ -91,6 +91,18 @@ class Health(Frozen, slots=True):
         """The drives the running loops may run at once: max_concurrent on each host."""
         return self.max_concurrent * max(1, len(self.loops))
 
+    @property
+    def publishing(self) -> int:
+        """The live drives whose work is committed and waits its turn to publish: their rows
+        say so, and they hold no slot (waits.slots_taken)."""
+        return sum(waits.publishing(d.last) for d in self.drives.values())
+
+    @property
+    def in_use(self) -> int:
+        """The slots of `capacity` the live drives take, as the loop counts them."""
+        publishing = self.publishing
+        return waits.slots_taken(len(self.drives) - publishing, publishing, self.capacity)
+
     def active_pauses(self) -> list[Pause]:
         """The pauses that hold now; the operator's resume of the day budget is none."""
         return [
@@ -117,7 +129,7 @@ class Health(Frozen, slots=True):
             pauses=list(self.pauses),
             no_loop=self.no_loop,
             at=self.at,
-            in_use=len(self.drives),
+            in_use=self.in_use,
             limit=self.capacity,
         )
 
@@ -324,7 +336,9 @@ def header_parts(
         return [("reading the loop's heartbeat…", "")]
     if health.store_down:
         return _store_down_parts(health, needs, width)
-    drives = f"drives {len(health.drives)}/{health.capacity}"
+    drives = f"drives {health.in_use}/{health.capacity}"
+    if health.publishing:
+        drives += f" +{health.publishing} publishing"
     for level in (0, 1, 2):
         parts = _loop_parts(health, level)
         parts.append((drives, ""))

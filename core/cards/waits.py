@@ -219,6 +219,25 @@ def claim_view(
     )
 
 
+# The line a drive writes in its log once its work is committed and it gives back its slot
+# of max_concurrent to wait its turn at the publish (core/drive/drive.py); the TUI tells such
+# a drive from one that builds by it, the very line its row shows.
+PUBLISH_WAIT = "built: waits its turn to publish; its drive is free for the next card"
+
+
+def publishing(last_line: str) -> bool:
+    """Whether a live drive whose log's last line (its stamp cut off) is this one waits to
+    publish, holding no slot: the drive's own words, "board: " and PUBLISH_WAIT."""
+    return last_line.startswith("board: " + PUBLISH_WAIT)
+
+
+def slots_taken(building: int, publishing: int, limit: int) -> int:
+    """The slots of `limit` (max_concurrent) taken: each drive that builds, and a drive
+    that waits to publish only past `limit` of them, so a slow publish (a fold queue, a
+    slow forge) never lets more than twice `limit` trees stand at once."""
+    return building + max(0, publishing - limit)
+
+
 def all_busy(in_use: int, limit: int) -> str:
     """Why nothing more is claimed while every drive runs ('' while one is free): the words
     of the loop's log and of every ready card the TUI shows waiting for a free drive."""

@@ -70,7 +70,13 @@ KEYS: tuple[Key, ...] = (
     Key("board", "run_branch", str, "board/run", "what fold publishes onto"),
     Key("board", "worktrees", str, ".worktrees", "where card trees live"),
     Key("board", "prefix", str, "c", "card ids: <prefix>-<n>"),
-    Key("board", "max_concurrent", int, 2, "drives at once"),
+    Key(
+        "board",
+        "max_concurrent",
+        int,
+        2,
+        "drives building at once (one built and waiting to publish frees its slot)",
+    ),
     Key(
         "board",
         "loop_interval_s",

@@ -46,6 +46,7 @@ import os
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -148,7 +149,9 @@ class Drive(TreeSteps, BackOffSteps):
         self._pg_lock = threading.Lock()
         self._pending: tuple[str, str] = ("failed", "")  # how the current attempt's row ends
         self.kept_attempts: list[KeptAttempt] = []  # failed attempts saved, for the next brief
-        self.slot = 0  # BOARD_SLOT, held while the drive runs
+        self.slot = 0  # BOARD_SLOT, held while the project's commands may run in the tree
+        self.built = False  # committed, waiting to publish: it holds no max_concurrent slot
+        self.on_built: Callable[[], None] | None = None  # the loop's: a slot came free
         self.waiting: failures.Failure | None = None  # a live rule stopped the coder
         self.coder_seconds = 0.0
         self.setup = ""  # how the last [tree] setup ended: ok | failed
@@ -508,6 +511,7 @@ class Drive(TreeSteps, BackOffSteps):
         self._say(f"commit: {result.summary()}")
         if result.discarded or result.untracked_outside or result.coder_commits:
             self._comment(f"the board's commit: {result.summary()}")
+        self._built()
         self._edge_check("publish")
         published = publishing.publish(
             self.cfg, self.store, card, self.tree, self.token, start=self.start
@@ -535,6 +539,18 @@ class Drive(TreeSteps, BackOffSteps):
         self._end_row("blocked", published.reason)
         self._say(f"blocked {published.cls}: {published.reason}")
         return self._end("blocked", published.reason, cls=published.cls, h=result)
+
+    def _built(self) -> None:
+        """The work is committed: no command of the project runs in the tree again (the
+        publish is the board's own git), so the drive gives back its BOARD_SLOT and its slot
+        of max_concurrent, and the next card's coder starts while this one waits its turn
+        at the serial fold (a wave of coders ending together queues there)."""
+        setup.give_slot(self.slot)
+        self.slot = 0
+        self.built = True
+        self._say(waits.PUBLISH_WAIT)
+        if self.on_built is not None:
+            self.on_built()
 
     # -- edges ---------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from board.core import failures
+from board.core.cards import waits
 from board.core.config import Config
 from board.core.drive import setup
 from board.core.drive.brief import KeptAttempt, brief_text, latest_requeue_reason, write_brief
@@ -560,10 +561,18 @@ def drive_for(
     return Drive(cfg, store, card_id, token)
 
 
-def slots_in_use(drives: Iterable[Drive | None]) -> int:
-    """The slots of `max_concurrent` these running drives hold: one each (a planner's run,
-    None, too), a race one per candidate it runs and never less than its claim's one."""
-    return sum(max(1, d.slots_held) if isinstance(d, Race) else 1 for d in drives)
+def slots_in_use(drives: Iterable[Drive | None], limit: int) -> int:
+    """The slots of `limit` (max_concurrent) these running drives hold: one each (a
+    planner's run, None, too), a race one per candidate it runs and never less than its
+    claim's one; a drive whose work is committed and waits to publish (`built`) holds none
+    unless more than `limit` of them wait (waits.slots_taken)."""
+    building = publishing = 0
+    for d in drives:
+        if d is not None and d.built:
+            publishing += 1
+        else:
+            building += max(1, d.slots_held) if isinstance(d, Race) else 1
+    return waits.slots_taken(building, publishing, limit)
 
 
 def slot(mine: Drive | None, drives: list[Drive | None], limit: int, take: bool) -> bool:
@@ -575,7 +584,7 @@ def slot(mine: Drive | None, drives: list[Drive | None], limit: int, take: bool)
     if not take:
         mine.slots_held = max(0, mine.slots_held - 1)
         return True
-    if mine.slots_held > 0 and slots_in_use(drives) >= limit:
+    if mine.slots_held > 0 and slots_in_use(drives, limit) >= limit:
         return False
     mine.slots_held += 1
     return True
