@@ -65,7 +65,7 @@ from board.core.drive.brief import (
 from board.core.drive.claim import claim
 from board.core.drive.coderlog import CoderOutput, describe_end
 from board.core.drive.gate import GateVerdict, run_gate
-from board.core.drive.harvest import Harvest, harvest, in_surface, tree_changes
+from board.core.drive.harvest import Harvest, harvest, in_surface, tree_changes, tree_status
 from board.core.drive.trees import TreeSteps
 from board.core.errors import BoardError, Conflict, StoreUnavailable, StrandedWorkError
 from board.core.git import depwork, gitutil, treefiles, treestate
@@ -150,6 +150,7 @@ class Drive(TreeSteps, BackOffSteps):
         self._pending: tuple[str, str] = ("failed", "")  # how the current attempt's row ends
         self.kept_attempts: list[KeptAttempt] = []  # failed attempts saved, for the next brief
         self.slot = 0  # BOARD_SLOT, held while the project's commands may run in the tree
+        self.branch_deleted = ""  # the tree's branch its last removal deleted (a ref)
         self.built = False  # committed, waiting to publish: it holds no max_concurrent slot
         self.on_built: Callable[[], None] | None = None  # the loop's: a slot came free
         self.waiting: failures.Failure | None = None  # a live rule stopped the coder
@@ -485,9 +486,8 @@ class Drive(TreeSteps, BackOffSteps):
 
     def _has_work(self) -> bool:
         assert self.tree is not None
-        if gitutil.rev(self.tree, "HEAD") != self.start:
-            return True
-        return bool(tree_changes(self.cfg.board, self.tree))
+        status = tree_status(self.cfg.board, self.tree)
+        return status.head != self.start or bool(status.changes)
 
     def _commit_and_publish(self) -> DriveEnd | None:
         assert self.tree is not None
@@ -525,9 +525,11 @@ class Drive(TreeSteps, BackOffSteps):
             self._end_row(
                 "passed", f"folded onto {self.cfg.board.run_branch} at {published.commit[:10]}"
             )
-            branch = gitutil.out(self.tree, "branch", "--show-current")
+            branch = result.branch  # the fold moves the tree's branch, never to another
+            self.branch_deleted = ""
             self._remove_tree(f"{self.card_id} was published")
-            publishing.drop_folded_branch(self.cfg, branch)
+            if self.branch_deleted != f"refs/heads/{branch}":  # the removal left it
+                publishing.drop_folded_branch(self.cfg, branch)
             return self._end(
                 "done", published.reason or "folded", commit=published.commit, h=result
             )

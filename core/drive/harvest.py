@@ -54,6 +54,7 @@ class Harvest(Record):
     untracked_outside: list[str] = field(default_factory=list)  # named, saved, then removed
     saved_branch: str = ""  # stranded/… holding the whole tree before anything was dropped
     coder_commits: list[str] = field(default_factory=list)  # folded into the board's commit
+    branch: str = ""  # the tree's branch, as its status named it ('' when detached)
 
     def summary(self) -> str:
         parts = [f"committed {len(self.committed)} file(s) as {self.commit[:10]}"]
@@ -76,7 +77,28 @@ def _is_scratch(board: BoardSection, path: str) -> bool:
 
 
 def tree_changes(board_cfg: BoardSection, tree: Path) -> list[tuple[str, str]]:
-    """(XY, path) of every uncommitted change, scratch excluded, renames split in two.
+    """(XY, path) of every uncommitted change, scratch excluded (`tree_status`)."""
+    return tree_status(board_cfg, tree).changes
+
+
+class TreeStatus(Record):
+    """A tree's HEAD, branch and uncommitted changes, read in one `git status`."""
+
+    head: str | None = None  # None before the first commit
+    branch: str = ""  # the branch checked out ('' when detached), without refs/heads/
+    changes: list[tuple[str, str]] = field(default_factory=list)  # (XY, path), as v1 says
+
+    def staged(self) -> bool:
+        """Anything in the index that HEAD does not hold: a staged change, an unmerged
+        path, an intent-to-add entry (an edit in the tree alone is `.M`/`.D`)."""
+        return any(xy != "??" and (xy[0] != " " or xy[1] not in "MD") for xy, _ in self.changes)
+
+
+def tree_status(board_cfg: BoardSection, tree: Path) -> TreeStatus:
+    """The tree's HEAD, branch and every uncommitted change (XY as `--porcelain=v1` writes
+    it, a space for unchanged; scratch excluded; no rename detection, so a rename is a
+    deletion and an addition), from one `git status --porcelain=v2 --branch`: the drive
+    asked for the HEAD apart, twice a card.
 
     Edits hidden behind `assume-unchanged` or `skip-worktree` count: the bits are cleared in
     the tree's index first (`snapshot.unhide`), or an edit behind one is never committed.
@@ -84,19 +106,50 @@ def tree_changes(board_cfg: BoardSection, tree: Path) -> list[tuple[str, str]]:
 
     snapshot.unhide(tree)
     res = gitutil.git(
-        tree, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"
+        tree,
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "-z",
+        "--no-renames",
+        "--untracked-files=all",
     )
-    out: list[tuple[str, str]] = []
-    for entry in res.stdout.split("\0"):
-        if len(entry) < 4:
+    status = TreeStatus()
+    entries = res.stdout.split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        kind = entry[:2]
+        if kind == "# ":
+            key, _, value = entry[2:].partition(" ")
+            if key == "branch.oid" and gitutil.is_commit_id(value):
+                status.head = value
+            elif key == "branch.head" and value != "(detached)":
+                status.branch = value
             continue
-        xy, path = entry[:2], entry[3:]
-        if _is_scratch(board_cfg, path):
+        if kind == "? ":
+            found = [("??", entry[2:])]
+        elif kind == "1 ":  # 1 XY sub mH mI mW hH hI path
+            parts = entry.split(" ", 8)
+            found = [(parts[1], parts[8])]
+        elif kind == "2 ":  # a rename (none with --no-renames): the origin path follows
+            parts = entry.split(" ", 9)
+            found = [(parts[1], parts[9]), (parts[1], entries[i] if i < len(entries) else "")]
+            i += 1
+        elif kind == "u ":  # u XY sub m1 m2 m3 mW h1 h2 h3 path
+            parts = entry.split(" ", 10)
+            found = [(parts[1], parts[10])]
+        else:  # the empty tail, an ignored path (not asked for)
             continue
-        if xy == "??" and (tree / path).is_symlink() and "node_modules" in Path(path).parts:
-            continue  # the board's own node_modules links are never work (docs/lifecycle.md)
-        out.append((xy, path))
-    return out
+        for xy, path in found:
+            xy = xy.replace(".", " ")
+            if not path or _is_scratch(board_cfg, path):
+                continue
+            if xy == "??" and (tree / path).is_symlink() and "node_modules" in Path(path).parts:
+                continue  # the board's own node_modules links are never work (docs/lifecycle.md)
+            status.changes.append((xy, path))
+    return status
 
 
 def git_commit(tree: Path, message: str) -> str:
@@ -138,12 +191,15 @@ def harvest(cfg: Config, tree: str | Path, card: Card, start: str, message: str)
 
     tree = Path(tree)
     result = Harvest()
-    head = gitutil.rev(tree, "HEAD")
+    status = tree_status(cfg.board, tree)
+    head = status.head
     if start and head and head != start:
         result.coder_commits = gitutil.out(tree, "rev-list", "--reverse", f"{start}..HEAD").split()
         if result.coder_commits:
             gitutil.git(tree, "reset", "-q", "--soft", start)
-    changes = tree_changes(cfg.board, tree)
+            status = tree_status(cfg.board, tree)
+    result.branch = status.branch
+    changes = status.changes
     if not changes:
         return result
     if not card.surface:
@@ -163,7 +219,8 @@ def harvest(cfg: Config, tree: str | Path, card: Card, start: str, message: str)
         result.saved_branch = saved.branch if saved is not None else ""
     result.discarded = tracked_out
     result.untracked_outside = untracked_out
-    gitutil.git(tree, "reset", "-q")  # unstage all: only the surface goes into the commit
+    if status.staged():  # unstage all: only the surface goes into the commit
+        gitutil.git(tree, "reset", "-q")
     if inside:
         _add_paths(tree, inside)
         names = gitutil.out(tree, "diff", "--cached", "--name-only", "-z").split("\0")

@@ -46,7 +46,7 @@ from board.core.drive.brief import KeptAttempt, brief_text, latest_requeue_reaso
 from board.core.drive.drive import Drive, DriveEnd
 from board.core.drive.gate import GateVerdict
 from board.core.errors import BoardError, StoreUnavailable, StrandedWorkError
-from board.core.git import gitutil, naming, snapshot, treefiles, worktrees
+from board.core.git import naming, snapshot, treefiles, worktrees
 from board.core.logs import log_path
 from board.core.publish.owner import Owner
 from board.core.records import Record
@@ -205,13 +205,12 @@ class Candidate(Drive):
         self._open_log()
         self._edge_check("candidate start")
         try:
-            self.tree = Path(
-                worktrees.create_worktree(self.cfg, self.card_id, str(self.k), store=self.store)
+            self.tree, self.start = worktrees.fresh_tree(
+                self.cfg, self.card_id, str(self.k), store=self.store
             )
         except StrandedWorkError as exc:
             cls = "secret-leak" if isinstance(exc, treefiles.SecretLeak) else "stranded-work"
             self._block(cls, exc.line(), remove_tree=False)
-        self.start = gitutil.out(self.tree, "rev-parse", "HEAD")
         self._say(
             f"candidate {self.k} of {self.n}: fresh worktree {self.tree} at {self.start[:10]}"
         )

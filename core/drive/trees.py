@@ -23,7 +23,7 @@ from board.core.config import Config
 from board.core.drive import setup
 from board.core.drive.brief import KeptAttempt
 from board.core.errors import BoardError, StrandedWorkError
-from board.core.git import gitutil, naming, treefiles, treestate, worktrees
+from board.core.git import naming, treefiles, treestate, worktrees
 from board.core.model import OVER_BUDGET, Card
 from board.core.store import Store
 
@@ -38,6 +38,7 @@ class TreeSteps:
     attempt: int
     tree: Path | None
     start: str
+    branch_deleted: str
     resumed_from: str
     kept_attempts: list[KeptAttempt]
     setup: str
@@ -76,12 +77,11 @@ class TreeSteps:
                 # a tree kept by a hold (or a fold conflict) was saved just now: continue from it
                 saved = [r.saved.branch for r in kept if r.saved is not None]
                 resume = treestate.own_branch(self.card_id, saved)
-            self.tree = Path(worktrees.create_worktree(self.cfg, self.card_id, store=self.store))
+            self.tree, self.start = worktrees.fresh_tree(self.cfg, self.card_id, store=self.store)
         except StrandedWorkError as exc:
             self.tree = None  # the old tree stays exactly as it is; no coder is dispatched
             cls = "secret-leak" if isinstance(exc, treefiles.SecretLeak) else "stranded-work"
             self._block(cls, exc.line(), remove_tree=False)
-        self.start = gitutil.out(self.tree, "rev-parse", "HEAD")
         self._say(f"fresh worktree {self.tree} at {self.start[:10]}")
         self.resumed_from = ""
         if resume:
@@ -253,5 +253,6 @@ class TreeSteps:
             if res.ignored:  # a save's comment names them; with no save, the log does
                 self._say(f"removing the tree deleted {res.ignored.text()} (ignored: not work)")
             saved = [s.branch for s in ([res.saved] if res.saved else []) + res.branch_saves]
+            self.branch_deleted = res.branch_deleted
         self.tree = None if not tree.exists() else tree
         return saved

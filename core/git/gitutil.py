@@ -209,6 +209,12 @@ def toplevel(start: str | Path) -> Path:
     raise BoardError(f"{Path(start).resolve()} is a bare repository: board needs a working tree")
 
 
+def is_commit_id(text: str) -> bool:
+    """A full object id as git prints one (SHA-1 or SHA-256, lower case): a name that
+    cannot mean anything but itself, so nothing needs asking git what it names."""
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
 def rev(cwd: str | Path, ref: str) -> str | None:
     """The commit a ref names, or None."""
     res = git(cwd, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)

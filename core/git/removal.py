@@ -366,13 +366,15 @@ def _checked_out(cfg: Config, branch_ref: str) -> bool:
     return any((_small_text(head) or "").strip() == want for head in heads)
 
 
-def _delete_branch(cfg: Config, branch_ref: str | None, expected: str | None) -> None:
-    """Delete the tree's own feat/… branch once its commits are saved or published (CAS)."""
+def _delete_branch(cfg: Config, branch_ref: str | None, expected: str | None) -> bool:
+    """Delete the tree's own feat/… branch once its commits are saved or published (CAS);
+    True when it was deleted."""
     if not branch_ref or not expected or not branch_ref.startswith(f"refs/heads/{BRANCH_PREFIX}"):
-        return
+        return False
     if _checked_out(cfg, branch_ref):
-        return
-    git(cfg.root, *NO_HOOKS, "update-ref", "-d", branch_ref, expected, check=False)
+        return False
+    res = git(cfg.root, *NO_HOOKS, "update-ref", "-d", branch_ref, expected, check=False)
+    return res.returncode == 0 and not res.timed_out
 
 
 def _move_husk(cfg: Config, tree: Path, admin: Path | None) -> Path:

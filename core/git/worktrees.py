@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from board.core.config import Config
 from board.core.errors import BoardError, GitError, Refused, StrandedWorkError
 from board.core.git import naming, quickclean, runbranch, saves
-from board.core.git.gitutil import git
+from board.core.git.gitutil import git, is_commit_id
 from board.core.git.naming import (
     KIND_ATTEMPT,
     KIND_CANDIDATE,
@@ -78,6 +78,7 @@ class RemoveResult(Record):
     kept: str = ""  # why the tree is still at its path
     error: str = ""  # a failed save's full message
     ignored: Dropped | None = None  # ignored files the removal deleted (never saved)
+    branch_deleted: str = ""  # the tree's own branch (a ref) the removal deleted, if it did
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -181,7 +182,8 @@ def discard_worktree(
                 log.info("removed %s (nothing to save) with %s", tree, ignored.text())
         own = f"refs/heads/{_branch_of_tree_name(tree.name)}"
         if result.removed and not work.detached and work.branch == own:
-            _delete_branch(cfg, work.branch, work.branch_tip)
+            if _delete_branch(cfg, work.branch, work.branch_tip):
+                result.branch_deleted = work.branch
         if result.saved is not None or not result.removed:
             _comment(store, result, cfg)
         return result
@@ -399,6 +401,19 @@ def create_worktree(
     Whatever is at the path is saved and removed first (through `discard_worktree`); when that
     save fails, StrandedWorkError is raised before anything moves.
     """
+    return fresh_tree(cfg, card_id, slug, store, start)[0]
+
+
+def fresh_tree(
+    cfg: Config,
+    card_id: str,
+    slug: str = "",
+    store: CommentSink | None = None,
+    start: str | None = None,
+) -> tuple[Path, str]:
+    """`create_worktree`, and the commit the tree's HEAD is at: the start point as a commit
+    id (every start_point is one), so the drive does not ask git for the HEAD it just set;
+    asked of the tree only when `start` was given as a name."""
     name = tree_name(card_id, slug)
     branch = branch_for(card_id, slug)
     path = cfg.worktrees_dir / name
@@ -440,7 +455,9 @@ def create_worktree(
             start,
         )
         _check_out(cfg, path)
-    return path
+    if is_commit_id(start):
+        return path, start
+    return path, git(path, "rev-parse", "HEAD").stdout.strip()
 
 
 def _check_out(cfg: Config, path: Path) -> None:

@@ -98,6 +98,10 @@ def stalls() -> dict[str, float]:
     with contextlib.suppress(OSError, ValueError, IndexError):  # the host's share (a VM's)
         cpu = Path("/proc/stat").read_text().splitlines()[0].split()
         found["steal"] = int(cpu[8]) / TICK / (os.cpu_count() or 1)
+        # and the machine's own use of its CPUs: user (nice too), system (irqs too), idle
+        found["user"] = (int(cpu[1]) + int(cpu[2])) / TICK / (os.cpu_count() or 1)
+        system = int(cpu[3]) + int(cpu[6]) + int(cpu[7])
+        found["system"] = system / TICK / (os.cpu_count() or 1)
     return found
 
 
@@ -105,8 +109,31 @@ def stalled(before: dict[str, float], wall: float) -> str:
     """The share of `wall` in which some task waited for a CPU, and for I/O, since `before`,
     and the share of the machine's CPUs the host took back (steal)."""
     now = stalls()
-    said = [f"{k} {(now[k] - before[k]) / wall * 100:.0f}%" for k in before if k in now]
-    return "stalled (some task waiting): " + ", ".join(said) if said else "no pressure figures"
+    shares = {k: (now[k] - before[k]) / wall * 100 for k in before if k in now}
+    said = [f"{k} {shares[k]:.0f}%" for k in ("cpu", "io", "steal") if k in shares]
+    text = "stalled (some task waiting): " + ", ".join(said) if said else "no pressure figures"
+    if "user" in shares:
+        text += f"; the CPUs busy: user {shares['user']:.0f}%, system {shares['system']:.0f}%"
+    return text
+
+
+def file_cost(where: Path, files: int = 300) -> float:
+    """Microseconds of the kernel's and this process's CPU to create, write and remove one
+    small file in `where`: a card's tree is a checkout of a few hundred files and its removal,
+    so a filesystem that makes that slow slows the board and not the bare coders. (On one VM
+    a file under /tmp cost 1 ms of system time, one under /var/tmp on the same disk 40 us.)"""
+    import resource
+
+    def used() -> float:
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        return me.ru_utime + me.ru_stime
+
+    probe = Path(tempfile.mkdtemp(prefix="file-cost-", dir=where))
+    began = used()
+    for i in range(files):
+        (probe / f"f{i}.txt").write_bytes(b"x" * 2000)
+    shutil.rmtree(probe)
+    return (used() - began) / files * 1e6
 
 
 def fleet_board(
@@ -146,9 +173,10 @@ def add_cards(root: Path, cards: int) -> None:
     store.close()
 
 
-def stat(pid: int) -> tuple[float, int] | None:
-    """The process's own CPU seconds (utime + stime, all its threads, no children) and its
-    resident bytes; None once it is gone."""
+def stat(pid: int) -> tuple[float, int, float] | None:
+    """The process's own CPU seconds (utime + stime, all its threads, no children), its
+    resident bytes and its reaped children's CPU seconds (cutime + cstime: the coders, git,
+    the gates); None once it is gone."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -156,7 +184,7 @@ def stat(pid: int) -> tuple[float, int] | None:
     fields = text[text.rindex(")") + 2 :].split()
     # fields[0] is the state (stat's 3rd field): utime and stime are the 14th and 15th
     cpu = (int(fields[11]) + int(fields[12])) / TICK
-    return cpu, int(fields[21]) * PAGE
+    return cpu, int(fields[21]) * PAGE, (int(fields[13]) + int(fields[14])) / TICK
 
 
 def start_loop(root: Path) -> subprocess.Popen[bytes]:
@@ -183,6 +211,7 @@ class LoopRun:
     def __init__(self, wall: float, cpu: float, rss_idle: int, rss_peak: int) -> None:
         self.wall, self.cpu, self.rss_idle, self.rss_peak = wall, cpu, rss_idle, rss_peak
         self.stalled = ""  # the machine's pressure over the run (`stalled`)
+        self.children = 0.0  # CPU seconds of the loop's reaped children over the run
 
 
 STUCK_S = 30.0  # nothing working and no lane moving this long: the run is over, stuck
@@ -201,6 +230,7 @@ def run_board(root: Path, cards: int, kill_at: float | None = None) -> LoopRun:
         add_cards(root, cards)
         started, pressure = time.monotonic(), stalls()
         cpu, peak, last_check = idle[0], idle[1], 0.0
+        children, killed_children = idle[2], 0.0
         killed_cpu = 0.0
         settled: tuple[dict[str, str], float] = ({}, started)
         while True:
@@ -209,17 +239,17 @@ def run_board(root: Path, cards: int, kill_at: float | None = None) -> LoopRun:
                 raise SystemExit("not drained in time")
             seen = stat(loop.pid)
             if seen is not None:
-                cpu, peak = seen[0], max(peak, seen[1])
+                cpu, peak, children = seen[0], max(peak, seen[1]), seen[2]
             if kill_at is not None and now - started >= kill_at:
                 kill_at = None
                 os.kill(loop.pid, signal.SIGKILL)  # the loop alone: its coders live on
                 loop.wait(30)
                 working = sum(1 for lane in lanes(root).values() if lane == "working")
                 print(f"  killed the loop (SIGKILL) at {now - started:.1f} s, {working} working")
-                killed_cpu = cpu - idle[0]
+                killed_cpu, killed_children = cpu - idle[0], children - idle[2]
                 loop = start_loop(root)
                 procs.append(loop)
-                idle = (0.0, idle[1])
+                idle = (0.0, idle[1], 0.0)
                 time.sleep(1.0)
             if now - last_check >= 1.0:
                 last_check = now
@@ -237,9 +267,10 @@ def run_board(root: Path, cards: int, kill_at: float | None = None) -> LoopRun:
         wall = time.monotonic() - started
         seen = stat(loop.pid)
         if seen is not None:
-            cpu = seen[0]
+            cpu, children = seen[0], seen[2]
         res = LoopRun(wall, killed_cpu + cpu - idle[0], idle[1], peak)
         res.stalled = stalled(pressure, wall)
+        res.children = killed_children + children - idle[2]
         return res
     finally:
         for p in procs:
@@ -421,6 +452,8 @@ def main() -> int:
         f"each coder {args.seconds:g} s, "
     )
     print(f"{said}a line every {args.period:g} s; cpus: {os.cpu_count()}; load {load()}")
+    print(f"under {base.parent}: a small file created, written and removed costs "
+          f"{file_cost(base):.0f} us of CPU")  # fmt: skip
     ratios, cpus, per_cards, yards, fails = [], [], [], [], 0
     try:
         for n in range(args.runs):
@@ -452,7 +485,14 @@ def main() -> int:
                   f"{res.rss_idle / 2**20:.0f} MiB, peak {res.rss_peak / 2**20:.0f} MiB = "
                   f"{per_card:.0f} KiB per working card; lost or stuck: {len(problems)}; "
                   f"load {at_start} -> {load()}", flush=True)  # fmt: skip
-            print(f"  during the board's run, {res.stalled}")
+            print(f"  during the board's run, {res.stalled}; a small file "
+                  f"{file_cost(base):.0f} us after it")  # fmt: skip
+            others = res.children - bare_cpu
+            print(
+                f"  the loop's children {res.children:.1f} s of CPU, the bare coders' "
+                f"{bare_cpu:.1f} s: git and the gates {others:.1f} s = "
+                f"{others / args.cards * 1000:.0f} ms a card"
+            )
             print(
                 f"  a bare coder's own CPU {coder_ds:.2f} ms per second: the loop's per "
                 f"drive-second is {per_ds / coder_ds:.2f}x that (the same run)"
