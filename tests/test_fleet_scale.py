@@ -704,3 +704,63 @@ def test_a_drive_waiting_to_publish_frees_its_slot_and_the_next_card_builds_mean
     loop.wait()
     assert store.get(c.id).lane == "done"
     store.close()
+
+
+def test_a_replayed_cards_tree_is_removed_without_a_catch_up_or_a_save(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two cards built side by side: the second's commit is replayed onto the first's fold.
+    Its tree goes next, so it is not caught up to the replay (every file the run branch
+    gained since it started, written then deleted), and the removal, told of the replay,
+    saves nothing: no stranded branch, the card branch gone, both cards' work on the run."""
+    from board.core.git import quickfold, snapshot
+
+    from tests.support.boards import make_board
+    from tests.support.loop import add_card
+
+    cfg, store = make_board(tmp_path, origin=True, board={"max_concurrent": 2})
+    a = add_card(store, "a", surface=["work/c-1.txt"])
+    b = add_card(store, "b", surface=["work/c-2.txt"])
+    caught: list[str] = []
+    real = quickfold.catch_up
+
+    def catch_up(tree: Path, one: Any, new: str) -> bool:
+        caught.append(tree.name)
+        return real(tree, one, new)
+
+    made: list[str] = []
+    real_replay = quickfold.replay
+
+    def replay(*args: Any, **kw: Any) -> str | None:
+        new = real_replay(*args, **kw)
+        made.append(new or "")
+        return new
+
+    snapped: list[str] = []
+    real_snapshot = snapshot._snapshot
+
+    def counted(cfg: Config, tree: Path) -> Any:
+        snapped.append(tree.name)
+        return real_snapshot(cfg, tree)
+
+    monkeypatch.setattr(quickfold, "catch_up", catch_up)
+    monkeypatch.setattr(quickfold, "replay", replay)
+    monkeypatch.setattr(snapshot, "_snapshot", counted)
+    monkeypatch.setattr(worktrees.saves, "_snapshot", counted, raising=False)
+    loop = Loop(cfg, store)
+    assert loop.tick() == [a.id, b.id]
+    loop.wait()
+    assert [store.get(x.id).lane for x in (a, b)] == ["done", "done"]
+    run = f"refs/heads/{cfg.board.run_branch}"
+    for card in ("c-1", "c-2"):
+        assert gitutil.out(cfg.root, "show", f"{run}:work/{card}.txt")
+        assert gitutil.rev(cfg.root, f"refs/heads/feat/{card}") is None
+    log = gitutil.out(cfg.root, "log", "--format=%s", run)
+    assert log.count("c-1:") == 1 and log.count("c-2:") == 1
+    assert len([m for m in made if m]) == 1, f"the second fold did not replay: {made}"
+    stranded = gitutil.out(cfg.root, "for-each-ref", "--format=%(refname)", "refs/heads/stranded/")
+    assert stranded == "", f"a tree whose work the run branch holds was saved: {stranded}"
+    assert caught == [], f"a tree removed next was caught up first: {caught}"
+    assert snapped == [], f"the snapshot was taken of a tree the run branch holds: {snapped}"
+    assert list(cfg.worktrees_dir.glob("feat-*")) == []
+    store.close()

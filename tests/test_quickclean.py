@@ -167,3 +167,50 @@ def test_a_folded_tree_goes_without_the_snapshot_and_its_branch_goes_too(
     assert taken == [], "the snapshot was taken of a tree the run branch holds whole"
     assert r.rev("refs/heads/feat/c-1") is None, "the card's branch was left behind"
     assert "feat-c-1" not in r.git("worktree", "list")
+
+
+def test_a_card_commit_the_fold_replayed_goes_without_the_snapshot_or_a_catch_up(
+    r: Repo,
+) -> None:
+    """The fold replays a card's one commit onto a run branch that moved on, and the tree
+    it is removed from next is not caught up to the replay (which wrote every file the run
+    branch gained): told of the replay, quickclean holds the card's commit as held, as the
+    replay carries its change byte for byte. Without the replay named, or with another
+    commit named, or with anything in the tree, the snapshot decides as before."""
+    from board.core.git import gitutil, quickfold
+
+    board, run = r.cfg.board, f"refs/heads/{r.cfg.board.run_branch}"
+    t = worktrees.create_worktree(r.cfg, "c-1")
+    start = git(t, "rev-parse", "HEAD")
+    (t / "work.txt").write_text("the card's work\n")
+    git(t, "add", "-A")
+    git(t, "commit", "-q", "-m", "c-1: the card's commit")
+    head = git(t, "rev-parse", "HEAD")
+    other = worktrees.create_worktree(r.cfg, "c-2")  # another card folded meanwhile
+    (other / "other.txt").write_text("another card's work\n")
+    git(other, "add", "-A")
+    git(other, "commit", "-q", "-m", "c-2: another card")
+    tip = git(other, "rev-parse", "HEAD")
+    r.git("update-ref", run, tip)
+    one = quickfold.read(t, head, start)
+    assert one is not None
+    new = quickfold.replay(r.root, one, tip, dict(gitutil.BOARD_IDENTITY))
+    assert new is not None and new != head
+    r.git("update-ref", run, new, tip)
+    assert r.git("diff", f"{new}^", new) == git(t, "diff", start, head), "not the card's change"
+
+    assert quickclean.clean_and_held(board, t) is None, "its commit is not on the run branch"
+    r.git("update-ref", run, tip, new)  # the replay not on the run branch (yet, or now)
+    assert quickclean.clean_and_held(board, t, (head, new)) is None, "a replay not held"
+    r.git("update-ref", run, new, tip)
+    assert quickclean.clean_and_held(board, t, (start, new)) is None, "another commit named"
+    (t / "app.py").write_text("print('after the fold')\n")
+    assert quickclean.clean_and_held(board, t, (head, new)) is None, "an edit went unseen"
+    git(t, "checkout", "-q", "--", "app.py")
+    quick = quickclean.clean_and_held(board, t, (head, new))
+    assert quick is not None and quick.empty
+    assert (quick.branch, quick.branch_tip) == ("refs/heads/feat/c-1", head)
+
+    res = worktrees.discard_worktree(r.cfg, t, why="test", replayed=(head, new))
+    assert res.removed and res.saved is None and r.stranded() == {}
+    assert res.branch_deleted == "refs/heads/feat/c-1" and r.rev("refs/heads/feat/c-1") is None

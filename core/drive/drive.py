@@ -514,7 +514,14 @@ class Drive(TreeSteps, BackOffSteps):
         self._built()
         self._edge_check("publish")
         published = publishing.publish(
-            self.cfg, self.store, card, self.tree, self.token, start=self.start
+            self.cfg,
+            self.store,
+            card,
+            self.tree,
+            self.token,
+            start=self.start,
+            head=result.commit,
+            leave_tree=True,  # a done card's tree is removed below, told of the replay
         )
         if published.outcome == "stood-aside":
             self._stand_aside("publish", published.reason)
@@ -527,7 +534,9 @@ class Drive(TreeSteps, BackOffSteps):
             )
             branch = result.branch  # the fold moves the tree's branch, never to another
             self.branch_deleted = ""
-            self._remove_tree(f"{self.card_id} was published")
+            self._remove_tree(
+                f"{self.card_id} was published", replayed=(result.commit, published.commit)
+            )
             if self.branch_deleted != f"refs/heads/{branch}":  # the removal left it
                 publishing.drop_folded_branch(self.cfg, branch)
             return self._end(

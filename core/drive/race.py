@@ -528,10 +528,10 @@ class Race(Drive):
         self._say(f"candidate {r.k}'s work was saved to {res.saved.branch} ({kind})")
         return res.saved.branch
 
-    def _remove_tree(self, why: str) -> list[str]:
+    def _remove_tree(self, why: str, replayed: tuple[str, str] | None = None) -> list[str]:
         """A single drive's save-then-remove of its tree, and every candidate's still here
         (a shutdown, a block, an internal error while the candidates' trees stand)."""
-        saved = super()._remove_tree(why) if self.tree is not None else []
+        saved = super()._remove_tree(why, replayed) if self.tree is not None else []
         for cand in self.candidates:
             r = cand.result
             r.tree = r.tree or cand.tree

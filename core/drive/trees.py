@@ -233,9 +233,10 @@ class TreeSteps:
                 self._say(f"the failed attempt was saved to {res.saved.branch}")
         self.tree = None if not tree.exists() else tree
 
-    def _remove_tree(self, why: str) -> list[str]:
+    def _remove_tree(self, why: str, replayed: tuple[str, str] | None = None) -> list[str]:
         """The one save-then-remove; a tree that cannot be saved stays, and the card says so.
-        Returns the stranded branches it made."""
+        Returns the stranded branches it made. `replayed`: the card's commit and the one
+        the fold made of it on the run branch (quickclean.clean_and_held)."""
 
         tree = self.tree
         if tree is None:
@@ -243,7 +244,7 @@ class TreeSteps:
         saved: list[str] = []
         try:
             res = worktrees.discard_worktree(
-                self.cfg, tree, store=self.store, card_id=self.card_id, why=why
+                self.cfg, tree, store=self.store, card_id=self.card_id, why=why, replayed=replayed
             )
         except StrandedWorkError as exc:
             self._comment(f"its tree was kept: {exc.line()}")

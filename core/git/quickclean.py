@@ -16,7 +16,12 @@ Here three questions decide it, each a git process of its own:
 - `git ls-files -v`: no entry hides an edit from status (assume-unchanged, skip-worktree
   with its file present: the snapshot's `hidden_paths`);
 - HEAD is the run branch's tip or an ancestor of it, so no commit of the tree's is held by
-  it alone.
+  it alone; or HEAD is the card's commit that its fold has just replayed onto the run branch
+  (`replayed`, given by the drive from the fold's own result) and the replayed commit is
+  there. The replay is the card's change byte for byte on the run branch's tip
+  (core/git/quickfold.py, held to the rebase commit for commit by tests/test_quickfold.py);
+  catching the tree up to it first wrote every file the run branch had gained since the tree
+  started, only for the removal to delete them.
 
 Anything else (one answer not as above, or git failing) returns None and the snapshot
 decides, as before. tests/test_quickclean.py holds it to the snapshot: over every kind of
@@ -34,9 +39,14 @@ from board.core.git.naming import _branch_of_tree_name
 from board.core.git.snapshot import Work, hidden_paths
 
 
-def clean_and_held(board: BoardSection, tree: Path) -> Work | None:
+def clean_and_held(
+    board: BoardSection, tree: Path, replayed: tuple[str, str] | None = None
+) -> Work | None:
     """The tree's `Work` (empty: nothing to save) when it provably holds nothing the run
-    branch does not; None when only the snapshot can say."""
+    branch does not; None when only the snapshot can say. `replayed`: (the card's commit,
+    the commit its fold made of it on the run branch), from the fold that just ended: taken
+    as the fold's word (the second is not checked to be the first's replay), so only the
+    fold's own result may be passed."""
     own = _branch_of_tree_name(tree.name)
     if not own:
         return None
@@ -72,7 +82,10 @@ def clean_and_held(board: BoardSection, tree: Path) -> Work | None:
     if assumed or skipped:
         return None
     run = f"refs/heads/{board.run_branch}"
-    if not gitutil.ok(tree, "merge-base", "--is-ancestor", head, run):
+    held = head
+    if replayed is not None and head == replayed[0] and gitutil.is_commit_id(replayed[1]):
+        held = replayed[1]  # the card's commit, replayed: its change is in that commit
+    if not gitutil.ok(tree, "merge-base", "--is-ancestor", held, run):
         return None
     ref = f"refs/heads/{own}"
     return Work(tree=tree, head=head, branch=ref, branch_tip=head)

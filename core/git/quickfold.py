@@ -48,11 +48,31 @@ class OneCommit(Record):
 def read(cwd: Path, head: str, start: str) -> OneCommit | None:
     """`head` when it can be replayed: one commit on `start`, plain headers, not empty.
 
-    Read before the run lock: a card's commit never changes under its own drive."""
-    res = gitutil.git(cwd, "cat-file", "commit", head, check=False)
-    if res.returncode != 0 or "\ufffd" in res.stdout:  # not UTF-8: the bytes would change
+    Read before the run lock: a card's commit never changes under its own drive. One git
+    process reads both the commit and its parent's tree (`cat-file --batch-command`)."""
+    if not (gitutil.is_commit_id(head) and gitutil.is_commit_id(start)):
+        return None  # a name, not an id: one line each of the batch's input, nothing else
+    res = gitutil.git(
+        cwd,
+        "cat-file",
+        "--batch-command",
+        check=False,
+        input_bytes=f"contents {head}\ninfo {start}^{{tree}}\n".encode(),
+    )
+    if res.returncode != 0 or res.timed_out or "\ufffd" in res.stdout:  # not UTF-8: the
+        return None  # bytes would change
+    said, _, rest = res.stdout.partition("\n")
+    kind = said.split(" ")
+    text, _, info = rest[:-1].rpartition("\n")  # the commit, "\n", the tree's line, "\n"
+    if len(kind) != 3 or kind[1] != "commit" or not kind[2].isdigit():
         return None
-    header, sep, message = res.stdout.partition("\n\n")
+    if len(text.encode()) != int(kind[2]) or not rest.endswith("\n"):
+        return None
+    found = info.split(" ")
+    if len(found) != 3 or found[1] != "tree" or not gitutil.is_commit_id(found[0]):
+        return None
+    parent_tree = found[0]
+    header, sep, message = text.partition("\n\n")
     if not sep:
         return None
     fields: dict[str, list[str]] = {}
@@ -67,9 +87,7 @@ def read(cwd: Path, head: str, start: str) -> OneCommit | None:
     who = _person(author[0]) if len(author) == 1 else None
     if who is None:
         return None
-    trees = gitutil.git(cwd, "rev-parse", "--verify", "-q", f"{start}^{{tree}}", check=False)
-    parent_tree = trees.stdout.strip()
-    if trees.returncode != 0 or parent_tree == fields["tree"][0]:
+    if parent_tree == fields["tree"][0]:
         return None  # an empty commit: the rebase drops or keeps it by its own rules
     name, email, date = who
     return OneCommit(

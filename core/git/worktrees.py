@@ -104,6 +104,7 @@ def discard_worktree(
     card_id: str | None = None,
     why: str = "",
     kind: str = KIND_SAVED,
+    replayed: tuple[str, str] | None = None,
 ) -> RemoveResult:
     """THE one save-then-remove: every edge that removes a tree calls this.
 
@@ -112,7 +113,8 @@ def discard_worktree(
     intact, after its branch's unique commits are saved. Otherwise the tree's work is saved to
     a verified branch and only then the tree leaves its path (read-only files included). When
     the save fails, StrandedWorkError is raised and the tree is exactly as it was. `kind`
-    (`attempt` for a drive's own failed attempt) is recorded with the save.
+    (`attempt` for a drive's own failed attempt) is recorded with the save. `replayed`:
+    the card's commit and the one its fold just made of it (quickclean.clean_and_held).
     """
     if kind not in KINDS:
         raise Refused(f"not a kind of save: {kind!r} (one of {', '.join(KINDS)})")
@@ -165,7 +167,7 @@ def discard_worktree(
                 )
             _comment(store, result, cfg)
             return result
-        work = quickclean.clean_and_held(cfg.board, tree)
+        work = quickclean.clean_and_held(cfg.board, tree, replayed)
         if work is None:
             result.saved, work = _preserve(cfg, tree, why, kind)
         try:

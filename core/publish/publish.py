@@ -99,10 +99,15 @@ def fold(
     owner: Owner | None = None,
     start: str | None = None,
     who: str = "board",
+    head: str | None = None,
+    leave_tree: bool = False,
 ) -> PublishResult:
     """`_fold`, then, for a card that came from a tracker and is now done, `[import]
     on_done_argv` (once; after the run lock, which no tracker's slowness may hold)."""
-    res = _fold(cfg, store, card, tree, token, owner=owner, start=start, who=who)
+    res = _fold(
+        cfg, store, card, tree, token, owner=owner, start=start, who=who, head=head,
+        leave_tree=leave_tree,
+    )  # fmt: skip
     if res.outcome == "done":
         importing.after_done(store, cfg, card.id)
     return res
@@ -118,6 +123,8 @@ def _fold(
     owner: Owner | None = None,
     start: str | None = None,
     who: str = "board",
+    head: str | None = None,
+    leave_tree: bool = False,
 ) -> PublishResult:
     """Fold the card branch checked out in `tree` onto the run branch; the card goes `done`.
 
@@ -125,6 +132,9 @@ def _fold(
     still at `start` has nothing to publish and is refused. Without it, the merge-base
     with the base branch is used. A conflict aborts the rebase, keeps the card branch
     and its tree as they were, and blocks the card `fold-conflict` naming the paths.
+    `head`: the commit to fold, when the caller made it (the drive's harvest), else the
+    tree's HEAD. `leave_tree`: the caller removes the tree once the card is done, so a
+    replayed commit is not caught up in it (the removal is told of the replay instead).
     """
     tree = Path(tree)
     owner = owner or Owner("working", token)
@@ -141,7 +151,7 @@ def _fold(
         return _fold_block(store, card, owner, reason, [])
     # The tree's HEAD is read before the lock too: it is the drive's own tree, which only
     # the rebase below moves.
-    head = gitutil.rev(tree, "HEAD")
+    head = head or gitutil.rev(tree, "HEAD")
     if head is None:
         raise Refused(f"{tree} has no commit to publish")
     if start is None:
@@ -150,11 +160,17 @@ def _fold(
         raise Refused(f"{card.id}: {tree} holds no commit of its own to publish")
     one = quickfold.read(tree, head, start)
     fold = _Fold(cfg, store, card, tree, owner, who, head, one)
+    done = False
     try:
         with run_lock(cfg):
-            return fold.under_lock()
+            res = fold.under_lock()
+        done = res.outcome == "done"
+        return res
     finally:
-        if fold.replayed and one is not None:  # where the rebase would have left the tree
+        # where the rebase would have left the tree; but a tree removed next is left at
+        # the card's commit: its catch-up wrote every file the run branch gained since the
+        # tree started, to be deleted at once (the removal knows the replay: quickclean)
+        if fold.replayed and one is not None and not (leave_tree and done):
             quickfold.catch_up(tree, one, fold.replayed)
 
 
@@ -493,17 +509,23 @@ def publish(
     owner: Owner | None = None,
     start: str | None = None,
     approved: bool = False,
+    head: str | None = None,
+    leave_tree: bool = False,
 ) -> PublishResult:
     """Publish a built card the configured way.
 
     With `review = "operator"` and not yet `approved`, the card goes to `review`.
     Otherwise `fold` (local, serial) or `push`. Raises StoodAside never:
     a moved card comes back as outcome `stood-aside`, with nothing published.
+    `head` and `leave_tree` are the fold's (`_fold`).
     """
     if cfg.publish.review == "operator" and not approved:
         return to_review(cfg, store, card, tree, token, owner=owner)
     if cfg.publish.mode == "fold":
-        return fold(cfg, store, card, tree, token, owner=owner, start=start)
+        return fold(
+            cfg, store, card, tree, token, owner=owner, start=start, head=head,
+            leave_tree=leave_tree,
+        )  # fmt: skip
     if cfg.publish.mode == "push":
         return push.publish_card(cfg, store, card, tree, token, owner=owner)
     raise BoardError(f"unknown publish mode {cfg.publish.mode!r}")
