@@ -57,10 +57,9 @@ def flow_rows(flow: Flow) -> list[Row | str]:
     )  # fmt: skip
     rows.append(spend_row(flow))
     peak = max(flow.peak_working, default=0)
-    past = " (past it, built and waiting to publish)" if peak > flow.max_concurrent else ""
     rows.append(
         ("working at once", [float(n) for n in flow.peak_working],
-         f"peak {peak} of max_concurrent {flow.max_concurrent}{past}"),
+         f"peak {peak} of max_concurrent {flow.max_concurrent}"),
     )  # fmt: skip
     if flow.durations:
         median, p90, longest = flow.duration_summary()

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from board.core import failures, proc, usage
-from board.core.cards import split, waits
+from board.core.cards import split
 from board.core.config import Config
 from board.core.drive import setup
 from board.core.drive.backoff import BackOffSteps
@@ -66,15 +66,15 @@ from board.core.drive.claim import claim
 from board.core.drive.coderlog import CoderOutput, describe_end
 from board.core.drive.gate import GateVerdict, run_gate
 from board.core.drive.harvest import Harvest, harvest, in_surface, tree_changes, tree_status
+from board.core.drive.landing import LandSteps
 from board.core.drive.trees import TreeSteps
-from board.core.errors import BoardError, Conflict, StoreUnavailable, StrandedWorkError
+from board.core.errors import BoardError, Conflict, StoreUnavailable
 from board.core.git import depwork, gitutil, treefiles, treestate
 from board.core.logs import LogWriter, log_path
 from board.core.model import Card
-from board.core.publish import publish as publishing
 from board.core.publish.owner import Owner, StoodAside, block_owned, edge_update, release_working
 from board.core.records import Record
-from board.core.store import Expect, Store
+from board.core.store import Store
 
 WHO = "board"
 TAIL_LINES = 20
@@ -119,7 +119,7 @@ class _Ended(Exception):
         self.end = end
 
 
-class Drive(TreeSteps, BackOffSteps):
+class Drive(TreeSteps, BackOffSteps, LandSteps):
     """One build of one claimed card; `run()` returns a DriveEnd and never raises.
 
     `interrupt()` (from another thread, e.g. the loop's shutdown) kills the running
@@ -489,80 +489,6 @@ class Drive(TreeSteps, BackOffSteps):
         status = tree_status(self.cfg.board, self.tree)
         return status.head != self.start or bool(status.changes)
 
-    def _commit_and_publish(self) -> DriveEnd | None:
-        assert self.tree is not None
-        card = self._edge_check("commit")
-        subject = (card.title.splitlines() or [""])[0].strip()
-        message = (
-            f"{card.id}: {subject}\n\n{publishing.drive_marker(self.token)}"
-            f"attempt {self.attempt}, tier {self.tier})."
-        )
-        try:
-            result = harvest(self.cfg, self.tree, card, self.start, message)
-        except StrandedWorkError as exc:  # nothing was dropped; the tree stays as it is
-            self._block("stranded-work", exc.line(), remove_tree=False)
-        if not result.commit:
-            outside = result.discarded + result.untracked_outside
-            why = "the coder changed nothing inside the card's surface" + (
-                f" (only outside it: {', '.join(outside)})" if outside else ""
-            )
-            self._climb(why, "terminal", "")
-            return None
-        self._say(f"commit: {result.summary()}")
-        if result.discarded or result.untracked_outside or result.coder_commits:
-            self._comment(f"the board's commit: {result.summary()}")
-        self._built()
-        self._edge_check("publish")
-        published = publishing.publish(
-            self.cfg,
-            self.store,
-            card,
-            self.tree,
-            self.token,
-            start=self.start,
-            head=result.commit,
-            leave_tree=True,  # a done card's tree is removed below, told of the replay
-        )
-        if published.outcome == "stood-aside":
-            self._stand_aside("publish", published.reason)
-        if published.outcome in ("done", "review"):
-            _clear_count(self.store, self.card_id)
-        if published.outcome == "done":
-            self._say(f"folded onto {self.cfg.board.run_branch} at {published.commit[:10]}")
-            self._end_row(
-                "passed", f"folded onto {self.cfg.board.run_branch} at {published.commit[:10]}"
-            )
-            branch = result.branch  # the fold moves the tree's branch, never to another
-            self.branch_deleted = ""
-            self._remove_tree(
-                f"{self.card_id} was published", replayed=(result.commit, published.commit)
-            )
-            if self.branch_deleted != f"refs/heads/{branch}":  # the removal left it
-                publishing.drop_folded_branch(self.cfg, branch)
-            return self._end(
-                "done", published.reason or "folded", commit=published.commit, h=result
-            )
-        if published.outcome == "review":
-            self._end_row("passed", published.reason)
-            return self._end("review", published.reason, commit=result.commit, h=result)
-        # blocked (a fold conflict): the card branch and its tree are kept as they are, so the
-        # operator can rebase by hand there (or salvage it); nothing is removed
-        self._end_row("blocked", published.reason)
-        self._say(f"blocked {published.cls}: {published.reason}")
-        return self._end("blocked", published.reason, cls=published.cls, h=result)
-
-    def _built(self) -> None:
-        """The work is committed: no command of the project runs in the tree again (the
-        publish is the board's own git), so the drive gives back its BOARD_SLOT and its slot
-        of max_concurrent, and the next card's coder starts while this one waits its turn
-        at the serial fold (a wave of coders ending together queues there)."""
-        setup.give_slot(self.slot)
-        self.slot = 0
-        self.built = True
-        self._say(waits.PUBLISH_WAIT)
-        if self.on_built is not None:
-            self.on_built()
-
     # -- edges ---------------------------------------------------------------------------
 
     def _edge_check(self, edge: str) -> Card:
@@ -785,20 +711,6 @@ class Drive(TreeSteps, BackOffSteps):
             except OSError:
                 return
         self._line(f"board: {text}")
-
-
-def _clear_count(store: Store, card_id: str) -> None:
-    """The build got through: the timeout count, the tries and the rung start over."""
-    try:
-        card = store.get(card_id)
-        if waits.cleared(card):
-            store.update(card_id, Expect(version=card.version), waits.cleared(card))
-    except BoardError:
-        pass
-    try:
-        split.clear_count(store, card_id)
-    except BoardError:
-        pass
 
 
 def run_drive(cfg: Config, store: Store, card_id: str, token: str) -> DriveEnd:
