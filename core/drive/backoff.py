@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING, NoReturn
 
 from board.core import failures, proc
 from board.core.cards import waits
-from board.core.config import Config
+from board.core.drive.steps import DriveSteps
 from board.core.git import treestate
-from board.core.model import Card, Pause
+from board.core.model import Pause
 from board.core.publish.owner import Owner, StoodAside, edge_update
-from board.core.store import Store
 
 TAIL_LINES = 20
 # a CLI that refuses its command line does so before it does anything: a usage error read
@@ -29,31 +28,16 @@ TAIL_LINES = 20
 USAGE_WINDOW_S = 60.0
 
 
-class BackOffSteps:
+class BackOffSteps(DriveSteps):
     """The back-off steps of a `Drive`: the attributes and methods they use are the drive's."""
 
-    cfg: Config
-    store: Store
-    card_id: str
-    attempt: int
     coder_seconds: float  # how long the last coder ran
     untold: list[str]  # slow-rule notes said in the log, not yet commented on the card
 
     if TYPE_CHECKING:  # the drive's own, declared here so the steps are checked against them
 
         @property
-        def tier(self) -> str: ...
-        @property
         def owner(self) -> Owner: ...
-        def _edge_check(self, edge: str) -> Card: ...
-        def _block(
-            self, cls: str, reason: str, tail: str = "", remove_tree: bool = True
-        ) -> NoReturn: ...
-        def _stand_aside(self, edge: str, found: str) -> NoReturn: ...
-        def _comment(self, text: str, tail: str = "") -> None: ...
-        def _say(self, text: str) -> None: ...
-        def _remove_tree(self, why: str) -> list[str]: ...
-        def _end_row(self, status: str, result: str, token: str = "") -> None: ...
         def _backed_off(self, note: str, cls: str) -> NoReturn: ...
 
     def _not_its_fault(

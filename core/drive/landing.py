@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from board.core.cards import split, waits
-from board.core.config import Config
 from board.core.drive import setup
 from board.core.drive.harvest import Harvest, harvest
+from board.core.drive.steps import DriveSteps
 from board.core.errors import BoardError, StrandedWorkError
-from board.core.model import Card
 from board.core.publish import publish as publishing
 from board.core.store import Expect, Store
 
@@ -29,15 +28,10 @@ if TYPE_CHECKING:
     from board.core.drive.drive import DriveEnd
 
 
-class LandSteps:
+class LandSteps(DriveSteps):
     """The commit and publish steps of a `Drive`: the attributes and methods they use are
     the drive's."""
 
-    cfg: Config
-    store: Store
-    card_id: str
-    token: str
-    attempt: int
     tree: Path | None
     start: str
     slot: int
@@ -47,18 +41,7 @@ class LandSteps:
 
     if TYPE_CHECKING:  # the drive's own, declared here so the steps are checked against them
 
-        @property
-        def tier(self) -> str: ...
-        def _edge_check(self, edge: str) -> Card: ...
-        def _block(
-            self, cls: str, reason: str, tail: str = "", remove_tree: bool = True
-        ) -> NoReturn: ...
         def _climb(self, why: str, top_cls: str, tail: str) -> None: ...
-        def _comment(self, text: str, tail: str = "") -> None: ...
-        def _say(self, text: str) -> None: ...
-        def _stand_aside(self, edge: str, found: str) -> NoReturn: ...
-        def _end_row(self, status: str, result: str, token: str = "") -> None: ...
-        def _remove_tree(self, why: str, replayed: tuple[str, str] | None = None) -> list[str]: ...
         def _end(
             self,
             outcome: str,

@@ -16,26 +16,20 @@ path of one build.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from board.core.cards import budget
-from board.core.config import Config
 from board.core.drive import setup
 from board.core.drive.brief import KeptAttempt
+from board.core.drive.steps import DriveSteps
 from board.core.errors import BoardError, StrandedWorkError
 from board.core.git import naming, treefiles, treestate, worktrees
-from board.core.model import OVER_BUDGET, Card
-from board.core.store import Store
+from board.core.model import OVER_BUDGET
 
 
-class TreeSteps:
+class TreeSteps(DriveSteps):
     """The tree steps of a `Drive`: the attributes and methods they use are the drive's."""
 
-    cfg: Config
-    store: Store
-    card_id: str
-    token: str
-    attempt: int
     tree: Path | None
     start: str
     branch_deleted: str
@@ -45,14 +39,6 @@ class TreeSteps:
 
     if TYPE_CHECKING:  # the drive's own, declared here so the steps are checked against them
 
-        @property
-        def tier(self) -> str: ...
-        def _edge_check(self, edge: str) -> Card: ...
-        def _block(
-            self, cls: str, reason: str, tail: str = "", remove_tree: bool = True
-        ) -> NoReturn: ...
-        def _comment(self, text: str, tail: str = "") -> None: ...
-        def _say(self, text: str) -> None: ...
         def _line(self, text: str) -> None: ...
         def _env(self) -> dict[str, str]: ...
         def _on_start(self, pid: int) -> None: ...
