@@ -41,7 +41,7 @@ from textual.worker import get_current_worker
 from .boarddata import one_line
 from .commands import verb_bindings
 from .footer import KeysFooter
-from .health import Health, live_drive, utc_now
+from .health import Health, drives_in_use, live_drive, utc_now
 from .movement import EDGES, PAGE_MOVES, movement_bindings
 from .screenbase import BoardAppScreen
 from .times import drive_elapsed, format_elapsed
@@ -104,12 +104,11 @@ def load_detail(cfg: Config, store: Store, card_id: str, at: datetime | None = N
         loops = sum(waits.loop_running(beat, at) for beat in store.loops())
         limit = cfg.board.max_concurrent * max(1, loops)
         lives = [live_drive(cfg, d, at) for d in store.live_drives()]
-        publishing = sum(waits.publishing(d.last) for d in lives)
         view = waits.claim_view(
             store,
             no_loop="" if loops else waits.NO_LOOP,
             at=at,
-            in_use=waits.slots_taken(len(lives) - publishing, publishing, limit),
+            in_use=drives_in_use(lives, limit),
             limit=limit,
         )
         why = waits.why_waits(cfg, card, view)

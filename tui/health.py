@@ -100,8 +100,7 @@ class Health(Frozen, slots=True):
     @property
     def in_use(self) -> int:
         """The slots of `capacity` the live drives take, as the loop counts them."""
-        publishing = self.publishing
-        return waits.slots_taken(len(self.drives) - publishing, publishing, self.capacity)
+        return drives_in_use(list(self.drives.values()), self.capacity)
 
     def active_pauses(self) -> list[Pause]:
         """The pauses that hold now; the operator's resume of the day budget is none."""
@@ -166,6 +165,13 @@ def read_health(cfg: Config, store: Store, clock: Clock = utc_now) -> Health:
         silent=tuple(silent.values()),
         host_lease_s=cfg.board.host_lease_s,
     )
+
+
+def drives_in_use(lives: Sequence[LiveDrive], capacity: int) -> int:
+    """The slots of `capacity` these live drives take, as the loop counts them: a drive whose
+    row says it waits to publish takes none until more than `capacity` wait so."""
+    publishing = sum(waits.publishing(d.last) for d in lives)
+    return waits.slots_taken(len(lives) - publishing, publishing, capacity)
 
 
 def live_drive(cfg: Config, drive: Drive, at: datetime) -> LiveDrive:

@@ -73,7 +73,7 @@ def clean_and_held(
             head = value
         elif key == "branch.head":
             branch = value
-    if branch != own or len(head) not in (40, 64) or not all(c in "0123456789abcdef" for c in head):
+    if branch != own or not gitutil.is_commit_id(head):
         return None  # detached, another branch, or no commit yet
     try:
         assumed, skipped = hidden_paths(tree)

@@ -13,7 +13,6 @@ stranded list` reads no objects.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +22,7 @@ from board.core.config import Config
 from board.core.errors import BoardError, GitError, StrandedWorkError
 from board.core.git import naming, treefiles
 from board.core.git.faults import _fault
-from board.core.git.gitutil import NO_HOOKS, git, identity_env, out
+from board.core.git.gitutil import NO_HOOKS, git, identity_env, is_commit_id, out
 from board.core.git.naming import (
     KIND_ATTEMPT,
     KIND_CANDIDATE,
@@ -217,9 +216,6 @@ def _kind_of(cfg: Config, commit: str) -> str:
     return kind if kind in KINDS else KIND_SAVED
 
 
-_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
 def named_start(cfg: Config, commit: str, start: str, name: str) -> str:
     """What a save's recovery commands compare with, as the operator reads it: `name` (the
     run branch, the base) while `name...save` still means `start...save` (their merge base
@@ -235,7 +231,7 @@ def start_of(cfg: Config, commit: str) -> str | None:
     made before saves recorded it (or a branch the board did not make): the caller then
     compares with where trees start today (`runbranch.start_ref`)."""
     start = (trailer_of(cfg, commit) or {}).get("start", "")
-    return start if _COMMIT_ID.fullmatch(start) else None
+    return start if is_commit_id(start) else None
 
 
 def _write_save(
